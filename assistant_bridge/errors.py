@@ -1,0 +1,128 @@
+"""The one error tree of assistant-bridge.
+
+Every failure the service knows about is one of these. Backends and clients map their vendor's errors to
+this tree in one function each; the HTTP layer maps the tree to status codes and JSON bodies
+(``assistant_bridge.web.errors``) and to the assistant's user-facing messages.
+
+::
+
+    BridgeError
+    ├── RequestError                 4xx: the caller sent something we cannot use
+    │   ├── ValidationFailed         400: body does not match its schema (carries the JSON path)
+    │   ├── FilterSyntaxError        400: the filter string does not parse / names an unknown field
+    │   ├── PayloadTooLarge          413: body over the configured limit
+    │   ├── UnsupportedMediaType     415: file type we cannot ingest
+    │   ├── DocumentParseError       422: a supported file type that is corrupt
+    │   ├── AuthenticationRequired   401: missing or wrong credentials
+    │   ├── Forbidden                403: credentials valid, action not allowed
+    │   ├── NotFound                 404: unknown (or invisible to the caller) id
+    │   └── RateLimited              429
+    ├── ConfigurationError           the settings are wrong: raised at start-up, never per request
+    ├── ModelLoadError               a model file is missing or corrupt: raised at start-up
+    └── DependencyError              503: something outside us failed
+        ├── BackendUnavailable       search backend unreachable / timed out / failed
+        ├── SearchServiceError       a remote custom search server failed or answered garbage
+        ├── GeneratorError           the LLM endpoint failed, timed out or answered garbage
+        └── EmbedderError            the embedding model/endpoint failed
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class BridgeError(Exception):
+    """Root of every error this package raises on purpose."""
+
+    status = 500
+    code = "internal_error"
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def to_json(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"error": {"code": self.code, "message": self.message}}
+        if self.details:
+            body["error"]["details"] = self.details
+        return body
+
+
+class RequestError(BridgeError):
+    status = 400
+    code = "bad_request"
+
+
+class ValidationFailed(RequestError):
+    status = 400
+    code = "validation_error"
+
+
+class FilterSyntaxError(RequestError):
+    status = 400
+    code = "invalid_filter"
+
+
+class PayloadTooLarge(RequestError):
+    status = 413
+    code = "payload_too_large"
+
+
+class UnsupportedMediaType(RequestError):
+    status = 415
+    code = "unsupported_media_type"
+
+
+class DocumentParseError(RequestError):
+    status = 422
+    code = "document_unreadable"
+
+
+class AuthenticationRequired(RequestError):
+    status = 401
+    code = "unauthorized"
+
+
+class Forbidden(RequestError):
+    status = 403
+    code = "forbidden"
+
+
+class NotFound(RequestError):
+    status = 404
+    code = "not_found"
+
+
+class RateLimited(RequestError):
+    status = 429
+    code = "rate_limited"
+
+
+class ConfigurationError(BridgeError):
+    code = "configuration_error"
+
+
+class ModelLoadError(BridgeError):
+    code = "model_load_error"
+
+
+class DependencyError(BridgeError):
+    status = 503
+    code = "dependency_unavailable"
+
+
+class BackendUnavailable(DependencyError):
+    code = "backend_unavailable"
+
+
+class SearchServiceError(DependencyError):
+    code = "search_service_error"
+
+
+class GeneratorError(DependencyError):
+    code = "generator_error"
+
+
+class EmbedderError(DependencyError):
+    code = "embedder_error"
