@@ -1,0 +1,81 @@
+"""The search backend protocol and the factory keyed by ``backend.kind``.
+
+A backend stores chunks with their vectors and scope fields and answers lexical, dense and hybrid searches
+restricted to a :class:`~assistant_bridge.domain.Scope`. Backends map their vendor's errors to
+:class:`~assistant_bridge.errors.BackendUnavailable` in one place each.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from assistant_bridge.domain import Chunk, Scope, SearchHit, SearchQuery
+from assistant_bridge.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from assistant_bridge.settings import Settings
+
+RRF_K = 60
+
+
+@runtime_checkable
+class SearchBackend(Protocol):
+    name: str
+
+    def warm_up(self) -> None:
+        """Connect, create the collection/index if missing (with ``dim``), load it. Idempotent."""
+
+    def ready(self) -> bool: ...
+
+    def upsert(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
+        """Insert or replace chunks (by id) and make them searchable before returning."""
+
+    def delete_document(self, document_id: str) -> int:
+        """Remove every chunk of a document; returns how many were removed."""
+
+    def search(self, query: SearchQuery) -> list[SearchHit]:
+        """Top ``query.limit`` hits within ``query.scope`` and ``query.filter``. ``query.vector`` is set for
+        dense and hybrid searches."""
+
+    def get_chunks(self, chunk_ids: Sequence[str], scope: Scope) -> list[Chunk]:
+        """The visible chunks among ``chunk_ids`` (invisible or unknown ids are absent)."""
+
+    def document_chunks(self, document_id: str, scope: Scope) -> list[Chunk]:
+        """All visible chunks of a document, in position order."""
+
+    def count(self) -> int: ...
+
+    def close(self) -> None: ...
+
+
+def rrf_fuse(runs: Sequence[Sequence[SearchHit]], limit: int, k: int = RRF_K) -> list[SearchHit]:
+    """Reciprocal-rank fusion of ranked runs (client-side hybrid search)."""
+    scores: dict[str, float] = {}
+    best: dict[str, SearchHit] = {}
+    for run in runs:
+        for rank, hit in enumerate(run, start=1):
+            scores[hit.chunk.id] = scores.get(hit.chunk.id, 0.0) + 1.0 / (k + rank)
+            best.setdefault(hit.chunk.id, hit)
+    order = sorted(scores, key=lambda cid: -scores[cid])[:limit]
+    return [SearchHit(chunk=best[c].chunk, score=scores[c], highlights=best[c].highlights) for c in order]
+
+
+def make_backend(settings: Settings, dim: int) -> SearchBackend:
+    kind = settings.backend.kind
+    if kind in ("milvus-lite", "milvus"):
+        from assistant_bridge.backends.milvus import MilvusBackend
+
+        return MilvusBackend.from_settings(settings, dim)
+    if kind == "elasticsearch":
+        try:
+            from assistant_bridge.backends.elasticsearch import ElasticsearchBackend
+        except ImportError as exc:  # pragma: no cover - the module ships with the package
+            raise ConfigurationError(f"Elasticsearch backend unavailable: {exc}") from exc
+        return ElasticsearchBackend.from_settings(settings, dim)  # type: ignore[no-any-return]
+    if kind == "memory":
+        from assistant_bridge.backends.memory import MemoryBackend
+
+        return MemoryBackend(dim)
+    raise ConfigurationError(f"unknown backend.kind {kind!r}")

@@ -1,0 +1,354 @@
+"""Milvus backend: embedded Milvus Lite (default) or a Milvus server/cluster by URI, through pymilvus.
+
+One collection holds every chunk with its dense vector, a BM25 sparse vector computed by Milvus from the
+``lexical`` field (text rewritten by :func:`~assistant_bridge.core.textnorm.lexical_form` so Japanese is
+searchable), and the scope fields. Invariants: every search carries the scope expression; the collection
+is flushed after each write batch (unflushed Milvus Lite rows are scanned in Python, ~1 s a search) and
+loaded at start (load state is not persisted across restarts).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
+
+import numpy as np
+
+from assistant_bridge.backends.base import RRF_K
+from assistant_bridge.core.scope import chunk_visible, scope_clauses
+from assistant_bridge.core.textnorm import lexical_form
+from assistant_bridge.domain import BBox, Chunk, Ownership, Scope, SearchHit, SearchQuery
+from assistant_bridge.errors import BackendUnavailable, ConfigurationError
+
+if TYPE_CHECKING:
+    from assistant_bridge.settings import Settings
+
+log = logging.getLogger(__name__)
+
+SCALAR_FIELDS = [
+    "id", "document_id", "position", "title", "text", "url", "filename", "language", "modality",
+    "page_number", "start_time", "end_time", "start_char", "end_char", "bboxes",
+    "tenant", "owner", "workspaces", "session_id",
+]  # fmt: skip
+MAX_TEXT = 65535
+
+
+def quote(value: str) -> str:
+    """A Milvus string literal. JSON escaping covers quotes, backslashes and control characters."""
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+def quote_list(values: Sequence[str]) -> str:
+    return "[" + ", ".join(quote(v) for v in values) + "]"
+
+
+def scope_expression(scope: Scope) -> str | None:
+    """The Milvus boolean expression for :func:`~assistant_bridge.core.scope.scope_clauses`."""
+    c = scope_clauses(scope)
+    parts: list[str] = []
+    if c.document_ids is not None:
+        parts.append(f"document_id in {quote_list(c.document_ids)}")
+    parts.append(f'(session_id == "" or session_id == {quote(c.session_id)} or owner == {quote(c.user_id)})')
+    if c.tenants is not None:
+        parts.append(f"tenant in {quote_list(c.tenants)}")
+    if c.user_rule:
+        rule = f'owner == {quote(c.user_id)} or (owner == "" and array_length(workspaces) == 0)'
+        if c.workspaces:
+            rule += f" or array_contains_any(workspaces, {quote_list(c.workspaces)})"
+        parts.append(f"({rule})")
+    return " and ".join(parts) if parts else None
+
+
+def _silence_grpc() -> None:
+    # pymilvus 3 calls AllocTimestamp, which Milvus Lite does not implement; the call still succeeds
+    logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
+
+
+class MilvusBackend:
+    name = "milvus"
+
+    def __init__(self, uri: str, collection: str, dim: int, *, token: str = "", timeout: float = 10.0,
+                 write_lock_path: Path | None = None) -> None:
+        self.uri = uri
+        self.collection = collection
+        self.dim = dim
+        self._token = token
+        self._timeout = timeout
+        self._client: Any = None
+        self._lock = threading.RLock()
+        self._write_lock_path = write_lock_path
+
+    @classmethod
+    def from_settings(cls, settings: Settings, dim: int) -> MilvusBackend:
+        b = settings.backend
+        uri = b.uri
+        lock = None
+        if not uri:
+            if b.kind == "milvus":
+                raise ConfigurationError("backend.kind = 'milvus' needs backend.uri (e.g. http://milvus:19530)")
+            settings.data_path.mkdir(parents=True, exist_ok=True)
+            uri = str(settings.data_path / "milvus.db")
+        if b.kind == "milvus-lite":
+            settings.data_path.mkdir(parents=True, exist_ok=True)
+            lock = settings.data_path / "milvus.write.lock"
+        token = b.token.get() if b.token else ""
+        return cls(uri, b.collection, dim, token=token, timeout=b.timeout, write_lock_path=lock)
+
+    # -- lifecycle -----------------------------------------------------------------------------------
+    def _connect(self) -> Any:
+        if self._client is None:
+            _silence_grpc()
+            from pymilvus import MilvusClient
+
+            with self._errors("connect"):
+                kwargs: dict[str, Any] = {"uri": self.uri}
+                if self._token:
+                    kwargs["token"] = self._token
+                if self.uri.startswith("http"):
+                    kwargs["timeout"] = self._timeout
+                self._client = MilvusClient(**kwargs)
+        return self._client
+
+    def warm_up(self) -> None:
+        with self._lock:
+            client = self._connect()
+            with self._errors("create collection"):
+                if not client.has_collection(self.collection):
+                    self._create(client)
+                else:
+                    self._check_dim(client)
+                client.load_collection(self.collection)
+
+    def _check_dim(self, client: Any) -> None:
+        info = client.describe_collection(self.collection)
+        for f in info.get("fields", []):
+            if f.get("name") == "vector":
+                dim = int(f.get("params", {}).get("dim", self.dim))
+                if dim != self.dim:
+                    raise ConfigurationError(
+                        f"collection {self.collection!r} holds {dim}-d vectors but the embedder makes "
+                        f"{self.dim}-d ones; use another backend.collection or re-ingest"
+                    )
+
+    def _create(self, client: Any) -> None:
+        from pymilvus import DataType, Function, FunctionType, MilvusClient
+
+        s = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+        s.add_field("id", DataType.VARCHAR, is_primary=True, max_length=64)
+        s.add_field("document_id", DataType.VARCHAR, max_length=64)
+        s.add_field("position", DataType.INT64)
+        s.add_field("title", DataType.VARCHAR, max_length=2048)
+        s.add_field("text", DataType.VARCHAR, max_length=MAX_TEXT)
+        s.add_field("lexical", DataType.VARCHAR, max_length=MAX_TEXT, enable_analyzer=True)
+        s.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+        s.add_field("vector", DataType.FLOAT_VECTOR, dim=self.dim)
+        s.add_field("url", DataType.VARCHAR, max_length=2048)
+        s.add_field("filename", DataType.VARCHAR, max_length=1024)
+        s.add_field("language", DataType.VARCHAR, max_length=16)
+        s.add_field("modality", DataType.VARCHAR, max_length=32)
+        s.add_field("page_number", DataType.INT64, nullable=True)
+        s.add_field("start_time", DataType.DOUBLE, nullable=True)
+        s.add_field("end_time", DataType.DOUBLE, nullable=True)
+        s.add_field("start_char", DataType.INT64)
+        s.add_field("end_char", DataType.INT64)
+        s.add_field("bboxes", DataType.VARCHAR, max_length=MAX_TEXT)
+        s.add_field("tenant", DataType.VARCHAR, max_length=256)
+        s.add_field("owner", DataType.VARCHAR, max_length=256)
+        s.add_field("workspaces", DataType.ARRAY, element_type=DataType.VARCHAR, max_capacity=256, max_length=256)
+        s.add_field("session_id", DataType.VARCHAR, max_length=256)
+        s.add_function(Function(name="bm25", function_type=FunctionType.BM25,
+                                input_field_names=["lexical"], output_field_names=["sparse"]))
+        ip = client.prepare_index_params()
+        ip.add_index("vector", index_type="HNSW", metric_type="COSINE", params={"M": 16, "efConstruction": 200})
+        ip.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25",
+                     params={"bm25_k1": 1.2, "bm25_b": 0.75})
+        for name in ("document_id", "tenant", "owner", "session_id"):
+            ip.add_index(name, index_type="INVERTED")
+        client.create_collection(self.collection, schema=s, index_params=ip)
+        log.info("milvus.collection_created collection=%s dim=%d", self.collection, self.dim)
+
+    def ready(self) -> bool:
+        try:
+            with self._lock:
+                client = self._connect()
+                client.get_load_state(self.collection)
+            return True
+        except Exception:  # readiness probe: any failure means "not ready"
+            return False
+
+    def close(self) -> None:
+        with self._lock:
+            if self._client is not None:
+                try:
+                    self._client.close()
+                finally:
+                    self._client = None
+
+    @contextmanager
+    def _errors(self, what: str) -> Iterator[None]:
+        """Map pymilvus/grpc failures to BackendUnavailable (the one place that does)."""
+        from pymilvus.exceptions import MilvusException
+
+        try:
+            yield
+        except ConfigurationError:
+            raise
+        except MilvusException as exc:
+            if "released" in str(exc) or "not loaded" in str(exc).lower():
+                self._reload()
+            log.warning("milvus.error op=%s code=%s", what, getattr(exc, "code", None))
+            raise BackendUnavailable(f"Milvus {what} failed", reason=getattr(exc, "message", str(exc))[:200]) from exc
+        except (OSError, RuntimeError, ValueError) as exc:
+            log.warning("milvus.error op=%s type=%s", what, type(exc).__name__)
+            self._client = None
+            raise BackendUnavailable(f"Milvus {what} failed: {type(exc).__name__}") from exc
+
+    def _reload(self) -> None:
+        try:
+            if self._client is not None:
+                self._client.load_collection(self.collection)
+        except Exception:  # best effort; the caller already reports the original failure
+            self._client = None
+
+    @contextmanager
+    def _write_lock(self) -> Iterator[None]:
+        """Milvus Lite wants writes to one collection serialised, across gunicorn workers too."""
+        with self._lock:
+            if self._write_lock_path is None:
+                yield
+                return
+            with open(self._write_lock_path, "a+") as fh:
+                fcntl.flock(fh, fcntl.LOCK_EX)
+                try:
+                    yield
+                finally:
+                    fcntl.flock(fh, fcntl.LOCK_UN)
+
+    # -- writes -------------------------------------------------------------------------------------
+    def upsert(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
+        if not chunks:
+            return
+        rows = [self._row(c, v) for c, v in zip(chunks, np.asarray(vectors, dtype=np.float32))]
+        with self._write_lock(), self._errors("upsert"):
+            client = self._connect()
+            client.upsert(self.collection, rows)
+            client.flush(self.collection)
+
+    def delete_document(self, document_id: str) -> int:
+        with self._write_lock(), self._errors("delete"):
+            client = self._connect()
+            res = client.delete(self.collection, filter=f"document_id == {quote(document_id)}")
+            client.flush(self.collection)
+        if isinstance(res, dict):
+            return int(res.get("delete_count", 0))
+        return len(res) if isinstance(res, list) else 0
+
+    @staticmethod
+    def _row(c: Chunk, vec: np.ndarray) -> dict[str, Any]:
+        own = c.ownership
+        return {
+            "id": c.id, "document_id": c.document_id, "position": c.position,
+            "title": c.title[:2000], "text": c.text[:MAX_TEXT // 3],
+            "lexical": lexical_form(f"{c.title}\n{c.text}")[: MAX_TEXT // 3],
+            "vector": vec.tolist(), "url": c.url or "", "filename": c.filename[:1000],
+            "language": c.language, "modality": c.modality, "page_number": c.page_number,
+            "start_time": c.start_time, "end_time": c.end_time,
+            "start_char": c.start_char, "end_char": c.end_char,
+            "bboxes": json.dumps([b.to_json() for b in c.bboxes]),
+            "tenant": own.tenant, "owner": own.owner_user_id, "workspaces": list(own.workspace_ids),
+            "session_id": own.session_id,
+        }  # fmt: skip
+
+    # -- reads --------------------------------------------------------------------------------------
+    def _expr(self, query: SearchQuery) -> str:
+        parts = []
+        scope = scope_expression(query.scope)
+        if scope:
+            parts.append(scope)
+        if query.filter is not None:
+            from assistant_bridge.core.filters import to_milvus
+
+            parts.append(f"({to_milvus(query.filter)})")
+        return " and ".join(parts)
+
+    def search(self, query: SearchQuery) -> list[SearchHit]:
+        if query.scope.document_ids == ():
+            return []
+        expr = self._expr(query)
+        limit = max(1, query.limit)
+        with self._lock, self._errors("search"):
+            client = self._connect()
+            if query.mode == "lexical":
+                res = client.search(self.collection, data=[lexical_form(query.text)], anns_field="sparse",
+                                    limit=limit, filter=expr, output_fields=SCALAR_FIELDS,
+                                    search_params={"metric_type": "BM25"})
+                raw = [(h, abs(float(h["distance"]))) for h in res[0]]
+            elif query.mode == "dense":
+                res = client.search(self.collection, data=[list(query.vector or ())], anns_field="vector",
+                                    limit=limit, filter=expr, output_fields=SCALAR_FIELDS,
+                                    search_params={"metric_type": "COSINE", "params": {"ef": max(64, limit)}})
+                raw = [(h, float(h["distance"])) for h in res[0]]
+            else:
+                from pymilvus import AnnSearchRequest, RRFRanker
+
+                depth = max(limit * 4, 40)
+                reqs = [
+                    AnnSearchRequest(data=[list(query.vector or ())], anns_field="vector",
+                                     param={"metric_type": "COSINE", "params": {"ef": depth}}, limit=depth, expr=expr),
+                    AnnSearchRequest(data=[lexical_form(query.text)], anns_field="sparse",
+                                     param={"metric_type": "BM25"}, limit=depth, expr=expr),
+                ]
+                res = client.hybrid_search(self.collection, reqs=reqs, ranker=RRFRanker(RRF_K), limit=limit,
+                                           output_fields=SCALAR_FIELDS)
+                raw = [(h, float(h["distance"])) for h in res[0]]
+        hits = [SearchHit(chunk=self._chunk(h.get("entity", h)), score=s) for h, s in raw]
+        return [h for h in hits if chunk_visible(h.chunk, query.scope)]
+
+    def _query(self, expr: str, limit: int | None = None) -> list[Chunk]:
+        with self._lock, self._errors("query"):
+            client = self._connect()
+            kwargs: dict[str, Any] = {"filter": expr, "output_fields": SCALAR_FIELDS}
+            if limit:
+                kwargs["limit"] = limit
+            rows = client.query(self.collection, **kwargs)
+        return [self._chunk(r) for r in rows]
+
+    def get_chunks(self, chunk_ids: Sequence[str], scope: Scope) -> list[Chunk]:
+        if not chunk_ids:
+            return []
+        scope_expr = scope_expression(scope)
+        expr = f"id in {quote_list(chunk_ids)}" + (f" and {scope_expr}" if scope_expr else "")
+        return [c for c in self._query(expr) if chunk_visible(c, scope)]
+
+    def document_chunks(self, document_id: str, scope: Scope) -> list[Chunk]:
+        scope_expr = scope_expression(scope)
+        expr = f"document_id == {quote(document_id)}" + (f" and {scope_expr}" if scope_expr else "")
+        chunks = [c for c in self._query(expr, limit=16384) if chunk_visible(c, scope)]
+        return sorted(chunks, key=lambda c: c.position)
+
+    def count(self) -> int:
+        with self._lock, self._errors("count"):
+            res = self._connect().query(self.collection, filter="", output_fields=["count(*)"])
+        return int(res[0]["count(*)"]) if res else 0
+
+    @staticmethod
+    def _chunk(e: dict[str, Any]) -> Chunk:
+        boxes = tuple(
+            BBox(page_number=int(b["page_number"]), x1=b["bbox"][0], y1=b["bbox"][1], x2=b["bbox"][2],
+                 y2=b["bbox"][3], layout_width=b.get("layout_width"), layout_height=b.get("layout_height"))
+            for b in json.loads(e.get("bboxes") or "[]")
+        )
+        return Chunk(
+            id=e["id"], document_id=e["document_id"], title=e.get("title", ""), text=e.get("text", ""),
+            position=int(e.get("position", 0)), url=e.get("url") or None, start_char=int(e.get("start_char", 0)),
+            end_char=int(e.get("end_char", 0)), language=e.get("language", ""), modality=e.get("modality", "text"),
+            page_number=e.get("page_number"), bboxes=boxes, start_time=e.get("start_time"),
+            end_time=e.get("end_time"), filename=e.get("filename", ""),
+            ownership=Ownership(owner_user_id=e.get("owner", ""), workspace_ids=tuple(e.get("workspaces") or ()),
+                                tenant=e.get("tenant", ""), session_id=e.get("session_id", "")),
+        )  # fmt: skip

@@ -1,0 +1,5 @@
+"""Text embedders behind one small protocol, chosen by settings through :func:`make_embedder`."""
+
+from assistant_bridge.embedders.base import Embedder, HashingEmbedder, make_embedder
+
+__all__ = ["Embedder", "HashingEmbedder", "make_embedder"]

@@ -1,0 +1,161 @@
+"""Ingestion: parse, chunk, embed (with a content-hash cache), write chunks, then record the document.
+
+Invariants: a document id is derived from its content hash and its ownership, so ingesting the same file
+twice is a no-op; every chunk is embedded *before* anything is written, and a failed write removes what it
+wrote, so a bad file or a backend outage never leaves a half-written document behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import uuid
+from dataclasses import dataclass, replace
+from typing import Callable, Sequence
+
+import numpy as np
+
+from assistant_bridge.backends.base import SearchBackend
+from assistant_bridge.core.chunking import chunk_document
+from assistant_bridge.core.scope import chunk_visible
+from assistant_bridge.domain import Chunk, Document, Ownership, Scope
+from assistant_bridge.embedders.base import Embedder
+from assistant_bridge.errors import BridgeError, DocumentParseError, NotFound
+from assistant_bridge.ingest.parsers import ParsedDocument, parse_file, parse_text
+from assistant_bridge.settings import IngestSettings
+from assistant_bridge.store import SQLiteStore, now
+
+log = logging.getLogger(__name__)
+NAMESPACE = uuid.UUID("6f1c1c1e-4a55-4d3b-9a53-0b7a3f0e2b11")
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    document: Document
+    created: bool
+
+
+def document_id_for(content_hash: str, ownership: Ownership) -> str:
+    key = "\0".join([content_hash, ownership.tenant, ownership.owner_user_id, ",".join(ownership.workspace_ids),
+                     ownership.session_id])  # fmt: skip
+    return str(uuid.uuid5(NAMESPACE, key))
+
+
+def document_visible(doc: Document, scope: Scope) -> bool:
+    probe = Chunk(id="", document_id=doc.id, title="", text="", ownership=doc.ownership)
+    return chunk_visible(probe, scope)
+
+
+class Ingestor:
+    def __init__(self, backend: SearchBackend, embedder: Embedder, store: SQLiteStore,
+                 settings: IngestSettings | None = None) -> None:  # fmt: skip
+        self.backend = backend
+        self.embedder = embedder
+        self.store = store
+        self.settings = settings or IngestSettings()
+
+    def ingest_bytes(self, filename: str, data: bytes, ownership: Ownership, *, title: str | None = None,
+                     url: str | None = None, mime_type: str | None = None,
+                     progress: Callable[[int, int], None] | None = None) -> IngestResult:  # fmt: skip
+        """Ingest one file.
+
+        :raises UnsupportedMediaType: for a file type we cannot read.
+        :raises DocumentParseError: for a corrupt file of a supported type.
+        :raises BackendUnavailable: when the backend fails; nothing is left half-written.
+        """
+        content_hash = hashlib.sha256(data).hexdigest()
+        doc_id = document_id_for(content_hash, ownership)
+        existing = self.store.get_document(doc_id)
+        if existing is not None and existing.status == "ready":
+            return IngestResult(existing, created=False)
+        parsed = parse_file(filename, data, mime_type=mime_type)
+        return self._write(doc_id, content_hash, filename, parsed, ownership, title, url, progress)
+
+    def ingest_text(self, text: str, *, title: str, ownership: Ownership, fmt: str = "text",
+                    url: str | None = None, filename: str = "") -> IngestResult:  # fmt: skip
+        content_hash = hashlib.sha256(f"{fmt}\0{title}\0{text}".encode()).hexdigest()
+        doc_id = document_id_for(content_hash, ownership)
+        existing = self.store.get_document(doc_id)
+        if existing is not None and existing.status == "ready":
+            return IngestResult(existing, created=False)
+        parsed = parse_text(text, title=title, fmt=fmt)  # type: ignore[arg-type]
+        return self._write(doc_id, content_hash, filename or f"{title}.txt", parsed, ownership, title, url, None)
+
+    def _write(self, doc_id: str, content_hash: str, filename: str, parsed: ParsedDocument, ownership: Ownership,
+               title: str | None, url: str | None, progress: Callable[[int, int], None] | None) -> IngestResult:  # fmt: skip
+        drafts = chunk_document(parsed, max_tokens=self.settings.chunk_tokens,
+                                overlap_tokens=self.settings.overlap_tokens)  # fmt: skip
+        if not drafts:
+            raise DocumentParseError(f"{filename or 'the document'} contains no text to index")
+        doc_title = title or parsed.title or filename
+        chunks = [
+            Chunk(id=str(uuid.uuid5(uuid.UUID(doc_id), str(d.position))), document_id=doc_id, title=doc_title,
+                  text=d.text, position=d.position, url=url, start_char=d.start_char, end_char=d.end_char,
+                  language=parsed.language, modality=parsed.modality, page_number=d.page_number,
+                  bboxes=tuple(d.bboxes), start_time=d.start_time, end_time=d.end_time, filename=filename,
+                  ownership=ownership)
+            for d in drafts
+        ]  # fmt: skip
+        vectors = self.embed_passages([f"{c.title}. {c.text}" for c in chunks], progress)
+        try:
+            for i in range(0, len(chunks), self.settings.batch_size):
+                self.backend.upsert(chunks[i : i + self.settings.batch_size], vectors[i : i + self.settings.batch_size])
+        except BridgeError:
+            self._rollback(doc_id)
+            raise
+        doc = Document(id=doc_id, title=doc_title, filename=filename, content_hash=content_hash,
+                       mime_type=parsed.mime_type, ownership=ownership, chunk_count=len(chunks), created_at=now(),
+                       url=url, language=parsed.language, status="ready", text=parsed.text)  # fmt: skip
+        self.store.put_document(doc)
+        log.info("ingest.document id=%s chunks=%d mime=%s", doc_id, len(chunks), parsed.mime_type)
+        return IngestResult(doc, created=True)
+
+    def _rollback(self, doc_id: str) -> None:
+        try:
+            self.backend.delete_document(doc_id)
+        except BridgeError:
+            log.error("ingest.rollback_failed id=%s", doc_id)
+
+    def embed_passages(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None,
+                       batch: int = 16) -> np.ndarray:  # fmt: skip
+        """Embed with the content-hash cache, so re-ingestion and interrupted runs resume cheaply."""
+        hashes = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
+        cached = self.store.cached_vectors(self.embedder.name, set(hashes))
+        todo = [i for i, h in enumerate(hashes) if h not in cached]
+        done = len(texts) - len(todo)
+        for start in range(0, len(todo), batch):
+            idx = todo[start : start + batch]
+            vecs = self.embedder.embed_passages([texts[i] for i in idx])
+            fresh = {hashes[i]: v for i, v in zip(idx, vecs)}
+            self.store.cache_vectors(self.embedder.name, fresh)
+            cached.update(fresh)
+            done += len(idx)
+            if progress:
+                progress(done, len(texts))
+        if not texts:
+            return np.zeros((0, self.embedder.dim), dtype=np.float32)
+        return np.vstack([cached[h] for h in hashes])
+
+    def delete(self, document_id: str, scope: Scope) -> Document:
+        """Remove a document and its chunks.
+
+        :raises NotFound: when the document does not exist or the caller cannot see it.
+        """
+        doc = self.store.get_document(document_id)
+        if doc is None or not document_visible(doc, scope):
+            raise NotFound(f"document {document_id} not found")
+        self.backend.delete_document(document_id)
+        self.store.delete_document(document_id)
+        return doc
+
+    def attach_to_session(self, document_id: str, session_id: str, scope: Scope) -> Document:
+        doc = self.store.get_document(document_id)
+        if doc is None or not document_visible(doc, scope):
+            raise NotFound(f"document {document_id} not found")
+        ownership = replace(doc.ownership, session_id=session_id)
+        chunks = self.backend.document_chunks(document_id, scope)
+        moved = [replace(c, ownership=ownership) for c in chunks]
+        vectors = self.embed_passages([f"{c.title}. {c.text}" for c in moved])
+        self.backend.upsert(moved, vectors)
+        self.store.set_document_ownership(document_id, ownership)
+        return replace(doc, ownership=ownership)

@@ -1,0 +1,110 @@
+"""The service container: one embedder, backend, store and ingestor per worker, built lightly and warmed
+up once after gunicorn forks (``warm_up``), never at import."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from assistant_bridge.backends.base import SearchBackend, make_backend
+from assistant_bridge.domain import Scope, SearchHit, SearchQuery
+from assistant_bridge.embedders.base import Embedder, make_embedder
+from assistant_bridge.ingest.service import Ingestor
+from assistant_bridge.settings import Settings
+from assistant_bridge.store import SQLiteStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SearchTimings:
+    embed_ms: float = 0.0
+    backend_ms: float = 0.0
+
+
+@dataclass
+class Services:
+    settings: Settings
+    embedder: Embedder
+    backend: SearchBackend
+    store: SQLiteStore
+    ingestor: Ingestor
+    extras: dict[str, Any] = field(default_factory=dict)  # per-feature components (generators, filters...)
+    _warm: bool = False
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, embedder: Embedder | None = None,
+                      backend: SearchBackend | None = None, store: SQLiteStore | None = None) -> Services:  # fmt: skip
+        e = settings.embedder
+        if embedder is None:
+            embedder = make_embedder(
+                e.kind, model_dir=e.model_dir, pooling=e.pooling, query_prefix=e.query_prefix,
+                passage_prefix=e.passage_prefix, base_url=e.base_url, model=e.model, api_key=e.api_key,
+                dim=e.dim, threads=e.threads or None,
+            )  # fmt: skip
+        if store is None:
+            settings.data_path.mkdir(parents=True, exist_ok=True)
+            store = SQLiteStore(settings.data_path / "meta.sqlite3")
+        if backend is None:
+            backend = _LazyBackend(settings, embedder)  # type: ignore[assignment]
+        assert backend is not None
+        return cls(settings, embedder, backend, store, Ingestor(backend, embedder, store, settings.ingest))
+
+    def warm_up(self) -> None:
+        with self._lock:
+            if self._warm:
+                return
+            t = time.perf_counter()
+            self.embedder.warm_up()
+            self.backend.warm_up()
+            for component in self.extras.values():
+                warm = getattr(component, "warm_up", None)
+                if callable(warm):
+                    warm()
+            self._warm = True
+            log.info("services.warm_up ms=%.0f backend=%s embedder=%s", (time.perf_counter() - t) * 1000,
+                     self.backend.name, self.embedder.name)  # fmt: skip
+
+    def search(self, text: str, scope: Scope, *, mode: str | None = None, limit: int | None = None,
+               filter: Any = None, timings: SearchTimings | None = None) -> list[SearchHit]:  # fmt: skip
+        """Embed the query when the mode needs it, then search the backend within ``scope``."""
+        mode = mode or self.settings.backend.default_mode
+        limit = limit or self.settings.search.default_limit
+        t0 = time.perf_counter()
+        vector = None
+        if mode in ("dense", "hybrid"):
+            vector = tuple(float(x) for x in self.embedder.embed_queries([text])[0])
+        t1 = time.perf_counter()
+        hits = self.backend.search(
+            SearchQuery(text=text, scope=scope, mode=mode, limit=limit, filter=filter, vector=vector)  # type: ignore[arg-type]
+        )
+        if timings is not None:
+            timings.embed_ms = (t1 - t0) * 1000
+            timings.backend_ms = (time.perf_counter() - t1) * 1000
+        return hits
+
+
+class _LazyBackend:
+    """Defers building the backend until the embedder's dimension is known (after warm-up)."""
+
+    def __init__(self, settings: Settings, embedder: Embedder) -> None:
+        self._settings = settings
+        self._embedder = embedder
+        self._inner: SearchBackend | None = None
+        self.name = settings.backend.kind
+
+    def _get(self) -> SearchBackend:
+        if self._inner is None:
+            self._embedder.warm_up()
+            self._inner = make_backend(self._settings, self._embedder.dim)
+        return self._inner
+
+    def warm_up(self) -> None:
+        self._get().warm_up()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._get(), name)

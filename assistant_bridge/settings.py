@@ -1,0 +1,304 @@
+"""One settings object, read from a TOML/YAML file and ``ASSISTANT_BRIDGE_*`` environment variables.
+
+Precedence: defaults < file < environment. Nested keys use a double underscore in the environment:
+``ASSISTANT_BRIDGE_SERVER__PORT=9000``, ``ASSISTANT_BRIDGE_BACKEND__KIND=elasticsearch``. Lists and tables
+can be given as JSON in the environment (``ASSISTANT_BRIDGE_AUTH__KEYS='[{"key": "...", "user_id": "u1"}]'``).
+Secrets (keys, passwords, tokens) are wrapped in :class:`Secret` and never show in a repr, a log or an error.
+Every default is named in ``docs/configuration.md``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import tomllib
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from assistant_bridge.errors import ConfigurationError
+
+ENV_PREFIX = "ASSISTANT_BRIDGE_"
+
+
+class Secret:
+    """A string that does not print itself."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def get(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('***')"
+
+    __str__ = __repr__
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+
+@dataclass
+class ServerSettings:
+    host: str = "127.0.0.1"
+    port: int = 8080
+    workers: int = 2
+    threads: int = 4
+    timeout: int = 120
+    graceful_timeout: int = 30
+    max_request_bytes: int = 1_000_000  # JSON bodies; uploads use ingest.max_upload_bytes
+    log_user_text: bool = False  # queries and document text stay out of logs unless turned on
+    log_level: str = "info"
+
+
+@dataclass
+class BackendSettings:
+    kind: str = "milvus-lite"  # milvus-lite | milvus | elasticsearch | memory
+    collection: str = "chunks"
+    # milvus: "" = embedded Milvus Lite under data_dir (a managed `milvus-lite server` side process when
+    # served by several gunicorn workers); otherwise a URI such as http://milvus:19530
+    uri: str = ""
+    token: Secret | None = None
+    lite_port: int = 19531
+    # elasticsearch
+    es_url: str = "http://127.0.0.1:9200"
+    es_api_key: Secret | None = None
+    es_username: str = ""
+    es_password: Secret | None = None
+    es_verify_certs: bool = True
+    es_compat_plain_json: bool = False  # send plain application/json (old clusters)
+    timeout: float = 10.0
+    default_mode: str = "dense"
+
+
+@dataclass
+class EmbedderSettings:
+    kind: str = "e5-small"  # e5-small | onnx | openai | hashing
+    model_dir: str = ""
+    pooling: str = "mean"
+    query_prefix: str = ""
+    passage_prefix: str = ""
+    base_url: str = ""
+    model: str = ""
+    api_key: Secret | None = None
+    dim: int = 0
+    threads: int = 0
+
+
+@dataclass
+class IngestSettings:
+    chunk_tokens: int = 200
+    overlap_tokens: int = 40
+    max_upload_bytes: int = 20_000_000
+    batch_size: int = 32
+
+
+@dataclass
+class SearchSettings:
+    default_limit: int = 10
+    max_limit: int = 50
+    max_response_bytes: int = 100_000
+    default_passage_chars: int = 0  # 0 = whole chunk
+
+
+@dataclass
+class ApiKey:
+    """One credential and the principal it maps to.
+
+    ``kind``: ``apikey`` (sent in ``auth.api_key_header``), ``bearer`` (``Authorization: Bearer``) or
+    ``basic`` (``username`` + ``key`` as the password).
+    """
+
+    key: Secret
+    user_id: str
+    kind: str = "apikey"
+    username: str = ""
+    workspaces: list[str] = field(default_factory=list)
+    tenant: str = ""
+    admin: bool = False
+    service: bool = False  # may act for end users through X-End-User-ID / external_user_id
+    rate_limit_per_minute: int = 0
+
+
+@dataclass
+class AuthSettings:
+    keys: list[ApiKey] = field(default_factory=list)
+    api_key_header: str = "X-API-Key"
+    allow_anonymous: bool = True  # only honoured on loopback addresses
+
+
+@dataclass
+class Settings:
+    data_dir: str = "./assistant-bridge-data"
+    server: ServerSettings = field(default_factory=ServerSettings)
+    backend: BackendSettings = field(default_factory=BackendSettings)
+    embedder: EmbedderSettings = field(default_factory=EmbedderSettings)
+    ingest: IngestSettings = field(default_factory=IngestSettings)
+    search: SearchSettings = field(default_factory=SearchSettings)
+    auth: AuthSettings = field(default_factory=AuthSettings)
+    # sections owned by later features are kept as plain tables and parsed by their modules
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def data_path(self) -> Path:
+        return Path(self.data_dir).expanduser().resolve()
+
+
+def _coerce(tp: Any, value: Any, where: str) -> Any:
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if value is None:
+            return None
+        return _coerce(args[0], value, where)
+    if tp is Secret:
+        return value if isinstance(value, Secret) else Secret(str(value))
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        if isinstance(value, str):
+            value = _json(value, where)
+        if not isinstance(value, Mapping):
+            raise ConfigurationError(f"{where} must be a table")
+        return _build(tp, value, where)
+    if origin is list:
+        if isinstance(value, str):
+            value = _json(value, where) if value.strip().startswith("[") else [v for v in value.split(",") if v]
+        (inner,) = typing.get_args(tp)
+        return [_coerce(inner, v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if origin is dict or tp is dict:
+        if isinstance(value, str):
+            value = _json(value, where)
+        return dict(value)
+    if tp is bool:
+        if isinstance(value, str):
+            if value.lower() in ("1", "true", "yes", "on"):
+                return True
+            if value.lower() in ("0", "false", "no", "off", ""):
+                return False
+            raise ConfigurationError(f"{where} must be true or false, not {value!r}")
+        return bool(value)
+    if tp in (int, float, str):
+        try:
+            return tp(value)
+        except (TypeError, ValueError):
+            raise ConfigurationError(f"{where} must be {tp.__name__}, not {value!r}") from None
+    return value
+
+
+def _json(text: str, where: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(f"{where}: invalid JSON ({exc.msg})") from None
+
+
+def _build(cls: type, data: Mapping[str, Any], where: str) -> Any:
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    kwargs: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in names:
+            if cls is Settings:
+                kwargs.setdefault("extra", {})[key] = value
+                continue
+            raise ConfigurationError(f"unknown setting {where + '.' if where else ''}{key}")
+        kwargs[key] = _coerce(hints[key], value, f"{where}.{key}" if where else key)
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:
+        raise ConfigurationError(f"{where or 'settings'}: {exc}") from None
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        raise ConfigurationError(f"config file {path} does not exist")
+    text = path.read_text(encoding="utf-8")
+    if path.suffix in (".yaml", ".yml"):
+        import yaml
+
+        data = yaml.safe_load(text) or {}
+    else:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigurationError(f"{path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigurationError(f"{path} must hold a table of settings")
+    return data
+
+
+def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = _merge(dict(out[key]), value)
+        else:
+            out[key] = value
+    return out
+
+
+def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in env.items():
+        if not name.startswith(ENV_PREFIX) or name == ENV_PREFIX + "CONFIG":
+            continue
+        path = [p.lower() for p in name[len(ENV_PREFIX) :].split("__") if p]
+        if not path:
+            continue
+        node = out
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+        node[path[-1]] = value
+    return out
+
+
+def load_settings(
+    path: str | Path | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Load settings. ``path`` defaults to ``$ASSISTANT_BRIDGE_CONFIG`` when set.
+
+    :raises ConfigurationError: on an unreadable file, an unknown key or a value of the wrong type.
+    """
+    env = os.environ if env is None else env
+    data: dict[str, Any] = {}
+    path = path or env.get(ENV_PREFIX + "CONFIG")
+    if path:
+        data = _read_file(Path(path))
+    data = _merge(data, _env_overrides(env))
+    if overrides:
+        data = _merge(data, overrides)
+    settings: Settings = _build(Settings, data, "")
+    validate(settings)
+    return settings
+
+
+def validate(settings: Settings) -> None:
+    if settings.backend.kind not in ("milvus-lite", "milvus", "elasticsearch", "memory"):
+        raise ConfigurationError(
+            f"backend.kind must be milvus-lite, milvus, elasticsearch or memory, not {settings.backend.kind!r}"
+        )
+    if settings.backend.default_mode not in ("lexical", "dense", "hybrid"):
+        raise ConfigurationError("backend.default_mode must be lexical, dense or hybrid")
+    for i, key in enumerate(settings.auth.keys):
+        if key.kind not in ("apikey", "bearer", "basic"):
+            raise ConfigurationError(f"auth.keys[{i}].kind must be apikey, bearer or basic")
+        if key.kind == "basic" and not key.username:
+            raise ConfigurationError(f"auth.keys[{i}] of kind basic needs a username")
+        if len(key.key.get()) < 8:
+            raise ConfigurationError(f"auth.keys[{i}].key is too short (at least 8 characters)")
+    if settings.ingest.overlap_tokens >= settings.ingest.chunk_tokens:
+        raise ConfigurationError("ingest.overlap_tokens must be smaller than ingest.chunk_tokens")

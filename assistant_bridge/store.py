@@ -1,0 +1,119 @@
+"""The metadata store: documents and the embedding cache, in SQLite under the data directory.
+
+SQLite in WAL mode is safe for several gunicorn workers on one machine. A multi-machine deployment points
+``data_dir`` at storage each node owns and keeps documents on the search backend (``docs/deploy.md``).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from assistant_bridge.domain import Document, Ownership
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS documents (
+  id TEXT PRIMARY KEY, title TEXT, filename TEXT, content_hash TEXT, mime_type TEXT,
+  owner TEXT, workspaces TEXT, tenant TEXT, session_id TEXT, chunk_count INTEGER,
+  created_at REAL, url TEXT, language TEXT, status TEXT, text TEXT
+);
+CREATE INDEX IF NOT EXISTS documents_hash ON documents(content_hash);
+CREATE TABLE IF NOT EXISTS embeddings (
+  model TEXT, text_hash TEXT, vector BLOB, PRIMARY KEY (model, text_hash)
+);
+"""
+
+
+class SQLiteStore:
+    """Thread-safe (one connection per thread) and process-safe (SQLite locking, WAL)."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self._local = threading.local()
+        if str(path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn().executescript(_SCHEMA)
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(str(self.path), timeout=30, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA busy_timeout=30000")
+            self._local.conn = conn
+        return conn
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        return self._conn().execute(sql, params)
+
+    def executescript(self, sql: str) -> None:
+        self._conn().executescript(sql)
+
+    # -- documents ----------------------------------------------------------------------------------
+    def put_document(self, doc: Document) -> None:
+        o = doc.ownership
+        self.execute(
+            "INSERT OR REPLACE INTO documents VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (doc.id, doc.title, doc.filename, doc.content_hash, doc.mime_type, o.owner_user_id,
+             json.dumps(list(o.workspace_ids)), o.tenant, o.session_id, doc.chunk_count, doc.created_at,
+             doc.url, doc.language, doc.status, doc.text),
+        )  # fmt: skip
+
+    def get_document(self, document_id: str) -> Document | None:
+        row = self.execute("SELECT * FROM documents WHERE id = ?", (document_id,)).fetchone()
+        return _doc(row) if row else None
+
+    def delete_document(self, document_id: str) -> bool:
+        return self.execute("DELETE FROM documents WHERE id = ?", (document_id,)).rowcount > 0
+
+    def list_documents(self, limit: int = 1000) -> list[Document]:
+        rows = self.execute("SELECT * FROM documents ORDER BY created_at LIMIT ?", (limit,)).fetchall()
+        return [_doc(r) for r in rows]
+
+    def set_document_ownership(self, document_id: str, ownership: Ownership) -> None:
+        self.execute(
+            "UPDATE documents SET owner=?, workspaces=?, tenant=?, session_id=? WHERE id=?",
+            (ownership.owner_user_id, json.dumps(list(ownership.workspace_ids)), ownership.tenant,
+             ownership.session_id, document_id),
+        )  # fmt: skip
+
+    # -- embedding cache ----------------------------------------------------------------------------
+    def cached_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        hashes = list(hashes)
+        out: dict[str, np.ndarray] = {}
+        for i in range(0, len(hashes), 500):
+            part = hashes[i : i + 500]
+            q = f"SELECT text_hash, vector FROM embeddings WHERE model = ? AND text_hash IN ({','.join('?' * len(part))})"
+            for h, blob in self.execute(q, (model, *part)).fetchall():
+                out[h] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def cache_vectors(self, model: str, items: dict[str, np.ndarray]) -> None:
+        conn = self._conn()
+        with conn:
+            conn.execute("BEGIN")
+            conn.executemany(
+                "INSERT OR REPLACE INTO embeddings VALUES (?,?,?)",
+                [(model, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items.items()],
+            )
+
+
+def _doc(row: Sequence[Any]) -> Document:
+    (id_, title, filename, chash, mime, owner, ws, tenant, session, count, created, url, lang, status, text) = row
+    return Document(
+        id=id_, title=title, filename=filename, content_hash=chash, mime_type=mime,
+        ownership=Ownership(owner_user_id=owner, workspace_ids=tuple(json.loads(ws or "[]")), tenant=tenant,
+                            session_id=session),
+        chunk_count=count, created_at=created, url=url, language=lang, status=status, text=text,
+    )  # fmt: skip
+
+
+def now() -> float:
+    return time.time()

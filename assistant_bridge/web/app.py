@@ -1,0 +1,105 @@
+"""Flask application factory.
+
+``create_app(settings, services=None)`` builds the app lightly; the heavy components (models, backend
+clients) are warmed up once per worker on first use or by gunicorn's ``post_worker_init`` hook.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import time
+import uuid
+from typing import Any
+
+from flask import Flask, Response, current_app, g, request
+
+from assistant_bridge.domain import Principal, Scope
+from assistant_bridge.errors import PayloadTooLarge, ValidationFailed
+from assistant_bridge.services import Services
+from assistant_bridge.settings import Settings, load_settings
+from assistant_bridge.web.auth import authenticate
+from assistant_bridge.web.errors import install_error_handlers
+from assistant_bridge.web.validation import validate
+
+log = logging.getLogger("assistant_bridge.http")
+
+# Each module exposes ``bp`` (a Blueprint) and optionally ``init_app(app, services)``.
+ROUTE_MODULES = (
+    "assistant_bridge.web.routes_health",
+    "assistant_bridge.web.routes_search",
+    "assistant_bridge.web.routes_documents",
+)
+
+
+def create_app(settings: Settings | None = None, services: Services | None = None) -> Flask:
+    settings = settings or load_settings()
+    app = Flask("assistant_bridge")
+    app.config["SETTINGS"] = settings
+    app.config["MAX_CONTENT_LENGTH"] = max(settings.server.max_request_bytes, settings.ingest.max_upload_bytes)
+    app.json.ensure_ascii = False  # type: ignore[attr-defined]
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.extensions["services"] = services or Services.from_settings(settings)
+    install_error_handlers(app)
+    for name in ROUTE_MODULES:
+        module = importlib.import_module(name)
+        app.register_blueprint(module.bp)
+        init = getattr(module, "init_app", None)
+        if init is not None:
+            init(app, app.extensions["services"])
+
+    @app.before_request
+    def _start() -> None:
+        g.request_id = request.headers.get("X-Request-ID") or uuid.uuid4().hex
+        g.started = time.perf_counter()
+
+    @app.after_request
+    def _finish(resp: Response) -> Response:
+        resp.headers["X-Request-ID"] = g.get("request_id", "")
+        resp.headers.setdefault("X-Content-Type-Options", "nosniff")
+        log.info("request method=%s path=%s status=%d ms=%.1f request_id=%s", request.method,
+                 request.url_rule.rule if request.url_rule else "<unmatched>", resp.status_code,
+                 (time.perf_counter() - g.get("started", time.perf_counter())) * 1000, g.get("request_id"))  # fmt: skip
+        return resp
+
+    return app
+
+
+def services() -> Services:
+    svc: Services = current_app.extensions["services"]
+    svc.warm_up()
+    return svc
+
+
+def settings() -> Settings:
+    s: Settings = current_app.config["SETTINGS"]
+    return s
+
+
+def principal(body_end_user: str | None = None) -> Principal:
+    if "principal" not in g:
+        g.principal = authenticate(request, settings().auth, body_end_user)
+    p: Principal = g.principal
+    return p
+
+
+def scope(session_id: str | None = None, document_ids: tuple[str, ...] | None = None) -> Scope:
+    return Scope(principal=principal(), session_id=session_id, document_ids=document_ids)
+
+
+def json_body(schema: str, *, max_bytes: int | None = None) -> Any:
+    """Parse and validate the JSON body against ``schemas/<schema>.schema.json``."""
+    limit = max_bytes or settings().server.max_request_bytes
+    if request.content_length is not None and request.content_length > limit:
+        raise PayloadTooLarge(f"request body is over the {limit}-byte limit of this route", limit=limit)
+    raw = request.get_data(cache=True)
+    if len(raw) > limit:
+        raise PayloadTooLarge(f"request body is over the {limit}-byte limit of this route", limit=limit)
+    if not raw:
+        raise ValidationFailed("request body is empty; a JSON object is expected")
+    try:
+        body = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValidationFailed(f"request body is not valid JSON: {getattr(exc, 'msg', 'bad encoding')}") from None
+    return validate(schema, body)

@@ -1,0 +1,87 @@
+"""Authentication as an assistant configures it for a custom search server: none, HTTP Basic, an API key
+in a configurable header, or Bearer. Each credential maps to a :class:`~assistant_bridge.domain.Principal`.
+
+Anonymous access is allowed only when no credential is configured (and the CLI refuses to listen on a
+non-loopback address in that case). A service or admin key may act for an end user through the
+``X-End-User-ID`` header (``external_user_id`` is accepted too); the end user becomes the principal's
+tenant and its user id.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hmac
+import re
+
+from flask import Request
+
+from assistant_bridge.domain import Principal
+from assistant_bridge.errors import AuthenticationRequired, Forbidden, ValidationFailed
+from assistant_bridge.settings import ApiKey, AuthSettings
+
+END_USER_HEADERS = ("X-End-User-ID", "external_user_id", "External-User-Id")
+_END_USER_RE = re.compile(r"^[A-Za-z0-9_.:@\-]{1,128}$")
+ANONYMOUS = Principal(user_id="local", admin=True, key_id="anonymous")
+
+
+def _match(secret: str, candidate: str) -> bool:
+    return hmac.compare_digest(secret.encode(), candidate.encode())
+
+
+def _principal(key: ApiKey, index: int) -> Principal:
+    return Principal(user_id=key.user_id, workspaces=tuple(key.workspaces), tenant=key.tenant or None,
+                     admin=key.admin, key_id=f"key{index}")  # fmt: skip
+
+
+def identify(request: Request, auth: AuthSettings) -> tuple[Principal, ApiKey | None]:
+    """Find the credential of a request.
+
+    :raises AuthenticationRequired: when credentials are configured and none (or a wrong one) is sent.
+    """
+    if not auth.keys:
+        return ANONYMOUS, None
+    header = request.headers.get("Authorization", "")
+    api_key = request.headers.get(auth.api_key_header, "")
+    for i, key in enumerate(auth.keys):
+        secret = key.key.get()
+        if key.kind == "apikey" and api_key and _match(secret, api_key):
+            return _principal(key, i), key
+        if key.kind == "bearer" and header[:7].lower() == "bearer " and _match(secret, header[7:].strip()):
+            return _principal(key, i), key
+        if key.kind == "basic" and header[:6].lower() == "basic ":
+            try:
+                user, _, pwd = base64.b64decode(header[6:].strip(), validate=True).decode().partition(":")
+            except (binascii.Error, UnicodeDecodeError):
+                continue
+            if _match(key.username, user) and _match(secret, pwd):
+                return _principal(key, i), key
+    raise AuthenticationRequired("missing or invalid credentials")
+
+
+def end_user(request: Request, body_value: str | None = None) -> str | None:
+    for name in END_USER_HEADERS:
+        value = request.headers.get(name)
+        if value:
+            break
+    else:
+        value = body_value
+    if value is None:
+        return None
+    if not _END_USER_RE.match(value):
+        raise ValidationFailed("X-End-User-ID must be 1-128 characters of letters, digits, _ . : @ -")
+    return value
+
+
+def authenticate(request: Request, auth: AuthSettings, body_end_user: str | None = None) -> Principal:
+    principal, key = identify(request, auth)
+    user = end_user(request, body_end_user)
+    if user is None:
+        return principal
+    may_act = key is None or key.service or key.admin
+    if not may_act:
+        raise Forbidden("this credential may not act for end users")
+    if principal.tenant is not None and principal.tenant != user:
+        raise Forbidden("this credential is bound to another tenant")
+    return Principal(user_id=user, workspaces=principal.workspaces, tenant=user, admin=False,
+                     key_id=principal.key_id)  # fmt: skip

@@ -1,0 +1,39 @@
+"""Maps the error tree to HTTP: a JSON body that says what is wrong, never a stack trace."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from flask import Flask, jsonify
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
+
+from assistant_bridge.errors import BridgeError, PayloadTooLarge
+
+log = logging.getLogger(__name__)
+
+
+def error_response(err: BridgeError) -> tuple[Any, int]:
+    return jsonify(err.to_json()), err.status
+
+
+def install_error_handlers(app: Flask) -> None:
+    @app.errorhandler(BridgeError)
+    def _bridge(err: BridgeError) -> tuple[Any, int]:
+        if err.status >= 500:
+            log.warning("request.dependency_error code=%s", err.code)
+        return error_response(err)
+
+    @app.errorhandler(RequestEntityTooLarge)
+    def _too_large(err: RequestEntityTooLarge) -> tuple[Any, int]:
+        return error_response(PayloadTooLarge("request body exceeds the size limit for this route"))
+
+    @app.errorhandler(HTTPException)
+    def _http(err: HTTPException) -> tuple[Any, int]:
+        code = (err.name or "error").lower().replace(" ", "_")
+        return jsonify({"error": {"code": code, "message": err.description}}), err.code or 500
+
+    @app.errorhandler(Exception)
+    def _unexpected(err: Exception) -> tuple[Any, int]:
+        log.exception("request.unhandled type=%s", type(err).__name__)
+        return jsonify({"error": {"code": "internal_error", "message": "internal error; see the server log"}}), 500

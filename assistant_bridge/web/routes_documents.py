@@ -1,0 +1,106 @@
+"""Document ingestion and management: ``POST /v1/documents`` (JSON text or multipart upload),
+``GET /v1/documents``, ``GET /v1/documents/{id}``, ``GET /v1/documents/{id}/content``,
+``DELETE /v1/documents/{id}``.
+
+Ownership is taken from the caller: the owner is the caller's user id, the tenant its end user, and the
+workspaces must be among the caller's own (admins may share with any and may publish to everyone with
+``"visibility": "public"``). Anonymous local use publishes to everyone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, jsonify, request
+
+from assistant_bridge.domain import Document, Ownership, Principal
+from assistant_bridge.errors import Forbidden, NotFound, PayloadTooLarge, ValidationFailed
+from assistant_bridge.ingest.service import document_visible
+from assistant_bridge.web.app import json_body, principal, scope, services, settings
+from assistant_bridge.web.auth import ANONYMOUS
+
+bp = Blueprint("documents", __name__)
+
+
+def document_json(doc: Document, *, with_text: bool = False) -> dict[str, Any]:
+    o = doc.ownership
+    out: dict[str, Any] = {
+        "id": doc.id, "title": doc.title, "filename": doc.filename, "mime_type": doc.mime_type,
+        "status": doc.status, "chunk_count": doc.chunk_count, "created_at": doc.created_at, "url": doc.url,
+        "language": doc.language, "content_hash": doc.content_hash,
+        "owner_user_id": o.owner_user_id, "workspace_ids": list(o.workspace_ids),
+        "external_user_id": o.tenant or None, "session_id": o.session_id or None,
+    }  # fmt: skip
+    if with_text:
+        out["text"] = doc.text
+    return out
+
+
+def ownership_for(p: Principal, workspaces: list[str], session_id: str | None, visibility: str) -> Ownership:
+    if visibility == "public" or p is ANONYMOUS:
+        if not p.admin:
+            raise Forbidden("only admin credentials may publish documents to everyone")
+        owner = ""
+    else:
+        owner = p.user_id
+    if not p.admin and not set(workspaces) <= set(p.workspaces):
+        raise Forbidden("a document can only be shared with workspaces the caller belongs to")
+    return Ownership(owner_user_id=owner, workspace_ids=tuple(sorted(set(workspaces))), tenant=p.tenant or "",
+                     session_id=session_id or "")  # fmt: skip
+
+
+@bp.post("/v1/documents")
+def create_document() -> Any:
+    svc = services()
+    if request.mimetype == "multipart/form-data":
+        upload = request.files.get("file")
+        if upload is None or not upload.filename:
+            raise ValidationFailed("multipart upload needs a 'file' part with a filename", path="$.file")
+        data = upload.read(settings().ingest.max_upload_bytes + 1)
+        if len(data) > settings().ingest.max_upload_bytes:
+            raise PayloadTooLarge(f"file is over the {settings().ingest.max_upload_bytes}-byte upload limit")
+        form = request.form
+        workspaces = [w.strip() for w in form.get("workspaces", "").split(",") if w.strip()]
+        own = ownership_for(principal(form.get("external_user_id")), workspaces, form.get("session_id"),
+                            form.get("visibility", "private"))  # fmt: skip
+        result = svc.ingestor.ingest_bytes(upload.filename, data, own, title=form.get("title") or None,
+                                           url=form.get("url") or None, mime_type=upload.mimetype)  # fmt: skip
+    else:
+        body = json_body("document_create")
+        own = ownership_for(principal(body.get("external_user_id")), body.get("workspaces", []),
+                            body.get("session_id"), body.get("visibility", "private"))  # fmt: skip
+        result = svc.ingestor.ingest_text(body["text"], title=body["title"], ownership=own,
+                                          fmt=body.get("format", "text"), url=body.get("url"))  # fmt: skip
+    return jsonify({"document": document_json(result.document), "created": result.created}), (
+        201 if result.created else 200
+    )
+
+
+def _visible_document(document_id: str) -> Document:
+    doc = services().store.get_document(document_id)
+    if doc is None or not document_visible(doc, scope()):
+        raise NotFound(f"document {document_id} not found")
+    return doc
+
+
+@bp.get("/v1/documents")
+def list_documents() -> Any:
+    sc = scope()
+    docs = [document_json(d) for d in services().store.list_documents() if document_visible(d, sc)]
+    return jsonify({"documents": docs})
+
+
+@bp.get("/v1/documents/<document_id>")
+def get_document(document_id: str) -> Any:
+    return jsonify(document_json(_visible_document(document_id)))
+
+
+@bp.get("/v1/documents/<document_id>/content")
+def get_document_content(document_id: str) -> Any:
+    return jsonify(document_json(_visible_document(document_id), with_text=True))
+
+
+@bp.delete("/v1/documents/<document_id>")
+def delete_document(document_id: str) -> Any:
+    doc = services().ingestor.delete(document_id, scope())
+    return jsonify({"deleted": doc.id, "chunk_count": doc.chunk_count})

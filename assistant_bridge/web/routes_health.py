@@ -1,0 +1,29 @@
+"""Liveness (``/healthz``: the process answers) and readiness (``/readyz``: the backend answers)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, current_app, jsonify
+
+from assistant_bridge.errors import BridgeError
+from assistant_bridge.services import Services
+
+bp = Blueprint("health", __name__)
+
+
+@bp.get("/healthz")
+def healthz() -> Any:
+    return jsonify({"status": "ok"})
+
+
+@bp.get("/readyz")
+def readyz() -> Any:
+    svc: Services = current_app.extensions["services"]
+    try:
+        svc.warm_up()
+        ok = svc.backend.ready()
+    except BridgeError as exc:
+        return jsonify({"ready": False, "reason": exc.message}), 503
+    body = {"ready": ok, "backend": svc.backend.name, "embedder": svc.embedder.name}
+    return jsonify(body), 200 if ok else 503

@@ -1,0 +1,56 @@
+"""JSON Schema validation at the edge. Schemas live in the repository's ``schemas/`` folder; inner code
+trusts what passed here."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+from referencing import Registry, Resource
+
+from assistant_bridge.errors import ConfigurationError, ValidationFailed
+
+SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
+
+
+@lru_cache(maxsize=None)
+def load_schema(name: str) -> dict[str, Any]:
+    path = SCHEMA_DIR / f"{name}.schema.json"
+    if not path.exists():
+        raise ConfigurationError(f"missing JSON Schema {path}")
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+@lru_cache(maxsize=1)
+def registry() -> Registry:
+    """Every schema under its ``$id`` (file name), so ``$ref`` between files resolves offline."""
+    resources = []
+    for path in sorted(SCHEMA_DIR.glob("*.schema.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        resources.append((data.get("$id", path.name), Resource.from_contents(data)))
+    return Registry().with_resources(resources)
+
+
+@lru_cache(maxsize=None)
+def validator(name: str) -> Draft202012Validator:
+    schema = load_schema(name)
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema, registry=registry(), format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+def validate(name: str, body: Any) -> Any:
+    """Validate ``body`` against ``schemas/<name>.schema.json``.
+
+    :raises ValidationFailed: naming the JSON path and the problem of the most relevant error.
+    """
+    errors = list(validator(name).iter_errors(body))
+    if errors:
+        err = best_match(errors)
+        path = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
+        raise ValidationFailed(f"{path}: {err.message}"[:500], path=path, errors=len(errors))
+    return body
