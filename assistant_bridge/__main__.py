@@ -1,0 +1,3 @@
+from assistant_bridge.cli import main
+
+raise SystemExit(main())

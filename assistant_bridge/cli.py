@@ -1,0 +1,179 @@
+"""Command line: ``assistant-bridge serve | ingest | ask``.
+
+``serve`` runs gunicorn with the Flask app factory. On the embedded default it first starts a managed
+``milvus-lite server`` side process (Milvus Lite locks its data directory to one process) and points every
+worker at it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import logging
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from assistant_bridge.errors import BridgeError, ConfigurationError
+from assistant_bridge.settings import Settings, load_settings
+
+log = logging.getLogger("assistant_bridge.cli")
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", help="TOML or YAML settings file (default: $ASSISTANT_BRIDGE_CONFIG)")
+    p.add_argument("--data-dir", help="where the embedded backend and metadata live")
+
+
+def _settings(args: argparse.Namespace, **server: Any) -> Settings:
+    overrides: dict[str, Any] = {}
+    if args.data_dir:
+        overrides["data_dir"] = args.data_dir
+    srv = {k: v for k, v in server.items() if v is not None}
+    if srv:
+        overrides["server"] = srv
+    return load_settings(args.config, overrides=overrides)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_exposure(settings: Settings) -> None:
+    """Refuse to listen beyond loopback with no credentials configured."""
+    if not is_loopback(settings.server.host) and not settings.auth.keys:
+        raise ConfigurationError(
+            f"refusing to listen on {settings.server.host} without credentials: anyone who can reach it could "
+            "read every document. Configure auth.keys (API key, Bearer or Basic) or listen on 127.0.0.1."
+        )
+
+
+def _use_running_lite(settings: Settings) -> None:
+    """Point an embedded-default command at a running side process, if ``serve`` has one."""
+    if settings.backend.kind == "milvus-lite" and not settings.backend.uri:
+        from assistant_bridge.backends.lite_server import running_uri
+
+        uri = running_uri(settings.data_path)
+        if uri:
+            settings.backend.uri = uri
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    settings = _settings(args, host=args.host, port=args.port, workers=args.workers)
+    check_exposure(settings)
+    lite = None
+    env = dict(os.environ)
+    if settings.backend.kind == "milvus-lite" and not settings.backend.uri:
+        from assistant_bridge.backends.lite_server import LiteServer, running_uri
+
+        if running_uri(settings.data_path):
+            raise ConfigurationError(f"another service already serves {settings.data_path}; stop it or use another --data-dir")
+        lite = LiteServer(settings.data_path, settings.backend.lite_port)
+        settings.backend.uri = lite.start()
+        env["ASSISTANT_BRIDGE_BACKEND__URI"] = settings.backend.uri
+    try:
+        if args.sample:
+            cmd = [sys.executable, "-m", "assistant_bridge", "ingest", "--sample", "--data-dir", str(settings.data_path)]
+            if args.config:
+                cmd += ["--config", args.config]
+            subprocess.run(cmd, check=True, env=env)
+        from assistant_bridge.web.server import run_gunicorn
+
+        return run_gunicorn(settings)
+    finally:
+        if lite is not None:
+            lite.stop()
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from assistant_bridge.domain import Ownership
+    from assistant_bridge.ingest import sample_corpus_files
+    from assistant_bridge.services import Services
+
+    settings = _settings(args)
+    _use_running_lite(settings)
+    paths: list[Path] = []
+    for raw in args.paths:
+        p = Path(raw)
+        if p.is_dir():
+            paths.extend(sorted(q for q in p.rglob("*") if q.is_file()))
+        elif p.is_file():
+            paths.append(p)
+        else:
+            print(f"error: {p} does not exist", file=sys.stderr)
+            return 2
+    if args.sample:
+        paths.extend(sample_corpus_files())
+    if not paths:
+        print("nothing to ingest: give files or directories, or --sample", file=sys.stderr)
+        return 2
+    svc = Services.from_settings(settings)
+    svc.warm_up()
+    own = Ownership(owner_user_id=args.owner or "", workspace_ids=tuple(args.workspace or ()), tenant=args.tenant or "")
+    failed = created = skipped = 0
+    bar = tqdm(paths, unit="file", disable=args.quiet or not sys.stderr.isatty())
+    for path in bar:
+        bar.set_postfix_str(path.name[:30])
+        try:
+            res = svc.ingestor.ingest_bytes(path.name, path.read_bytes(), own)
+        except BridgeError as exc:
+            failed += 1
+            print(f"{path}: {exc.message}", file=sys.stderr)
+            continue
+        created += res.created
+        skipped += not res.created
+    total = svc.backend.count()
+    svc.backend.close()
+    print(f"ingested {created} new, {skipped} already present, {failed} failed; {total} chunks in the index")
+    return 1 if failed and not created and not skipped else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="assistant-bridge", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="run the HTTP service under gunicorn")
+    _common(serve)
+    serve.add_argument("--host")
+    serve.add_argument("--port", type=int)
+    serve.add_argument("--workers", type=int)
+    serve.add_argument("--sample", action="store_true", help="ingest the shipped sample corpus first")
+    serve.set_defaults(func=cmd_serve)
+    ingest = sub.add_parser("ingest", help="ingest files, directories or the sample corpus")
+    _common(ingest)
+    ingest.add_argument("paths", nargs="*")
+    ingest.add_argument("--sample", action="store_true", help="ingest the shipped sample corpus")
+    ingest.add_argument("--owner", help="owner user id (default: public)")
+    ingest.add_argument("--workspace", action="append", help="share with a workspace (repeatable)")
+    ingest.add_argument("--tenant", help="external user id / tenant (default: global)")
+    ingest.add_argument("--quiet", action="store_true")
+    ingest.set_defaults(func=cmd_ingest)
+    try:
+        from assistant_bridge.cli_ask import add_ask_command
+    except ImportError:
+        pass
+    else:
+        add_ask_command(sub, _common, _settings, _use_running_lite)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(level=os.environ.get("ASSISTANT_BRIDGE_LOG_LEVEL", "INFO").upper(),
+                        format="%(asctime)s %(levelname)s %(name)s %(message)s")  # fmt: skip
+    logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
+    args = build_parser().parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0)) if args.command != "serve" else None
+    try:
+        return int(args.func(args))
+    except BridgeError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 2

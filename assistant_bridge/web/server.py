@@ -1,0 +1,52 @@
+"""gunicorn embedding: workers build the app from the settings after fork and warm it up once."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from gunicorn.app.base import BaseApplication
+
+from assistant_bridge.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+def _post_worker_init(worker: Any) -> None:
+    app = worker.wsgi
+    try:
+        app.extensions["services"].warm_up()
+    except Exception as exc:  # a worker that cannot warm up still serves /healthz and reports /readyz false
+        log.error("worker.warm_up_failed type=%s message=%s", type(exc).__name__, getattr(exc, "message", exc))
+
+
+class BridgeApplication(BaseApplication):  # type: ignore[misc]
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        super().__init__()
+
+    def load_config(self) -> None:
+        s = self.settings.server
+        cfg = {
+            "bind": f"[{s.host}]:{s.port}" if ":" in s.host else f"{s.host}:{s.port}",
+            "workers": s.workers,
+            "worker_class": "gthread",
+            "threads": s.threads,
+            "timeout": s.timeout,
+            "graceful_timeout": s.graceful_timeout,
+            "post_worker_init": _post_worker_init,
+            "loglevel": s.log_level,
+            "accesslog": None,
+        }
+        for key, value in cfg.items():
+            self.cfg.set(key, value)
+
+    def load(self) -> Any:
+        from assistant_bridge.web.app import create_app
+
+        return create_app(self.settings)
+
+
+def run_gunicorn(settings: Settings) -> int:
+    BridgeApplication(settings).run()
+    return 0
