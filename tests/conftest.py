@@ -1,0 +1,97 @@
+"""Shared fixtures: Flask-style ``app``/``client`` over the in-memory backend and the hashing embedder,
+and principals/credentials for the scope tests."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from assistant_bridge.backends.memory import MemoryBackend
+from assistant_bridge.embedders.base import HashingEmbedder
+from assistant_bridge.services import Services
+from assistant_bridge.settings import Settings, load_settings
+from assistant_bridge.store import SQLiteStore
+
+KEYS = [
+    {"key": "key-alice-0001", "user_id": "alice", "workspaces": ["w-sales"]},
+    {"key": "key-bob-000001", "user_id": "bob", "workspaces": ["w-eng"]},
+    {"key": "key-admin-0001", "user_id": "admin", "admin": True},
+    {"key": "key-service-01", "user_id": "svc", "service": True, "kind": "bearer"},
+    {"key": "key-basic-0001", "user_id": "carol", "kind": "basic", "username": "carol"},
+]
+
+
+def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
+    base: dict[str, Any] = {
+        "data_dir": str(tmp_path / "data"),
+        "backend": {"kind": "memory"},
+        "embedder": {"kind": "hashing"},
+    }
+    for k, v in overrides.items():
+        if isinstance(v, dict) and isinstance(base.get(k), dict):
+            base[k] = {**base[k], **v}
+        else:
+            base[k] = v
+    return load_settings(env={}, overrides=base)
+
+
+def make_services(settings: Settings) -> Services:
+    emb = HashingEmbedder(64)
+    return Services.from_settings(settings, embedder=emb, backend=MemoryBackend(64),
+                                  store=SQLiteStore(settings.data_path / "meta.sqlite3"))  # fmt: skip
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return make_settings(tmp_path)
+
+
+@pytest.fixture
+def services(settings: Settings) -> Services:
+    return make_services(settings)
+
+
+@pytest.fixture
+def app(settings: Settings, services: Services) -> Any:
+    from assistant_bridge.web.app import create_app
+
+    app = create_app(settings, services)
+    app.config["TESTING"] = True
+    return app
+
+
+@pytest.fixture
+def client(app: Any) -> Iterator[Any]:
+    with app.test_client() as c:
+        yield c
+
+
+@pytest.fixture
+def secured(tmp_path: Path) -> Iterator[Any]:
+    """A client for an app with the five credentials of ``KEYS``."""
+    from assistant_bridge.web.app import create_app
+
+    s = make_settings(tmp_path, auth={"keys": KEYS})
+    app = create_app(s, make_services(s))
+    with app.test_client() as c:
+        yield c
+
+
+def headers_for(who: str, end_user: str | None = None) -> dict[str, str]:
+    h: dict[str, str] = {}
+    if who == "alice":
+        h["X-API-Key"] = "key-alice-0001"
+    elif who == "bob":
+        h["X-API-Key"] = "key-bob-000001"
+    elif who == "admin":
+        h["X-API-Key"] = "key-admin-0001"
+    elif who == "service":
+        h["Authorization"] = "Bearer key-service-01"
+    elif who == "carol":
+        h["Authorization"] = "Basic " + base64.b64encode(b"carol:key-basic-0001").decode()
+    if end_user:
+        h["X-End-User-ID"] = end_user
+    return h

@@ -1,0 +1,73 @@
+"""Document ingestion and management routes, and that bad input loses nothing."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pytest
+
+from assistant_bridge.web.validation import validate
+
+pytestmark = pytest.mark.unit
+
+
+def test_json_ingest_get_content_delete(client: Any, services: Any) -> None:
+    resp = client.post("/v1/documents", json={"title": "Holidays", "text": "The office closes on 25 December."})
+    assert resp.status_code == 201
+    doc = resp.get_json()["document"]
+    validate("document", doc)
+    again = client.post("/v1/documents", json={"title": "Holidays", "text": "The office closes on 25 December."})
+    assert again.status_code == 200 and again.get_json()["created"] is False
+    assert again.get_json()["document"]["id"] == doc["id"]
+    got = client.get(f"/v1/documents/{doc['id']}").get_json()
+    assert got["chunk_count"] == doc["chunk_count"] >= 1
+    content = client.get(f"/v1/documents/{doc['id']}/content").get_json()
+    assert "25 December" in content["text"]
+    assert client.delete(f"/v1/documents/{doc['id']}").status_code == 200
+    assert client.get(f"/v1/documents/{doc['id']}").status_code == 404
+    assert services.backend.count() == 0
+
+
+def test_multipart_upload(client: Any) -> None:
+    data = {"file": (io.BytesIO(b"# VPN\n\nInstall the client and connect."), "vpn.md")}
+    resp = client.post("/v1/documents", data=data, content_type="multipart/form-data")
+    assert resp.status_code == 201, resp.get_json()
+    assert resp.get_json()["document"]["title"] == "VPN"
+
+
+@pytest.mark.parametrize(
+    "filename, payload, status",
+    [
+        ("virus.exe", b"MZ....", 415),
+        ("broken.pdf", b"%PDF-1.4 this is not a pdf", 422),
+    ],
+)
+def test_bad_files_are_rejected_and_nothing_is_lost(client: Any, services: Any, filename: str, payload: bytes,
+                                                   status: int) -> None:  # fmt: skip
+    client.post("/v1/documents", json={"title": "Keep me", "text": "Existing document text."})
+    before = services.backend.count()
+    resp = client.post("/v1/documents", data={"file": (io.BytesIO(payload), filename)},
+                       content_type="multipart/form-data")  # fmt: skip
+    assert resp.status_code == status
+    validate("error", resp.get_json())
+    assert services.backend.count() == before
+    assert len(services.store.list_documents()) == 1
+
+
+def test_backend_failure_during_ingest_leaves_nothing_half_written(client: Any, services: Any) -> None:
+    from assistant_bridge.errors import BackendUnavailable
+
+    services.warm_up()
+    services.backend.fail_next = BackendUnavailable("down")
+    resp = client.post("/v1/documents", json={"title": "T", "text": "Some text."})
+    assert resp.status_code == 503
+    services.backend.fail_next = None
+    assert services.store.list_documents() == [] and services.backend.count() == 0
+
+
+def test_json_ingest_validation(client: Any) -> None:
+    resp = client.post("/v1/documents", json={"title": "No text"})
+    assert resp.status_code == 400 and "text" in resp.get_json()["error"]["message"]
+    resp = client.post("/v1/documents", json={"title": "T", "text": "x", "colour": "red"})
+    assert resp.status_code == 400
