@@ -58,6 +58,8 @@ def scope_expression(scope: Scope) -> str | None:
         parts.append(f"tenant in {quote_list(c.tenants)}")
     if c.user_rule:
         rule = f'owner == {quote(c.user_id)} or (owner == "" and array_length(workspaces) == 0)'
+        if c.session_id:
+            rule += f" or session_id == {quote(c.session_id)}"
         if c.workspaces:
             rule += f" or array_contains_any(workspaces, {quote_list(c.workspaces)})"
         parts.append(f"({rule})")

@@ -4,7 +4,8 @@ query language, and every search path double-checks hits with :func:`chunk_visib
 The rules (``docs/security-model.md``):
 
 * ``document_ids`` in a request narrows; an id the caller cannot see is simply absent.
-* A chunk attached to a chat session is visible only in that session (and to its owner).
+* A chunk attached to a chat session is visible only in that session (and to its owner); within the
+  session it is visible to the session's caller (the session layer checks who may use a session id).
 * A caller acting for an end user (tenant) sees that tenant's chunks plus global ones (tenant ``""``).
 * An admin key without an end user sees everything.
 * Any other user sees global-tenant chunks that are public (no owner, no workspaces), owned by them, or
@@ -23,7 +24,8 @@ def chunk_visible(chunk: Chunk, scope: Scope) -> bool:
     p = scope.principal
     if scope.document_ids is not None and chunk.document_id not in scope.document_ids:
         return False
-    if own.session_id and own.session_id != scope.session_id and own.owner_user_id != p.user_id:
+    in_session = bool(own.session_id) and own.session_id == scope.session_id
+    if own.session_id and not in_session and own.owner_user_id != p.user_id:
         return False
     if p.tenant is not None:
         return own.tenant in ("", p.tenant)
@@ -31,7 +33,7 @@ def chunk_visible(chunk: Chunk, scope: Scope) -> bool:
         return True
     if own.tenant != "":
         return False
-    if own.owner_user_id == p.user_id:
+    if own.owner_user_id == p.user_id or in_session:
         return True
     if set(own.workspace_ids) & set(p.workspaces):
         return True
@@ -46,7 +48,7 @@ class ScopeClauses:
     session_id: str  # session_id == "" OR session_id == this OR owner == user_id
     user_id: str
     tenants: tuple[str, ...] | None  # tenant IN (...); None = any tenant
-    user_rule: bool  # owner == user OR workspaces ∩ user_workspaces OR (owner == "" AND no workspaces)
+    user_rule: bool  # owner == user OR in session OR workspaces ∩ user_workspaces OR (owner == "" AND no workspaces)
     workspaces: tuple[str, ...]
 
 
