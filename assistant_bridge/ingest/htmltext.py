@@ -1,0 +1,122 @@
+"""HTML to plain text with the standard library's :mod:`html.parser`.
+
+Scripts, styles, templates, navigation and other non-content elements are dropped; block elements become
+paragraph breaks so that the chunker never glues a heading to the next paragraph. The title is
+``<title>``, else the first ``<h1>``.
+"""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+from assistant_bridge.ingest.text import clean_text, collapse_inline_space
+
+_SKIP = frozenset({"script", "style", "noscript", "template", "svg", "math", "iframe", "object", "nav", "head"})
+_PARAGRAPH = frozenset(
+    {
+        "p", "div", "section", "article", "main", "header", "footer", "aside", "blockquote", "pre", "form",
+        "figure", "figcaption", "table", "ul", "ol", "dl", "address", "hr", "fieldset", "details", "summary",
+        "h1", "h2", "h3", "h4", "h5", "h6", "body",
+    }
+)  # fmt: skip
+# Line breaks go before these elements only, so that the whitespace between ``</li>`` and ``<li>`` does not
+# turn into blank lines (which would split a list into paragraphs).
+_LINE = frozenset({"br", "li", "tr", "dt", "dd", "caption", "option"})
+_CELL = frozenset({"td", "th"})
+_VOID = frozenset({"br", "hr", "img", "input", "meta", "link", "area", "base", "col", "embed", "source", "wbr"})
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
+
+
+def sniff_charset(data: bytes) -> str | None:
+    """Return the charset a ``<meta>`` tag declares in the first 4 KB, if any."""
+    match = _META_CHARSET.search(data[:4096])
+    return match.group(1).decode("ascii") if match else None
+
+
+class _Extractor(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.skip_depth = 0
+        self.pre_depth = 0
+        self.in_title = False
+        self.title_parts: list[str] = []
+        self.h1_depth = 0
+        self.h1_parts: list[str] = []
+        self.h1_done = False
+        self.cells_in_row = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "title":
+            self.in_title = True
+            return
+        if tag in _SKIP:
+            if tag not in _VOID:
+                self.skip_depth += 1
+            return
+        if self.skip_depth:
+            return
+        self._break(tag)
+        if tag == "li":
+            self.parts.append("- ")
+        elif tag == "tr":
+            self.cells_in_row = 0
+        elif tag in _CELL:
+            if self.cells_in_row:
+                self.parts.append(" | ")
+            self.cells_in_row += 1
+        elif tag == "pre":
+            self.pre_depth += 1
+        elif tag == "h1" and not self.h1_done:
+            self.h1_depth += 1
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if not self.skip_depth:
+            self._break(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "title":
+            self.in_title = False
+            return
+        if tag in _SKIP:
+            self.skip_depth = max(0, self.skip_depth - 1)
+            return
+        if self.skip_depth:
+            return
+        if tag == "pre":
+            self.pre_depth = max(0, self.pre_depth - 1)
+        elif tag == "h1" and self.h1_depth:
+            self.h1_depth -= 1
+            self.h1_done = self.h1_done or bool("".join(self.h1_parts).strip())
+        if tag in _PARAGRAPH:
+            self._break(tag)
+
+    def handle_data(self, data: str) -> None:
+        if self.in_title:
+            self.title_parts.append(data)
+            return
+        if self.skip_depth:
+            return
+        if not self.pre_depth:
+            data = collapse_inline_space(data.replace("\n", " "))
+        if self.h1_depth:
+            self.h1_parts.append(data)
+        self.parts.append(data)
+
+    def _break(self, tag: str) -> None:
+        if tag in _PARAGRAPH:
+            self.parts.append("\n\n")
+        elif tag in _LINE:
+            self.parts.append("\n")
+
+
+def html_to_text(source: str) -> tuple[str, str | None]:
+    """Return ``(text, title)`` for an HTML document or fragment."""
+    extractor = _Extractor()
+    extractor.feed(source)
+    extractor.close()
+    text = "".join(extractor.parts)
+    text = "\n".join(collapse_inline_space(line).strip() for line in text.split("\n"))
+    title = " ".join("".join(extractor.title_parts).split()) or " ".join("".join(extractor.h1_parts).split())
+    return clean_text(text), title or None

@@ -1,0 +1,195 @@
+"""Turn an uploaded file (or JSON text) into a :class:`ParsedDocument`.
+
+The format is chosen by file extension, else by MIME type. Supported: plain text, Markdown, HTML, PDF,
+WebVTT and SRT. Anything else is :class:`~assistant_bridge.errors.UnsupportedMediaType`; a supported file
+that cannot be read is :class:`~assistant_bridge.errors.DocumentParseError`. Parsing is pure (bytes in,
+dataclass out) and logs nothing, so document text never reaches a log.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+from typing import Literal
+
+from assistant_bridge.core.language import detect_language
+from assistant_bridge.domain import MODALITIES
+from assistant_bridge.errors import DocumentParseError, UnsupportedMediaType, ValidationFailed
+from assistant_bridge.ingest.document import ParsedDocument, Segment
+from assistant_bridge.ingest.htmltext import html_to_text, sniff_charset
+from assistant_bridge.ingest.pdf import parse_pdf
+from assistant_bridge.ingest.text import clean_text, decode_bytes, markdown_to_text
+from assistant_bridge.ingest.transcripts import parse_cues
+
+__all__ = [
+    "SUPPORTED_EXTENSIONS",
+    "SUPPORTED_MIME_TYPES",
+    "ParsedDocument",
+    "Segment",
+    "TextFormat",
+    "detect_format",
+    "parse_file",
+    "parse_text",
+]
+
+TextFormat = Literal["text", "markdown", "html"]
+
+EXTENSION_FORMATS: dict[str, str] = {
+    ".txt": "text",
+    ".text": "text",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".html": "html",
+    ".htm": "html",
+    ".pdf": "pdf",
+    ".vtt": "vtt",
+    ".srt": "srt",
+}
+MIME_FORMATS: dict[str, str] = {
+    "text/plain": "text",
+    "text/markdown": "markdown",
+    "text/x-markdown": "markdown",
+    "text/html": "html",
+    "application/xhtml+xml": "html",
+    "application/pdf": "pdf",
+    "application/x-pdf": "pdf",
+    "text/vtt": "vtt",
+    "application/x-subrip": "srt",
+    "application/srt": "srt",
+    "text/srt": "srt",
+    "text/x-srt": "srt",
+}
+FORMAT_MIME: dict[str, str] = {
+    "text": "text/plain",
+    "markdown": "text/markdown",
+    "html": "text/html",
+    "pdf": "application/pdf",
+    "vtt": "text/vtt",
+    "srt": "application/x-subrip",
+}
+SUPPORTED_EXTENSIONS: tuple[str, ...] = tuple(EXTENSION_FORMATS)
+SUPPORTED_MIME_TYPES: tuple[str, ...] = tuple(MIME_FORMATS)
+
+
+def _split_mime(mime_type: str | None) -> tuple[str, str | None]:
+    if not mime_type:
+        return "", None
+    base, *params = (part.strip() for part in mime_type.split(";"))
+    charset = None
+    for param in params:
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset" and value.strip():
+            charset = value.strip().strip("\"'")
+    return base.lower(), charset
+
+
+def detect_format(filename: str, mime_type: str | None = None) -> str:
+    """Return ``text``, ``markdown``, ``html``, ``pdf``, ``vtt`` or ``srt``; the extension wins over the MIME type.
+
+    :raises UnsupportedMediaType: neither names a supported type.
+    """
+    suffix = PurePath(filename).suffix.lower()
+    if suffix in EXTENSION_FORMATS:
+        return EXTENSION_FORMATS[suffix]
+    base, _ = _split_mime(mime_type)
+    if base in MIME_FORMATS:
+        return MIME_FORMATS[base]
+    raise UnsupportedMediaType(
+        f"Cannot ingest this file type ({suffix or 'no extension'}, {base or 'no MIME type'}); "
+        f"supported types are {', '.join(SUPPORTED_EXTENSIONS)}.",
+        extension=suffix,
+        mime_type=base or None,
+        supported=list(SUPPORTED_EXTENSIONS),
+    )
+
+
+def _stem(filename: str) -> str:
+    return PurePath(filename).stem.strip() or "Untitled"
+
+
+def _build(
+    *, title: str, text: str, segments: tuple[Segment, ...] = (), fmt: str, modality: str = "text"
+) -> ParsedDocument:
+    if not text.strip():
+        raise DocumentParseError("The document contains no text.")
+    return ParsedDocument(
+        title=title,
+        text=text,
+        segments=segments,
+        mime_type=FORMAT_MIME[fmt],
+        language=detect_language(text),
+        modality=modality,
+    )
+
+
+def parse_file(
+    filename: str, data: bytes, *, mime_type: str | None = None, modality: str | None = None
+) -> ParsedDocument:
+    """Parse an uploaded file.
+
+    :param filename: the client's file name; its extension picks the parser.
+    :param mime_type: the upload's ``Content-Type``; used when the extension is unknown, and for its
+        ``charset`` parameter.
+    :param modality: override for transcripts (``audio_transcript``); documents are always ``text``.
+    :raises UnsupportedMediaType: the type is not one of :data:`SUPPORTED_EXTENSIONS`.
+    :raises DocumentParseError: the file is empty, corrupt, encrypted, binary or holds no text.
+    :raises ValidationFailed: ``modality`` is not a known modality.
+    """
+    fmt = detect_format(filename, mime_type)
+    if modality is not None and modality not in MODALITIES:
+        raise ValidationFailed(f"Unknown modality {modality!r}.", path="modality", allowed=list(MODALITIES))
+    if not data:
+        raise DocumentParseError("The file is empty.")
+    _, charset = _split_mime(mime_type)
+    if fmt == "pdf":
+        pdf = parse_pdf(data)
+        return _build(title=pdf.title or _stem(filename), text=pdf.text, segments=pdf.segments, fmt=fmt)
+    if fmt in ("vtt", "srt"):
+        transcript = parse_cues(decode_bytes(data, declared=charset), kind=fmt)
+        return _build(
+            title=transcript.title or _stem(filename),
+            text=transcript.text,
+            segments=transcript.segments,
+            fmt=fmt,
+            modality=modality or "video_transcript",
+        )
+    if fmt == "html":
+        source = decode_bytes(data, declared=charset or sniff_charset(data))
+        return _from_source(source, title=None, fmt="html", fallback_title=_stem(filename))
+    return _from_source(decode_bytes(data, declared=charset), title=None, fmt=fmt, fallback_title=_stem(filename))
+
+
+def _plain_title(text: str) -> str | None:
+    """A short first line set off by a blank line and not ending like a sentence is a title."""
+    first, sep, rest = text.partition("\n")
+    first = first.strip()
+    if not sep or not rest.startswith("\n") or not 0 < len(first) <= 120:
+        return None
+    return None if first[-1] in ".!?。！？,;:、" else first
+
+
+def _from_source(source: str, *, title: str | None, fmt: str, fallback_title: str) -> ParsedDocument:
+    found: str | None = None
+    if fmt == "html":
+        text, found = html_to_text(source)
+    elif fmt == "markdown":
+        text, found = markdown_to_text(source)
+    else:
+        text = clean_text(source)
+        found = _plain_title(text)
+    return _build(title=title or found or fallback_title, text=text, fmt=fmt)
+
+
+def parse_text(text: str, *, title: str, fmt: TextFormat = "text") -> ParsedDocument:
+    """Parse text sent in a JSON body.
+
+    :param title: the caller's title; when blank, the document's own title (HTML ``<title>``, Markdown
+        ``# heading``) or ``"Untitled"``.
+    :raises UnsupportedMediaType: ``fmt`` is not ``text``, ``markdown`` or ``html``.
+    :raises DocumentParseError: nothing but whitespace and markup.
+    """
+    if fmt not in ("text", "markdown", "html"):
+        raise UnsupportedMediaType(
+            f"Unknown text format {fmt!r}; supported formats are text, markdown, html.",
+            supported=["text", "markdown", "html"],
+        )
+    return _from_source(text, title=title.strip() or None, fmt=fmt, fallback_title="Untitled")

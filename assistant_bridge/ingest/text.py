@@ -1,0 +1,164 @@
+"""Byte decoding, whitespace clean-up and light Markdown stripping.
+
+Everything here is pure: bytes or str in, str out. Offsets into the returned text are what chunks index, so
+cleaning happens *before* any offset is taken.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+import unicodedata
+
+from assistant_bridge.errors import DocumentParseError
+
+# Tried in this order after UTF-8 and any declared charset. cp1252 comes before cp932 because French
+# cp1252 text often decodes as (wrong) cp932, while cp932 Japanese almost always contains a byte that cp1252
+# leaves undefined (0x81 leads the Japanese punctuation and spaces).
+FALLBACK_ENCODINGS: tuple[str, ...] = ("cp1252", "cp932")
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f\u200b\u200c\u200d\u2060\ufeff]")
+_TRAILING_SPACE = re.compile(r"[ \t\u00a0\u3000]+\n")
+_MANY_BLANK_LINES = re.compile(r"\n{3,}")
+_INLINE_SPACE = re.compile(r"[ \t]+")
+
+
+def decode_bytes(data: bytes, *, declared: str | None = None) -> str:
+    """Decode text bytes: BOM, then UTF-8, then ``declared``, then :data:`FALLBACK_ENCODINGS`.
+
+    :raises DocumentParseError: for binary data (NUL bytes without a UTF-16 BOM) or bytes no candidate
+        encoding accepts.
+    """
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8) :]
+    elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise DocumentParseError("The file starts with a UTF-16 mark but is not valid UTF-16.") from exc
+    if b"\x00" in data[:8192]:
+        raise DocumentParseError("The file looks binary (it contains NUL bytes), not text.")
+    candidates = ["utf-8"]
+    if declared:
+        candidates.append(declared)
+    candidates.extend(FALLBACK_ENCODINGS)
+    for encoding in candidates:
+        try:
+            return data.decode(encoding)
+        except (UnicodeDecodeError, LookupError):
+            continue
+    raise DocumentParseError(
+        "The text is not valid UTF-8 and no fallback encoding could decode it; save it as UTF-8.",
+        tried=candidates,
+    )
+
+
+def clean_text(text: str) -> str:
+    """Normalise newlines and Unicode (NFC), drop control and zero-width characters, trim trailing spaces,
+    and keep at most one blank line in a row."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n\n")
+    text = unicodedata.normalize("NFC", text)
+    text = _CONTROL.sub("", text).replace("\t", " ")
+    text = _TRAILING_SPACE.sub("\n", text + "\n")
+    text = _MANY_BLANK_LINES.sub("\n\n", text)
+    return text.strip()
+
+
+def collapse_inline_space(text: str) -> str:
+    return _INLINE_SPACE.sub(" ", text)
+
+
+# --- Markdown -----------------------------------------------------------------------------------------
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_ATX = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$")
+_SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
+_RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_LINK_DEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s+\S+.*$")
+_QUOTE = re.compile(r"^\s{0,3}>\s?")
+_BULLET = re.compile(r"^(\s*)[*+-]\s+")
+_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+_LINK = re.compile(r"\[([^\]]+)\]\((?:[^()]|\([^)]*\))*\)")
+_REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
+_AUTOLINK = re.compile(r"<((?:https?|mailto):[^>\s]+)>")
+_HTML_TAG = re.compile(r"<!--.*?-->|</?[A-Za-z][^>]*>", re.DOTALL)
+_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_EM_STAR = re.compile(r"(?<![\w*])\*(?=\S)(.+?)(?<=\S)\*(?![\w*])")
+_EM_UNDERSCORE = re.compile(r"(?<![\w_])_(?=\S)(.+?)(?<=\S)_(?![\w_])")
+_STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
+_CODE = re.compile(r"`+([^`]+?)`+")
+_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|>~])")
+_FRONT_MATTER_TITLE = re.compile(r"^title:\s*[\"']?(.*?)[\"']?\s*$", re.MULTILINE)
+
+
+def _inline(line: str) -> str:
+    line = _IMAGE.sub(r"\1", line)
+    line = _LINK.sub(r"\1", line)
+    line = _REF_LINK.sub(r"\1", line)
+    line = _AUTOLINK.sub(r"\1", line)
+    line = _HTML_TAG.sub("", line)
+    line = _CODE.sub(r"\1", line)
+    line = _STRONG.sub(r"\2", line)
+    line = _STRIKE.sub(r"\1", line)
+    line = _EM_STAR.sub(r"\1", line)
+    line = _EM_UNDERSCORE.sub(r"\1", line)
+    return _ESCAPE.sub(r"\1", line)
+
+
+def _table_row(line: str) -> str:
+    cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+    return " | ".join(cell for cell in cells if cell)
+
+
+def markdown_to_text(source: str) -> tuple[str, str | None]:
+    """Strip Markdown markup lightly and return ``(text, title)``.
+
+    Headings become their own paragraphs (so chunks break before them), link targets, emphasis markers,
+    code fences, HTML tags and table rules go; list markers become ``- ``. The title is the first level-1
+    heading, else a front-matter ``title:``, else ``None``.
+    """
+    source = source.replace("\r\n", "\n").replace("\r", "\n")
+    lines = source.split("\n")
+    front_title = None
+    if lines and lines[0].strip() == "---":
+        for index, line in enumerate(lines[1:60], start=1):
+            if line.strip() in ("---", "..."):
+                match = _FRONT_MATTER_TITLE.search("\n".join(lines[1:index]))
+                front_title = match.group(1).strip() if match else None
+                lines = lines[index + 1 :]
+                break
+    out: list[str] = []
+    title = None
+    in_code = False
+    for line in lines:
+        if _FENCE.match(line):
+            in_code = not in_code
+            out.append("")
+            continue
+        if in_code:
+            out.append(line)
+            continue
+        atx = _ATX.match(line)
+        if atx:
+            heading = _inline(atx.group(2)).strip()
+            if title is None and len(atx.group(1)) == 1 and heading:
+                title = heading
+            out.extend(["", heading, ""])
+            continue
+        if _SETEXT.match(line) and out and out[-1].strip():
+            if title is None and line.strip().startswith("="):
+                title = out[-1].strip()
+            out[-1:] = ["", out[-1], ""]
+            continue
+        if _RULE.match(line):
+            out.append("")
+            continue
+        if _TABLE_RULE.match(line) or _LINK_DEF.match(line):
+            continue
+        line = _QUOTE.sub("", line)
+        line = _BULLET.sub(r"\1- ", line)
+        if line.lstrip().startswith("|"):
+            line = _table_row(line)
+        out.append(_inline(line))
+    return clean_text("\n".join(out)), title or front_title
