@@ -114,5 +114,5 @@ def make_embedder(kind: str, **options: Any) -> Embedder:
             timeout=float(options.get("timeout", 30.0)),
         )
     if kind == "hashing":
-        return HashingEmbedder(int(options.get("dim", 64)))
+        return HashingEmbedder(int(options.get("dim") or 64))
     raise ConfigurationError(f"unknown embedder kind {kind!r}; use e5-small, onnx, openai or hashing")

@@ -1,0 +1,60 @@
+"""Shared helpers for the benchmark scripts (not part of the package)."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+import numpy as np
+
+from assistant_bridge.core.textnorm import lexical_form  # noqa: F401  (re-exported for scripts)
+from assistant_bridge.domain import Chunk, Ownership
+
+
+def percentiles(values: Sequence[float]) -> dict[str, float]:
+    v = sorted(values)
+    if not v:
+        return {"p50": float("nan"), "p95": float("nan"), "n": 0}
+    pick = lambda q: v[min(len(v) - 1, int(round(q * (len(v) - 1))))]  # noqa: E731
+    return {"p50": pick(0.50), "p95": pick(0.95), "p99": pick(0.99), "mean": statistics.fmean(v), "n": len(v)}
+
+
+def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                yield json.loads(line)
+
+
+def passages_to_chunks(rows: Iterable[dict[str, Any]], id_key: str = "_id") -> list[Chunk]:
+    """One chunk per passage (benchmark corpora are already passage-sized); the passage id goes in ``url``."""
+    out = []
+    for i, r in enumerate(rows):
+        pid = str(r[id_key])
+        doc = str(uuid.uuid5(uuid.NAMESPACE_URL, f"bench/{pid}"))
+        out.append(Chunk(id=doc, document_id=doc, title=r.get("title", ""), text=r["text"], position=0,
+                         url=f"bench:{pid}", end_char=len(r["text"]), ownership=Ownership()))  # fmt: skip
+    return out
+
+
+def bulk_load(services: Any, chunks: Sequence[Chunk], batch: int = 1000, progress: bool = True) -> float:
+    """Embed (through the content-hash cache) and write chunks in large batches; returns seconds spent."""
+    t0 = time.perf_counter()
+    for start in range(0, len(chunks), batch):
+        part = chunks[start : start + batch]
+        vecs = services.ingestor.embed_passages([f"{c.title}. {c.text}" for c in part])
+        services.backend.upsert(part, vecs)
+        if progress:
+            print(f"  loaded {start + len(part)}/{len(chunks)} ({time.perf_counter() - t0:.0f} s)", flush=True)
+    return time.perf_counter() - t0
+
+
+def ndcg_recall(ranked: Sequence[str], relevant: set[str], k: int = 10) -> tuple[float, float]:
+    dcg = sum(1.0 / np.log2(i + 2) for i, d in enumerate(ranked[:k]) if d in relevant)
+    ideal = sum(1.0 / np.log2(i + 2) for i in range(min(len(relevant), k)))
+    recall = len(set(ranked[:k]) & relevant) / len(relevant) if relevant else 0.0
+    return (dcg / ideal if ideal else 0.0), recall

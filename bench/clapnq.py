@@ -1,0 +1,242 @@
+"""CLAPNQ benchmark of the conversational search loop: answer quality, "I don't know" rates, latency.
+
+Usage::
+
+    python -m bench.clapnq --data /work/shared/data                      # gold setting, dev, real filters
+    python -m bench.clapnq --data ... --filters none --embedder none      # ablations
+    python -m bench.clapnq --data ... --split train46                     # held-out check (46 questions)
+    python -m bench.clapnq --data ... --setting rag --search pkg.mod:fn   # fn(query) -> list of results
+    python -m bench.clapnq --data ... --generator openai                  # uses LLM_BASE_URL/LLM_MODEL/LLM_API_KEY
+
+Gold setting: each question's own passage is its single search result. Reported (percent): RougeL, R and
+RougeLp on the answerable questions (an "I don't know" scores 0), the same on the raw generation before
+the filters ("gen"), mean answer length in characters, Un-ans% (share of unanswerable questions answered
+"I don't know"), false-IDK% (share of answerable ones), and p50/p95 per loop stage in milliseconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from assistant_bridge.core.loop import Answer, IDontKnow, run_conversational_search
+from assistant_bridge.core.results import SearchResult
+from assistant_bridge.core.snippets import build_snippets
+from assistant_bridge.generators import make_generator
+from bench._clapnq_data import (
+    Question,
+    best,
+    load_dev,
+    load_train_heldout,
+    percentiles,
+    rouge1_recall,
+    rouge_l,
+)
+
+Search = Callable[[Question], Sequence[SearchResult]]
+
+
+class _PassFilter:
+    """Stands in for both filters when none are loaded: always 1.0, so nothing is filtered."""
+
+    def warm_up(self) -> None:
+        return None
+
+    def score(self, *args: Any) -> float:
+        return 1.0
+
+
+class _NoThresholds:
+    pre_gen = 0.0
+    post_gen = 0.0
+
+
+def gold_search(question: Question) -> list[SearchResult]:
+    return [SearchResult(title=question.title, body=question.passage, id=question.passage_id or question.id)]
+
+
+def import_search(spec: str) -> Search:
+    """``package.module:function`` taking the query string and returning results (JSON dicts or objects)."""
+    module_name, _, attr = spec.partition(":")
+    fn = getattr(importlib.import_module(module_name), attr)
+
+    def search(question: Question) -> list[SearchResult]:
+        out = fn(question.question)
+        return [r if isinstance(r, SearchResult) else SearchResult.from_json(r) for r in out]
+
+    return search
+
+
+def load_filter_set(kind: str, level: str) -> tuple[Any, Any, Any, str]:
+    if kind == "none":
+        return _PassFilter(), _PassFilter(), _NoThresholds(), "no filter"
+    from assistant_bridge.filters import load_filters, load_thresholds
+
+    pre, post = load_filters()
+    pre.warm_up()
+    post.warm_up()
+    return pre, post, load_thresholds(level), f"filters ({level})"
+
+
+def evaluate(
+    questions: Sequence[Question],
+    search: Search,
+    generator: Any,
+    prefilter: Any,
+    postfilter: Any,
+    thresholds: Any,
+    response_length: str = "moderate",
+) -> dict[str, Any]:
+    rows: list[dict[str, Any]] = []
+    stage_ms: dict[str, list[float]] = {}
+    for q in questions:
+        t0 = time.perf_counter()
+        results = list(search(q))
+        search_ms = (time.perf_counter() - t0) * 1000.0
+        outcome = run_conversational_search(
+            q.question, results, prefilter=prefilter, postfilter=postfilter, generator=generator,
+            thresholds=thresholds, response_length=response_length,  # type: ignore[arg-type]
+        )  # fmt: skip
+        timings = dict(outcome.timings)
+        timings["search"] = search_ms
+        timings["turn"] = search_ms + timings.get("total", 0.0)
+        for stage, ms in timings.items():
+            stage_ms.setdefault(stage, []).append(ms)
+        answered = isinstance(outcome, Answer)
+        text = outcome.text if isinstance(outcome, Answer) else ""
+        raw = text if answered else (outcome.generated_text if isinstance(outcome, IDontKnow) else None)
+        if raw is None and q.answerable and results:
+            raw = generator.generate(q.question, build_snippets(results), response_length).text
+        row: dict[str, Any] = {
+            "id": q.id,
+            "answerable": q.answerable,
+            "outcome": type(outcome).__name__,
+            "reason": getattr(outcome, "reason", None),
+            "text": text,
+            "scores": dict(outcome.scores),
+        }
+        if q.answerable:
+            passage = " ".join(r.body for r in results[:1])
+            row.update(
+                rougeL=best(rouge_l, text, q.references) if answered else 0.0,
+                R=best(rouge1_recall, text, q.references) if answered else 0.0,
+                rougeLp=rouge_l(text, passage) if answered else 0.0,
+                gen_rougeL=best(rouge_l, raw or "", q.references),
+                gen_R=best(rouge1_recall, raw or "", q.references),
+                gen_rougeLp=rouge_l(raw or "", passage),
+                gen_len=len(raw or ""),
+            )
+        rows.append(row)
+    ans = [r for r in rows if r["answerable"]]
+    unans = [r for r in rows if not r["answerable"]]
+    mean = lambda xs: statistics.fmean(xs) if xs else float("nan")  # noqa: E731
+    answered_lens = [len(r["text"]) for r in rows if r["outcome"] == "Answer"]
+    summary = {
+        "n_answerable": len(ans),
+        "n_unanswerable": len(unans),
+        "rougeL": 100 * mean([r["rougeL"] for r in ans]),
+        "R": 100 * mean([r["R"] for r in ans]),
+        "rougeLp": 100 * mean([r["rougeLp"] for r in ans]),
+        "gen_rougeL": 100 * mean([r["gen_rougeL"] for r in ans]),
+        "gen_R": 100 * mean([r["gen_R"] for r in ans]),
+        "gen_rougeLp": 100 * mean([r["gen_rougeLp"] for r in ans]),
+        "gen_len": mean([r["gen_len"] for r in ans]),
+        "answer_len": mean(answered_lens),
+        "unans_pct": 100 * mean([r["outcome"] != "Answer" for r in unans]),
+        "false_idk_pct": 100 * mean([r["outcome"] != "Answer" for r in ans]),
+        "latency_ms": {stage: percentiles(v) for stage, v in stage_ms.items()},
+    }
+    return {"summary": summary, "rows": rows}
+
+
+def _print_table(summary: dict[str, Any], label: str) -> None:
+    s = summary
+    print(f"\n{label}")
+    print(f"{'':14s}{'RougeL':>8s}{'R':>8s}{'RougeLp':>9s}{'len':>7s}")
+    print(f"{'after filters':14s}{s['rougeL']:8.1f}{s['R']:8.1f}{s['rougeLp']:9.1f}{s['answer_len']:7.0f}")
+    print(f"{'generation':14s}{s['gen_rougeL']:8.1f}{s['gen_R']:8.1f}{s['gen_rougeLp']:9.1f}{s['gen_len']:7.0f}")
+    print(f"Un-ans% {s['unans_pct']:.1f} (n={s['n_unanswerable']})   false-IDK% {s['false_idk_pct']:.1f} "
+          f"(n={s['n_answerable']})")  # fmt: skip
+    print(f"{'stage (ms)':14s}{'p50':>8s}{'p95':>8s}")
+    for stage, p in s["latency_ms"].items():
+        print(f"{stage:14s}{p['p50']:8.2f}{p['p95']:8.2f}")
+
+
+def _parse_params(pairs: Sequence[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, _, value = pair.partition("=")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, required=True, help="folder that holds clapnq/")
+    ap.add_argument("--setting", choices=("gold", "rag"), default="gold")
+    ap.add_argument("--search", help="rag setting: package.module:function(query) -> results")
+    ap.add_argument("--split", choices=("dev", "train46"), default="dev")
+    ap.add_argument("--limit", type=int, default=0, help="first N answerable and first N unanswerable")
+    ap.add_argument("--generator", default="extractive", help="extractive | openai")
+    ap.add_argument("--embedder", default="use", help="extractive sentence embedder: use | none")
+    ap.add_argument("--param", action="append", default=[], help="generator option key=value (JSON value)")
+    ap.add_argument("--filters", choices=("auto", "none"), default="auto")
+    ap.add_argument("--level", default="less_often", help="threshold level of the filters")
+    ap.add_argument("--response-length", default="moderate", choices=("concise", "moderate", "verbose"))
+    ap.add_argument("--json", action="store_true", help="print the summary (and rows with --rows) as JSON")
+    ap.add_argument("--rows", action="store_true")
+    args = ap.parse_args(argv)
+
+    questions = load_dev(args.data) if args.split == "dev" else load_train_heldout(args.data)
+    if args.limit:
+        questions = [q for q in questions if q.answerable][: args.limit] + [
+            q for q in questions if not q.answerable
+        ][: args.limit]
+    if args.setting == "gold":
+        search: Search = gold_search
+    elif args.search:
+        search = import_search(args.search)
+    else:
+        ap.error("--setting rag needs --search package.module:function (the search backend to use)")
+
+    options = _parse_params(args.param)
+    if args.generator == "extractive":
+        options.setdefault("embedder", args.embedder)
+    elif args.generator == "openai":
+        options.setdefault("base_url", os.environ.get("LLM_BASE_URL", ""))
+        options.setdefault("model", os.environ.get("LLM_MODEL", ""))
+        options.setdefault("api_key", os.environ.get("LLM_API_KEY") or None)
+    generator = make_generator(args.generator, **options)
+    generator.warm_up()
+    filter_kind = args.filters
+    try:
+        pre, post, thresholds, filter_label = load_filter_set(filter_kind, args.level)
+    except ImportError as exc:
+        print(f"filters unavailable ({exc}); running without filters", file=sys.stderr)
+        pre, post, thresholds, filter_label = load_filter_set("none", args.level)
+
+    result = evaluate(questions, search, generator, pre, post, thresholds, args.response_length)
+    label = (f"CLAPNQ {args.split} {args.setting}, generator={getattr(generator, 'model', args.generator)}, "
+             f"{filter_label}, response_length={args.response_length}")  # fmt: skip
+    if args.json:
+        out: dict[str, Any] = {"label": label, "summary": result["summary"]}
+        if args.rows:
+            out["rows"] = result["rows"]
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+    else:
+        _print_table(result["summary"], label)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
