@@ -1,0 +1,285 @@
+"""The conversational search loop (spec §B): results in, one :data:`Outcome` out. No I/O of its own.
+
+Steps, each timed:
+
+1. no results → :class:`NoResults` ("No results found" message);
+2. :func:`~assistant_bridge.core.snippets.build_snippets` (at most five);
+3. pre-generation filter ("retrieval confidence") below ``thresholds.pre_gen`` →
+   :class:`IDontKnow` with ``reason="retrieval_confidence"``;
+4. truncation: while the prompt is longer than ``generator.context_tokens``, drop the **last** snippet;
+   nothing left → :class:`SearchFailed` with ``reason="prompt_too_long"`` (IBM: "the search fails");
+5. generation; the generator declining (its answer is "I don't know") → ``reason="generator_declined"``;
+6. post-generation filter ("response confidence") below ``thresholds.post_gen`` →
+   ``reason="response_confidence"``;
+7. otherwise :class:`Answer` with **all** the search results, not only the ones that were cited.
+
+Invariants: every outcome carries ``timings`` (milliseconds per stage that ran, plus ``total``) and
+``scores`` (the scores computed before the loop stopped). A score equal to its threshold passes. Each
+threshold belongs to one stage: the retrieval threshold is never applied to the response score.
+
+``confidence_scores.threshold`` (a single number in the watsonx wire format, documented as "if either the
+pre_gen or post_gen score is below this threshold…") reports the **post-generation** threshold, the last
+gate the answer passed; both thresholds are kept in :attr:`Answer.thresholds` for debug output.
+
+Errors raised by the filters or the generator (for example :class:`~assistant_bridge.errors.GeneratorError`)
+propagate unchanged: the HTTP layer turns them into the "connectivity issue" message.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Protocol, Sequence, Union
+
+from assistant_bridge.core.citations import Citation, extractiveness
+from assistant_bridge.core.results import SearchResult
+from assistant_bridge.core.snippets import Snippet, build_snippets
+
+if TYPE_CHECKING:
+    from assistant_bridge.generators.base import Generation, Generator
+
+ResponseLength = Literal["concise", "moderate", "verbose"]
+IDKReason = Literal["retrieval_confidence", "generator_declined", "response_confidence"]
+Clock = Callable[[], float]
+
+
+class PreFilterLike(Protocol):
+    def score(self, query: str, snippets: Sequence[str]) -> float: ...
+
+
+class PostFilterLike(Protocol):
+    def score(self, query: str, snippets: Sequence[str], answer: str) -> float: ...
+
+
+class ThresholdsLike(Protocol):
+    @property
+    def pre_gen(self) -> float: ...
+
+    @property
+    def post_gen(self) -> float: ...
+
+
+@dataclass(frozen=True)
+class ConfidenceScores:
+    """The watsonx ``confidence_scores`` object (no ``retrieval`` key exists there)."""
+
+    threshold: float
+    pre_gen: float
+    post_gen: float
+    extractiveness: float
+
+    def to_json(self) -> dict[str, float]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class _Base:
+    timings: Mapping[str, float] = field(default_factory=dict)
+    scores: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class NoResults(_Base):
+    """The search returned nothing."""
+
+
+@dataclass(frozen=True)
+class IDontKnow(_Base):
+    """A gate said no. ``generated_text`` is the discarded answer when generation ran (debug only)."""
+
+    reason: IDKReason = "retrieval_confidence"
+    search_results: tuple[SearchResult, ...] = ()
+    snippets_used: tuple[Snippet, ...] = ()
+    generated_text: str | None = None
+    thresholds: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SearchFailed(_Base):
+    """Nothing could be sent to the generator (IBM: "When it has no text, the search fails")."""
+
+    reason: Literal["prompt_too_long"] = "prompt_too_long"
+    search_results: tuple[SearchResult, ...] = ()
+
+
+@dataclass(frozen=True)
+class Answer(_Base):
+    """A generated answer that passed both gates."""
+
+    text: str = ""
+    citations: tuple[Citation, ...] = ()
+    confidence_scores: ConfidenceScores = ConfidenceScores(0.0, 0.0, 0.0, 0.0)
+    search_results: tuple[SearchResult, ...] = ()
+    snippets_used: tuple[Snippet, ...] = ()
+    model: str = ""
+    thresholds: Mapping[str, float] = field(default_factory=dict)
+
+
+Outcome = Union[NoResults, IDontKnow, SearchFailed, Answer]
+
+
+class _Timer:
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self.started = clock()
+        self._last = self.started
+        self.timings: dict[str, float] = {}
+
+    def lap(self, stage: str) -> None:
+        now = self._clock()
+        self.timings[stage] = (now - self._last) * 1000.0
+        self._last = now
+
+    def done(self) -> dict[str, float]:
+        self.timings["total"] = (self._clock() - self.started) * 1000.0
+        return dict(self.timings)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What :func:`prepare_generation` hands to the generator, and what :func:`finish_generation` needs."""
+
+    query: str
+    results: tuple[SearchResult, ...]
+    snippets: tuple[Snippet, ...]
+    pre_gen: float
+    timings: Mapping[str, float]
+    started: float
+
+
+def _thresholds_json(thresholds: ThresholdsLike) -> dict[str, float]:
+    return {"pre_gen": float(thresholds.pre_gen), "post_gen": float(thresholds.post_gen)}
+
+
+def prepare_generation(
+    query: str,
+    results: Sequence[SearchResult],
+    *,
+    prefilter: PreFilterLike,
+    generator: Generator,
+    thresholds: ThresholdsLike,
+    clock: Clock = time.perf_counter,
+) -> Prepared | NoResults | IDontKnow | SearchFailed:
+    """Steps 1–4. Returns :class:`Prepared` when the generator should run, or the outcome that ends the turn.
+
+    Split from :func:`run_conversational_search` so that a streaming caller can run
+    ``generator.stream`` itself between this and :func:`finish_generation`.
+    """
+    timer = _Timer(clock)
+    all_results = tuple(results)
+    if not all_results:
+        return NoResults(timings=timer.done(), scores={})
+    snippets = build_snippets(all_results)
+    timer.lap("snippets")
+    pre = float(prefilter.score(query, [s.text for s in snippets]))
+    timer.lap("pre_filter")
+    if pre < thresholds.pre_gen:
+        return IDontKnow(
+            reason="retrieval_confidence",
+            timings=timer.done(),
+            scores={"pre_gen": pre},
+            search_results=all_results,
+            snippets_used=tuple(snippets),
+            thresholds=_thresholds_json(thresholds),
+        )
+    while snippets and generator.prompt_tokens(query, snippets) > generator.context_tokens:
+        snippets.pop()
+    timer.lap("truncation")
+    if not snippets:
+        return SearchFailed(timings=timer.done(), scores={"pre_gen": pre}, search_results=all_results)
+    return Prepared(
+        query=query,
+        results=all_results,
+        snippets=tuple(snippets),
+        pre_gen=pre,
+        timings=dict(timer.timings),
+        started=timer.started,
+    )
+
+
+def finish_generation(
+    prepared: Prepared,
+    generation: Generation,
+    *,
+    postfilter: PostFilterLike,
+    thresholds: ThresholdsLike,
+    generation_ms: float | None = None,
+    clock: Clock = time.perf_counter,
+) -> IDontKnow | Answer:
+    """Steps 5–7 for a finished :class:`~assistant_bridge.generators.base.Generation`."""
+    timings = dict(prepared.timings)
+    if generation_ms is not None:
+        timings["generation"] = generation_ms
+    mark = clock()
+    snippet_texts = [s.text for s in prepared.snippets]
+    scores: dict[str, Any] = {"pre_gen": prepared.pre_gen}
+    common: dict[str, Any] = {
+        "search_results": prepared.results,
+        "snippets_used": prepared.snippets,
+        "thresholds": _thresholds_json(thresholds),
+    }
+    if generation.declined:
+        timings["total"] = (clock() - prepared.started) * 1000.0
+        return IDontKnow(reason="generator_declined", timings=timings, scores=scores,
+                         generated_text=generation.text, **common)
+    post = float(postfilter.score(prepared.query, snippet_texts, generation.text))
+    now = clock()
+    timings["post_filter"] = (now - mark) * 1000.0
+    scores["post_gen"] = post
+    if post < thresholds.post_gen:
+        timings["total"] = (clock() - prepared.started) * 1000.0
+        return IDontKnow(reason="response_confidence", timings=timings, scores=scores,
+                         generated_text=generation.text, **common)
+    extract = extractiveness(generation.text, snippet_texts)
+    scores["extractiveness"] = extract
+    citations = tuple(
+        dataclasses.replace(c, body=prepared.results[c.search_result_index].body)
+        if 0 <= c.search_result_index < len(prepared.results)
+        else c
+        for c in generation.citations
+    )
+    timings["citations"] = (clock() - now) * 1000.0
+    timings["total"] = (clock() - prepared.started) * 1000.0
+    return Answer(
+        text=generation.text,
+        citations=citations,
+        confidence_scores=ConfidenceScores(
+            threshold=float(thresholds.post_gen), pre_gen=prepared.pre_gen, post_gen=post, extractiveness=extract
+        ),
+        timings=timings,
+        scores=scores,
+        model=generation.model,
+        **common,
+    )
+
+
+def run_conversational_search(
+    query: str,
+    results: Sequence[SearchResult],
+    *,
+    prefilter: PreFilterLike,
+    postfilter: PostFilterLike,
+    generator: Generator,
+    thresholds: ThresholdsLike,
+    response_length: ResponseLength = "moderate",
+    clock: Clock = time.perf_counter,
+) -> Outcome:
+    """Run the whole loop for one turn (see the module docstring for the steps).
+
+    :param query: the user's (possibly rewritten) query.
+    :param results: the search results, in rank order; all of them are returned with an answer.
+    :param response_length: ``concise``, ``moderate`` (IBM's default) or ``verbose``.
+    :raises GeneratorError: when the generator fails (not caught here).
+    """
+    prepared = prepare_generation(
+        query, results, prefilter=prefilter, generator=generator, thresholds=thresholds, clock=clock
+    )
+    if not isinstance(prepared, Prepared):
+        return prepared
+    start = clock()
+    generation = generator.generate(query, list(prepared.snippets), response_length)
+    elapsed = (clock() - start) * 1000.0
+    return finish_generation(
+        prepared, generation, postfilter=postfilter, thresholds=thresholds, generation_ms=elapsed, clock=clock
+    )
