@@ -184,12 +184,18 @@ class MilvusBackend:
             return False
 
     def close(self) -> None:
+        """Close the client; for embedded Milvus Lite also stop its in-process server, which flushes and
+        releases the data directory lock (so a side process can take it over)."""
         with self._lock:
             if self._client is not None:
                 try:
                     self._client.close()
                 finally:
                     self._client = None
+            if not self.uri.startswith(("http://", "https://", "tcp://", "unix:")):
+                from milvus_lite.server_manager import server_manager_instance
+
+                server_manager_instance.release_server(self.uri)
 
     @contextmanager
     def _errors(self, what: str) -> Iterator[None]:
