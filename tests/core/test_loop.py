@@ -1,0 +1,218 @@
+"""The conversational search loop: every outcome, truncation, timings, scores, all results returned."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import pytest
+
+from assistant_bridge.core.loop import (
+    Answer,
+    IDontKnow,
+    NoResults,
+    Prepared,
+    SearchFailed,
+    finish_generation,
+    prepare_generation,
+    run_conversational_search,
+)
+from assistant_bridge.core.results import SearchResult
+from assistant_bridge.core.snippets import Snippet
+from assistant_bridge.errors import GeneratorError
+from assistant_bridge.generators import FakeGenerator
+
+pytestmark = pytest.mark.unit
+
+
+class Pre:
+    def __init__(self, value: float) -> None:
+        self.value = value
+        self.calls: list[tuple[str, list[str]]] = []
+
+    def score(self, query: str, snippets: Sequence[str]) -> float:
+        self.calls.append((query, list(snippets)))
+        return self.value
+
+
+class Post:
+    def __init__(self, value: float) -> None:
+        self.value = value
+        self.calls: list[tuple[str, list[str], str]] = []
+
+    def score(self, query: str, snippets: Sequence[str], answer: str) -> float:
+        self.calls.append((query, list(snippets), answer))
+        return self.value
+
+
+@dataclass(frozen=True)
+class T:
+    pre_gen: float
+    post_gen: float
+
+
+class Clock:
+    """Advances one millisecond per reading, so every stage takes a known, positive time."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 0.001
+        return self.now
+
+
+RESULTS = [
+    SearchResult("Reset", "Go to Settings. Then choose Reset.", url="https://a"),
+    SearchResult("VPN", "Install the client. Sign in with SSO."),
+    SearchResult("Extra", "Unrelated text about lunch."),
+]
+
+
+def run(results=RESULTS, pre=0.9, post=0.9, generator=None, thresholds=T(0.5, 0.5), **kw):  # type: ignore[no-untyped-def]
+    return run_conversational_search(
+        "how do I reset", results, prefilter=Pre(pre) if isinstance(pre, float) else pre,
+        postfilter=Post(post) if isinstance(post, float) else post, generator=generator or FakeGenerator(),
+        thresholds=thresholds, clock=Clock(), **kw,
+    )  # fmt: skip
+
+
+def test_no_results() -> None:
+    out = run(results=[])
+    assert isinstance(out, NoResults)
+    assert "total" in out.timings and out.scores == {}
+
+
+def test_answer_carries_all_results_scores_citations_and_timings() -> None:
+    gen = FakeGenerator()
+    out = run(generator=gen)
+    assert isinstance(out, Answer)
+    assert out.search_results == tuple(RESULTS)  # all, including the one never cited
+    assert out.text == "Go to Settings. Install the client. Unrelated text about lunch."
+    assert [c.search_result_index for c in out.citations] == [0, 1, 2]
+    assert out.citations[0].body == RESULTS[0].body
+    cs = out.confidence_scores
+    assert (cs.pre_gen, cs.post_gen, cs.threshold) == (0.9, 0.9, 0.5)
+    assert cs.extractiveness == 1.0
+    assert set(out.confidence_scores.to_json()) == {"threshold", "pre_gen", "post_gen", "extractiveness"}
+    assert out.scores == {"pre_gen": 0.9, "post_gen": 0.9, "extractiveness": 1.0}
+    for stage in ("snippets", "pre_filter", "truncation", "generation", "post_filter", "total"):
+        assert out.timings[stage] > 0
+    assert out.timings["total"] >= sum(v for k, v in out.timings.items() if k != "total")
+    assert out.thresholds == {"pre_gen": 0.5, "post_gen": 0.5}
+    assert gen.calls[0][2] == "moderate"
+    assert len(out.snippets_used) == 3
+
+
+def test_response_length_is_passed_to_the_generator() -> None:
+    gen = FakeGenerator()
+    run(generator=gen, response_length="concise")
+    assert gen.calls[0][2] == "concise"
+
+
+def test_low_pre_gen_is_idk_without_generation() -> None:
+    gen = FakeGenerator()
+    post = Post(0.9)
+    out = run(pre=0.2, post=post, generator=gen)
+    assert isinstance(out, IDontKnow) and out.reason == "retrieval_confidence"
+    assert out.scores == {"pre_gen": 0.2}
+    assert gen.calls == [] and post.calls == []
+    assert out.generated_text is None and out.search_results == tuple(RESULTS)
+    assert "pre_filter" in out.timings and "generation" not in out.timings
+
+
+def test_prefilter_sees_the_snippet_texts() -> None:
+    pre = Pre(0.9)
+    run(pre=pre)
+    assert pre.calls == [("how do I reset", [r.body for r in RESULTS])]
+
+
+def test_scores_equal_to_threshold_pass() -> None:
+    assert isinstance(run(pre=0.5, post=0.5), Answer)
+
+
+def test_generator_declined() -> None:
+    post = Post(0.9)
+    out = run(generator=FakeGenerator(declined=True), post=post)
+    assert isinstance(out, IDontKnow) and out.reason == "generator_declined"
+    assert out.generated_text == "I don't know"
+    assert post.calls == []
+    assert "generation" in out.timings
+
+
+def test_low_post_gen_is_idk_with_the_discarded_text() -> None:
+    out = run(post=0.1)
+    assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
+    assert out.scores == {"pre_gen": 0.9, "post_gen": 0.1}
+    assert out.generated_text and out.generated_text.startswith("Go to Settings.")
+    assert {"generation", "post_filter", "total"} <= set(out.timings)
+
+
+def test_each_threshold_gates_only_its_own_stage() -> None:
+    assert isinstance(run(pre=0.3, post=0.95, thresholds=T(0.2, 0.9)), Answer)
+    out = run(pre=0.95, post=0.3, thresholds=T(0.9, 0.2))
+    assert isinstance(out, Answer) and out.confidence_scores.threshold == 0.2
+
+
+def test_truncation_drops_snippets_from_the_end() -> None:
+    # each snippet costs 10 tokens; a budget of 25 keeps the first two
+    gen = FakeGenerator(context_tokens=25, token_counter=lambda q, s: 10 * len(s))
+    out = run(generator=gen)
+    assert isinstance(out, Answer)
+    kept = gen.calls[0][1]
+    assert [s.result_index for s in kept] == [0, 1]
+    assert [s.result_index for s in out.snippets_used] == [0, 1]
+    assert out.search_results == tuple(RESULTS)
+
+
+def test_truncation_uses_the_generators_own_count() -> None:
+    seen: list[int] = []
+
+    def counter(query: str, snippets: Sequence[Snippet]) -> int:
+        seen.append(len(snippets))
+        return 100 if len(snippets) > 1 else 1
+
+    run(generator=FakeGenerator(context_tokens=50, token_counter=counter))
+    assert seen == [3, 2, 1]
+
+
+def test_search_fails_when_nothing_fits() -> None:
+    gen = FakeGenerator(context_tokens=5, token_counter=lambda q, s: 10)
+    out = run(generator=gen)
+    assert isinstance(out, SearchFailed) and out.reason == "prompt_too_long"
+    assert gen.calls == []
+    assert out.scores == {"pre_gen": 0.9}
+    assert "truncation" in out.timings and "total" in out.timings
+
+
+def test_generator_errors_propagate() -> None:
+    with pytest.raises(GeneratorError):
+        run(generator=FakeGenerator(error="endpoint down"))
+
+
+def test_citations_outside_the_results_are_left_alone() -> None:
+    from assistant_bridge.core.citations import Citation
+    from assistant_bridge.generators.base import Generation
+
+    prepared = prepare_generation("q", RESULTS, prefilter=Pre(1.0), generator=FakeGenerator(), thresholds=T(0, 0))
+    assert isinstance(prepared, Prepared)
+    odd = Citation("t", "x", "snippet", 99, ((0, 1),))
+    out = finish_generation(prepared, Generation("x y z", (odd,), False, "m"), postfilter=Post(1.0), thresholds=T(0, 0))
+    assert isinstance(out, Answer) and out.citations == (odd,)
+
+
+def test_prepare_and_finish_support_streaming_callers() -> None:
+    gen = FakeGenerator(chunk_chars=3)
+    prepared = prepare_generation("q", RESULTS, prefilter=Pre(0.9), generator=gen, thresholds=T(0.5, 0.5))
+    assert isinstance(prepared, Prepared) and prepared.pre_gen == 0.9
+    stream = gen.stream("q", list(prepared.snippets))
+    streamed = "".join(stream)
+    out = finish_generation(prepared, stream.result(), postfilter=Post(0.9), thresholds=T(0.5, 0.5), generation_ms=4.0)
+    assert isinstance(out, Answer) and out.text == streamed
+    assert out.timings["generation"] == 4.0
+
+
+def test_outcomes_are_frozen() -> None:
+    out = run()
+    with pytest.raises(AttributeError):
+        out.text = "changed"  # type: ignore[misc]
