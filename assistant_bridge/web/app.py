@@ -30,6 +30,7 @@ ROUTE_MODULES = (
     "assistant_bridge.web.routes_health",
     "assistant_bridge.web.routes_search",
     "assistant_bridge.web.routes_documents",
+    "assistant_bridge.web.routes_message",
 )
 
 

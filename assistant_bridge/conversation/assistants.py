@@ -1,0 +1,317 @@
+"""The assistants and environments the ``/message`` API serves, parsed from the settings key ``assistants``.
+
+Each assistant has a search source (the built-in backend, a remote custom search server, or the client),
+conversational search options, user-facing messages and a generator. An environment may override any of
+those tables; :meth:`AssistantsConfig.get` resolves one ``(assistant, environment)`` pair into a frozen
+:class:`Assistant`. Invariant: everything here is checked when the settings load, so a bad table stops the
+service at start-up with a :class:`~assistant_bridge.errors.ConfigurationError` naming the key, and a request
+can only fail with :class:`~assistant_bridge.errors.NotFound` (unknown ids).
+
+Without an ``assistants`` key the embedded default applies (:data:`DEFAULT_ASSISTANTS`): assistant
+``default`` searching the built-in backend, and assistant ``client-side`` that hands the search to the
+client (spec §A.2), each with one environment ``default``. A configured ``assistants`` table replaces the
+default entirely. See ``docs/message-api.md``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from assistant_bridge.errors import ConfigurationError, FilterSyntaxError, NotFound
+from assistant_bridge.settings import Secret, Settings
+
+NO_RESULT_MESSAGE = (
+    "I searched my knowledge base for information that might address your query, but did not find anything "
+    "useful to share."
+)
+ERROR_MESSAGE = (
+    "I might have information that could help address your query, but am unable to search my knowledge base "
+    "at the moment."
+)
+IDK_MESSAGE = (
+    "I'm not confident I can answer that from my knowledge base. Could you rephrase the question or add a "
+    "detail?"
+)
+CITATIONS_TITLE = "How do we know?"
+DISCLAIMER = "This answer was generated from your documents and may be incomplete; check the cited sources."
+DEFAULT_TTL_SECONDS = 3600
+STREAMING_MODES = ("verify_then_stream", "stream_then_verify")
+
+DEFAULT_ASSISTANTS: dict[str, Any] = {
+    "default": {
+        "name": "Default",
+        "description": "Conversational search over the built-in backend",
+        "environments": ["default"],
+        "search": {"type": "builtin"},
+    },
+    "client-side": {
+        "name": "Client-side search",
+        "description": "Hands each search to the calling client (output.actions) and answers from its results",
+        "environments": ["default"],
+        "search": {"type": "client"},
+    },
+}
+
+# settings from environment variables arrive as strings; these keys are converted before validation
+_NUMBERS = {"timeout_seconds", "connect_timeout_seconds", "session_ttl_seconds", "limit", "top_k", "size",
+            "passage_length", "passage_chars"}  # fmt: skip
+_BOOLS = {"enabled", "verify_tls"}
+_SECRET_KEYS = {"api_key", "apikey", "token", "password"}
+
+
+@dataclass(frozen=True)
+class ServerSearch:
+    """A remote custom search server (spec §A.1) and how to authenticate to it."""
+
+    url: str
+    auth_type: str = "none"  # none | basic | apikey | bearer
+    username: str = ""
+    password: Secret | None = None
+    apikey: Secret | None = None
+    apikey_header: str = "X-API-Key"
+    token: Secret | None = None
+    timeout_seconds: float = 8.0
+    connect_timeout_seconds: float = 3.0
+    verify_tls: bool = True
+    headers: Mapping[str, Secret] = field(default_factory=dict)  # extra headers; values may be credentials
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """``type``: ``builtin``, ``server`` or ``client``. ``filter`` is the default filter string; ``metadata``
+    goes to the search server or the client as is (the built-in backend reads ``mode``, ``limit``,
+    ``passage_length``)."""
+
+    type: str = "builtin"
+    filter: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    server: ServerSearch | None = None
+
+
+@dataclass(frozen=True)
+class ConversationalConfig:
+    enabled: bool = True
+    response_length: str = "moderate"
+    threshold_level: str = "less_often"
+    citations_title: str = CITATIONS_TITLE
+    disclaimer: str = DISCLAIMER
+    streaming: str = "verify_then_stream"
+
+
+@dataclass(frozen=True)
+class Messages:
+    no_result: str = NO_RESULT_MESSAGE
+    error: str = ERROR_MESSAGE
+    idk: str = IDK_MESSAGE
+
+
+@dataclass(frozen=True)
+class Assistant:
+    """One assistant as seen from one of its environments."""
+
+    id: str
+    environment_id: str
+    name: str = ""
+    search: SearchConfig = field(default_factory=SearchConfig)
+    conversational: ConversationalConfig = field(default_factory=ConversationalConfig)
+    messages: Messages = field(default_factory=Messages)
+    generator: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({"kind": "extractive"}))
+    session_ttl_seconds: int = DEFAULT_TTL_SECONDS
+
+
+@dataclass(frozen=True)
+class AssistantsConfig:
+    """Every ``(assistant, environment)`` pair, resolved."""
+
+    pairs: Mapping[tuple[str, str], Assistant]
+
+    def get(self, assistant_id: str, environment_id: str | None = None) -> Assistant:
+        """:param environment_id: ``None`` picks the assistant's first environment.
+        :raises NotFound: unknown assistant or environment."""
+        if environment_id is None:
+            for (aid, eid), assistant in self.pairs.items():
+                if aid == assistant_id:
+                    return assistant
+            raise NotFound(f"unknown assistant {assistant_id[:64]!r}", resource="assistant")
+        found = self.pairs.get((assistant_id, environment_id))
+        if found is not None:
+            return found
+        if any(aid == assistant_id for aid, _ in self.pairs):
+            raise NotFound(f"unknown environment {environment_id[:64]!r} of assistant {assistant_id[:64]!r}",
+                           resource="environment")  # fmt: skip
+        raise NotFound(f"unknown assistant {assistant_id[:64]!r}", resource="assistant")
+
+    @property
+    def ids(self) -> list[tuple[str, str]]:
+        return list(self.pairs)
+
+
+def _coerce_strings(node: Any, key: str = "") -> Any:
+    if isinstance(node, dict):
+        if key == "metadata":
+            return {k: _coerce_strings(v, k) if k in _NUMBERS else v for k, v in node.items()}
+        return {k: _coerce_strings(v, k) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_coerce_strings(v) for v in node]
+    if isinstance(node, str) and key in _NUMBERS:
+        try:
+            return int(node) if node.strip().lstrip("-").isdigit() else float(node)
+        except ValueError:
+            return node
+    if isinstance(node, str) and key in _BOOLS:
+        low = node.strip().lower()
+        if low in ("1", "true", "yes", "on"):
+            return True
+        if low in ("0", "false", "no", "off"):
+            return False
+    return node
+
+
+def _raw_table(settings: Settings) -> dict[str, Any]:
+    raw = settings.extra.get("assistants")
+    if raw is None:
+        return copy.deepcopy(DEFAULT_ASSISTANTS)
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ConfigurationError(f"assistants: invalid JSON ({exc.msg})") from None
+    if isinstance(raw, list):  # [[assistants]] with an id each
+        table: dict[str, Any] = {}
+        for i, entry in enumerate(raw):
+            if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
+                raise ConfigurationError(f"assistants[{i}] needs an id")
+            entry = dict(entry)
+            aid = entry.pop("id")
+            if aid in table:
+                raise ConfigurationError(f"assistants[{i}]: duplicate assistant id {aid!r}")
+            table[aid] = entry
+        raw = table
+    if not isinstance(raw, dict):
+        raise ConfigurationError("assistants must be a table of assistants keyed by id")
+    result: dict[str, Any] = _coerce_strings(raw)
+    return result
+
+
+def _check_schema(table: dict[str, Any]) -> None:
+    from assistant_bridge.web.validation import validator
+
+    errors = sorted(validator("message_assistants").iter_errors(table), key=lambda e: list(e.absolute_path))
+    if errors:
+        from jsonschema.exceptions import best_match
+
+        err = best_match(errors)
+        where = "assistants" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
+        raise ConfigurationError(f"{where}: {err.message}"[:400])
+
+
+def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping) and key not in ("metadata", "generator"):
+            out[key] = _merge(dict(out[key]), value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _server(data: Mapping[str, Any], where: str) -> ServerSearch:
+    if "url" not in data:
+        raise ConfigurationError(f"{where}.url is required for a search server")
+    auth = data.get("auth_type") or ("none" if not any(k in data for k in ("password", "apikey", "token")) else "")
+    if not auth:
+        raise ConfigurationError(f"{where}.auth_type must be set (none, basic, apikey or bearer) with credentials")
+    need = {"basic": ("username", "password"), "apikey": ("apikey",), "bearer": ("token",), "none": ()}[auth]
+    for key in need:
+        if not data.get(key):
+            raise ConfigurationError(f"{where}.{key} is required when auth_type is {auth}")
+    secret = lambda k: Secret(str(data[k])) if data.get(k) else None  # noqa: E731
+    return ServerSearch(
+        url=data["url"], auth_type=auth, username=data.get("username", ""), password=secret("password"),
+        apikey=secret("apikey"), apikey_header=data.get("apikey_header", "X-API-Key"), token=secret("token"),
+        timeout_seconds=float(data.get("timeout_seconds", 8.0)),
+        connect_timeout_seconds=float(data.get("connect_timeout_seconds", 3.0)),
+        verify_tls=bool(data.get("verify_tls", True)),
+        headers=MappingProxyType({k: Secret(v) for k, v in data.get("headers", {}).items()}),
+    )  # fmt: skip
+
+
+def _builtin_metadata(meta: Mapping[str, Any], settings: Settings, where: str) -> None:
+    mode = meta.get("mode")
+    if mode is not None and mode not in ("lexical", "dense", "hybrid"):
+        raise ConfigurationError(f"{where}.metadata.mode must be lexical, dense or hybrid")
+    for key, hi in (("limit", settings.search.max_limit), ("passage_length", 100_000)):
+        value = meta.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= hi):
+            raise ConfigurationError(f"{where}.metadata.{key} must be an integer from 1 to {hi}")
+
+
+def _search(data: Mapping[str, Any], settings: Settings, where: str) -> SearchConfig:
+    kind = data.get("type", "builtin")
+    filt = data.get("filter") or None
+    meta = dict(data.get("metadata") or {})
+    if kind == "builtin":
+        _builtin_metadata(meta, settings, where)
+        if filt:
+            from assistant_bridge.core.filters import parse_filter
+
+            try:
+                parse_filter(filt)
+            except FilterSyntaxError as exc:
+                raise ConfigurationError(f"{where}.filter: {exc.message}") from None
+    server = None
+    if kind == "server":
+        if "server" not in data:
+            raise ConfigurationError(f"{where}.server is required when search.type is server")
+        server = _server(data["server"], f"{where}.server")
+    elif "server" in data:
+        raise ConfigurationError(f"{where}.server is only allowed when search.type is server")
+    return SearchConfig(type=kind, filter=filt, metadata=MappingProxyType(meta), server=server)
+
+
+def _resolve(aid: str, eid: str, data: Mapping[str, Any], settings: Settings) -> Assistant:
+    where = f"assistants.{aid}" + (f".environments.{eid}" if data.get("_env") else "")
+    cs = data.get("conversational_search", {})
+    msgs = data.get("messages", {})
+    gen = {k: Secret(str(v)) if k in _SECRET_KEYS and v else v
+           for k, v in (data.get("generator") or {"kind": "extractive"}).items()}  # fmt: skip
+    gen.setdefault("kind", "extractive")
+    return Assistant(
+        id=aid, environment_id=eid, name=data.get("name", aid),
+        search=_search(data.get("search", {}), settings, f"{where}.search"),
+        conversational=ConversationalConfig(
+            enabled=cs.get("enabled", True),
+            response_length=cs.get("response_length", {}).get("option", "moderate"),
+            threshold_level=cs.get("search_confidence", {}).get("threshold", "less_often"),
+            citations_title=cs.get("citations_title", CITATIONS_TITLE),
+            disclaimer=cs.get("disclaimer", DISCLAIMER),
+            streaming=cs.get("streaming", "verify_then_stream"),
+        ),
+        messages=Messages(**{k: msgs[k] for k in ("no_result", "error", "idk") if k in msgs}),
+        generator=MappingProxyType(gen),
+        session_ttl_seconds=int(data.get("session_ttl_seconds", DEFAULT_TTL_SECONDS)),
+    )  # fmt: skip
+
+
+def load_assistants(settings: Settings) -> AssistantsConfig:
+    """Parse and check ``settings.extra["assistants"]`` (or the embedded default).
+
+    :raises ConfigurationError: naming the key that is wrong.
+    """
+    table = _raw_table(settings)
+    _check_schema(table)
+    pairs: dict[tuple[str, str], Assistant] = {}
+    for aid, entry in table.items():
+        envs = entry.get("environments", ["default"])
+        env_items = [(e, {}) for e in envs] if isinstance(envs, list) else list(envs.items())
+        base = {k: v for k, v in entry.items() if k != "environments"}
+        for eid, over in env_items:
+            merged = _merge(base, over or {})
+            if over:
+                merged["_env"] = True
+            pairs[(aid, eid)] = _resolve(aid, eid, merged, settings)
+    return AssistantsConfig(pairs=MappingProxyType(pairs))

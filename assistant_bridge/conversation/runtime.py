@@ -1,0 +1,203 @@
+"""The per-worker components of the ``/message`` API: assistants, sessions, search sources, filters,
+thresholds and generators, registered on ``Services.extras["conversation"]``.
+
+Constructors are light; :meth:`ConversationRuntime.warm_up` loads the models once per worker, after the
+gunicorn fork. The multilingual sentence encoder and the filter models are loaded once per *process* and
+shared by every app in it (the filters and the extractive generator share one encoder and its cache). A model
+that fails to load is logged at warm-up and raised again as
+:class:`~assistant_bridge.errors.ModelLoadError` by the ``/message`` routes only, so the rest of the service
+keeps working. Tests inject fakes through the constructor.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import httpx
+
+from assistant_bridge.conversation.assistants import Assistant, AssistantsConfig, load_assistants
+from assistant_bridge.conversation.sessions import SessionStore
+from assistant_bridge.conversation.sources import BuiltinSource, RemoteSource, SearchSource
+from assistant_bridge.errors import ConfigurationError, ModelLoadError
+from assistant_bridge.filters import PostFilter, PreFilter, Thresholds, load_filters, load_thresholds
+from assistant_bridge.generators import Generator, make_generator
+from assistant_bridge.services import Services
+from assistant_bridge.settings import Secret, Settings
+
+log = logging.getLogger(__name__)
+EXTRAS_KEY = "conversation"
+
+_shared_lock = threading.Lock()
+_shared_encoder: Any = None
+_shared_filters: dict[str, tuple[PreFilter, PostFilter]] = {}
+
+
+def shared_encoder() -> Any:
+    """The process-wide USE-multilingual encoder (light to build; loads in ``warm_up``)."""
+    global _shared_encoder
+    with _shared_lock:
+        if _shared_encoder is None:
+            from assistant_bridge.filters.encoder import UseEncoder
+
+            _shared_encoder = UseEncoder()
+        return _shared_encoder
+
+
+def shared_filters(model_dir: str | None) -> tuple[PreFilter, PostFilter]:
+    """The ONNX pre/post filters of ``model_dir``, loaded and warmed once per process.
+
+    :raises ModelLoadError: a model file is missing or corrupt.
+    """
+    key = model_dir or ""
+    encoder = shared_encoder()
+    with _shared_lock:
+        found = _shared_filters.get(key)
+    if found is not None:
+        return found
+    pre, post = load_filters(Path(model_dir) if model_dir else None, encoder=encoder)
+    pre.warm_up()
+    post.warm_up()
+    with _shared_lock:
+        _shared_filters.setdefault(key, (pre, post))
+        return _shared_filters[key]
+
+
+@dataclass(frozen=True)
+class MessageSettings:
+    """The ``[message]`` settings table."""
+
+    filters_dir: str | None = None  # default: the filters package's model directory
+    heartbeat_seconds: float = 10.0  # SSE keep-alive comment while a streamed turn is still working
+    max_search_results_bytes: int = 100_000  # spec §A.2: a larger search_results message is a 400
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> MessageSettings:
+        raw = settings.extra.get("message") or {}
+        if not isinstance(raw, Mapping):
+            raise ConfigurationError("message must be a table")
+        unknown = set(raw) - {"filters_dir", "heartbeat_seconds", "max_search_results_bytes"}
+        if unknown:
+            raise ConfigurationError(f"unknown setting message.{sorted(unknown)[0]}")
+        try:
+            out = cls(filters_dir=str(raw["filters_dir"]) if raw.get("filters_dir") else None,
+                      heartbeat_seconds=float(raw.get("heartbeat_seconds", 10.0)),
+                      max_search_results_bytes=int(raw.get("max_search_results_bytes", 100_000)))  # fmt: skip
+        except (TypeError, ValueError):
+            raise ConfigurationError("message.heartbeat_seconds and message.max_search_results_bytes must be numbers") from None
+        if out.heartbeat_seconds <= 0 or out.max_search_results_bytes < 1000:
+            raise ConfigurationError("message.heartbeat_seconds must be > 0 and max_search_results_bytes >= 1000")
+        return out
+
+
+def _generator_options(config: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    opts = {k: (v.get() if isinstance(v, Secret) else v) for k, v in config.items() if k != "kind"}
+    return str(config.get("kind", "extractive")), opts
+
+
+class ConversationRuntime:
+    """Everything a ``/message`` turn needs besides the request.
+
+    :param prefilter, postfilter: replace the ONNX filters (tests, or a custom model).
+    :param generator: one generator for every assistant instead of each assistant's ``generator`` table.
+    :param thresholds: ``level -> Thresholds`` instead of :func:`~assistant_bridge.filters.load_thresholds`.
+    :param transport: an httpx transport for remote search servers (tests use ``httpx.MockTransport``).
+    :param sessions: a session store (default: the ``message_sessions`` table of ``services.store``).
+    """
+
+    def __init__(
+        self,
+        services: Services,
+        assistants: AssistantsConfig | None = None,
+        *,
+        prefilter: PreFilter | None = None,
+        postfilter: PostFilter | None = None,
+        generator: Generator | None = None,
+        thresholds: Callable[[str], Thresholds] | None = None,
+        transport: httpx.BaseTransport | None = None,
+        sessions: SessionStore | None = None,
+    ) -> None:
+        self.services = services
+        self.settings = MessageSettings.from_settings(services.settings)
+        self.assistants = assistants or load_assistants(services.settings)
+        self.sessions = sessions or SessionStore(services.store)
+        self._filters = (prefilter, postfilter) if prefilter is not None and postfilter is not None else None
+        if (prefilter is None) != (postfilter is None):
+            raise ConfigurationError("give both prefilter and postfilter, or neither")
+        self._thresholds_fn = thresholds or (lambda level: load_thresholds(
+            level, Path(self.settings.filters_dir) if self.settings.filters_dir else None))  # fmt: skip
+        self._thresholds: dict[str, Thresholds] = {}
+        self._generators: dict[tuple[str, str], Generator] = {}
+        self._sources: dict[tuple[str, str], SearchSource] = {}
+        for key, assistant in self.assistants.pairs.items():
+            self._generators[key] = generator or self._make_generator(assistant)
+            if assistant.search.type == "builtin":
+                self._sources[key] = BuiltinSource(services, assistant.search)
+            elif assistant.search.type == "server":
+                self._sources[key] = RemoteSource(assistant.search, transport=transport)
+        self._load_error: ModelLoadError | None = None
+        self._warm = False
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _make_generator(assistant: Assistant) -> Generator:
+        kind, opts = _generator_options(assistant.generator)
+        if kind in ("extractive", "default") and "embedder" not in opts:
+            opts["embedder"] = shared_encoder()  # one encoder for the filters and the generator
+        try:
+            return make_generator(kind, **opts)
+        except ConfigurationError as exc:
+            raise ConfigurationError(f"assistants.{assistant.id}.generator: {exc.message}") from None
+
+    def warm_up(self) -> None:
+        """Load the filters, thresholds and generators once. A load failure is logged, not raised: the
+        ``/message`` routes raise it (see :meth:`check_ready`) and the other routes keep working."""
+        with self._lock:
+            if self._warm:
+                return
+            try:
+                self.filters()
+                for assistant in self.assistants.pairs.values():
+                    self.thresholds(assistant.conversational.threshold_level)
+                for gen in {id(g): g for g in self._generators.values()}.values():
+                    gen.warm_up()
+            except ModelLoadError as exc:
+                self._load_error = exc
+                log.error("conversation.warm_up_failed code=%s message=%s", exc.code, exc.message)
+            self._warm = True
+
+    def check_ready(self) -> None:
+        """:raises ModelLoadError: when a model failed to load at warm-up."""
+        self.warm_up()
+        if self._load_error is not None:
+            raise self._load_error
+
+    def filters(self) -> tuple[PreFilter, PostFilter]:
+        if self._filters is None:
+            self._filters = shared_filters(self.settings.filters_dir)
+        return self._filters
+
+    def thresholds(self, level: str) -> Thresholds:
+        found = self._thresholds.get(level)
+        if found is None:
+            found = self._thresholds[level] = self._thresholds_fn(level)
+        return found
+
+    def generator(self, assistant: Assistant) -> Generator:
+        return self._generators[(assistant.id, assistant.environment_id)]
+
+    def source(self, assistant: Assistant) -> SearchSource | None:
+        """``None`` for client-side search."""
+        return self._sources.get((assistant.id, assistant.environment_id))
+
+
+def runtime_for(services: Services) -> ConversationRuntime:
+    """The runtime registered on ``services``, created on first use."""
+    found = services.extras.get(EXTRAS_KEY)
+    if found is None:
+        found = services.extras[EXTRAS_KEY] = ConversationRuntime(services)
+    assert isinstance(found, ConversationRuntime)
+    return found

@@ -1,0 +1,108 @@
+"""Conversation sessions of the ``/message`` API, in the SQLite metadata store so every gunicorn worker sees
+them (WAL mode; see :mod:`assistant_bridge.store`).
+
+A session belongs to one ``(assistant, environment)`` pair and to the caller that created it: another
+caller, another assistant or an expired session all look the same, :class:`~assistant_bridge.errors.NotFound`,
+so a session id reveals nothing to whoever guesses it. A session expires ``ttl`` seconds after its last
+turn (inactivity timeout); expired rows are deleted lazily. The session remembers the search action it
+handed to the client (spec §A.2) until the client answers it with a ``search_results`` message.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from assistant_bridge.domain import Principal
+from assistant_bridge.errors import NotFound
+from assistant_bridge.store import SQLiteStore
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS message_sessions (
+  id TEXT PRIMARY KEY, assistant_id TEXT NOT NULL, environment_id TEXT NOT NULL, owner TEXT NOT NULL,
+  created_at REAL NOT NULL, last_used REAL NOT NULL, expires_at REAL NOT NULL, ttl REAL NOT NULL,
+  turn_count INTEGER NOT NULL DEFAULT 0, pending TEXT
+);
+CREATE INDEX IF NOT EXISTS message_sessions_expiry ON message_sessions(expires_at);
+"""
+_PURGE_EVERY_SECONDS = 60.0
+
+
+def owner_key(principal: Principal) -> str:
+    """Who a session belongs to: the credential, the user and the end user it acts for."""
+    return f"{principal.key_id}|{principal.user_id}|{principal.tenant or ''}"
+
+
+@dataclass(frozen=True)
+class Session:
+    id: str
+    assistant_id: str
+    environment_id: str
+    owner: str
+    created_at: float
+    expires_at: float
+    turn_count: int
+    pending: Mapping[str, Any] | None  # the search action waiting for the client's results
+
+
+class SessionStore:
+    """:param store: the shared SQLite store; the table is created if missing.
+    :param clock: seconds since the epoch (tests move it forward to expire sessions)."""
+
+    def __init__(self, store: SQLiteStore, clock: Callable[[], float] = time.time) -> None:
+        self._store = store
+        self._clock = clock
+        self._last_purge = 0.0
+        store.executescript(_SCHEMA)
+
+    def create(self, assistant_id: str, environment_id: str, owner: str, ttl: float) -> Session:
+        now = self._clock()
+        self._maybe_purge(now)
+        sid = str(uuid.uuid4())
+        self._store.execute(
+            "INSERT INTO message_sessions (id, assistant_id, environment_id, owner, created_at, last_used, "
+            "expires_at, ttl, turn_count, pending) VALUES (?,?,?,?,?,?,?,?,0,NULL)",
+            (sid, assistant_id, environment_id, owner, now, now, now + ttl, ttl),
+        )
+        return Session(sid, assistant_id, environment_id, owner, now, now + ttl, 0, None)
+
+    def get(self, session_id: str, assistant_id: str, environment_id: str, owner: str) -> Session:
+        """:raises NotFound: unknown, expired, or belonging to another caller or assistant."""
+        row = self._store.execute(
+            "SELECT id, assistant_id, environment_id, owner, created_at, expires_at, turn_count, pending "
+            "FROM message_sessions WHERE id = ?",
+            (session_id,),
+        ).fetchone()
+        if (
+            row is None
+            or (row[1], row[2], row[3]) != (assistant_id, environment_id, owner)
+            or row[5] <= self._clock()
+        ):
+            raise NotFound("unknown or expired session; create a new one", resource="session")
+        return Session(row[0], row[1], row[2], row[3], row[4], row[5], row[6], json.loads(row[7]) if row[7] else None)
+
+    def record_turn(self, session: Session, pending: Mapping[str, Any] | None) -> None:
+        """Count a turn, remember (or clear) the pending search action and push the expiry back."""
+        now = self._clock()
+        self._store.execute(
+            "UPDATE message_sessions SET turn_count = turn_count + 1, pending = ?, last_used = ?, "
+            "expires_at = ? + ttl WHERE id = ?",
+            (json.dumps(dict(pending)) if pending else None, now, now, session.id),
+        )
+
+    def delete(self, session_id: str, assistant_id: str, environment_id: str, owner: str) -> None:
+        """:raises NotFound: as :meth:`get`."""
+        self.get(session_id, assistant_id, environment_id, owner)
+        self._store.execute("DELETE FROM message_sessions WHERE id = ?", (session_id,))
+
+    def purge_expired(self) -> int:
+        """Delete expired sessions; returns how many."""
+        return int(self._store.execute("DELETE FROM message_sessions WHERE expires_at <= ?", (self._clock(),)).rowcount)
+
+    def _maybe_purge(self, now: float) -> None:
+        if now - self._last_purge >= _PURGE_EVERY_SECONDS:
+            self._last_purge = now
+            self.purge_expired()

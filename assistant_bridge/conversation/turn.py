@@ -1,0 +1,230 @@
+"""One ``/message`` turn: resolve the query, search, run the conversational search loop, build the output.
+
+Independent of Flask so the routes, the ``ask`` command and the benchmark share it. Constructing a
+:class:`Turn` resolves the query and raises every 4xx error, so a streamed turn fails before its first
+byte; everything after that ends in an ``output.generic`` item, never in an exception, except a model that
+failed to load (:class:`~assistant_bridge.errors.ModelLoadError`).
+
+Streaming (:meth:`Turn.events`) follows the assistant's ``conversational_search.streaming`` choice:
+
+* ``verify_then_stream`` (default): the answer is generated and checked by the post-generation filter
+  before any of it is sent; the verified text is then sent as ``partial_item`` chunks and a
+  ``complete_item``. Nothing is ever retracted; the first chunk arrives when the whole turn is done.
+* ``stream_then_verify``: the generator's deltas are sent as they come; when the post-generation filter
+  rejects the answer (or the generator fails midway), the ``complete_item`` with the same
+  ``streaming_metadata.id`` is the "I don't know" (or connectivity) text item, which replaces the streamed
+  text. Nothing is retried after the first delta is out.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Generator as PyGenerator, Iterator, Mapping
+
+from assistant_bridge.conversation import responses as rsp
+from assistant_bridge.conversation.assistants import Assistant
+from assistant_bridge.conversation.runtime import ConversationRuntime
+from assistant_bridge.core.loop import Outcome, Prepared, finish_generation, prepare_generation
+from assistant_bridge.core.results import SearchResult
+from assistant_bridge.domain import Scope
+from assistant_bridge.errors import DependencyError, ValidationFailed
+from assistant_bridge.filters import Thresholds
+
+log = logging.getLogger(__name__)
+STREAM_CHUNK_CHARS = 24
+
+
+@dataclass(frozen=True)
+class TurnRequest:
+    """The parts of a message request a turn uses (validated at the edge).
+
+    :param pending: the search action this ``search_results`` message answers (from the session, or from
+        the context a stateless client echoes back).
+    :param threshold_level, thresholds, response_length: per-request overrides of the assistant's settings.
+    """
+
+    message_type: str = "text"
+    text: str | None = None
+    search_results: tuple[SearchResult, ...] | None = None
+    debug: bool = False
+    threshold_level: str | None = None
+    thresholds: Thresholds | None = None
+    response_length: str | None = None
+    pending: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """``pending`` is the search action the client must answer next (``None`` clears it)."""
+
+    generic: tuple[dict[str, Any], ...]
+    actions: tuple[dict[str, Any], ...] = ()
+    debug: dict[str, Any] | None = None
+    pending: dict[str, Any] | None = None
+    outcome: str = ""
+
+
+def chunk_text(text: str, size: int = STREAM_CHUNK_CHARS) -> list[str]:
+    """Split ``text`` into pieces of about ``size`` characters, at spaces where there are any. The pieces
+    concatenate to ``text`` exactly."""
+    out: list[str] = []
+    start = 0
+    while start < len(text):
+        end = min(len(text), start + size)
+        if end < len(text):
+            space = text.rfind(" ", start + 1, end + 1)
+            end = space + 1 if space > start else end
+        out.append(text[start:end])
+        start = end
+    return out
+
+
+class Turn:
+    """:raises ValidationFailed: when no query can be found for a ``search_results`` message or a text
+    message has no text."""
+
+    def __init__(self, runtime: ConversationRuntime, assistant: Assistant, request: TurnRequest, scope: Scope,
+                 clock: Callable[[], float] = time.perf_counter) -> None:  # fmt: skip
+        self.rt, self.assistant, self.req, self.scope, self.clock = runtime, assistant, request, scope, clock
+        self.started = clock()
+        if request.message_type == "search_results":
+            query = (request.pending or {}).get("query") or request.text
+            if not query:
+                raise ValidationFailed(
+                    "$.input.text: a search_results message needs a pending search action in its session (or in "
+                    "the echoed context), or the query in input.text", path="$.input.text")  # fmt: skip
+            if request.search_results is None:
+                raise ValidationFailed("$.input.search_results: required when message_type is search_results",
+                                       path="$.input.search_results")  # fmt: skip
+        else:
+            query = (request.text or "").strip()
+            if not query:
+                raise ValidationFailed("$.input.text: a text message needs a non-empty input.text", path="$.input.text")
+        self.query: str = query
+        cs = assistant.conversational
+        self.response_length = request.response_length or cs.response_length
+        self.thresholds = request.thresholds or runtime.thresholds(request.threshold_level or cs.threshold_level)
+        source = runtime.source(assistant)
+        client = request.message_type == "search_results" or source is None
+        self.trace = rsp.TurnTrace(
+            assistant_id=assistant.id, environment_id=assistant.environment_id, query=query,
+            engine="client" if client else source.engine,  # type: ignore[union-attr]
+            index="" if client else getattr(source, "index", ""), url="" if client else getattr(source, "url", ""),
+        )  # fmt: skip
+
+    # -- public -----------------------------------------------------------------------------------
+    def run(self) -> TurnResult:
+        steps = self._steps(stream=False)
+        while True:
+            try:
+                next(steps)
+            except StopIteration as stop:
+                result: TurnResult = stop.value
+                return result
+
+    def events(self) -> Iterator[tuple[str, Any]]:
+        """``("partial_item" | "complete_item", payload)`` pairs, then ``("final", TurnResult)``."""
+        steps = self._steps(stream=self.assistant.conversational.streaming == "stream_then_verify")
+        streamed = False
+        while True:
+            try:
+                delta = next(steps)
+            except StopIteration as stop:
+                result: TurnResult = stop.value
+                break
+            streamed = True
+            yield "partial_item", {"response_type": "conversational_search", "text": delta,
+                                   "streaming_metadata": {"id": 1}}  # fmt: skip
+        for n, item in enumerate(result.generic, start=1):
+            if not (streamed and n == 1):
+                for piece in chunk_text(str(item.get("text") or "")):
+                    yield "partial_item", {"response_type": item["response_type"], "text": piece,
+                                           "streaming_metadata": {"id": n}}  # fmt: skip
+            yield "complete_item", {**item, "streaming_metadata": {"id": n}}
+        yield "final", result
+
+    # -- steps ------------------------------------------------------------------------------------
+    def _steps(self, stream: bool) -> PyGenerator[str, None, TurnResult]:
+        """Yields text deltas (only when ``stream``) and returns the :class:`TurnResult`."""
+        a, req = self.assistant, self.req
+        source = self.rt.source(a)
+        if req.message_type == "search_results":
+            results = list(req.search_results or ())
+            self.trace.result_count = len(results)
+        elif source is None:
+            action = rsp.search_action(self.query, a.search)
+            return self._action(action)
+        else:
+            self.trace.search_called = True
+            t0 = self.clock()
+            try:
+                results = source.search(self.query, self.scope)
+            except DependencyError as exc:
+                self.trace.search_ms = (self.clock() - t0) * 1000
+                return self._failure(exc, list(exc.details.get("errors") or []))
+            self.trace.search_ms = (self.clock() - t0) * 1000
+            self.trace.result_count = len(results)
+        if not a.conversational.enabled:
+            item = rsp.search_item(results, self.trace.engine) if results else rsp.text_item(a.messages.no_result)
+            return self._done(item, "search" if results else "no_results")
+        if results:
+            self.rt.check_ready()  # a turn without results needs no model
+        pre, post = self.rt.filters()
+        gen = self.rt.generator(a)
+        self.trace.generator = self.trace.generator_kind = gen.name
+        prepared = prepare_generation(self.query, results, prefilter=pre, generator=gen, thresholds=self.thresholds,
+                                      clock=self.clock)  # fmt: skip
+        if not isinstance(prepared, Prepared):
+            return self._outcome(prepared)
+        t0 = self.clock()
+        try:
+            if stream:
+                parts = gen.stream(self.query, list(prepared.snippets), self.response_length)  # type: ignore[arg-type]
+                try:
+                    for delta in parts:
+                        yield delta
+                    generation = parts.result()
+                finally:
+                    parts.close()
+            else:
+                generation = gen.generate(self.query, list(prepared.snippets), self.response_length)  # type: ignore[arg-type]
+        except DependencyError as exc:
+            return self._failure(exc, [])
+        outcome = finish_generation(prepared, generation, postfilter=post, thresholds=self.thresholds,
+                                    generation_ms=(self.clock() - t0) * 1000, clock=self.clock)  # fmt: skip
+        return self._outcome(outcome)
+
+    # -- endings ----------------------------------------------------------------------------------
+    def _outcome(self, outcome: Outcome) -> TurnResult:
+        self.trace.outcome_obj = outcome
+        item = rsp.outcome_item(outcome, self.assistant, self.response_length, self.trace.engine)
+        return self._done(item, rsp.outcome_name(outcome))
+
+    def _failure(self, exc: DependencyError, errors: list[dict[str, str]]) -> TurnResult:
+        self.trace.errors = errors
+        log.warning("message.dependency_failed assistant=%s engine=%s code=%s", self.assistant.id,
+                    self.trace.engine, exc.code)  # fmt: skip
+        return self._done(rsp.text_item(self.assistant.messages.error, errors), "connectivity")
+
+    def _done(self, item: dict[str, Any], outcome: str) -> TurnResult:
+        self.trace.outcome = outcome
+        self.trace.total_ms = (self.clock() - self.started) * 1000
+        self._log()
+        debug = rsp.debug_block(self.trace, item) if self.req.debug else None
+        return TurnResult(generic=(item,), debug=debug, outcome=outcome)
+
+    def _action(self, action: dict[str, Any]) -> TurnResult:
+        self.trace.outcome = "client_search"
+        self.trace.total_ms = (self.clock() - self.started) * 1000
+        self._log()
+        debug = rsp.action_debug(self.trace, action) if self.req.debug else None
+        return TurnResult(generic=(), actions=(action,), debug=debug, pending=action, outcome="client_search")
+
+    def _log(self) -> None:
+        o = self.trace.outcome_obj
+        log.info("message.turn assistant=%s environment=%s engine=%s outcome=%s idk_reason=%s results=%d "
+                 "search_ms=%.1f total_ms=%.1f", self.assistant.id, self.assistant.environment_id, self.trace.engine,
+                 self.trace.outcome, getattr(o, "reason", "-") if self.trace.outcome == "idk" else "-",
+                 self.trace.result_count, self.trace.search_ms, self.trace.total_ms)  # fmt: skip

@@ -1,0 +1,152 @@
+"""The assistant-compatible ``/message`` API (watsonx Assistant v2 shape; spec §A.2–A.4).
+
+::
+
+    POST   /v2/assistants/{assistant_id}/environments/{environment_id}/message              stateless
+    POST   /v2/assistants/{assistant_id}/environments/{environment_id}/message_stream       stateless, SSE
+    POST   /v2/assistants/{assistant_id}/environments/{environment_id}/sessions             -> {session_id}
+    DELETE /v2/assistants/{assistant_id}/environments/{environment_id}/sessions/{session_id}
+    POST   /v2/assistants/{assistant_id}/environments/{environment_id}/sessions/{session_id}/message
+    POST   /v2/assistants/{assistant_id}/environments/{environment_id}/sessions/{session_id}/message_stream
+
+The same paths without ``/environments/{environment_id}`` use the assistant's first environment. Every
+route accepts the ``version`` query parameter (``YYYY-MM-DD``). Bodies are validated against
+``schemas/message_*.schema.json``; unknown assistants, environments and sessions are 404 JSON errors. The
+turn itself lives in :mod:`assistant_bridge.conversation.turn`; see ``docs/message-api.md``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from flask import Blueprint, Flask, Response, jsonify, request
+
+from assistant_bridge.conversation.assistants import Assistant
+from assistant_bridge.conversation.envelope import context_pending, previous_turns, response_body, turn_request
+from assistant_bridge.conversation.runtime import ConversationRuntime, runtime_for
+from assistant_bridge.conversation.sessions import Session, owner_key
+from assistant_bridge.conversation.sse import HEADERS, EventPump
+from assistant_bridge.conversation.turn import Turn, TurnResult
+from assistant_bridge.errors import BridgeError, ValidationFailed
+from assistant_bridge.services import Services
+from assistant_bridge.web.app import json_body, principal, scope, services, settings
+from assistant_bridge.web.auth import identify
+
+bp = Blueprint("message", __name__)
+_ENV = "/v2/assistants/<assistant_id>/environments/<environment_id>"
+_NOENV = "/v2/assistants/<assistant_id>"
+_VERSION = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def init_app(app: Flask, svc: Services) -> None:
+    runtime_for(svc)  # parses the assistants table now: a bad one stops the app at start-up
+
+
+def _runtime() -> ConversationRuntime:
+    return runtime_for(services())
+
+
+def _assistant(assistant_id: str, environment_id: str | None) -> tuple[ConversationRuntime, Assistant]:
+    identify(request, settings().auth)  # 401 before anything else is revealed
+    version = request.args.get("version")
+    if version is not None and not _VERSION.match(version):
+        raise ValidationFailed("version must be a date, YYYY-MM-DD", path="version")
+    rt = _runtime()
+    return rt, rt.assistants.get(assistant_id, environment_id)
+
+
+def _optional_body(schema: str) -> dict[str, Any]:
+    if not request.get_data(cache=True).strip():
+        return {}
+    body: dict[str, Any] = json_body(schema)
+    return body
+
+
+def _message(assistant_id: str, environment_id: str | None, session_id: str | None, stream: bool) -> Any:
+    rt, assistant = _assistant(assistant_id, environment_id)
+    body = json_body("message_request")
+    caller = principal(body.get("external_user_id"))
+    session: Session | None = None
+    if session_id is not None:
+        session = rt.sessions.get(session_id, assistant.id, assistant.environment_id, owner_key(caller))
+        pending = session.pending
+        turns = session.turn_count
+    else:
+        pending = context_pending(body.get("context"))
+        turns = previous_turns(body.get("context"))
+    raw_size = len(request.get_data(cache=True))
+    turn = Turn(rt, assistant, turn_request(body, raw_size, rt, assistant, pending), scope(session_id=session_id))
+    user_id = body.get("user_id") or caller.user_id
+    context = body.get("context")
+
+    def finish(result: TurnResult) -> dict[str, Any]:
+        if session is not None:
+            rt.sessions.record_turn(session, result.pending)
+        return response_body(result, user_id=user_id, context=context, turn_count=turns + 1, session_id=session_id)
+
+    if not stream:
+        return jsonify(finish(turn.run()))
+
+    def produce() -> Any:
+        for name, payload in turn.events():
+            yield ("final_response", finish(payload)) if name == "final" else (name, payload)
+
+    def on_error(exc: BaseException) -> dict[str, Any]:
+        if isinstance(exc, BridgeError):
+            return {"code": exc.code, "message": exc.message}
+        return {"code": "internal_error", "message": "internal error; see the server log"}
+
+    pump = EventPump(produce, rt.settings.heartbeat_seconds, on_error)
+    return Response(iter(pump), mimetype="text/event-stream", headers=HEADERS)
+
+
+def _create_session(assistant_id: str, environment_id: str | None) -> Any:
+    rt, assistant = _assistant(assistant_id, environment_id)
+    body = _optional_body("message_session_create")
+    caller = principal(body.get("external_user_id"))
+    session = rt.sessions.create(assistant.id, assistant.environment_id, owner_key(caller),
+                                 assistant.session_ttl_seconds)  # fmt: skip
+    return jsonify({"session_id": session.id}), 201
+
+
+def _delete_session(assistant_id: str, environment_id: str | None, session_id: str) -> Any:
+    rt, assistant = _assistant(assistant_id, environment_id)
+    rt.sessions.delete(session_id, assistant.id, assistant.environment_id, owner_key(principal()))
+    return jsonify({})
+
+
+@bp.post(_ENV + "/message")
+@bp.post(_NOENV + "/message", defaults={"environment_id": None})
+def message(assistant_id: str, environment_id: str | None) -> Any:
+    return _message(assistant_id, environment_id, None, stream=False)
+
+
+@bp.post(_ENV + "/message_stream")
+@bp.post(_NOENV + "/message_stream", defaults={"environment_id": None})
+def message_stream(assistant_id: str, environment_id: str | None) -> Any:
+    return _message(assistant_id, environment_id, None, stream=True)
+
+
+@bp.post(_ENV + "/sessions")
+@bp.post(_NOENV + "/sessions", defaults={"environment_id": None})
+def create_session(assistant_id: str, environment_id: str | None) -> Any:
+    return _create_session(assistant_id, environment_id)
+
+
+@bp.delete(_ENV + "/sessions/<session_id>")
+@bp.delete(_NOENV + "/sessions/<session_id>", defaults={"environment_id": None})
+def delete_session(assistant_id: str, environment_id: str | None, session_id: str) -> Any:
+    return _delete_session(assistant_id, environment_id, session_id)
+
+
+@bp.post(_ENV + "/sessions/<session_id>/message")
+@bp.post(_NOENV + "/sessions/<session_id>/message", defaults={"environment_id": None})
+def session_message(assistant_id: str, environment_id: str | None, session_id: str) -> Any:
+    return _message(assistant_id, environment_id, session_id, stream=False)
+
+
+@bp.post(_ENV + "/sessions/<session_id>/message_stream")
+@bp.post(_NOENV + "/sessions/<session_id>/message_stream", defaults={"environment_id": None})
+def session_message_stream(assistant_id: str, environment_id: str | None, session_id: str) -> Any:
+    return _message(assistant_id, environment_id, session_id, stream=True)
