@@ -220,16 +220,22 @@ class OpenAIChatGenerator:
                     if resp.status_code >= 400:
                         resp.read()
                         self._check(resp)
+                    finished = False
                     for payload in _sse_data(resp.iter_lines()):
                         if payload == "[DONE]":
+                            finished = True
                             break
-                        delta = _delta(payload, usage)
+                        delta, done = _event(payload, usage)
+                        finished = finished or done
                         if delta:
                             started = True
                             raw.append(delta)
                             out = stripper.feed(delta)
                             if out:
                                 yield out
+                    if not finished:
+                        # the connection closed cleanly but the answer never said it was complete
+                        raise httpx.RemoteProtocolError("stream ended before [DONE]")
                 tail = stripper.flush()
                 if tail:
                     yield tail
@@ -254,7 +260,8 @@ def _sse_data(lines: Iterator[str]) -> Iterator[str]:
             yield line[5:].strip()
 
 
-def _delta(payload: str, usage: dict[str, Any]) -> str:
+def _event(payload: str, usage: dict[str, Any]) -> tuple[str, bool]:
+    """One ``chat.completion.chunk``: its content delta and whether it carries a ``finish_reason``."""
     try:
         event = json.loads(payload)
     except ValueError as exc:
@@ -268,8 +275,10 @@ def _delta(payload: str, usage: dict[str, Any]) -> str:
     try:
         choices = event.get("choices") or []
         if not choices:
-            return ""
-        content = (choices[0].get("delta") or {}).get("content")
+            return "", False
+        choice = choices[0]
+        content = (choice.get("delta") or {}).get("content")
+        done = bool(choice.get("finish_reason"))
     except (AttributeError, TypeError) as exc:
         raise GeneratorError("the LLM stream sent a malformed event") from exc
-    return content if isinstance(content, str) else ""
+    return (content if isinstance(content, str) else ""), done
