@@ -11,32 +11,30 @@ the event's name:
 
 While a turn is still working, a comment line (``: keep-alive``) goes out every ``heartbeat_seconds`` so
 proxies keep the connection open. :class:`EventPump` runs the turn in a thread of its own for that reason;
-the turn must not touch Flask's request globals.
+the turn must not touch Flask's request globals. Framing and headers come from :mod:`assistant_bridge.web.sse`.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import queue
 import threading
 from typing import Any, Callable, Iterator
 
+from assistant_bridge.web.sse import HEARTBEAT, comment, frame, json_payload, pump
+
 log = logging.getLogger(__name__)
-HEARTBEAT = ": keep-alive\n\n"
-HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "Connection": "keep-alive"}
 EVENT_NAMES = ("partial_item", "complete_item", "final_response", "error")
 _END = object()
 
 
-def format_event(name: str, payload: Any) -> str:
+def format_event(name: str, payload: Any) -> bytes:
     """One SSE event whose data is ``{name: payload}``."""
-    data = json.dumps({name: payload}, ensure_ascii=False, separators=(",", ":"))
-    return f"event: {name}\ndata: {data}\n\n"
+    return frame(name, json_payload({name: payload}))
 
 
 class EventPump:
-    """Runs ``produce`` (an iterator of ``(name, payload)``) in a thread and yields SSE text, with heartbeat
+    """Runs ``produce`` (an iterator of ``(name, payload)``) in a thread and yields SSE frames, with heartbeat
     comments while nothing new is ready. When the client goes away the producer is told to stop at its next
     event (a model call already running finishes first).
 
@@ -72,18 +70,14 @@ class EventPump:
                 continue
         return False
 
-    def __iter__(self) -> Iterator[str]:
+    def __iter__(self) -> Iterator[bytes]:
         thread = threading.Thread(target=self._run, name="message-stream", daemon=True)
         thread.start()
         try:
-            while True:
-                try:
-                    item = self._queue.get(timeout=self._heartbeat)
-                except queue.Empty:
-                    yield HEARTBEAT
-                    continue
-                if item is _END:
-                    return
-                yield item
+            for item in pump(self._queue, heartbeat_seconds=self._heartbeat, is_last=lambda i: i is _END):
+                if item is HEARTBEAT:
+                    yield comment()
+                elif item is not _END:
+                    yield item
         finally:
             self._stop.set()

@@ -20,18 +20,19 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from flask import Blueprint, Flask, Response, jsonify, request
+from flask import Blueprint, Flask, jsonify, request
 
 from assistant_bridge.conversation.assistants import Assistant
 from assistant_bridge.conversation.envelope import context_pending, previous_turns, response_body, turn_request
 from assistant_bridge.conversation.runtime import ConversationRuntime, runtime_for
 from assistant_bridge.conversation.sessions import Session, owner_key
-from assistant_bridge.conversation.sse import HEADERS, EventPump
+from assistant_bridge.conversation.sse import EventPump
 from assistant_bridge.conversation.turn import Turn, TurnResult
 from assistant_bridge.errors import BridgeError, ValidationFailed
 from assistant_bridge.services import Services
 from assistant_bridge.web.app import json_body, principal, scope, services, settings
 from assistant_bridge.web.auth import identify
+from assistant_bridge.web.sse import sse_response
 
 bp = Blueprint("message", __name__)
 _ENV = "/v2/assistants/<assistant_id>/environments/<environment_id>"
@@ -98,7 +99,7 @@ def _message(assistant_id: str, environment_id: str | None, session_id: str | No
         return {"code": "internal_error", "message": "internal error; see the server log"}
 
     pump = EventPump(produce, rt.settings.heartbeat_seconds, on_error)
-    return Response(iter(pump), mimetype="text/event-stream", headers=HEADERS)
+    return sse_response(iter(pump))
 
 
 def _create_session(assistant_id: str, environment_id: str | None) -> Any:
