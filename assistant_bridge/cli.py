@@ -79,6 +79,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         lite = LiteServer(settings.data_path, settings.backend.lite_port)
         settings.backend.uri = lite.start()
         env["ASSISTANT_BRIDGE_BACKEND__URI"] = settings.backend.uri
+    prom = settings.data_path / "prometheus"
+    if prom.exists():
+        import shutil
+
+        shutil.rmtree(prom)
+    prom.mkdir(parents=True)
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = env["PROMETHEUS_MULTIPROC_DIR"] = str(prom)
     try:
         if args.sample:
             cmd = [sys.executable, "-m", "assistant_bridge", "ingest", "--sample", "--data-dir", str(settings.data_path)]
@@ -167,10 +174,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    logging.basicConfig(level=os.environ.get("ASSISTANT_BRIDGE_LOG_LEVEL", "INFO").upper(),
-                        format="%(asctime)s %(levelname)s %(name)s %(message)s")  # fmt: skip
-    logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
+    from assistant_bridge import logs
+
     args = build_parser().parse_args(argv)
+    logs.configure(os.environ.get("ASSISTANT_BRIDGE_LOG_LEVEL", "INFO"),
+                   "json" if args.command == "serve" else os.environ.get("ASSISTANT_BRIDGE_LOG_FORMAT", "text"))  # fmt: skip
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0)) if args.command != "serve" else None
     try:
         return int(args.func(args))

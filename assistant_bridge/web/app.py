@@ -19,7 +19,9 @@ from assistant_bridge.domain import Principal, Scope
 from assistant_bridge.errors import PayloadTooLarge, ValidationFailed
 from assistant_bridge.services import Services
 from assistant_bridge.settings import Settings, load_settings
-from assistant_bridge.web.auth import authenticate
+from assistant_bridge import metrics
+from assistant_bridge.web.auth import authenticate_key
+from assistant_bridge.web.ratelimit import RateLimiter
 from assistant_bridge.web.errors import install_error_handlers
 from assistant_bridge.web.validation import validate
 
@@ -42,6 +44,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     app.json.ensure_ascii = False  # type: ignore[attr-defined]
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.extensions["services"] = services or Services.from_settings(settings)
+    app.extensions["rate_limiter"] = RateLimiter(app.extensions["services"].store)
     install_error_handlers(app)
     for name in ROUTE_MODULES:
         module = importlib.import_module(name)
@@ -59,9 +62,13 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     def _finish(resp: Response) -> Response:
         resp.headers["X-Request-ID"] = g.get("request_id", "")
         resp.headers.setdefault("X-Content-Type-Options", "nosniff")
-        log.info("request method=%s path=%s status=%d ms=%.1f request_id=%s", request.method,
-                 request.url_rule.rule if request.url_rule else "<unmatched>", resp.status_code,
-                 (time.perf_counter() - g.get("started", time.perf_counter())) * 1000, g.get("request_id"))  # fmt: skip
+        resp.headers.setdefault("Referrer-Policy", "no-referrer")
+        route = request.url_rule.rule if request.url_rule else "<unmatched>"
+        seconds = time.perf_counter() - g.get("started", time.perf_counter())
+        metrics.REQUESTS.labels(route=route, method=request.method, status=str(resp.status_code)).inc()
+        metrics.LATENCY.labels(route=route).observe(seconds)
+        log.info("request method=%s route=%s status=%d ms=%.1f", request.method, route, resp.status_code,
+                 seconds * 1000)  # fmt: skip
         return resp
 
     return app
@@ -80,7 +87,10 @@ def settings() -> Settings:
 
 def principal(body_end_user: str | None = None) -> Principal:
     if "principal" not in g:
-        g.principal = authenticate(request, settings().auth, body_end_user)
+        g.principal, key = authenticate_key(request, settings().auth, body_end_user)
+        if key is not None and key.rate_limit_per_minute:
+            limiter: RateLimiter = current_app.extensions["rate_limiter"]
+            limiter.hit(g.principal.key_id, key.rate_limit_per_minute)
     p: Principal = g.principal
     return p
 

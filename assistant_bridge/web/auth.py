@@ -74,14 +74,21 @@ def end_user(request: Request, body_value: str | None = None) -> str | None:
 
 
 def authenticate(request: Request, auth: AuthSettings, body_end_user: str | None = None) -> Principal:
+    return authenticate_key(request, auth, body_end_user)[0]
+
+
+def authenticate_key(request: Request, auth: AuthSettings,
+                     body_end_user: str | None = None) -> tuple[Principal, ApiKey | None]:  # fmt: skip
+    """The request's principal (acting for its end user, if any) and the credential it used."""
     principal, key = identify(request, auth)
     user = end_user(request, body_end_user)
     if user is None:
-        return principal
+        return principal, key
     may_act = key is None or key.service or key.admin
     if not may_act:
         raise Forbidden("this credential may not act for end users")
     if principal.tenant is not None and principal.tenant != user:
         raise Forbidden("this credential is bound to another tenant")
-    return Principal(user_id=user, workspaces=principal.workspaces, tenant=user, admin=False,
-                     key_id=principal.key_id)  # fmt: skip
+    acting = Principal(user_id=user, workspaces=principal.workspaces, tenant=user, admin=False,
+                       key_id=principal.key_id)  # fmt: skip
+    return acting, key

@@ -14,7 +14,10 @@ log = logging.getLogger(__name__)
 
 
 def error_response(err: BridgeError) -> tuple[Any, int]:
-    return jsonify(err.to_json()), err.status
+    resp = jsonify(err.to_json())
+    if "retry_after" in err.details:
+        resp.headers["Retry-After"] = str(err.details["retry_after"])
+    return resp, err.status
 
 
 def install_error_handlers(app: Flask) -> None:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, current_app, jsonify
+from flask import Blueprint, Response, current_app, jsonify
+
+from assistant_bridge import metrics
+from assistant_bridge.errors import Forbidden
 
 from assistant_bridge.errors import BridgeError
 from assistant_bridge.services import Services
@@ -27,3 +30,15 @@ def readyz() -> Any:
         return jsonify({"ready": False, "reason": exc.message}), 503
     body = {"ready": ok, "backend": svc.backend.name, "embedder": svc.embedder.name}
     return jsonify(body), 200 if ok else 503
+
+
+@bp.get("/metrics")
+def prometheus_metrics() -> Any:
+    """Prometheus exposition. Open on an unauthenticated (loopback-only) service; with credentials
+    configured it needs an admin credential."""
+    from assistant_bridge.web.app import principal, settings
+
+    if settings().auth.keys and not principal().admin:
+        raise Forbidden("metrics need an admin credential")
+    body, ctype = metrics.render()
+    return Response(body, content_type=ctype)

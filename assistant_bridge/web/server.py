@@ -20,6 +20,15 @@ def _post_worker_init(worker: Any) -> None:
         log.error("worker.warm_up_failed type=%s message=%s", type(exc).__name__, getattr(exc, "message", exc))
 
 
+def _child_exit(server: Any, worker: Any) -> None:
+    import os
+
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(worker.pid)
+
+
 class BridgeApplication(BaseApplication):  # type: ignore[misc]
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -35,6 +44,7 @@ class BridgeApplication(BaseApplication):  # type: ignore[misc]
             "timeout": s.timeout,
             "graceful_timeout": s.graceful_timeout,
             "post_worker_init": _post_worker_init,
+            "child_exit": _child_exit,
             "loglevel": s.log_level,
             "accesslog": None,
         }
