@@ -105,7 +105,10 @@ def ajv_errors(errors: Iterable[ValidationError]) -> list[dict[str, str]]:
             messages = ["must NOT have additional properties"]
         else:
             messages = [err.message[:200]]
-        out.extend({"message": m, "path": _pointer(err.absolute_path)} for m in messages)
+        for m in messages:
+            entry = {"message": m, "path": _pointer(err.absolute_path)}
+            if entry not in out:  # jsonschema reports each missing property once per missing property
+                out.append(entry)
     return out[:MAX_ERRORS]
 
 
