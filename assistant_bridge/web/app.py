@@ -33,6 +33,8 @@ ROUTE_MODULES = (
     "assistant_bridge.web.routes_search",
     "assistant_bridge.web.routes_documents",
     "assistant_bridge.web.routes_message",
+    "assistant_bridge.web.routes_tools",
+    "assistant_bridge.web.routes_chunks",
 )
 
 

@@ -1,0 +1,272 @@
+"""The per-worker tool runtime: settings, execution store, session access, async pool, and the three ways to
+run an execution (synchronously, streamed to the caller, in the background). Independent of Flask.
+
+Registered on ``Services.extras["tools"]`` (:func:`tools_for`). ``rag_search`` takes its generator, filters,
+thresholds and messages from the ``/message`` runtime (``Services.extras["conversation"]``), from the
+assistant named by ``tools.rag_search.assistant``, so both APIs answer and abstain alike and share one copy
+of each model. ``Services.extras["rag_search"]`` may hold a :class:`~assistant_bridge.tools.rag_search.RagComponents`
+that replaces them (tests, custom set-ups).
+
+Cancellation: a streamed execution runs in a thread of its own while the response generator forwards its
+events; when the client goes away the server closes the generator, which sets the execution's cancel flag,
+and the execution stops at its next step (a model call already running finishes first). Background
+executions are not cancelled by a closed stream: their result stays available.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from assistant_bridge.domain import Scope
+from assistant_bridge.errors import BridgeError, ConfigurationError
+from assistant_bridge.services import Services
+from assistant_bridge.tools import events as ev
+from assistant_bridge.tools.config import ToolSettings
+from assistant_bridge.tools.delta_sse import dumps, split_payload
+from assistant_bridge.tools.executions import ExecutionRecord, ExecutionStore
+from assistant_bridge.tools.rag_search import Cancelled, RagComponents, RagSearchInputs, run_rag_search
+from assistant_bridge.tools.runner import ExecutionRunner
+from assistant_bridge.tools.sessions import SessionAccess
+from assistant_bridge.web.sse import HEARTBEAT, comment, frame, pump
+
+log = logging.getLogger(__name__)
+EXTRAS_KEY = "tools"
+COMPONENTS_KEY = "rag_search"
+INTERNAL_MESSAGE = "internal error; see the server log"
+
+
+class Execution:
+    """One execution in progress: numbers its events and sends them to the store and/or a live queue."""
+
+    def __init__(self, record: ExecutionRecord, store: ExecutionStore, runner: ExecutionRunner, *,
+                 persist: bool, sink: queue.Queue[tuple[int, ev.ToolEvent]] | None = None) -> None:  # fmt: skip
+        self.record = record
+        self.cancel = threading.Event()
+        self._store = store
+        self._runner = runner
+        self._persist = persist
+        self._sink = sink
+        self._seq = 0
+
+    def emit(self, event: ev.ToolEvent) -> None:
+        self._seq += 1
+        if self._persist:
+            self._store.append(self.record.id, self._seq, event)
+        if self._sink is not None:
+            self._sink.put((self._seq, event))
+        if self._persist:
+            self._runner.notify()
+
+
+@dataclass(frozen=True)
+class Job:
+    """A validated request: what to run, for whom."""
+
+    inputs: RagSearchInputs
+    scope: Scope
+
+
+class ToolsRuntime:
+    def __init__(self, services: Services, settings: ToolSettings | None = None) -> None:
+        self.services = services
+        self.settings = settings or ToolSettings.from_settings(services.settings)
+        s = self.settings
+        self.executions = ExecutionStore(services.store, max_execution_seconds=s.max_execution_seconds,
+                                         ttl_seconds=s.execution_ttl_seconds)  # fmt: skip
+        self.sessions = SessionAccess(services.store)
+        self.runner = ExecutionRunner(s.async_threads, s.max_queued)
+
+    # -- components -------------------------------------------------------------------------------------
+    def components(self) -> RagComponents:
+        """The generator, filters, thresholds and messages rag_search uses.
+
+        :raises ModelLoadError: a model failed to load.
+        :raises ConfigurationError: ``tools.rag_search.assistant`` names no assistant.
+        """
+        override = self.services.extras.get(COMPONENTS_KEY)
+        if override is not None:
+            assert isinstance(override, RagComponents)
+            return override
+        from assistant_bridge.conversation.runtime import runtime_for
+
+        rt = runtime_for(self.services)
+        r = self.settings.rag_search
+        pairs = rt.assistants.pairs
+        if r.assistant:
+            matches = [a for (aid, _), a in pairs.items() if aid == r.assistant]
+        else:
+            matches = [a for (aid, _), a in pairs.items() if aid == "default"]
+            matches += [a for a in pairs.values() if a.search.type == "builtin"] + list(pairs.values())
+        if not matches:
+            raise ConfigurationError(f"tools.rag_search.assistant: unknown assistant {r.assistant!r}")
+        assistant = matches[0]
+        rt.check_ready()
+        pre, post = rt.filters()
+        cs = assistant.conversational
+        return RagComponents(
+            generator=rt.generator(assistant), prefilter=pre, postfilter=post,
+            thresholds=rt.thresholds(r.threshold_level or cs.threshold_level),
+            response_length=r.response_length or cs.response_length, idk_message=assistant.messages.idk,
+            no_result_message=assistant.messages.no_result, failed_message=assistant.messages.error,
+        )  # fmt: skip
+
+    def _search(self, query: str, scope: Scope, limit: int, expr: Any) -> Any:
+        mode = self.settings.rag_search.mode or None
+        return self.services.search(query, scope, mode=mode, limit=limit, filter=expr)
+
+    # -- running --------------------------------------------------------------------------------------
+    def run(self, execution: Execution, job: Job, *, raise_errors: bool = False) -> dict[str, Any] | None:
+        """Run ``job`` to its end, recording the outcome. Returns the result, or ``None`` when it failed.
+
+        :raises BridgeError: only with ``raise_errors`` (the synchronous route maps it to an HTTP status).
+        """
+        rid = execution.record.id
+        self.executions.start(rid)
+        started = time.perf_counter()
+        try:
+            result = run_rag_search(job.inputs, job.scope, search=self._search, components=self.components(),
+                                    settings=self.settings.rag_search, execution_id=rid, emit=execution.emit,
+                                    cancelled=execution.cancel.is_set)  # fmt: skip
+        except Cancelled:
+            log.info("tools.execution.cancelled id=%s", rid)
+            self.executions.fail(rid, "the client disconnected", "cancelled", status="cancelled")
+            execution.emit(ev.error("the client disconnected", "cancelled"))
+            return None
+        except BridgeError as exc:
+            log.warning("tools.execution.failed id=%s code=%s", rid, exc.code)
+            self.executions.fail(rid, exc.message, exc.code)
+            execution.emit(ev.error(exc.message, exc.code))
+            if raise_errors:
+                raise
+            return None
+        except Exception:
+            log.exception("tools.execution.crashed id=%s", rid)
+            self.executions.fail(rid, INTERNAL_MESSAGE, "internal_error")
+            execution.emit(ev.error(INTERNAL_MESSAGE, "internal_error"))
+            if raise_errors:
+                raise
+            return None
+        self.executions.complete(rid, result)
+        execution.emit(ev.end(result))
+        log.info("tools.execution.completed id=%s outcome=%s contexts=%d cited=%d ms=%.1f", rid, result["outcome"],
+                 len(result["contexts"]), len(result["sources_used"]), (time.perf_counter() - started) * 1000)  # fmt: skip
+        return result
+
+    def run_sync(self, record: ExecutionRecord, job: Job) -> dict[str, Any]:
+        """:raises BridgeError: when the execution fails."""
+        result = self.run(Execution(record, self.executions, self.runner, persist=False), job, raise_errors=True)
+        assert result is not None
+        return result
+
+    def start_async(self, record: ExecutionRecord, job: Job) -> None:
+        """Run in the pool; the caller has already called ``runner.acquire()``."""
+        execution = Execution(record, self.executions, self.runner, persist=True)
+        self.runner.run(lambda: self.run(execution, job) and None)
+
+    def stream_live(self, record: ExecutionRecord, job: Job) -> Iterator[bytes]:
+        """SSE bytes of an execution run for this very response; closing the iterator cancels it."""
+        sink: queue.Queue[tuple[int, ev.ToolEvent]] = queue.Queue()
+        execution = Execution(record, self.executions, self.runner, persist=False, sink=sink)
+        thread = threading.Thread(target=self.run, args=(execution, job), name="tool-stream", daemon=True)
+        s = self.settings
+
+        def body() -> Iterator[bytes]:
+            thread.start()
+            try:
+                deadline = time.monotonic() + s.stream_max_seconds
+                for item in pump(sink, heartbeat_seconds=s.heartbeat_seconds, deadline=deadline,
+                                 is_last=lambda it: it is not HEARTBEAT and it[1].terminal):  # fmt: skip
+                    if item is HEARTBEAT:
+                        yield comment()
+                        continue
+                    data, last = self.encode(item[0], item[1])
+                    yield data
+                    if last:
+                        return
+                yield self.encode(None, _stream_timeout(s.stream_max_seconds))[0]
+            finally:
+                execution.cancel.set()  # no effect once the execution has ended
+
+        return body()
+
+    def stream_stored(self, record: ExecutionRecord, after: int = 0) -> Iterator[bytes]:
+        """SSE bytes of an execution from the store (any worker), from event ``after + 1`` to its end."""
+        s = self.settings
+        rid = record.id
+
+        def body() -> Iterator[bytes]:
+            last = after
+            version = self.runner.version()
+            deadline = time.monotonic() + s.stream_max_seconds
+            quiet_since = time.monotonic()
+            while True:
+                for seq, event in self.executions.events_after(rid, last):
+                    data, end = self.encode(seq, event)
+                    yield data
+                    last, quiet_since = seq, time.monotonic()
+                    if end:
+                        return
+                rec = self.executions.get(rid)
+                if rec is None:
+                    yield self.encode(None, ev.error("the execution no longer exists", "not_found"))[0]
+                    return
+                if rec.terminal:
+                    if self.executions.events_after(rid, last, limit=1):
+                        continue  # its last events were written after the status
+                    yield self.encode(last + 1, terminal_event(rec))[0]
+                    return
+                if time.monotonic() >= deadline:
+                    yield self.encode(None, _stream_timeout(s.stream_max_seconds))[0]
+                    return
+                if time.monotonic() - quiet_since >= s.heartbeat_seconds:
+                    yield comment()
+                    quiet_since = time.monotonic()
+                version = self.runner.wait(version, s.poll_seconds)
+
+        return body()
+
+    def encode(self, seq: int | None, event: ev.ToolEvent) -> tuple[bytes, bool]:
+        """The SSE frames of ``event`` (split when large) and whether the stream ends with it.
+
+        An event over ``sse_max_split_bytes`` is replaced by an ``error`` event (code ``event_too_large``),
+        which ends the stream.
+        """
+        s = self.settings
+        payload = dumps(dict(event.data))
+        size = len(payload.encode("utf-8"))
+        if size > s.sse_max_split_bytes:
+            log.warning("tools.stream.event_too_large type=%s bytes=%d", event.type, size)
+            hint = "; the result is stored: read it from the execution details" if event.type == ev.TOOL_END else ""
+            event = ev.error(f"a {event.type} event of {size} bytes is over this stream's limit of "
+                             f"{s.sse_max_split_bytes} bytes{hint}", "event_too_large")  # fmt: skip
+            payload = dumps(dict(event.data))
+        pieces = split_payload(event.type, payload, s.sse_max_event_bytes)
+        ident = str(seq) if seq is not None else None
+        data = b"".join(frame(p.event, p.payload, id=ident if i == len(pieces) - 1 else None) for i, p in enumerate(pieces))
+        return data, event.terminal
+
+
+def terminal_event(rec: ExecutionRecord) -> ev.ToolEvent:
+    """The last event of a finished execution, rebuilt from its record."""
+    if rec.status == "completed" and rec.outputs is not None:
+        return ev.end(rec.outputs)
+    return ev.error(rec.error or f"the execution {rec.status}", rec.error_code or rec.status)
+
+
+def _stream_timeout(seconds: float) -> ev.ToolEvent:
+    return ev.error(f"the stream was open for {seconds:g} s and was closed; the execution details have the result",
+                    "stream_timeout")  # fmt: skip
+
+
+def tools_for(services: Services) -> ToolsRuntime:
+    """The runtime registered on ``services``, created on first use."""
+    found = services.extras.get(EXTRAS_KEY)
+    if found is None:
+        found = services.extras[EXTRAS_KEY] = ToolsRuntime(services)
+    assert isinstance(found, ToolsRuntime)
+    return found
