@@ -1,0 +1,74 @@
+"""The relay's branch of the error tree (:mod:`assistant_bridge.errors`).
+
+Every failure of a relayed turn is a :class:`RelayError`, itself a
+:class:`~assistant_bridge.errors.DependencyError`: something outside the caller's request failed (the
+assistant, the IAM token service or the search provider). Messages never carry credentials, the user's
+text or an answer body; ``details`` carries machine-readable facts (``status``, ``round``, ``cause``).
+
+::
+
+    DependencyError
+    └── RelayError                    502 relay_error
+        ├── AssistantUnavailable      503 the assistant could not be reached (connection, timeout)
+        ├── AssistantHTTPError        502 the assistant answered with an HTTP error status
+        ├── TokenExchangeFailed       502 the IAM token service refused the API key or failed
+        ├── MalformedAssistantResponse 502 not JSON, wrong shape, or a broken event stream
+        │   └── SearchActionInvalid   502 a search action without a usable query
+        ├── SearchLoopExceeded        502 still asking for searches after ``max_rounds``
+        ├── RelaySearchFailed         503 the search provider failed (``details["cause"]`` names why)
+        │   └── InvalidSearchResults  502 the provider answered results of the wrong shape
+        └── RelayRequestTooLarge      502 the echoed context alone is over the request limit
+"""
+
+from __future__ import annotations
+
+from assistant_bridge.errors import DependencyError
+
+
+class RelayError(DependencyError):
+    """Root of the relay's errors."""
+
+    status = 502
+    code = "relay_error"
+
+
+class AssistantUnavailable(RelayError):
+    status = 503
+    code = "assistant_unavailable"
+
+
+class AssistantHTTPError(RelayError):
+    """``details``: ``status`` (the assistant's HTTP status) and, when its body was a JSON error,
+    ``assistant_code``."""
+
+    code = "assistant_http_error"
+
+
+class TokenExchangeFailed(RelayError):
+    code = "token_exchange_failed"
+
+
+class MalformedAssistantResponse(RelayError):
+    code = "malformed_assistant_response"
+
+
+class SearchActionInvalid(MalformedAssistantResponse):
+    code = "invalid_search_action"
+
+
+class SearchLoopExceeded(RelayError):
+    code = "search_loop_exceeded"
+
+
+class RelaySearchFailed(RelayError):
+    status = 503
+    code = "relay_search_failed"
+
+
+class InvalidSearchResults(RelaySearchFailed):
+    status = 502
+    code = "invalid_search_results"
+
+
+class RelayRequestTooLarge(RelayError):
+    code = "relay_request_too_large"

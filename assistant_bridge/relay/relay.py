@@ -1,0 +1,333 @@
+"""The client-side search relay (spec §A.2): send a message, answer every search action with a search
+provider, repeat until the assistant answers, return (or stream) that answer.
+
+::
+
+    result = relay_message("https://.../v2/assistants/A/environments/E/message", "How do I reset my password?",
+                           provider=HttpSearchProvider("http://127.0.0.1:8080/v1/search"))
+    print(result.text)
+
+One round: every ``search`` action of the response is run (in order) and the result lists are merged by
+rank (:func:`~assistant_bridge.relay.wire.merge_results`); the ``search_results`` message echoes the
+response's ``context`` and ``user_id`` and is trimmed to ``max_request_bytes``. A turn that still asks for a
+search after ``max_rounds`` rounds raises :class:`SearchLoopExceeded`. Logs carry counts and timings, never
+the user's text, a query or a result.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping, Sequence
+
+import httpx
+
+from assistant_bridge.domain import Principal, Scope
+from assistant_bridge.errors import BridgeError
+from assistant_bridge.relay import wire
+from assistant_bridge.relay.auth import Credentials, credentials_from_config
+from assistant_bridge.relay.client import DEFAULT_VERSION, AssistantClient
+from assistant_bridge.relay.config import RelayConfig
+from assistant_bridge.relay.errors import MalformedAssistantResponse, RelaySearchFailed, SearchLoopExceeded
+from assistant_bridge.relay.providers import HttpSearchProvider, SearchProvider, ServicesProvider, checked_results
+from assistant_bridge.services import Services
+from assistant_bridge.settings import Settings
+
+log = logging.getLogger(__name__)
+IN_PROCESS_ORIGIN = "http://assistant-bridge.internal"
+LOCAL_PRINCIPAL = Principal(user_id="local", admin=True, key_id="relay-local")
+
+
+@dataclass(frozen=True)
+class SearchRecord:
+    """One search action the relay ran. ``query`` is kept for the caller; it is never logged."""
+
+    round: int
+    query: str
+    filter: str | None
+    result_count: int
+    ms: float
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"round": self.round, "query": self.query, "result_count": self.result_count,
+                               "ms": round(self.ms, 1)}  # fmt: skip
+        if self.filter:
+            out["filter"] = self.filter
+        if self.error:
+            out["error"] = self.error
+        return out
+
+
+@dataclass(frozen=True)
+class RelayResult:
+    """The assistant's final ``/message`` response and what the relay did to get it.
+
+    :param response: the final response body, as the assistant sent it.
+    :param rounds: search rounds run (0 when the assistant answered at once).
+    :param search_results: the results sent in the last round (after merging and trimming).
+    :param trimmed: results dropped or shortened to respect the request limit, over all rounds.
+    """
+
+    response: dict[str, Any]
+    rounds: int = 0
+    searches: tuple[SearchRecord, ...] = ()
+    search_results: tuple[dict[str, Any], ...] = ()
+    trimmed: int = 0
+    session_id: str | None = None
+
+    @property
+    def generic(self) -> list[dict[str, Any]]:
+        return list(self.response.get("output", {}).get("generic") or [])
+
+    @property
+    def text(self) -> str:
+        """The texts of the response's items, one per line."""
+        return "\n".join(str(g["text"]) for g in self.generic if isinstance(g, dict) and isinstance(g.get("text"), str))
+
+    @property
+    def outcome(self) -> str:
+        return wire.classify(self.response)
+
+    def summary(self) -> dict[str, Any]:
+        return {"outcome": self.outcome, "rounds": self.rounds, "trimmed": self.trimmed,
+                "searches": [s.to_json() for s in self.searches]}  # fmt: skip
+
+
+@dataclass
+class _Turn:
+    """Mutable state of one relayed turn."""
+
+    rounds: int = 0
+    searches: list[SearchRecord] = field(default_factory=list)
+    sent: list[dict[str, Any]] = field(default_factory=list)
+    trimmed: int = 0
+
+
+class Relay:
+    """Relays one assistant's client-side searches to a search provider.
+
+    :param client: the assistant (see :class:`~assistant_bridge.relay.client.AssistantClient`).
+    :param provider: runs each search action.
+    :param max_rounds: search rounds per turn before :class:`SearchLoopExceeded`.
+    :param max_request_bytes: the size limit of each ``search_results`` message (spec: 100 KB).
+    :param max_results: results per round after merging.
+    :param on_search_error: ``raise`` (default) fails the turn with :class:`RelaySearchFailed`; ``empty``
+        sends the results of the searches that worked (possibly none), so the assistant answers "no results".
+    """
+
+    def __init__(self, client: AssistantClient, provider: SearchProvider, *, max_rounds: int = 5,
+                 max_request_bytes: int = 100_000, max_results: int = 50, on_search_error: str = "raise",
+                 stream_supported: bool = True) -> None:  # fmt: skip
+        if max_rounds < 1:
+            raise ValueError("max_rounds must be at least 1")
+        self.client = client
+        self.provider = provider
+        self.max_rounds = max_rounds
+        self.max_request_bytes = max_request_bytes
+        self.max_results = max_results
+        self.on_search_error = on_search_error
+        self.stream_supported = stream_supported
+
+    # -- construction -----------------------------------------------------------------------------
+    @classmethod
+    def from_url(cls, url: str, *, provider: SearchProvider, auth: Credentials | None = None,
+                 version: str = DEFAULT_VERSION, timeout: float = 60.0, retries: int = 2,
+                 transport: httpx.BaseTransport | None = None, **options: Any) -> Relay:  # fmt: skip
+        return cls(AssistantClient(url, auth=auth, version=version, timeout=timeout, retries=retries,
+                                   transport=transport), provider, **options)  # fmt: skip
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, services: Services | None = None, scope: Scope | None = None,
+                      transport: httpx.BaseTransport | None = None, app: Any = None) -> Relay:  # fmt: skip
+        """The relay of ``settings.extra["relay"]`` (see :mod:`assistant_bridge.relay.config`).
+
+        With no ``relay.url`` the target is this service's own assistant (``client-side`` by default),
+        called in-process through the Flask app (``app``, built from ``settings`` when not given).
+        :param scope: whose documents the built-in provider searches (default: a local admin principal,
+            as anonymous loopback access has).
+        """
+        cfg = RelayConfig.from_settings(settings)
+        if cfg.search.type == "builtin" or cfg.in_process:
+            services = services or Services.from_settings(settings)
+        provider = provider_from_config(cfg, services, scope or Scope(principal=LOCAL_PRINCIPAL))
+        if cfg.in_process:
+            if app is None:
+                from assistant_bridge.web.app import create_app
+
+                app = create_app(settings, services)
+            transport = transport or httpx.WSGITransport(app=app)
+        return cls(client_from_config(cfg, transport), provider, max_rounds=cfg.max_rounds,
+                   max_request_bytes=cfg.max_request_bytes, max_results=cfg.max_results,
+                   on_search_error=cfg.on_search_error, stream_supported=cfg.stream)  # fmt: skip
+
+    def with_provider(self, provider: SearchProvider) -> Relay:
+        """A relay sharing this one's assistant connection pool, with another provider (one per caller)."""
+        other = Relay.__new__(Relay)
+        other.__dict__.update(self.__dict__)
+        other.provider = provider
+        return other
+
+    # -- one turn ---------------------------------------------------------------------------------
+    def send(self, text: str, *, session_id: str | None = None, context: Mapping[str, Any] | None = None,
+             user_id: str | None = None, options: Mapping[str, Any] | None = None,
+             headers: Mapping[str, str] | None = None) -> RelayResult:  # fmt: skip
+        """Send ``text`` and answer the assistant's searches until it answers.
+
+        :param context: a stateless conversation's context, echoed from the previous response.
+        :param options: ``input.options`` of every message of the turn (e.g. ``{"debug": true}``).
+        :param headers: extra headers for every request of the turn.
+        :raises RelayError: (a subclass) when the assistant or the provider fails.
+        """
+        turn = _Turn()
+        started = time.perf_counter()
+        body = wire.text_message(text, context=context, user_id=user_id, options=options)
+        response = self.client.post(body, session_id=session_id, headers=headers)
+        while True:
+            actions = wire.search_actions(response)
+            if not actions:
+                break
+            body = self._round(turn, response, actions, user_id, options)
+            response = self.client.post(body, session_id=session_id, headers=headers)
+        result = self._result(turn, response, session_id)
+        log.info("relay.turn rounds=%d searches=%d trimmed=%d outcome=%s ms=%.1f", turn.rounds, len(turn.searches),
+                 turn.trimmed, result.outcome, (time.perf_counter() - started) * 1000)  # fmt: skip
+        return result
+
+    def stream(self, text: str, *, session_id: str | None = None, context: Mapping[str, Any] | None = None,
+               user_id: str | None = None, options: Mapping[str, Any] | None = None,
+               headers: Mapping[str, str] | None = None) -> Iterator[tuple[str, Any]]:  # fmt: skip
+        """Like :meth:`send`, as events (see :mod:`assistant_bridge.relay.events`): the assistant's
+        ``partial_item``/``complete_item`` events pass through as they come, ``relay_search`` reports each
+        round of searches, then the last ``final_response`` and ``relay_end`` (the summary). An assistant
+        ``error`` event raises :class:`MalformedAssistantResponse` unless it is in-band after items.
+
+        When the assistant has no ``message_stream`` (``stream_supported=False``) the answer's items are sent
+        as ``complete_item`` events once it is known.
+        """
+        turn = _Turn()
+        body = wire.text_message(text, context=context, user_id=user_id, options=options)
+        while True:
+            final: dict[str, Any] | None = None
+            if self.stream_supported:
+                for name, payload in self.client.stream(body, session_id=session_id, headers=headers):
+                    if name == "final_response":
+                        final = payload
+                    elif name == "error":
+                        raise _stream_error(payload)
+                    else:
+                        yield name, payload
+            else:
+                final = self.client.post(body, session_id=session_id, headers=headers)
+            assert final is not None
+            actions = wire.search_actions(final)
+            if not actions:
+                break
+            body = self._round(turn, final, actions, user_id, options)
+            yield "relay_search", {"round": turn.rounds, "searches": [s.to_json() for s in turn.searches
+                                                                      if s.round == turn.rounds],
+                                   "search_results": turn.sent, "trimmed": turn.trimmed}  # fmt: skip
+        if not self.stream_supported:
+            for n, item in enumerate(final.get("output", {}).get("generic") or [], start=1):
+                if isinstance(item, dict):
+                    yield "complete_item", {**item, "streaming_metadata": {"id": n}}
+        result = self._result(turn, final, session_id)
+        log.info("relay.stream rounds=%d searches=%d trimmed=%d outcome=%s", turn.rounds, len(turn.searches),
+                 turn.trimmed, result.outcome)  # fmt: skip
+        yield "final_response", final
+        yield "relay_end", result.summary()
+
+    # -- rounds -----------------------------------------------------------------------------------
+    def _round(self, turn: _Turn, response: Mapping[str, Any], actions: Sequence[Mapping[str, Any]],
+               user_id: str | None, options: Mapping[str, Any] | None) -> dict[str, Any]:  # fmt: skip
+        if turn.rounds >= self.max_rounds:
+            raise SearchLoopExceeded(f"the assistant still asked for a search after {self.max_rounds} rounds",
+                                     rounds=turn.rounds)  # fmt: skip
+        turn.rounds += 1
+        lists = [self._search(turn, action) for action in actions]
+        merged = wire.merge_results([lst for lst in lists if lst is not None], self.max_results)
+        body, trimmed = wire.results_message(response, merged, self.max_request_bytes, user_id=user_id,
+                                             options=options)  # fmt: skip
+        turn.trimmed += trimmed
+        turn.sent = list(body["input"]["search_results"])
+        if trimmed:
+            log.info("relay.trimmed round=%d dropped_or_cut=%d limit=%d", turn.rounds, trimmed, self.max_request_bytes)
+        return body
+
+    def _search(self, turn: _Turn, action: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+        t0 = time.perf_counter()
+        query, filt = action["query"], action.get("filter")
+        try:
+            results = checked_results(self.provider.search(query, filt, action.get("metadata") or {}),
+                                      self.provider.name)  # fmt: skip
+        except BridgeError as exc:
+            failure = exc if isinstance(exc, RelaySearchFailed) else RelaySearchFailed(
+                f"search provider {self.provider.name} failed: {exc.message}", cause=exc.code)  # fmt: skip
+            ms = (time.perf_counter() - t0) * 1000
+            turn.searches.append(SearchRecord(turn.rounds, query, filt, 0, ms, failure.code))
+            log.warning("relay.search_failed provider=%s code=%s round=%d", self.provider.name, failure.code, turn.rounds)
+            if self.on_search_error == "raise":
+                raise failure from None
+            return None
+        ms = (time.perf_counter() - t0) * 1000
+        turn.searches.append(SearchRecord(turn.rounds, query, filt, len(results), ms))
+        log.info("relay.search provider=%s round=%d results=%d ms=%.1f", self.provider.name, turn.rounds,
+                 len(results), ms)  # fmt: skip
+        return results
+
+    def _result(self, turn: _Turn, response: dict[str, Any], session_id: str | None) -> RelayResult:
+        return RelayResult(response=response, rounds=turn.rounds, searches=tuple(turn.searches),
+                           search_results=tuple(turn.sent), trimmed=turn.trimmed, session_id=session_id)  # fmt: skip
+
+    def close(self) -> None:
+        self.client.close()
+        close = getattr(self.provider, "close", None)
+        if callable(close):
+            close()
+
+
+def _stream_error(payload: Any) -> MalformedAssistantResponse:
+    code = payload.get("code") if isinstance(payload, dict) else None
+    message = payload.get("message") if isinstance(payload, dict) else None
+    text = f"the assistant's stream reported an error: {str(message)[:200]}" if message else \
+        "the assistant's stream reported an error"  # fmt: skip
+    return MalformedAssistantResponse(text, assistant_code=str(code)[:64] if code else None)
+
+
+def client_from_config(cfg: RelayConfig, transport: httpx.BaseTransport | None = None) -> AssistantClient:
+    url = cfg.url or f"{IN_PROCESS_ORIGIN}/v2/assistants/{cfg.assistant_id}/environments/{cfg.environment_id}/message"
+    auth = credentials_from_config(cfg.auth, "relay.auth", transport=None) if cfg.url else None
+    return AssistantClient(url, auth=auth, version=cfg.version, timeout=cfg.timeout_seconds,
+                           connect_timeout=cfg.connect_timeout_seconds, retries=cfg.retries, transport=transport,
+                           verify_tls=cfg.verify_tls)  # fmt: skip
+
+
+def provider_from_config(cfg: RelayConfig, services: Services | None, scope: Scope,
+                         transport: httpx.BaseTransport | None = None) -> SearchProvider:  # fmt: skip
+    s = cfg.search
+    if s.type == "server":
+        return HttpSearchProvider(s.url, auth=credentials_from_config(s.auth, "relay.search.auth"),
+                                  timeout=s.timeout_seconds, connect_timeout=s.connect_timeout_seconds,
+                                  retries=s.retries, metadata=s.metadata, transport=transport,
+                                  verify_tls=s.verify_tls)  # fmt: skip
+    if services is None:
+        raise ValueError("the built-in search provider needs a Services object")
+    return ServicesProvider(services, scope, mode=s.mode, limit=s.limit, passage_chars=s.passage_length)
+
+
+def relay_message(url: str, text: str, *, provider: SearchProvider, auth: Credentials | None = None,
+                  session_id: str | None = None, context: Mapping[str, Any] | None = None,
+                  user_id: str | None = None, **options: Any) -> RelayResult:  # fmt: skip
+    """One relayed turn in one call: ``relay_message(url, "question", provider=...)``.
+
+    :param options: :class:`Relay` options (``max_rounds``, ``max_request_bytes``...) and ``version``,
+        ``timeout``, ``retries``, ``transport``.
+    """
+    relay = Relay.from_url(url, provider=provider, auth=auth, **options)
+    try:
+        return relay.send(text, session_id=session_id, context=context, user_id=user_id)
+    finally:
+        relay.close()
+
+
