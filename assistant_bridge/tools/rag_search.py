@@ -140,7 +140,7 @@ def render_response(answer: Answer, rank_of: Mapping[int, int], chunk_of_rank: M
     cursor = 0
     for end in sorted(marks):
         out.append(neutralize(text[cursor:end]))
-        out.append("".join(f' <citation id="{chunk_of_rank[r].id}">[{r}]</citation>' for r in sorted(marks[end])))
+        out.append(" " + "".join(f'<citation id="{chunk_of_rank[r].id}">[{r}]</citation>' for r in sorted(marks[end])))
         cursor = end
     out.append(neutralize(text[cursor:]))
     return "".join(out), sorted({r for ranks in marks.values() for r in ranks})
@@ -152,8 +152,11 @@ def fragments(text: str, size: int) -> list[str]:
     for part in _TAG.split(text):
         if not part:
             continue
-        if _TAG.fullmatch(part) and pieces:
-            pieces[-1] += part
+        if _TAG.fullmatch(part):
+            if pieces:
+                pieces[-1] += part
+            else:
+                pieces.append(part)
             continue
         start = 0
         while start < len(part):
