@@ -29,6 +29,7 @@ from typing import Any, Callable, Sequence
 from assistant_bridge.core.loop import Answer, IDontKnow, run_conversational_search
 from assistant_bridge.core.results import SearchResult
 from assistant_bridge.core.snippets import build_snippets
+from assistant_bridge.errors import ModelLoadError
 from assistant_bridge.generators import make_generator
 from bench._clapnq_data import (
     Question,
@@ -74,15 +75,31 @@ def import_search(spec: str) -> Search:
     return search
 
 
-def load_filter_set(kind: str, level: str) -> tuple[Any, Any, Any, str]:
-    if kind == "none":
-        return _PassFilter(), _PassFilter(), _NoThresholds(), "no filter"
-    from assistant_bridge.filters import load_filters, load_thresholds
+def load_filter_set(kind: str, level: str) -> tuple[Any, Any, Any, str, Any]:
+    """``(pre, post, thresholds, label, sentence encoder or None)``.
 
-    pre, post = load_filters()
+    The filters' sentence encoder is returned so the extractive generator can share the loaded model and
+    its cache, as a deployment should. When the post-filter model is not there, the pre-filter runs alone
+    (post always passes) and the label says so.
+    """
+    if kind == "none":
+        return _PassFilter(), _PassFilter(), _NoThresholds(), "no filter", None
+    from assistant_bridge.filters import load_thresholds
+    from assistant_bridge.filters import onnx_filters as of
+    from assistant_bridge.filters.encoder import UseEncoder
+
+    encoder = UseEncoder(threads=1)
+    thresholds = load_thresholds(level)
+    try:
+        pre, post = of.load_filters(encoder=encoder)
+        label = f"filters ({level}: pre_gen>={thresholds.pre_gen}, post_gen>={thresholds.post_gen})"
+    except ModelLoadError:
+        pre = of.OnnxPreFilter(of.OnnxClassifier(of.default_model_dir() / of.PRE_MODEL_FILE, of.PRE_FEATURES), encoder)
+        post = _PassFilter()
+        label = f"PRE filter only, post-filter model missing ({level}: pre_gen>={thresholds.pre_gen})"
     pre.warm_up()
     post.warm_up()
-    return pre, post, load_thresholds(level), f"filters ({level})"
+    return pre, post, thresholds, label, encoder
 
 
 def evaluate(
@@ -123,7 +140,7 @@ def evaluate(
             "scores": dict(outcome.scores),
         }
         if q.answerable:
-            passage = " ".join(r.body for r in results[:1])
+            passage = q.passage  # the gold passage, in both settings (as in the CLAPNQ paper)
             row.update(
                 rougeL=best(rouge_l, text, q.references) if answered else 0.0,
                 R=best(rouge1_recall, text, q.references) if answered else 0.0,
@@ -165,7 +182,10 @@ def _print_table(summary: dict[str, Any], label: str) -> None:
     print(f"Un-ans% {s['unans_pct']:.1f} (n={s['n_unanswerable']})   false-IDK% {s['false_idk_pct']:.1f} "
           f"(n={s['n_answerable']})")  # fmt: skip
     print(f"{'stage (ms)':14s}{'p50':>8s}{'p95':>8s}")
-    for stage, p in s["latency_ms"].items():
+    known = ["search", "snippets", "pre_filter", "truncation", "generation", "post_filter", "citations", "total", "turn"]
+    stages = [k for k in known if k in s["latency_ms"]] + [k for k in s["latency_ms"] if k not in known]
+    for stage in stages:
+        p = s["latency_ms"][stage]
         print(f"{stage:14s}{p['p50']:8.2f}{p['p95']:8.2f}")
 
 
@@ -209,21 +229,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         ap.error("--setting rag needs --search package.module:function (the search backend to use)")
 
+    try:
+        pre, post, thresholds, filter_label, encoder = load_filter_set(args.filters, args.level)
+    except (ImportError, ModelLoadError) as exc:
+        print(f"filters unavailable ({exc}); running WITHOUT filters", file=sys.stderr)
+        pre, post, thresholds, filter_label, encoder = load_filter_set("none", args.level)
     options = _parse_params(args.param)
     if args.generator == "extractive":
-        options.setdefault("embedder", args.embedder)
+        # share the filters' loaded USE model and its cache when there is one
+        options.setdefault("embedder", encoder if (args.embedder == "use" and encoder is not None) else args.embedder)
     elif args.generator == "openai":
         options.setdefault("base_url", os.environ.get("LLM_BASE_URL", ""))
         options.setdefault("model", os.environ.get("LLM_MODEL", ""))
         options.setdefault("api_key", os.environ.get("LLM_API_KEY") or None)
     generator = make_generator(args.generator, **options)
     generator.warm_up()
-    filter_kind = args.filters
-    try:
-        pre, post, thresholds, filter_label = load_filter_set(filter_kind, args.level)
-    except ImportError as exc:
-        print(f"filters unavailable ({exc}); running without filters", file=sys.stderr)
-        pre, post, thresholds, filter_label = load_filter_set("none", args.level)
 
     result = evaluate(questions, search, generator, pre, post, thresholds, args.response_length)
     label = (f"CLAPNQ {args.split} {args.setting}, generator={getattr(generator, 'model', args.generator)}, "

@@ -50,7 +50,7 @@ def _embedder(value: Any) -> Any:
     if hasattr(value, "encode"):
         from assistant_bridge.generators.sentence_embedder import EncoderEmbedder
 
-        return EncoderEmbedder(value)
+        return EncoderEmbedder(value, name=type(value).__name__)
     raise ConfigurationError(f"generator.embedder must be 'use', 'none', an embedder kind or an object, not {value!r}")
 
 

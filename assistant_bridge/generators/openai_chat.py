@@ -138,7 +138,7 @@ class OpenAIChatGenerator:
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
             return min(max(0.0, retry_after), self.max_backoff)
-        return min(self.backoff * (2**attempt), self.max_backoff)
+        return float(min(self.backoff * 2.0**attempt, self.max_backoff))
 
     def _attempts(self) -> Iterator[int]:
         yield from range(self.max_retries + 1)
