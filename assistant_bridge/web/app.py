@@ -35,6 +35,8 @@ ROUTE_MODULES = (
     "assistant_bridge.web.routes_message",
     "assistant_bridge.web.routes_tools",
     "assistant_bridge.web.routes_chunks",
+    "assistant_bridge.web.routes_relay",
+    "assistant_bridge.web.routes_chat",
 )
 
 

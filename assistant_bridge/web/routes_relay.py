@@ -1,0 +1,192 @@
+"""The client-side search relay for webchat backends and browsers (:mod:`assistant_bridge.relay`).
+
+::
+
+    POST /v1/relay/message          {text, context?, session_id?, user_id?, options?} -> final response + "relay"
+    POST /v1/relay/message_stream   the same as server-sent events (see assistant_bridge.relay.events)
+    POST /v1/relay/sessions         -> {session_id} on the relayed assistant
+
+The target assistant and the search provider come from the ``[relay]`` settings table, checked at start-up.
+By default the target is this service's own ``client-side`` assistant, called **in-process** through the
+Flask app (an httpx WSGI transport): no socket, no second gunicorn thread waiting on the first, and the
+caller's own credentials (``Authorization``, the API-key header, ``X-End-User-ID``) are forwarded, so the
+assistant sees the same principal. The built-in search provider searches within the caller's scope: a user
+never gets another tenant's documents through the relay.
+
+"I don't know" is recognised from ``output.debug``, so the relay asks the assistant for it
+(``relay.request_debug``) and removes it from the answer unless the caller set ``options.debug``.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from typing import Any, Iterator, Mapping
+
+import httpx
+from flask import Blueprint, Flask, current_app, g, jsonify, request
+
+from assistant_bridge.errors import BridgeError
+from assistant_bridge.relay.config import RelayConfig
+from assistant_bridge.relay.providers import SearchProvider, ServicesProvider
+from assistant_bridge.relay.relay import Relay, RelayResult, client_from_config, provider_from_config
+from assistant_bridge.services import Services
+from assistant_bridge.web.app import json_body, principal, scope, services, settings
+from assistant_bridge.web.auth import END_USER_HEADERS
+from assistant_bridge.web.sse import HEARTBEAT, comment, frame, json_payload, pump, sse_response
+
+log = logging.getLogger(__name__)
+bp = Blueprint("relay", __name__)
+EXT_KEY = "relay"
+HEARTBEAT_SECONDS = 10.0
+_END = object()
+
+
+class _RelayHolder:
+    """The worker's relay, built on first use (after the gunicorn fork)."""
+
+    def __init__(self, config: RelayConfig) -> None:
+        self.config = config
+        self._relay: Relay | None = None
+        self._lock = threading.Lock()
+
+    def relay(self, app: Flask, svc: Services) -> Relay:
+        with self._lock:
+            if self._relay is None:
+                cfg = self.config
+                transport = httpx.WSGITransport(app=app) if cfg.in_process else None
+                shared: SearchProvider = (provider_from_config(cfg, None, None) if cfg.search.type == "server"  # type: ignore[arg-type]
+                                          else _NoProvider())  # fmt: skip
+                self._relay = Relay(client_from_config(cfg, transport), shared, max_rounds=cfg.max_rounds,
+                                    max_request_bytes=cfg.max_request_bytes, max_results=cfg.max_results,
+                                    on_search_error=cfg.on_search_error, stream_supported=cfg.stream)  # fmt: skip
+            return self._relay
+
+
+class _NoProvider:
+    """Placeholder of the shared relay when every request brings its own (scoped) provider."""
+
+    name = "none"
+
+    def search(self, query: str, filter: str | None, metadata: Mapping[str, Any]) -> list[dict[str, Any]]:
+        raise AssertionError("a request-scoped provider was expected")
+
+
+def init_app(app: Flask, svc: Services) -> None:
+    app.extensions[EXT_KEY] = _RelayHolder(RelayConfig.from_settings(svc.settings))  # a bad table stops start-up
+
+
+def _holder() -> _RelayHolder:
+    holder: _RelayHolder = current_app.extensions[EXT_KEY]
+    return holder
+
+
+def _relay_for_request() -> tuple[Relay, dict[str, str]]:
+    """The relay with this caller's provider, and the headers for the assistant."""
+    holder = _holder()
+    cfg = holder.config
+    svc = services()
+    relay = holder.relay(current_app._get_current_object(), svc)  # type: ignore[attr-defined]
+    if cfg.search.type == "builtin":
+        s = cfg.search
+        relay = relay.with_provider(ServicesProvider(svc, scope(), mode=s.mode, limit=s.limit,
+                                                     passage_chars=s.passage_length))  # fmt: skip
+    headers: dict[str, str] = {"X-Request-ID": g.get("request_id", "")}
+    if cfg.in_process:
+        names = ("Authorization", settings().auth.api_key_header, *END_USER_HEADERS)
+        headers.update({n: request.headers[n] for n in names if request.headers.get(n)})
+    return relay, headers
+
+
+def _options(body: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
+    opts = dict(body.get("options") or {})
+    keep_debug = bool(opts.pop("debug", False))
+    if keep_debug or _holder().config.request_debug:
+        opts["debug"] = True
+    return opts, keep_debug
+
+
+def _strip_debug(response: Mapping[str, Any], keep: bool) -> dict[str, Any]:
+    out = dict(response)
+    if not keep and isinstance(out.get("output"), dict) and "debug" in out["output"]:
+        out["output"] = {k: v for k, v in out["output"].items() if k != "debug"}
+    return out
+
+
+def _turn_args(body: Mapping[str, Any]) -> dict[str, Any]:
+    caller = principal()
+    opts, _ = _options(body)
+    return {"session_id": body.get("session_id"), "context": body.get("context"),
+            "user_id": body.get("user_id") or caller.user_id, "options": opts}  # fmt: skip
+
+
+@bp.post("/v1/relay/message")
+def relay_message() -> Any:
+    body = json_body("relay_message_request")
+    args = _turn_args(body)
+    _, keep = _options(body)
+    relay, headers = _relay_for_request()
+    result: RelayResult = relay.send(body["text"], headers=headers, **args)
+    out = _strip_debug(result.response, keep)
+    out["relay"] = {**result.summary(), "search_results": list(result.search_results)}
+    return jsonify(out)
+
+
+@bp.post("/v1/relay/message_stream")
+def relay_message_stream() -> Any:
+    body = json_body("relay_message_request")
+    args = _turn_args(body)
+    _, keep = _options(body)
+    relay, headers = _relay_for_request()
+    events: queue.Queue[Any] = queue.Queue(maxsize=256)
+    stop = threading.Event()
+
+    def put(item: Any) -> bool:
+        while not stop.is_set():
+            try:
+                events.put(item, timeout=0.5)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        stream = relay.stream(body["text"], headers=headers, **args)
+        try:
+            for name, payload in stream:
+                if name == "final_response":
+                    payload = _strip_debug(payload, keep)
+                if not put((name, payload)):
+                    return
+        except BridgeError as exc:  # the stream is open: report in-band
+            log.warning("relay.stream_failed code=%s", exc.code)
+            put(("error", {"code": exc.code, "message": exc.message}))
+        except Exception as exc:  # noqa: BLE001 - never a trace on the wire; logged with its type
+            log.exception("relay.stream_crashed type=%s", type(exc).__name__)
+            put(("error", {"code": "internal_error", "message": "internal error; see the server log"}))
+        finally:
+            stream.close()
+            put(_END)
+
+    def generate() -> Iterator[bytes]:
+        worker = threading.Thread(target=produce, name="relay-stream", daemon=True)
+        worker.start()
+        try:
+            for item in pump(events, heartbeat_seconds=HEARTBEAT_SECONDS, is_last=lambda i: i is _END):
+                if item is HEARTBEAT:
+                    yield comment()
+                elif item is not _END:
+                    name, payload = item
+                    yield frame(name, json_payload({name: payload}))
+        finally:
+            stop.set()
+
+    return sse_response(generate())
+
+
+@bp.post("/v1/relay/sessions")
+def relay_session() -> Any:
+    principal()  # 401 before anything else
+    relay, headers = _relay_for_request()
+    return jsonify({"session_id": relay.client.create_session(headers=headers)}), 201
