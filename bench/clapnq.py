@@ -10,7 +10,7 @@ Usage::
 
 Gold setting: each question's own passage is its single search result. Reported (percent): RougeL, R and
 RougeLp on the answerable questions (an "I don't know" scores 0), the same on the raw generation before
-the filters ("gen"), mean answer length in characters, Un-ans% (share of unanswerable questions answered
+the filters ("gen"), mean answer length in characters (answered answerable questions), Un-ans% (share of unanswerable questions answered
 "I don't know"), false-IDK% (share of answerable ones), and p50/p95 per loop stage in milliseconds.
 """
 
@@ -154,7 +154,7 @@ def evaluate(
     ans = [r for r in rows if r["answerable"]]
     unans = [r for r in rows if not r["answerable"]]
     mean = lambda xs: statistics.fmean(xs) if xs else float("nan")  # noqa: E731
-    answered_lens = [len(r["text"]) for r in rows if r["outcome"] == "Answer"]
+    answered_lens = [len(r["text"]) for r in ans if r["outcome"] == "Answer"]
     summary = {
         "n_answerable": len(ans),
         "n_unanswerable": len(unans),
