@@ -44,11 +44,11 @@ def safe_url(url: str) -> str:
     """``url`` without any ``user:password@`` part, for messages and logs."""
     try:
         parts = urlsplit(url)
+        host = parts.hostname or ""
+        if parts.port:
+            host = f"{host}:{parts.port}"
     except ValueError:
         return "<invalid url>"
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
@@ -167,8 +167,10 @@ class ElasticsearchBackend:
                 kwargs["api_key"] = self._api_key
             elif self._basic:
                 kwargs["basic_auth"] = self._basic
-            with self._errors("connect"):
+            try:
                 self._client = Elasticsearch(self.url, **kwargs)
+            except ValueError as exc:  # raised by the client for a URL it cannot parse
+                raise ConfigurationError(f"backend.es_url {safe_url(self.url)!r} is not a usable URL") from None
         return self._client
 
     def warm_up(self) -> None:
@@ -188,7 +190,9 @@ class ElasticsearchBackend:
                 if not client.indices.exists(index=self.index):
                     self._create(client)
                 mapping = client.indices.get_mapping(index=self.index)
-            existing = next(iter(mapping.body.values()), {}).get("mappings", {})
+            indices: dict[str, Any] = dict(mapping.body)
+            first: dict[str, Any] = next(iter(indices.values()), {})
+            existing: dict[str, Any] = first.get("mappings", {})
             problems = ec.mapping_conflicts(existing, self.dim)
             if problems:
                 raise ConfigurationError(
@@ -279,8 +283,10 @@ class ElasticsearchBackend:
         filters = self._filters(query)
         text, lex = query.text, lexical_form(query.text)
         vector = list(query.vector or ())
+        if not vector and query.mode == "dense":
+            return []
         with self._errors("search"):
-            if query.mode == "lexical":
+            if query.mode == "lexical" or not vector:  # hybrid without a vector is lexical
                 res = client.search(index=self.index, **ec.lexical_body(text, lex, filters, limit))
                 hits = self._hits(res, lambda s: s)
             elif query.mode == "dense":

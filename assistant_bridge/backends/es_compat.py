@@ -261,7 +261,7 @@ def plain_json_headers(headers: Any) -> Any:
 def plain_json(node_class: type) -> type:
     """A subclass of an ``elastic_transport`` node class that speaks plain JSON (see the module doc)."""
 
-    class _PlainJson(node_class):  # type: ignore[valid-type,misc]
+    class _PlainJson(node_class):  # type: ignore[misc]
         def perform_request(self, method: str, target: str, body: Any = None, headers: Any = None,
                             request_timeout: Any = None, **kw: Any) -> Any:  # fmt: skip
             if request_timeout is not None:

@@ -485,9 +485,22 @@ def test_error_mapping() -> None:
     assert safe_url("https://user:pw@host:9243/prefix?x=1") == "https://host:9243/prefix"
 
 
-def test_invalid_index_name_is_a_configuration_error() -> None:
+def test_invalid_index_name_or_url_is_a_configuration_error() -> None:
     with pytest.raises(ConfigurationError, match="not a valid Elasticsearch index name"):
         ElasticsearchBackend("http://h:9200", "My Chunks", DIM)
+    for url in ("http://user:pw-secret@[bad", "http://user:pw-secret@host:port"):
+        with pytest.raises(ConfigurationError, match="is not a usable URL") as info:
+            ElasticsearchBackend(url, INDEX, DIM).warm_up()
+        assert "pw-secret" not in info.value.message
+
+
+def test_dense_without_a_vector_finds_nothing_and_hybrid_falls_back_to_lexical(
+        es9: tuple[FakeCluster, ElasticsearchBackend]) -> None:  # fmt: skip
+    cluster, b = es9
+    assert b.search(SearchQuery(text="reset", scope=ALICE, mode="dense")) == []
+    cluster.searches.append(_search_response(_hit("c1", "d-pass", 4.2)))
+    (hit,) = b.search(SearchQuery(text="reset", scope=ALICE, mode="hybrid"))
+    assert "query" in cluster.bodies(f"/{INDEX}/_search")[-1] and hit.score == pytest.approx(4.2)
 
 
 def test_opensearch_is_refused() -> None:
