@@ -1,0 +1,193 @@
+"""Feature vectors of the pre- and post-generation filters.
+
+The training scripts (``filters_models/train_*.py``) and the runtime call the same two functions, so a model
+always sees features computed exactly as they were at training time. Each function returns a float32 vector
+whose layout is named by :data:`PRE_FEATURES` / :data:`POST_FEATURES`; the ONNX files record
+:data:`FEATURE_VERSION` and the runtime refuses a model trained on another layout.
+
+Invariant: the number of characters sent to the sentence encoder per call is bounded
+(:data:`EMBED_CHAR_BUDGET`), whatever the size of the snippets.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import text as tx
+from .encoder import SentenceEncoder
+
+FEATURE_VERSION = 1
+EMBED_CHAR_BUDGET = 1600
+MAX_ANSWER_SENTENCES = 6
+
+PRE_FEATURES: tuple[str, ...] = (
+    "cos_max", "cos_top3", "cos_lex_best", "cov_any", "cov_any_w", "cov_sent_max", "cov_sent_max_w",
+    "cov_win_max", "bigram_any", "num_in_query", "num_cov", "qlen_log",
+    "qtype_when", "qtype_number", "qtype_who", "qtype_where", "type_cue_best",
+)
+POST_FEATURES: tuple[str, ...] = (
+    "sup_cos_min", "sup_cos_mean", "sup_lex_min", "sup_lex_mean", "tok_prec", "bigram_prec", "trigram_prec",
+    "num_in_answer", "num_missing", "name_missing", "neg_mismatch", "ans_query_cos", "query_cov_answer",
+    "ans_len_log", "pre_cos_max", "pre_cov_sent_max",
+)
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    text: str
+    snippet: int
+    toks: frozenset[str]
+
+
+def _sentences(snippets: Sequence[str]) -> list[_Sentence]:
+    out: list[_Sentence] = []
+    for i, snip in enumerate(snippets):
+        for s in tx.split_sentences(snip):
+            out.append(_Sentence(s, i, frozenset(tx.content_tokens(s))))
+    return out
+
+
+def _weighted_cov(terms: Sequence[str], found: frozenset[str] | set[str]) -> float:
+    """Coverage where a term weighs its length (long words and CJK bigrams of names are rarer)."""
+    if not terms:
+        return 1.0
+    w = [min(len(t), 8) for t in terms]
+    return sum(wi for t, wi in zip(terms, w, strict=True) if t in found) / sum(w)
+
+
+def _select(sentences: list[_Sentence], scores: Sequence[float], budget: int) -> list[int]:
+    """Indices of the best-scoring sentences (ties: earlier first) within ``budget`` characters."""
+    order = sorted(range(len(sentences)), key=lambda i: (-scores[i], i))
+    chosen: list[int] = []
+    used = 0
+    for i in order:
+        n = len(sentences[i].text)
+        if chosen and used + n > budget:
+            continue
+        chosen.append(i)
+        used += n
+    return chosen
+
+
+def _cos(encoder: SentenceEncoder, anchors: Sequence[str], texts: Sequence[str]) -> np.ndarray:
+    """(len(anchors), len(texts)) cosine matrix, encoded in one batch."""
+    vecs = encoder.encode(list(anchors) + list(texts))
+    a, b = vecs[: len(anchors)], vecs[len(anchors) :]
+    return np.clip(a @ b.T, -1.0, 1.0)
+
+
+def pre_features(query: str, snippets: Sequence[str], encoder: SentenceEncoder) -> np.ndarray | None:
+    """Features of (query, snippets); ``None`` when there is nothing to score (empty query or snippets)."""
+    q = tx.clip(query, tx.MAX_QUERY_CHARS)
+    snips = tx.clean_snippets(snippets)
+    sents = _sentences(snips)
+    if not q or not sents:
+        return None
+    q_terms = list(dict.fromkeys(tx.content_tokens(q)))
+    all_toks = frozenset().union(*(s.toks for s in sents))
+    lex = [_weighted_cov(q_terms, s.toks) for s in sents]
+
+    win = 0.0
+    for i in range(len(sents)):
+        group = [s for s in sents[i : i + 3] if s.snippet == sents[i].snippet]
+        win = max(win, tx.overlap(q_terms, frozenset().union(*(s.toks for s in group))))
+
+    chosen = _select(sents, lex, EMBED_CHAR_BUDGET)
+    cos = _cos(encoder, [q], [sents[i].text for i in chosen])[0]
+    by_cos = np.argsort(-cos)
+    top3 = np.sort(cos)[::-1][:3]
+    top3 = np.pad(top3, (0, 3 - len(top3)), mode="edge") if len(top3) < 3 else top3
+    lex_best = chosen[0]  # _select orders by lexical score first
+
+    q_full = tx.tokens(q)
+    q_bi = [b for b in tx.ngrams(q_full, 2) if not all(t in tx.STOPWORDS for t in b)]
+    snip_bi: set[tuple[str, ...]] = set()
+    for snip in snips:
+        snip_bi.update(tx.ngrams(tx.tokens(snip), 2))
+    q_nums = tx.numbers(q)
+    snip_nums = set().union(*(tx.numbers(s) for s in snips))
+
+    qtype = tx.question_type(q)
+    best_texts = " ".join({sents[lex_best].text, sents[chosen[int(by_cos[0])]].text})
+    if qtype == "when":
+        cue = tx.has_date(best_texts)
+    elif qtype == "number":
+        cue = tx.has_number(best_texts)
+    elif qtype in ("who", "where"):
+        cue = tx.has_name(best_texts, q)
+    else:
+        cue = False
+    feats = [
+        float(cos[by_cos[0]]), float(top3.mean()), float(cos[0]),
+        tx.overlap(q_terms, all_toks), _weighted_cov(q_terms, all_toks), max(tx.overlap(q_terms, s.toks) for s in sents),
+        max(lex), win, tx.overlap(q_bi, snip_bi), float(bool(q_nums)), tx.overlap(q_nums, snip_nums),
+        math.log1p(len(q_terms)),
+        float(qtype == "when"), float(qtype == "number"), float(qtype == "who"), float(qtype == "where"), float(cue),
+    ]
+    return np.asarray(feats, dtype=np.float32)
+
+
+def post_features(
+    query: str, snippets: Sequence[str], answer: str, encoder: SentenceEncoder
+) -> np.ndarray | None:
+    """Features of (query, snippets, answer); ``None`` when the answer or the snippets are empty."""
+    q = tx.clip(query, tx.MAX_QUERY_CHARS)
+    a = tx.clip(answer, tx.MAX_ANSWER_CHARS)
+    snips = tx.clean_snippets(snippets)
+    sents = _sentences(snips)
+    a_sents = tx.split_sentences(a)[:MAX_ANSWER_SENTENCES]
+    if not a_sents or not sents:
+        return None
+    a_terms = [list(dict.fromkeys(tx.content_tokens(s))) for s in a_sents]
+
+    # Lexical support of each answer sentence by its best snippet sentence.
+    best_idx: list[int] = []
+    sup_lex: list[float] = []
+    for terms in a_terms:
+        scores = [_weighted_cov(terms, s.toks) for s in sents]
+        j = int(np.argmax(scores))
+        best_idx.append(j)
+        sup_lex.append(scores[j])
+
+    # Encode the answer sentences, the query and the snippet sentences most similar to the answer.
+    lex_any = [max(_weighted_cov(t, s.toks) for t in a_terms) for s in sents]
+    chosen = _select(sents, lex_any, EMBED_CHAR_BUDGET)
+    cos = _cos(encoder, a_sents + [q or " "], [sents[i].text for i in chosen])
+    sup_cos = cos[: len(a_sents)].max(axis=1)
+    pre_cos_max = float(cos[len(a_sents)].max())
+    ans_q = _cos(encoder, [q or " "], [a])[0, 0]
+
+    snip_toks_all = [tx.tokens(s) for s in snips]
+    snip_uni = set().union(*(set(t) for t in snip_toks_all))
+    snip_bi: set[tuple[str, ...]] = set()
+    snip_tri: set[tuple[str, ...]] = set()
+    for toks in snip_toks_all:
+        snip_bi.update(tx.ngrams(toks, 2))
+        snip_tri.update(tx.ngrams(toks, 3))
+    a_toks = tx.tokens(a)
+    a_content = tx.content_tokens(a)
+
+    snip_text = " ".join(snips)
+    snip_lower = snip_text.lower()
+    a_nums = tx.numbers(a)
+    missing_nums = [n for n in a_nums if n not in tx.numbers(snip_text)]
+    names = tx.capitalised(a) | tx.katakana_and_kanji_runs(a)
+    missing_names = [n for n in names if n.lower() not in snip_lower]
+    neg = max(
+        float((tx.negation_count(s) > 0) != (tx.negation_count(sents[j].text) > 0))
+        for s, j in zip(a_sents, best_idx, strict=True)
+    )
+    q_terms = list(dict.fromkeys(tx.content_tokens(q)))
+    feats = [
+        float(sup_cos.min()), float(sup_cos.mean()), min(sup_lex), float(np.mean(sup_lex)),
+        tx.overlap(a_content, snip_uni), tx.overlap(tx.ngrams(a_toks, 2), snip_bi),
+        tx.overlap(tx.ngrams(a_toks, 3), snip_tri),
+        float(bool(a_nums)), len(missing_nums) / max(len(a_nums), 1), len(missing_names) / max(len(names), 1),
+        neg, float(ans_q), tx.overlap(q_terms, frozenset(a_content)), math.log1p(len(a_toks)),
+        pre_cos_max, max(_weighted_cov(q_terms, s.toks) for s in sents),
+    ]
+    return np.asarray(feats, dtype=np.float32)

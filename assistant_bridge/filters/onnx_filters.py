@@ -1,0 +1,161 @@
+"""ONNX-backed pre- and post-generation filters, and the loaders of models and thresholds.
+
+``load_filters`` checks both model files at load time (a missing, corrupt or wrong-layout file raises
+:class:`~assistant_bridge.errors.ModelLoadError` there, never on a request). The heavy part, the sentence
+encoder, loads in ``warm_up()``; the onnxruntime session is rebuilt in a forked worker, since sessions
+must not cross a ``fork``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from assistant_bridge.errors import ConfigurationError, ModelLoadError
+
+from .encoder import SentenceEncoder, UseEncoder
+from .features import FEATURE_VERSION, POST_FEATURES, PRE_FEATURES, post_features, pre_features
+from .protocols import LEVELS, Thresholds
+
+log = logging.getLogger(__name__)
+
+PRE_MODEL_FILE = "pre_filter.onnx"
+POST_MODEL_FILE = "post_filter.onnx"
+THRESHOLDS_FILE = "thresholds.json"
+
+
+def default_model_dir() -> Path:
+    """``$ASSISTANT_BRIDGE_FILTERS_DIR`` if set, else ``filters_models/`` at the root of the source tree."""
+    env = os.environ.get("ASSISTANT_BRIDGE_FILTERS_DIR")
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "filters_models"
+
+
+class OnnxClassifier:
+    """A binary classifier exported by skl2onnx (output ``probabilities``, shape (N, 2))."""
+
+    def __init__(self, path: Path, features: Sequence[str]) -> None:
+        try:
+            self._bytes = path.read_bytes()
+        except OSError as exc:
+            raise ModelLoadError(f"filter model file {path.name} is missing or unreadable", path=str(path)) from exc
+        self.path = path
+        self._lock = threading.Lock()
+        self._pid = -1
+        self._session: Any = None
+        session = self._session_now()
+        meta = session.get_modelmeta().custom_metadata_map
+        got = (meta.get("feature_version"), meta.get("features"))
+        if got != (str(FEATURE_VERSION), json.dumps(list(features))):
+            raise ModelLoadError(
+                f"filter model {path.name} was trained on another feature layout; retrain it",
+                path=str(path), feature_version=got[0], expected=FEATURE_VERSION,
+            )
+        self._input = session.get_inputs()[0].name
+        self.n_features = len(features)
+
+    def _session_now(self) -> Any:
+        if self._session is not None and self._pid == os.getpid():
+            return self._session
+        with self._lock:
+            if self._session is None or self._pid != os.getpid():
+                import onnxruntime as ort
+
+                opts = ort.SessionOptions()
+                opts.intra_op_num_threads = 1
+                opts.inter_op_num_threads = 1
+                try:
+                    self._session = ort.InferenceSession(
+                        self._bytes, sess_options=opts, providers=["CPUExecutionProvider"]
+                    )
+                except Exception as exc:  # onnxruntime raises its own untyped errors on a bad file
+                    raise ModelLoadError(
+                        f"filter model file {self.path.name} is corrupt or not an ONNX model", path=str(self.path)
+                    ) from exc
+                self._pid = os.getpid()
+        return self._session
+
+    def warm_up(self) -> None:
+        self.proba(np.zeros(self.n_features, dtype=np.float32))
+
+    def proba(self, x: np.ndarray) -> float:
+        out = self._session_now().run(None, {self._input: x.reshape(1, -1).astype(np.float32)})
+        probs = np.asarray(out[-1] if len(out) > 1 else out[0], dtype=np.float64).reshape(-1)
+        p = float(probs[-1])
+        return min(1.0, max(0.0, p)) if math.isfinite(p) else 0.0
+
+
+class OnnxPreFilter:
+    """P(snippets answer query) from :func:`~.features.pre_features` and a small ONNX classifier."""
+
+    def __init__(self, model: OnnxClassifier, encoder: SentenceEncoder) -> None:
+        self._model = model
+        self._encoder = encoder
+
+    def warm_up(self) -> None:
+        self._encoder.warm_up()
+        self._model.warm_up()
+
+    def score(self, query: str, snippets: Sequence[str]) -> float:
+        x = pre_features(query, snippets, self._encoder)
+        return 0.0 if x is None else self._model.proba(x)
+
+
+class OnnxPostFilter:
+    """P(answer supported by snippets) from :func:`~.features.post_features` and a small ONNX classifier."""
+
+    def __init__(self, model: OnnxClassifier, encoder: SentenceEncoder) -> None:
+        self._model = model
+        self._encoder = encoder
+
+    def warm_up(self) -> None:
+        self._encoder.warm_up()
+        self._model.warm_up()
+
+    def score(self, query: str, snippets: Sequence[str], answer: str) -> float:
+        x = post_features(query, snippets, answer, self._encoder)
+        return 0.0 if x is None else self._model.proba(x)
+
+
+def load_filters(
+    model_dir: Path | None = None, encoder: SentenceEncoder | None = None
+) -> tuple[OnnxPreFilter, OnnxPostFilter]:
+    """Load both filters from ``model_dir`` (default :func:`default_model_dir`).
+
+    The two filters share one sentence encoder (and its cache). Call ``warm_up()`` on each once per worker.
+
+    :raises ModelLoadError: a model file is missing, corrupt or was trained on another feature layout.
+    """
+    d = Path(model_dir) if model_dir is not None else default_model_dir()
+    pre = OnnxClassifier(d / PRE_MODEL_FILE, PRE_FEATURES)
+    post = OnnxClassifier(d / POST_MODEL_FILE, POST_FEATURES)
+    enc = encoder if encoder is not None else UseEncoder()
+    log.info("filters.loaded", extra={"model_dir": str(d), "feature_version": FEATURE_VERSION})
+    return OnnxPreFilter(pre, enc), OnnxPostFilter(post, enc)
+
+
+def load_thresholds(level: str, model_dir: Path | None = None) -> Thresholds:
+    """Numeric thresholds for a ``search_confidence.threshold`` level.
+
+    :param level: one of ``rarely``, ``less_often`` (default of the product), ``more_often``, ``most_often``.
+    :raises ConfigurationError: unknown level.
+    :raises ModelLoadError: the thresholds file is missing or malformed.
+    """
+    if level not in LEVELS:
+        raise ConfigurationError(f"unknown confidence level {level!r}; expected one of {', '.join(LEVELS)}",
+                                 level=level)
+    path = (Path(model_dir) if model_dir is not None else default_model_dir()) / THRESHOLDS_FILE
+    try:
+        entry = json.loads(path.read_text(encoding="utf-8"))["levels"][level]
+        return Thresholds(pre_gen=float(entry["pre_gen"]), post_gen=float(entry["post_gen"]))
+    except OSError as exc:
+        raise ModelLoadError("filter thresholds file is missing or unreadable", path=str(path)) from exc
+    except (ValueError, KeyError, TypeError, ConfigurationError) as exc:
+        raise ModelLoadError("filter thresholds file is malformed", path=str(path), level=level) from exc

@@ -1,0 +1,198 @@
+"""Labelled (query, snippets, answer) triples for the post-generation filter.
+
+Supported answers (label 1): ``extract``, the context sentence that holds the gold answer span;
+``extract2``, that sentence and the next one; ``reference``, a human-written CLAPNQ answer (paraphrased,
+condensed). Unsupported answers (label 0) are built from a supported one:
+
+* ``swap_entity``  the gold answer span replaced by the answer of another question (another article);
+* ``swap_number``  a number in the sentence changed;
+* ``negation``     the sentence negated (EN/FR/JA rules);
+* ``other_sent``   a sentence of another paragraph of the same article (on topic, not in the snippets);
+* ``foreign``      a sentence of another article;
+* ``partial``      the supported sentence followed by an unsupported one.
+
+Split by article, as for the pre-filter; CLAPNQ dev reference answers are evaluation only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from pathlib import Path
+
+from datasets import QA, PostExample, load_clapnq_dev, load_clapnq_train_pairs, load_hotpot, load_jsquad, load_piaf
+from datasets import load_squad2, rng_for, split_of
+
+import sys
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from assistant_bridge.filters.text import split_sentences  # noqa: E402
+
+_NUM = re.compile(r"\d+(?:[.,]\d+)?")
+_EN_AUX = re.compile(r"\b(is|are|was|were|has|have|had|can|could|will|would|should|does|did|do|must)\b")
+_FR_AUX = re.compile(r"\b(est|sont|était|étaient|a|ont|avait|avaient|peut|peuvent|fut|sera|seront)\b")
+_JA_END = (("である。", "ではない。"), ("だった。", "ではなかった。"), ("した。", "しなかった。"), ("する。", "しない。"),
+           ("いる。", "いない。"), ("ある。", "ない。"), ("れた。", "れなかった。"), ("った。", "らなかった。"),
+           ("だ。", "ではない。"), ("た。", "なかった。"), ("る。", "らない。"))
+_VERB_EN = re.compile(r"\b(\w+ed)\b")
+
+
+def _sentence_with(context: str, start: int) -> tuple[str, str] | None:
+    """The sentence holding character ``start`` and the sentence after it."""
+    sents = split_sentences(context)
+    pos = 0
+    for i, s in enumerate(sents):
+        at = context.find(s, pos)
+        if at < 0:
+            continue
+        pos = at + len(s)
+        if at <= start < pos:
+            return s, (sents[i + 1] if i + 1 < len(sents) else "")
+    return None
+
+
+def negate(sentence: str, lang: str) -> str | None:
+    if lang == "en":
+        m = _EN_AUX.search(sentence)
+        if m:
+            return sentence[: m.end()] + " not" + sentence[m.end():]
+        m = _VERB_EN.search(sentence)
+        if m:
+            return sentence[: m.start()] + "did not " + m.group(1)[:-2] + sentence[m.end():]
+        return None
+    if lang == "fr":
+        m = _FR_AUX.search(sentence)
+        if not m:
+            return None
+        verb = m.group(1)
+        neg = ("n'" + verb) if verb[0] in "aeéiou" else ("ne " + verb)
+        return sentence[: m.start()] + neg + " pas" + sentence[m.end():]
+    if lang == "ja":
+        for end, neg in _JA_END:
+            if sentence.endswith(end):
+                return sentence[: -len(end)] + neg
+        return None
+    return None
+
+
+def swap_number(sentence: str, r: object) -> str | None:
+    import random
+
+    assert isinstance(r, random.Random)
+    nums = list(_NUM.finditer(sentence))
+    if not nums:
+        return None
+    m = r.choice(nums)
+    raw = m.group()
+    digits = re.sub(r"\D", "", raw)
+    value = int(digits) if digits else 0
+    if 1000 <= value <= 2100 and len(digits) == 4:
+        new = str(value + r.choice([-30, -12, -7, -3, 2, 5, 11, 24]))
+    else:
+        new = str(max(0, value + r.choice([-5, -2, -1, 1, 2, 3, 7, 10])) if value < 20 else int(value * r.choice([0.5, 0.7, 1.3, 2, 3])))
+    if new == digits:
+        new = str(value + 1)
+    return sentence[: m.start()] + new + sentence[m.end():]
+
+
+def _examples_for(q: QA, snippets: tuple[str, ...], same_article: list[str], other_article: list[str],
+                  other_answers: list[str], split: str) -> list[PostExample]:
+    found = _sentence_with(q.context, q.answer_start) if q.answer and q.answer_start >= 0 else None
+    if not found:
+        return []
+    sent, nxt = found
+    r = rng_for("post", q.source, q.qid)
+    mk = lambda a, label, kind: PostExample(q.question, snippets, a, label, q.source, q.lang, kind, split)  # noqa: E731
+    out = [mk(sent, 1, "extract")]
+    if nxt and r.random() < 0.5:
+        out.append(mk(sent + " " + nxt, 1, "extract2"))
+    candidates: list[tuple[str, str]] = []
+    alt = [a for a in other_answers if a and a != q.answer and a not in q.context]
+    if alt and q.answer in sent:
+        candidates.append((sent.replace(q.answer, r.choice(alt), 1), "swap_entity"))
+    if (sn := swap_number(sent, r)) is not None:
+        candidates.append((sn, "swap_number"))
+    if (ng := negate(sent, q.lang)) is not None:
+        candidates.append((ng, "negation"))
+    if same_article:
+        candidates.append((r.choice(same_article), "other_sent"))
+    if other_article:
+        foreign = r.choice(other_article)
+        candidates.append((foreign, "foreign"))
+        joiner = "" if q.lang == "ja" else " "
+        candidates.append((sent + joiner + (r.choice(same_article) if same_article else foreign), "partial"))
+    r.shuffle(candidates)
+    # two unsupported answers per question keeps the classes near balance
+    out += [mk(a, 0, kind) for a, kind in candidates[:2]]
+    return out
+
+
+def squad_like_examples(items: list[QA]) -> list[PostExample]:
+    groups: dict[str, list[QA]] = defaultdict(list)
+    for q in items:
+        groups[q.group].append(q)
+    sents_of = {g: sorted({s for q in qs for s in split_sentences(q.context)}) for g, qs in groups.items()}
+    out: list[PostExample] = []
+    names = sorted(groups)
+    for name in names:
+        split = split_of(name)
+        others = [n for n in names if n != name and split_of(n) == split]
+        other_sents = [s for n in others[:20] for s in sents_of[n]]
+        other_answers = [q.answer for n in others for q in groups[n] if q.answerable]
+        for q in groups[name]:
+            if not q.answerable:
+                continue
+            same = [s for s in sents_of[name] if s not in q.context]
+            out += _examples_for(q, (q.context,), same, other_sents, other_answers, split)
+    return out
+
+
+def hotpot_examples(data: Path) -> list[PostExample]:
+    rows = load_hotpot(data)
+    out: list[PostExample] = []
+    answers = [qa.answer for qa, _, _ in rows if qa.answer]
+    for qa, sup, dis in rows:
+        split = split_of(qa.group)
+        dis_sents = [s for d in dis for s in split_sentences(d)]
+        out += _examples_for(qa, tuple(sup), [], dis_sents, answers, split)
+    return out
+
+
+def clapnq_train_examples(data: Path) -> list[PostExample]:
+    """Human-written CLAPNQ train answers on their gold chunk (supported) and on another chunk (not)."""
+    out: list[PostExample] = []
+    for qa, others in load_clapnq_train_pairs(data):
+        if not qa.answerable or not qa.reference:
+            continue
+        r = rng_for("post_clapnq", qa.qid)
+        out.append(PostExample(qa.question, (qa.context,), qa.reference, 1, qa.source, "en", "reference", "train"))
+        if others:
+            out.append(PostExample(qa.question, (r.choice(others),), qa.reference, 0, qa.source, "en",
+                                   "wrong_passage", "train"))
+        if (ng := negate(qa.reference, "en")) is not None:
+            out.append(PostExample(qa.question, (qa.context,), ng, 0, qa.source, "en", "negation", "train"))
+    return out
+
+
+def clapnq_dev_examples(data: Path) -> list[PostExample]:
+    """Evaluation only: CLAPNQ dev reference answers on the gold passage (1) vs on the passage of another
+    dev question (0), and negated (0)."""
+    items = [q for q in load_clapnq_dev(data) if q.answerable and q.reference]
+    out: list[PostExample] = []
+    for i, q in enumerate(items):
+        other = items[(i + 1) % len(items)].context
+        out.append(PostExample(q.question, (q.context,), q.reference, 1, "clapnq_dev", "en", "reference", "eval"))
+        out.append(PostExample(q.question, (other,), q.reference, 0, "clapnq_dev", "en", "wrong_passage", "eval"))
+        if (ng := negate(q.reference, "en")) is not None:
+            out.append(PostExample(q.question, (q.context,), ng, 0, "clapnq_dev", "en", "negation", "eval"))
+    return out
+
+
+def build(data: Path) -> list[PostExample]:
+    out: list[PostExample] = []
+    out += squad_like_examples(load_squad2(data))
+    out += squad_like_examples(load_piaf(data))
+    out += squad_like_examples(load_jsquad(data))
+    out += hotpot_examples(data)
+    out += clapnq_train_examples(data)
+    return out

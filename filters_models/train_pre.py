@@ -1,0 +1,106 @@
+"""Train the pre-generation filter: ``python filters_models/train_pre.py --data /work/shared/data``.
+
+Writes ``pre_filter.onnx``, the ``pre_gen`` entries of ``thresholds.json``, ``pre_metrics.json`` and
+``pre_curves.png`` next to this file. Deterministic: fixed splits (see ``datasets.py``) and seeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import common  # noqa: E402
+import pre_sets  # noqa: E402
+from assistant_bridge.filters.features import FEATURE_VERSION, PRE_FEATURES, pre_features  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+# Target false-IDK rate on answerable held-out items for each level (rarely says IDK least often).
+PRE_FALSE_IDK = {"rarely": 0.03, "less_often": 0.10, "more_often": 0.20, "most_often": 0.35}
+
+
+def evaluate(model: object, X: np.ndarray, ex: list, mask: np.ndarray) -> dict[str, dict[str, float]]:
+    """AUC per (source, negative kind) on the rows of ``mask``."""
+    p = model.predict_proba(X)[:, 1]  # type: ignore[attr-defined]
+    y = np.array([e.label for e in ex])
+    src = np.array([e.source for e in ex])
+    kind = np.array([e.kind.split("+")[0] for e in ex])
+    out: dict[str, dict[str, float]] = {}
+    for s in sorted(set(src[mask])):
+        pos = mask & (src == s) & (y == 1)
+        for k in sorted(set(kind[mask & (src == s) & (y == 0)])):
+            m = pos | (mask & (src == s) & (kind == k))
+            out[f"{s}/{k}"] = {"auc": common.roc_auc(y[m], p[m]), "n_pos": int(pos.sum()), "n_neg": int((m & ~pos).sum())}
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--data", type=Path, required=True)
+    ap.add_argument("--out", type=Path, default=HERE)
+    ap.add_argument("--model", choices=["logreg", "hgb"], default="logreg")
+    args = ap.parse_args()
+    t0 = time.time()
+    enc = common.encoder()
+    ex = pre_sets.build(args.data)
+    dev = pre_sets.clapnq_dev_examples(args.data)
+    fn = lambda e: pre_features(e.query, e.snippets, enc)  # noqa: E731
+    X = common.feature_matrix("pre_all", ex, fn, len(PRE_FEATURES))
+    Xd = common.feature_matrix("pre_dev", dev, fn, len(PRE_FEATURES))
+    y = np.array([e.label for e in ex])
+    yd = np.array([e.label for e in dev])
+    ok = ~np.isnan(X).any(axis=1)
+    train = ok & np.array([e.split == "train" for e in ex])
+    held = ok & np.array([e.split == "heldout" for e in ex])
+    print(f"features ready in {time.time() - t0:.0f} s: train {train.sum()}, held out {held.sum()}", flush=True)
+
+    models = common.fit_candidates(X[train], y[train], None)
+    model = models[args.model]
+    p_dev = model.predict_proba(Xd)[:, 1]
+    p_held = model.predict_proba(X[held])[:, 1]
+    for name, m in models.items():
+        print(f"{name}: CLAPNQ dev AUC {common.roc_auc(yd, m.predict_proba(Xd)[:, 1]):.3f}")
+
+    # thresholds: from the held-out answerable items of the training sources (CLAPNQ dev is never used)
+    thresholds = {lvl: round(common.threshold_for_false_idk(y[held], p_held, r), 4) for lvl, r in PRE_FALSE_IDK.items()}
+    metrics = {
+        "model": args.model,
+        "feature_version": FEATURE_VERSION,
+        "features": list(PRE_FEATURES),
+        "n_train": int(train.sum()),
+        "heldout": evaluate(model, X, ex, held),
+        "clapnq_dev": {
+            "auc": common.roc_auc(yd, p_dev),
+            "per_level": {
+                lvl: {"threshold": t, "un_ans": float((p_dev[yd == 0] < t).mean()),
+                      "false_idk": float((p_dev[yd == 1] < t).mean())}
+                for lvl, t in thresholds.items()
+            },
+            "curve": common.idk_curve(yd, p_dev),
+        },
+        "thresholds": thresholds,
+        "false_idk_targets": PRE_FALSE_IDK,
+    }
+    common.export_onnx(model, len(PRE_FEATURES), args.out / "pre_filter.onnx", {
+        "feature_version": str(FEATURE_VERSION), "features": json.dumps(list(PRE_FEATURES)), "kind": "pre_gen",
+    })
+    common.update_thresholds(args.out / "thresholds.json", "pre_gen", thresholds,
+                             "largest score threshold whose false-IDK rate on held-out answerable items "
+                             f"(SQuAD 2.0 / PIAF / JSQuAD / HotpotQA article-level held-out split) is at most {PRE_FALSE_IDK}")
+    (args.out / "pre_metrics.json").write_text(json.dumps(metrics, indent=1) + "\n", encoding="utf-8")
+    common.plot_curves(args.out / "pre_curves.png", "pre-generation filter",
+                       {"CLAPNQ dev (gold passage)": (yd, p_dev), "held-out (all sources)": (y[held], p_held)},
+                       thresholds, "unanswerable caught (Un-ans%)")
+    print(json.dumps({k: v for k, v in metrics.items() if k not in ("clapnq_dev",)}, indent=1)[:3000])
+    print(json.dumps(metrics["clapnq_dev"]["per_level"], indent=1), f"AUC {metrics['clapnq_dev']['auc']:.3f}")
+    print(f"done in {time.time() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
