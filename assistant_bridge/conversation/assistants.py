@@ -229,7 +229,9 @@ def _server(data: Mapping[str, Any], where: str) -> ServerSearch:
     for key in need:
         if not data.get(key):
             raise ConfigurationError(f"{where}.{key} is required when auth_type is {auth}")
-    secret = lambda k: Secret(str(data[k])) if data.get(k) else None  # noqa: E731
+    def secret(key: str) -> Secret | None:
+        return Secret(str(data[key])) if data.get(key) else None
+
     return ServerSearch(
         url=data["url"], auth_type=auth, username=data.get("username", ""), password=secret("password"),
         apikey=secret("apikey"), apikey_header=data.get("apikey_header", "X-API-Key"), token=secret("token"),
