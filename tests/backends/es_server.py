@@ -342,11 +342,14 @@ def cmd_start(state_dir: Path, heap_mb: int) -> int:
 
 
 def cmd_stop(state_dir: Path) -> int:
+    """Stop the server started by ``start`` and remove its files (only a directory ``start`` laid out)."""
     pid_file = state_dir / "pid"
     if pid_file.exists():
         _terminate(int(pid_file.read_text().strip()))
         pid_file.unlink()
     (state_dir / "url").unlink(missing_ok=True)
+    if (state_dir / "config" / "elasticsearch.yml").is_file() and (state_dir / "pkg").is_dir():
+        shutil.rmtree(state_dir, ignore_errors=True)
     return 0
 
 
