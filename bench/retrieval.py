@@ -43,6 +43,11 @@ def load_clapnq(data: Path) -> tuple[list[dict], dict[str, str], dict[str, set[s
     return corpus, questions, qrels
 
 
+def es_options(url: str) -> dict[str, object]:
+    """Elasticsearch options; 7.x/8.x servers need plain JSON with the 9.x client."""
+    return {"es_url": url, "es_compat_plain_json": True} if url else {}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, required=True)
@@ -50,6 +55,9 @@ def main() -> int:
     ap.add_argument("--backend", default="milvus-lite")
     ap.add_argument("--max-passages", type=int, default=0)
     ap.add_argument("--modes", default="lexical,dense,hybrid")
+    ap.add_argument("--embedder", default="e5-small",
+                    help="e5-small (default); 'hashing' skips the slow model for lexical-only runs")
+    ap.add_argument("--es-url", default="", help="Elasticsearch URL for --backend elasticsearch")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
@@ -62,8 +70,9 @@ def main() -> int:
         keep += [r for r in corpus if r["_id"] not in rel][: max(0, args.max_passages - len(keep))]
         corpus = keep
     settings = load_settings(env={}, overrides={
-        "data_dir": str(args.work_dir / f"{args.backend}-{len(corpus)}"),
-        "backend": {"kind": args.backend, "collection": f"clapnq_{len(corpus)}"},
+        "data_dir": str(args.work_dir / f"{args.backend}-{args.embedder}-{len(corpus)}"),
+        "embedder": {"kind": args.embedder, "dim": 384},
+        "backend": {"kind": args.backend, "collection": f"clapnq_{args.embedder.replace('-', '_')}_{len(corpus)}", **es_options(args.es_url)},
     })  # fmt: skip
     # the embedding cache is shared between runs and backends
     from assistant_bridge.store import SQLiteStore

@@ -70,14 +70,19 @@ def main() -> int:
     ap.add_argument("--queries", type=int, default=150)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--modes", default="lexical,dense")
+    ap.add_argument("--backend", default="milvus-lite", help="milvus-lite or elasticsearch")
+    ap.add_argument("--es-url", default="", help="Elasticsearch URL for --backend elasticsearch")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
 
-    data_dir = args.work_dir / f"{args.embedder}-{args.passages}"
+    data_dir = args.work_dir / f"{args.backend}-{args.embedder}-{args.passages}"
     emb = {"kind": args.embedder, "dim": 384}
-    base_cfg = {"data_dir": str(data_dir), "embedder": emb}
+    backend: dict[str, object] = {"kind": args.backend, "collection": f"latency_{args.passages}"}
+    if args.backend == "elasticsearch":
+        backend.update(es_url=args.es_url, es_compat_plain_json=True)
+    base_cfg = {"data_dir": str(data_dir), "embedder": emb, "backend": backend}
     settings = load_settings(env={}, overrides=base_cfg)
     from assistant_bridge.store import SQLiteStore
 
@@ -91,14 +96,18 @@ def main() -> int:
     svc.backend.close()
 
     cfg_path = args.work_dir / f"{args.embedder}.toml"
-    cfg_path.write_text(f'data_dir = "{data_dir}"\n[embedder]\nkind = "{args.embedder}"\ndim = 384\n')
+    cfg_path.write_text(
+        f'data_dir = "{data_dir}"\n[embedder]\nkind = "{args.embedder}"\ndim = 384\n[backend]\n'
+        + "".join(f"{k} = {json.dumps(v)}\n" for k, v in backend.items())
+    )
     port = _free_port()
     env = {**os.environ, "ASSISTANT_BRIDGE_BACKEND__LITE_PORT": str(_free_port()), "ASSISTANT_BRIDGE_LOG_LEVEL": "WARNING"}
     proc = subprocess.Popen([sys.executable, "-m", "assistant_bridge", "serve", "--config", str(cfg_path),
                              "--port", str(port), "--workers", str(args.workers)], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
     base = f"http://127.0.0.1:{port}"
-    report: dict[str, object] = {"chunks": count, "embedder": args.embedder, "workers": args.workers}
+    report: dict[str, object] = {"chunks": count, "embedder": args.embedder, "workers": args.workers,
+                                 "backend": args.backend}  # fmt: skip
     try:
         for _ in range(600):
             try:
@@ -109,7 +118,10 @@ def main() -> int:
             time.sleep(0.5)
         from assistant_bridge.backends.lite_server import running_uri
 
-        direct_settings = load_settings(env={}, overrides={**base_cfg, "backend": {"uri": running_uri(data_dir)}})
+        direct_backend = dict(backend)
+        if args.backend == "milvus-lite":
+            direct_backend["uri"] = running_uri(data_dir) or ""
+        direct_settings = load_settings(env={}, overrides={**base_cfg, "backend": direct_backend})
         direct = Services.from_settings(direct_settings, store=SQLiteStore(args.work_dir / "embedding-cache.sqlite3"))
         direct.warm_up()
         qs = questions(args.data, args.queries)
