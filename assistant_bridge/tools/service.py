@@ -20,7 +20,7 @@ import queue
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from assistant_bridge.domain import Scope
 from assistant_bridge.errors import BridgeError, ConfigurationError
@@ -33,6 +33,9 @@ from assistant_bridge.tools.rag_search import Cancelled, RagComponents, RagSearc
 from assistant_bridge.tools.runner import ExecutionRunner
 from assistant_bridge.tools.sessions import SessionAccess
 from assistant_bridge.web.sse import HEARTBEAT, comment, frame, pump
+
+if TYPE_CHECKING:
+    from assistant_bridge.conversation.assistants import Assistant
 
 log = logging.getLogger(__name__)
 EXTRAS_KEY = "tools"
@@ -96,15 +99,7 @@ class ToolsRuntime:
 
         rt = runtime_for(self.services)
         r = self.settings.rag_search
-        pairs = rt.assistants.pairs
-        if r.assistant:
-            matches = [a for (aid, _), a in pairs.items() if aid == r.assistant]
-        else:
-            matches = [a for (aid, _), a in pairs.items() if aid == "default"]
-            matches += [a for a in pairs.values() if a.search.type == "builtin"] + list(pairs.values())
-        if not matches:
-            raise ConfigurationError(f"tools.rag_search.assistant: unknown assistant {r.assistant!r}")
-        assistant = matches[0]
+        assistant = self.assistant()
         rt.check_ready()
         pre, post = rt.filters()
         cs = assistant.conversational
@@ -114,6 +109,24 @@ class ToolsRuntime:
             response_length=r.response_length or cs.response_length, idk_message=assistant.messages.idk,
             no_result_message=assistant.messages.no_result, failed_message=assistant.messages.error,
         )  # fmt: skip
+
+    def assistant(self) -> Assistant:
+        """The ``/message`` assistant rag_search borrows its components and messages from.
+
+        :raises ConfigurationError: ``tools.rag_search.assistant`` names no configured assistant.
+        """
+        from assistant_bridge.conversation.runtime import runtime_for
+
+        pairs = runtime_for(self.services).assistants.pairs
+        wanted = self.settings.rag_search.assistant
+        if wanted:
+            matches = [a for (aid, _), a in pairs.items() if aid == wanted]
+        else:
+            matches = [a for (aid, _), a in pairs.items() if aid == "default"]
+            matches += [a for a in pairs.values() if a.search.type == "builtin"] + list(pairs.values())
+        if not matches:
+            raise ConfigurationError(f"tools.rag_search.assistant: unknown assistant {wanted!r}")
+        return matches[0]
 
     def _search(self, query: str, scope: Scope, limit: int, expr: Any) -> Any:
         mode = self.settings.rag_search.mode or None

@@ -49,7 +49,9 @@ MODES = ("sync", "stream", "async")
 
 
 def init_app(app: Flask, svc: Services) -> None:
-    tools_for(svc)  # reads the [tools] settings now: a bad table stops the app at start-up
+    rt = tools_for(svc)  # reads the [tools] settings now: a bad table stops the app at start-up
+    if rt.settings.rag_search.assistant:
+        rt.assistant()
 
 
 def _runtime() -> ToolsRuntime:
