@@ -48,7 +48,8 @@ def parse_sse(chunks: Iterable[bytes | str]) -> Iterator[SSEEvent]:
     """
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     buffer = ""
-    event, data, last_id, retry_ms = "", [], None, None
+    event, last_id, retry_ms = "", None, None
+    data: list[str] = []
     pending_cr = False
 
     def lines_of(text: str) -> Iterator[str]:

@@ -179,7 +179,11 @@ class ToolsRuntime:
     def start_async(self, record: ExecutionRecord, job: Job) -> None:
         """Run in the pool; the caller has already called ``runner.acquire()``."""
         execution = Execution(record, self.executions, self.runner, persist=True)
-        self.runner.run(lambda: self.run(execution, job) and None)
+
+        def job_body() -> None:
+            self.run(execution, job)
+
+        self.runner.run(job_body)
 
     def stream_live(self, record: ExecutionRecord, job: Job) -> Iterator[bytes]:
         """SSE bytes of an execution run for this very response; closing the iterator cancels it."""
