@@ -76,7 +76,7 @@ class FakeProvider:
         if self.error is not None:
             raise self.error
         out = self.results(query) if callable(self.results) else self.results
-        return out  # type: ignore[no-any-return]
+        return out
 
 
 def _int_option(meta: Mapping[str, Any], names: tuple[str, ...], default: int, lo: int, hi: int) -> int:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Generator, Mapping, Sequence
 
 import httpx
 
@@ -197,7 +197,7 @@ class Relay:
 
     def stream(self, text: str, *, session_id: str | None = None, context: Mapping[str, Any] | None = None,
                user_id: str | None = None, options: Mapping[str, Any] | None = None,
-               headers: Mapping[str, str] | None = None) -> Iterator[tuple[str, Any]]:  # fmt: skip
+               headers: Mapping[str, str] | None = None) -> Generator[tuple[str, Any], None, None]:  # fmt: skip
         """Like :meth:`send`, as events (see :mod:`assistant_bridge.relay.events`): the assistant's
         ``partial_item``/``complete_item`` events pass through as they come, ``relay_search`` reports each
         round of searches, then the last ``final_response`` and ``relay_end`` (the summary). An assistant

@@ -156,7 +156,7 @@ def results_message(previous: Mapping[str, Any], results: Sequence[Mapping[str, 
     if budget < len(body_bytes({"search_results": []})):
         raise RelayRequestTooLarge(f"the assistant's context alone is over the {max_bytes}-byte request limit",
                                    limit=max_bytes)  # fmt: skip
-    fitted, trimmed = fit_within(results, budget)
+    fitted, trimmed = fit_within([dict(r) for r in results], budget)
     inp["search_results"] = fitted["search_results"]
     return body, trimmed
 
