@@ -11,8 +11,8 @@ Invariants, checked by property tests:
 * joining the ``chunk_data`` of a group in ``chunk_index`` order gives back the original JSON text exactly;
 * the JSON data of every event returned is at most ``max_bytes`` bytes (for any ``max_bytes`` at least
   :data:`MIN_EVENT_BYTES`);
-* a fragment never ends between the two halves of a UTF-16 surrogate pair, so clients whose strings are
-  UTF-16 (JavaScript) never see half a character.
+* a fragment never splits a character, nor the two halves of a UTF-16 surrogate pair, so clients whose
+  strings are UTF-16 (JavaScript) never see half a character.
 
 ``chunk_data`` is a fragment of the *text*, not of bytes and not base64: clients concatenate the strings and
 parse the result as JSON.
@@ -43,7 +43,9 @@ def dumps(data: Any) -> str:
 
 def escape_surrogates(text: str) -> str:
     """Replace lone surrogate code points in JSON text by ``\\udXXX`` escapes (valid JSON, valid UTF-8)."""
-    if _SURROGATE.search(text):
+    try:
+        text.encode("utf-8")  # C-speed check: only lone surrogates fail
+    except UnicodeEncodeError:
         return _SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
     return text
 
@@ -87,24 +89,46 @@ def _envelope(chunk_id: str, index: int, total: int, original: str, fragment: st
     }
 
 
+def _escape_start(escaped: bytes, cut: int) -> int:
+    """``cut`` moved back to the start of the JSON escape sequence it falls inside, if any."""
+    for back in range(1, 6):
+        p = cut - back
+        if p < 0:
+            break
+        if escaped[p] != 0x5C:  # backslash
+            continue
+        run = 0
+        while p - run >= 0 and escaped[p - run] == 0x5C:
+            run += 1
+        if run % 2 == 0:
+            return cut  # the nearest backslash ends a "\\" escape before the cut
+        length = 6 if escaped[p + 1 : p + 2] == b"u" else 2
+        return p if p + length > cut else cut
+    return cut
+
+
 def _fragments(text: str, budget: int) -> list[str]:
-    """Cut ``text`` into pieces whose escaped size is at most ``budget``, never inside a surrogate pair."""
+    """Cut ``text`` into pieces whose escaped size (inside a JSON string) is at most ``budget`` bytes.
+
+    The text is escaped once; each cut is moved back to a UTF-8 character boundary and out of any escape
+    sequence, and the escaped piece is decoded back. A cut therefore never splits a code point, and since
+    the text holds no raw surrogates (:func:`escape_surrogates`), never a UTF-16 surrogate pair either.
+    Linear time, C-speed encoding.
+    """
+    escaped = dumps(text)[1:-1].encode("utf-8")
     pieces: list[str] = []
-    start = 0
-    size = 0
-    i = 0
-    n = len(text)
-    while i < n:
-        step = 2 if ("\ud800" <= text[i] <= "\udbff" and i + 1 < n and "\udc00" <= text[i + 1] <= "\udfff") else 1
-        cost = wire_size(text[i : i + step])
-        if size + cost > budget and i > start:
-            pieces.append(text[start:i])
-            start, size = i, 0
-        size += cost
-        i += step
-    if start < n or not pieces:
-        pieces.append(text[start:])
-    return pieces
+    start, n = 0, len(escaped)
+    while start < n:
+        cut = min(n, start + budget)
+        if cut < n:
+            while cut > start and (escaped[cut] & 0xC0) == 0x80:  # a UTF-8 continuation byte
+                cut -= 1
+            cut = _escape_start(escaped, cut)
+            if cut <= start:  # unreachable with budget >= 12 (an escape or a character is at most 6 bytes)
+                raise ValueError("fragment budget too small")
+        pieces.append(json.loads(b'"' + escaped[start:cut] + b'"'))
+        start = cut
+    return pieces or [text]
 
 
 def split_event(event: str, data: Any, max_bytes: int, *, chunk_id: str | None = None) -> list[WireEvent]:
