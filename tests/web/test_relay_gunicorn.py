@@ -1,0 +1,100 @@
+"""The relay routes under gunicorn (``python -m assistant_bridge serve``, gthread workers): the in-process
+call to the service's own ``client-side`` assistant works inside a worker, for JSON and for SSE, from any
+of two workers, with credentials forwarded."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import httpx
+import pytest
+
+from assistant_bridge.client.sse import parse_sse
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+KEY = "relay-gunicorn-key-01"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: Any) -> Iterator[str]:
+    data = tmp_path_factory.mktemp("relay-gunicorn")
+    config = data / "config.toml"
+    config.write_text(f"""
+data_dir = "{data / 'd'}"
+[backend]
+kind = "memory"
+[embedder]
+kind = "hashing"
+dim = 64
+[server]
+workers = 2
+threads = 4
+[[auth.keys]]
+key = "{KEY}"
+user_id = "web"
+[assistants.client-side]
+search = {{type = "client"}}
+conversational_search = {{enabled = false}}  # no model files needed: this test is about the relay
+""")
+    port = _free_port()
+    log = open(data / "serve.log", "wb")
+    proc = subprocess.Popen([sys.executable, "-m", "assistant_bridge", "serve", "--config", str(config),
+                             "--port", str(port)], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise AssertionError((data / "serve.log").read_text()[-3000:])
+            try:
+                if httpx.get(f"{base}/healthz", timeout=5).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.3)
+        else:
+            raise AssertionError("service did not start: " + (data / "serve.log").read_text()[-3000:])
+        yield base
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+        log.close()
+
+
+def test_relay_message_in_a_gunicorn_worker(server: str) -> None:
+    assert httpx.post(f"{server}/v1/relay/message", json={"text": "hello"}, timeout=30).status_code == 401
+    for _ in range(4):  # both workers answer
+        resp = httpx.post(f"{server}/v1/relay/message", json={"text": "How do I reset my password?"},
+                          headers={"X-API-Key": KEY}, timeout=60)  # fmt: skip
+        body = resp.json()
+        assert resp.status_code == 200, body
+        assert body["relay"]["rounds"] == 1 and body["relay"]["outcome"] == "no_results"  # an empty index
+        assert body["user_id"] == "web"
+
+
+def test_relay_stream_in_a_gunicorn_worker(server: str) -> None:
+    with httpx.stream("POST", f"{server}/v1/relay/message_stream", json={"text": "How do I reset my password?"},
+                      headers={"X-API-Key": KEY}, timeout=60) as resp:  # fmt: skip
+        assert resp.status_code == 200 and resp.headers["content-type"].startswith("text/event-stream")
+        frames = list(parse_sse(resp.iter_bytes()))
+    names = [ev.event for ev in frames]
+    assert names[0] == "relay_search" and names[-2:] == ["final_response", "relay_end"]
+    assert "complete_item" in names and "partial_item" in names
+    assert json.loads(frames[-1].data)["relay_end"]["outcome"] == "no_results"
