@@ -1,0 +1,142 @@
+"""Guardrails for agentic retrieval: denied topics, denied words and regex patterns, action ``BLOCK`` only.
+
+A request names a guardrail with ``policyConfiguration.bedrockGuardrailConfiguration {guardrailId,
+guardrailVersion}``; the guardrail is defined in the settings::
+
+    [guardrails.hr.1]                    # guardrailId "hr", version "1" (or "DRAFT")
+    blocked_input_message = "Sorry, I can't help with that request."
+    blocked_output_message = "Sorry, I can't share that answer."
+    denied_words = ["confidential salary"]
+    denied_topics = [{name = "Legal advice", phrases = ["sue my employer", "lawsuit"]}]
+    regex = [{name = "US SSN", pattern = '\\b\\d{3}-\\d{2}-\\d{4}\\b'}]
+
+The question is checked before anything is retrieved and the answer before any of it is streamed (an answer
+is never streamed and then retracted). Matching is case-insensitive on NFKC text; words and phrases match
+whole words (any substring for CJK text, which has no spaces). A denied topic is a named list of phrases:
+without a model, a topic is recognised by the phrases an operator lists for it.
+
+Invariant: a :class:`Verdict` names the rules that matched but never echoes the matched user text.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Any, Literal, Mapping
+
+from assistant_bridge.errors import ConfigurationError
+
+DEFAULT_BLOCKED_INPUT = "Sorry, this request can't be answered."
+DEFAULT_BLOCKED_OUTPUT = "Sorry, the answer to this request can't be shared."
+_VERSION = re.compile(r"^(([1-9][0-9]{0,7})|(DRAFT))$")
+_ID = re.compile(r"^[a-z0-9]{1,64}$")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
+@dataclass(frozen=True)
+class Rule:
+    kind: Literal["topic", "word", "regex"]
+    name: str
+    pattern: re.Pattern[str]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    intervened: bool
+    rules: tuple[str, ...] = ()  # "topic:Legal advice", "word", "regex:US SSN"
+
+    @property
+    def message(self) -> str:
+        return "Blocked by " + ", ".join(self.rules) if self.intervened else "No rule matched"
+
+
+def _fold(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def _phrase(text: str) -> re.Pattern[str]:
+    folded = _fold(text).strip()
+    if not folded:
+        raise ConfigurationError("a guardrail word or phrase is empty")
+    body = r"\s+".join(re.escape(w) for w in folded.split())
+    if _CJK.search(folded):
+        return re.compile(body)
+    return re.compile(r"(?<!\w)" + body + r"(?!\w)")
+
+
+@dataclass(frozen=True)
+class Guardrail:
+    guardrail_id: str
+    version: str
+    rules: tuple[Rule, ...]
+    blocked_input_message: str = DEFAULT_BLOCKED_INPUT
+    blocked_output_message: str = DEFAULT_BLOCKED_OUTPUT
+
+    def check(self, text: str) -> Verdict:
+        folded = _fold(text)
+        hits: list[str] = []
+        for rule in self.rules:
+            source = text if rule.kind == "regex" else folded
+            if rule.pattern.search(source):
+                label = rule.kind if rule.kind == "word" else f"{rule.kind}:{rule.name}"
+                if label not in hits:
+                    hits.append(label)
+        return Verdict(bool(hits), tuple(hits))
+
+    @classmethod
+    def from_config(cls, guardrail_id: str, version: str, cfg: Mapping[str, Any]) -> Guardrail:
+        """:raises ConfigurationError: on an unknown key, a non-BLOCK action or an invalid pattern."""
+        where = f"guardrails.{guardrail_id}.{version}"
+        known = {"blocked_input_message", "blocked_output_message", "denied_words", "denied_topics", "regex",
+                 "action", "description"}  # fmt: skip
+        unknown = set(cfg) - known
+        if unknown:
+            raise ConfigurationError(f"{where}: unknown keys {sorted(unknown)}")
+        if not _ID.match(guardrail_id) or not _VERSION.match(version):
+            raise ConfigurationError(f"{where}: the id must match ^[a-z0-9]+$ and the version be a number or DRAFT")
+        _only_block(cfg.get("action", "BLOCK"), where)
+        rules: list[Rule] = []
+        for word in cfg.get("denied_words", []):
+            rules.append(Rule("word", "word", _phrase(str(word))))
+        for i, topic in enumerate(cfg.get("denied_topics", [])):
+            if not isinstance(topic, Mapping) or not topic.get("name") or not topic.get("phrases"):
+                raise ConfigurationError(f"{where}.denied_topics[{i}] needs a name and a list of phrases")
+            _only_block(topic.get("action", "BLOCK"), f"{where}.denied_topics[{i}]")
+            for phrase in topic["phrases"]:
+                rules.append(Rule("topic", str(topic["name"]), _phrase(str(phrase))))
+        for i, item in enumerate(cfg.get("regex", [])):
+            if not isinstance(item, Mapping) or not item.get("pattern"):
+                raise ConfigurationError(f"{where}.regex[{i}] needs a pattern")
+            _only_block(item.get("action", "BLOCK"), f"{where}.regex[{i}]")
+            try:
+                pattern = re.compile(str(item["pattern"]), re.IGNORECASE)
+            except re.error as exc:
+                raise ConfigurationError(f"{where}.regex[{i}]: invalid pattern ({exc})") from None
+            rules.append(Rule("regex", str(item.get("name") or f"pattern {i}"), pattern))
+        if not rules:
+            raise ConfigurationError(f"{where}: a guardrail needs at least one denied word, topic or regex")
+        return cls(guardrail_id, version, tuple(rules),
+                   str(cfg.get("blocked_input_message") or DEFAULT_BLOCKED_INPUT),
+                   str(cfg.get("blocked_output_message") or DEFAULT_BLOCKED_OUTPUT))  # fmt: skip
+
+
+def _only_block(action: Any, where: str) -> None:
+    if action != "BLOCK":
+        raise ConfigurationError(f"{where}: only the BLOCK action is supported, not {action!r}")
+
+
+def load_guardrails(table: Mapping[str, Any] | None) -> dict[tuple[str, str], Guardrail]:
+    """Every guardrail of ``settings.extra["guardrails"]``, keyed by ``(id, version)``.
+
+    :raises ConfigurationError: on any invalid definition (at start-up, never per request).
+    """
+    out: dict[tuple[str, str], Guardrail] = {}
+    for gid, versions in (table or {}).items():
+        if not isinstance(versions, Mapping):
+            raise ConfigurationError(f"guardrails.{gid} must be a table of versions")
+        for version, cfg in versions.items():
+            if not isinstance(cfg, Mapping):
+                raise ConfigurationError(f"guardrails.{gid}.{version} must be a table")
+            out[(str(gid), str(version))] = Guardrail.from_config(str(gid), str(version), cfg)
+    return out
