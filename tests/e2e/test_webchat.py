@@ -77,7 +77,12 @@ def test_page_loads_without_errors(browser: Browser) -> None:
 
 
 def test_an_answer_streams_in_with_citations_and_search_results(browser: Browser, site: str) -> None:
+    browser.evaluate("""(() => { window.__updates = 0;
+        new MutationObserver((records) => { window.__updates += records.filter(r =>
+            r.target.classList && r.target.classList.contains('item')).length; })
+          .observe(document.getElementById('log'), {childList: true, subtree: true, characterData: true}); })()""")
     state = ask(browser, "How do I reset my password?")
+    assert browser.evaluate("window.__updates") > 3  # the text arrived in pieces, not at once
     assert state["outcome"] == "answer", state
     assert state["user"] == "How do I reset my password?"
     assert "password" in state["text"].lower() and state["badge"] == ""
