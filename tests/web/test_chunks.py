@@ -96,3 +96,37 @@ def test_session_chunks_need_their_session(c: Any) -> None:
     assert c.get(f"{path}?session_id={session}", headers=headers_for("bob")).status_code == 404  # not bob's session
     assert c.get(path, headers={**headers_for("bob"), "X-Session-ID": session}).status_code == 404
     assert c.get(f"{path}?session_id=bad%20id", headers=headers_for("alice")).status_code == 400
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_locations_survive_milvus_lite_and_scope_holds_there(tmp_path: Path) -> None:
+    """The same routes over embedded Milvus Lite: boxes, pages and times round-trip through its fields, and
+    invisible chunks stay 404 (the scope is applied in Milvus's filter expression)."""
+    import logging
+
+    from assistant_bridge.backends.milvus import MilvusBackend
+    from assistant_bridge.embedders.base import HashingEmbedder
+    from assistant_bridge.services import Services
+    from assistant_bridge.store import SQLiteStore
+    from tests.conftest import make_settings
+
+    logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
+    s = make_settings(tmp_path, auth={"keys": KEYS})
+    backend = MilvusBackend(str(tmp_path / "m.db"), "chunks", 64, write_lock_path=tmp_path / "w.lock")
+    svc = Services.from_settings(s, embedder=HashingEmbedder(64), backend=backend,
+                                 store=SQLiteStore(s.data_path / "meta.sqlite3"))  # fmt: skip
+    try:
+        with make_app(tmp_path, keys=KEYS, services=svc).test_client() as c:
+            pdf = ingest_file(c, FIXTURES / "two_pages.pdf", headers_for("alice"))
+            vtt = ingest_file(c, FIXTURES / "meeting.vtt", headers_for("alice"))
+            body = c.get(f"/v1/chunks/{chunk_id(pdf)}", headers=headers_for("alice")).get_json()
+            assert [b["page_number"] for b in body["bbox"]] == [1, 2] and body["page_number"] == 1
+            body = c.get(f"/v1/chunks/{chunk_id(vtt)}", headers=headers_for("alice")).get_json()
+            assert (body["start_time"], body["end_time"], body["bbox"]) == (1.0, 3602.0, None)
+            assert c.get(f"/v1/chunks/{chunk_id(pdf)}", headers=headers_for("bob")).status_code == 404
+            result = execute(c, {"query": "travel portal flights"}, headers_for("alice")).get_json()
+            assert result["outcome"] == "answer" and {x["document_id"] for x in result["contexts"]} <= {pdf, vtt}
+            assert execute(c, {"query": "travel portal flights"}, headers_for("bob")).get_json()["contexts"] == []
+    finally:
+        backend.close()
