@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from assistant_bridge.core.custom_search import fit_within
 
 from assistant_bridge.relay import wire
 from assistant_bridge.relay.errors import MalformedAssistantResponse, RelayRequestTooLarge, SearchActionInvalid
@@ -120,3 +125,25 @@ def test_a_context_over_the_limit_is_refused() -> None:
 ])
 def test_outcomes(body: dict[str, Any], outcome: str) -> None:
     assert wire.classify(body) == outcome
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.fixed_dictionaries({"title": st.text(max_size=40), "body": st.text(max_size=6000)}), max_size=25),
+       st.sampled_from([2_500, 10_000, 100_000]), st.text(max_size=800))
+def test_trimming_matches_fit_within_and_never_exceeds_the_limit(results: list[dict[str, Any]], limit: int,
+                                                                 ctx: str) -> None:  # fmt: skip
+    prev = {"output": {}, "context": {"note": ctx}}
+    body, trimmed = wire.results_message(prev, results, limit)
+    assert len(wire.body_bytes(body)) <= limit
+    empty = {"input": {"message_type": "search_results", "search_results": []}, "context": prev["context"]}
+    overhead = len(wire.body_bytes(empty)) - len(wire.body_bytes({"search_results": []}))
+    expected, expected_trimmed = fit_within(results, limit - overhead)
+    assert body["input"]["search_results"] == expected["search_results"] and trimmed == expected_trimmed
+
+
+def test_trimming_two_hundred_big_results_is_fast() -> None:
+    big = [{"title": f"t{i}", "body": "ü" * 5000} for i in range(200)]
+    started = time.perf_counter()
+    body, trimmed = wire.results_message({"output": {}}, big, 100_000)
+    assert time.perf_counter() - started < 0.1
+    assert trimmed == 200 - len(body["input"]["search_results"]) and trimmed > 150
