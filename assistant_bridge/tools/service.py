@@ -50,6 +50,7 @@ class Execution:
                  persist: bool, sink: queue.Queue[tuple[int, ev.ToolEvent]] | None = None) -> None:  # fmt: skip
         self.record = record
         self.cancel = threading.Event()
+        self.cancel_reason = "the client disconnected"
         self._store = store
         self._runner = runner
         self._persist = persist
@@ -147,8 +148,8 @@ class ToolsRuntime:
                                     cancelled=execution.cancel.is_set)  # fmt: skip
         except Cancelled:
             log.info("tools.execution.cancelled id=%s", rid)
-            self.executions.fail(rid, "the client disconnected", "cancelled", status="cancelled")
-            execution.emit(ev.error("the client disconnected", "cancelled"))
+            self.executions.fail(rid, execution.cancel_reason, "cancelled", status="cancelled")
+            execution.emit(ev.error(execution.cancel_reason, "cancelled"))
             return None
         except BridgeError as exc:
             log.warning("tools.execution.failed id=%s code=%s", rid, exc.code)
@@ -205,6 +206,8 @@ class ToolsRuntime:
                     yield data
                     if last:
                         return
+                execution.cancel_reason = "the stream reached its time limit"
+                execution.cancel.set()
                 yield self.encode(None, _stream_timeout(s.stream_max_seconds))[0]
             finally:
                 execution.cancel.set()  # no effect once the execution has ended

@@ -11,7 +11,7 @@ import pytest
 from assistant_bridge.generators import FakeGenerator
 from assistant_bridge.tools.registry import RAG_SEARCH
 from assistant_bridge.web.validation import validate
-from tests.tools.helpers import SlowGenerator, components, events_of, execute, ingest, make_app
+from tests.tools.helpers import SlowGenerator, components, events_of, execute, ingest, make_app, wait_status
 
 pytestmark = pytest.mark.unit
 TAG = re.compile(r'<citation id="([^"]+)">\[(\d+)\]</citation>')
@@ -241,8 +241,8 @@ def test_a_stream_over_its_time_limit_ends_with_an_error_and_cancels(tmp_path: P
         events = events_of(resp)
         assert events[-1][0] == "error" and events[-1][1]["code"] == "stream_timeout"
         assert slow.closed.wait(5)
-        status = c.get(f"/v1/tool-executions/{resp.headers['X-Execution-ID']}").get_json()["status"]
-        assert status == "cancelled"
+        record = wait_status(c, resp.headers["X-Execution-ID"])
+        assert (record["status"], record["error"]) == ("cancelled", "the stream reached its time limit")
 
 
 def test_a_client_that_disconnects_stops_the_work(tmp_path: Path) -> None:
@@ -269,5 +269,5 @@ def test_a_client_that_disconnects_stops_the_work(tmp_path: Path) -> None:
             time.sleep(0.01)
         assert not any(t.name == "tool-stream" for t in threading.enumerate()) or "tool-stream" in before
         assert produced < 10_000
-        record = c.get(f"/v1/tool-executions/{resp.headers['X-Execution-ID']}").get_json()
-        assert (record["status"], record["error_code"]) == ("cancelled", "cancelled")
+        record = wait_status(c, resp.headers["X-Execution-ID"])
+        assert (record["status"], record["error_code"], record["error"]) == ("cancelled", "cancelled", "the client disconnected")
