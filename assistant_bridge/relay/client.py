@@ -143,6 +143,9 @@ class AssistantClient:
             if isinstance(err.get("message"), str):
                 message += f": {err['message'][:200]}"
         log.warning("relay.assistant_http_error status=%d code=%s", resp.status_code, details.get("assistant_code", "-"))
+        invalidate = getattr(self.auth, "invalidate", None)
+        if resp.status_code == 401 and callable(invalidate):
+            invalidate()  # a revoked IAM token: the next turn fetches a new one (this one is not retried)
         raise AssistantHTTPError(message, **details)
 
     def post(self, body: Mapping[str, Any], *, session_id: str | None = None,

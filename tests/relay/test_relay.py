@@ -267,3 +267,18 @@ def test_relay_message_is_one_line() -> None:
     script = Script(search_reply("q"), answer_reply("Yes."))
     result = relay_message(URL, "q", provider=FakeProvider(RESULTS), transport=httpx.MockTransport(script))
     assert result.text == "Yes." and result.rounds == 1
+
+
+def test_a_401_drops_a_cached_iam_token_for_the_next_turn() -> None:
+    from assistant_bridge.relay import IAMToken
+
+    tokens = iter(["t1", "t2"])
+    iam = IAMToken("k", transport=httpx.MockTransport(
+        lambda r: httpx.Response(200, json={"access_token": next(tokens), "expires_in": 3600})))  # fmt: skip
+    script = Script(httpx.Response(401, json={"error": {"code": "unauthorized", "message": "expired"}}),
+                    answer_reply())  # fmt: skip
+    relay = make(script, auth=iam)
+    with pytest.raises(AssistantHTTPError):
+        relay.send("hello")
+    assert relay.send("hello").text == "Done."
+    assert [r.headers["authorization"] for r in script.requests] == ["Bearer t1", "Bearer t2"]
