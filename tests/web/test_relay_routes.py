@@ -112,6 +112,7 @@ def test_stream_relays_events(tmp_path: Path) -> None:
     assert "debug" not in evs[-2][1]["output"] and evs[-1][1]["outcome"] == "answer"
 
 
+@pytest.mark.integration
 def test_stream_reports_failures_in_band_and_message_as_status(tmp_path: Path) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -125,6 +126,7 @@ def test_stream_reports_failures_in_band_and_message_as_status(tmp_path: Path) -
     assert resp.status_code == 503 and resp.get_json()["error"]["code"] == "assistant_unavailable"
 
 
+@pytest.mark.integration
 def test_an_external_assistant_gets_its_own_credentials_not_the_callers(tmp_path: Path) -> None:
     fake = ScriptedAssistant([search_reply("vpn"), answer_reply("Install the client.")])
     with ServerThread(fake) as srv:
