@@ -22,37 +22,47 @@ def _app(tmp_path: Path, generator: Any, **extra: Any) -> Any:
 
     s = make_settings(tmp_path, **extra)
     svc = make_services(s)
-    levels: list[str] = []
-
     def thresholds(level: str) -> Thresholds:
-        levels.append(level)
-        return Thresholds(0.5, 0.5)
+        # the pre-filter scores 0.9: only "most_often" turns that into "I don't know"
+        return Thresholds(0.95, 0.95) if level == "most_often" else Thresholds(0.1, 0.1)
 
     svc.extras["conversation"] = ConversationRuntime(svc, prefilter=FakePreFilter(0.9), postfilter=FakePostFilter(0.9),
                                                      generator=generator, thresholds=thresholds)  # fmt: skip
-    app = create_app(s, svc)
-    app.config["LEVELS"] = levels
-    return app
+    return create_app(s, svc)
 
 
 def test_messages_and_threshold_level_come_from_the_assistant(tmp_path: Path) -> None:
     assistants = {"helpdesk": {"search": {"type": "builtin"}, "messages": {"idk": "Ask the help desk."},
                                "conversational_search": {"search_confidence": {"threshold": "most_often"}}}}  # fmt: skip
-    app = _app(tmp_path, FakeGenerator(declined=True), assistants=assistants)
+    app = _app(tmp_path, FakeGenerator(), assistants=assistants)
     with app.test_client() as c:
         ingest(c, "Remote work", "Employees may work remotely two days a week.")
         body = execute(c, {"query": "remote"}).get_json()
-        assert (body["outcome"], body["idk_reason"], body["response"]) == ("idk", "generator_declined", "Ask the help desk.")
-        assert app.config["LEVELS"][-1] == "most_often"
+        assert (body["outcome"], body["idk_reason"], body["response"]) == ("idk", "retrieval_confidence", "Ask the help desk.")
+
+
+def test_the_generator_comes_from_the_assistant(tmp_path: Path) -> None:
+    app = _app(tmp_path, FakeGenerator(declined=True))
+    with app.test_client() as c:
+        ingest(c, "Remote work", "Employees may work remotely two days a week.")
+        body = execute(c, {"query": "remote"}).get_json()
+        assert (body["outcome"], body["idk_reason"]) == ("idk", "generator_declined")
 
 
 def test_the_default_assistant_answers(tmp_path: Path) -> None:
-    app = _app(tmp_path, FakeGenerator(), tools={"rag_search": {"threshold_level": "rarely"}})
+    app = _app(tmp_path, FakeGenerator())
     with app.test_client() as c:
         ingest(c, "Remote work", "Employees may work remotely two days a week.")
         body = execute(c, {"query": "remote"}).get_json()
         assert body["outcome"] == "answer" and body["model"] == "fake"
-        assert app.config["LEVELS"][-1] == "rarely"
+
+
+def test_the_threshold_level_can_be_overridden_for_rag_search(tmp_path: Path) -> None:
+    app = _app(tmp_path, FakeGenerator(), tools={"rag_search": {"threshold_level": "most_often"}})
+    with app.test_client() as c:
+        ingest(c, "Remote work", "Employees may work remotely two days a week.")
+        body = execute(c, {"query": "remote"}).get_json()
+        assert (body["outcome"], body["idk_reason"]) == ("idk", "retrieval_confidence")
 
 
 def test_an_unknown_assistant_stops_the_app(tmp_path: Path) -> None:
