@@ -209,7 +209,30 @@ def named_spans(text: str, *, skip_first: bool = True) -> list[Span]:
     return out
 
 
+_JOINT = re.compile(r"[\"'”»]?\s*(?:,\s*)?(?:(or|and|y|et|ou|und|oder)\s+)?(?:the\s+)?[\"'“«]?")
+
+
+def _or_chain(question: str, spans: list[Span]) -> list[str]:
+    """Names listed with commas and a final "or": "A, B or C"."""
+    chain: list[Span] = []
+    has_or = False
+    for a, b in zip(spans, spans[1:]):
+        m = _JOINT.fullmatch(question[a.end : b.start])
+        if m and (m.group(1) or "," in question[a.end : b.start]):
+            chain = chain or [a]
+            chain.append(b)
+            has_or = has_or or (m.group(1) or "").lower() in ("or", "ou", "oder")
+        elif len(chain) > 2 and has_or:
+            break
+        else:
+            chain, has_or = [], False
+    return [s.text for s in chain] if len(chain) > 2 and has_or else []
+
+
 def _comparison_entities(question: str, spans: list[Span]) -> list[str]:
+    chain = _or_chain(question, spans)
+    if chain:
+        return chain
     body = question.strip().rstrip("?.! ")
     tail = re.split(r"[,:]\s*", body)[-1] if re.search(r"[,:]", body) else ""
     if tail and re.search(r"\s+or\s+", tail):
@@ -312,8 +335,8 @@ def bridge_candidates(question: str, passages: Sequence[Passage], *, limit: int 
                       exclude: Sequence[str] = ()) -> list[str]:  # fmt: skip
     """Names in ``passages`` (best first) that the question does not mention: the likely bridge entities.
 
-    A passage's title counts as a candidate when the question does not name it. Inside a passage, names in
-    the sentences that share the most words with the question score higher, and earlier passages count more.
+    Names in the sentences that share the most focus words with the question score higher, earlier
+    passages count more, and the passage's own subject (its title, a longer form of it) is skipped.
     ``exclude`` lists names already searched.
     """
     q_words = set(content_words(question))
@@ -333,8 +356,6 @@ def bridge_candidates(question: str, passages: Sequence[Passage], *, limit: int 
 
     for rank, p in enumerate(passages):
         weight = 1.0 / (1 + rank)
-        if p.title:
-            add(p.title, 0.5 * weight)
         sentences = _sentences(p.text)[:12]
         overlap = [len(focus & {stem(w) for w in content_words(s)}) for s in sentences]
         best = max(overlap, default=0) or 1

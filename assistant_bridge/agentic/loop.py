@@ -237,7 +237,8 @@ class AgenticRun:
 
     def _round(self, step: Step, subs: Sequence[SubQuery], round_: int) -> Iterator[StreamEvent]:
         involved = [rid for rid in self.bindings if any(rid in s.retrievers for s in subs)]
-        yield self._trace(step, "IN_PROGRESS", f"{sum(len(s.retrievers) for s in subs)} searches on "
+        searches = sum(len(s.retrievers) for s in subs)
+        yield self._trace(step, "IN_PROGRESS", f"{searches} search{'es' if searches != 1 else ''} on "
                           f"{len(involved)} retriever{'s' if len(involved) != 1 else ''}.",
                           actions=[RetrieveAction(s.text, s.retrievers) for s in subs], retrievers=involved)  # fmt: skip
         new: dict[str, list[ResultItem]] = {rid: [] for rid in involved}
@@ -264,7 +265,7 @@ class AgenticRun:
                 yield self._trace(step, "FAILED", f"Retriever {rid} failed; continuing without it.",
                                   retrievers=[rid], failures=failures[rid])  # fmt: skip
             else:
-                yield self._trace(step, "SUCCEEDED", f"Retriever {rid}: {len(new[rid])} new passages.",
+                yield self._trace(step, "SUCCEEDED", f"Retriever {rid}: {len(new[rid])} new passage{'s' if len(new[rid]) != 1 else ''}.",
                                   retrievers=[rid], retrieved=new[rid], failures=failures[rid])  # fmt: skip
 
     def _expansion_targets(self) -> list[tuple[str, str]]:

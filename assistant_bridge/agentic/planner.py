@@ -190,6 +190,11 @@ class EmbeddedPlanner:
 
     def _single(self, a: QuestionAnalysis, state: PlanningState, tried: set[str], subs: list[SubQuery],
                 notes: list[str], add: Callable[[SubQuery | None], None]) -> Plan:  # fmt: skip
+        confident = state.confidence is None or state.confidence_threshold is None \
+            or state.confidence >= state.confidence_threshold
+        if state.confidence is not None and confident and not a.bridge_cue and state.evidence and not subs:
+            return Plan(sufficient=True, reason=f"Evidence judged sufficient: confidence {state.confidence:.2f} "
+                                                "reaches its threshold and the question names what it asks about.")  # fmt: skip
         missing = [e for e in a.entities if not self.covered(e, state)]
         for e in missing:
             add(self._entity_query(e, a, state, "entity", tried))
@@ -197,8 +202,6 @@ class EmbeddedPlanner:
             notes.append(f"{len(missing)} named entit{'y' if len(missing) == 1 else 'ies'} without a passage")
         hops = self._targets(state, "bridge")
         hop_found = any(self.covered(t, state) for t in hops)
-        confident = state.confidence is None or state.confidence_threshold is None \
-            or state.confidence >= state.confidence_threshold
         need_hop = (a.bridge_cue or not confident) and not hop_found
         if need_hop and state.evidence:
             # first hop: the passages about the question's own entities, then the best passages

@@ -37,6 +37,7 @@ ROUTE_MODULES = (
     "assistant_bridge.web.routes_chunks",
     "assistant_bridge.web.routes_relay",
     "assistant_bridge.web.routes_chat",
+    "assistant_bridge.web.routes_agentic",
 )
 
 
