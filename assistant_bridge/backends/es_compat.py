@@ -175,9 +175,7 @@ def scope_filter(c: ScopeClauses) -> list[dict[str, Any]]:
     session_ids = [""] if not c.session_id else ["", c.session_id]
     out.append({"bool": {"should": [{"terms": {"session_id": session_ids}}, {"term": {"owner": c.user_id}}],
                          "minimum_should_match": 1}})  # fmt: skip
-    if c.tenants is not None:
-        out.append({"terms": {"tenant": list(c.tenants)}})
-    if c.user_rule:
+    if c.restricted:
         rule: list[dict[str, Any]] = [
             {"term": {"owner": c.user_id}},
             {"bool": {"filter": [{"term": {"owner": ""}}], "must_not": [{"exists": {"field": "workspaces"}}]}},
@@ -186,7 +184,12 @@ def scope_filter(c: ScopeClauses) -> list[dict[str, Any]]:
             rule.append({"term": {"session_id": c.session_id}})
         if c.workspaces:
             rule.append({"terms": {"workspaces": list(c.workspaces)}})
-        out.append({"bool": {"should": rule, "minimum_should_match": 1}})
+        global_rule = {"bool": {"filter": [{"term": {"tenant": ""}}],
+                                "should": rule, "minimum_should_match": 1}}  # fmt: skip
+        if c.tenant is not None:
+            out.append({"bool": {"should": [{"term": {"tenant": c.tenant}}, global_rule], "minimum_should_match": 1}})
+        else:
+            out.append(global_rule)
     return out
 
 

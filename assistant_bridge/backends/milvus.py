@@ -54,15 +54,14 @@ def scope_expression(scope: Scope) -> str | None:
     if c.document_ids is not None:
         parts.append(f"document_id in {quote_list(c.document_ids)}")
     parts.append(f'(session_id == "" or session_id == {quote(c.session_id)} or owner == {quote(c.user_id)})')
-    if c.tenants is not None:
-        parts.append(f"tenant in {quote_list(c.tenants)}")
-    if c.user_rule:
+    if c.restricted:
         rule = f'owner == {quote(c.user_id)} or (owner == "" and array_length(workspaces) == 0)'
         if c.session_id:
             rule += f" or session_id == {quote(c.session_id)}"
         if c.workspaces:
             rule += f" or array_contains_any(workspaces, {quote_list(c.workspaces)})"
-        parts.append(f"({rule})")
+        global_rule = f'(tenant == "" and ({rule}))'
+        parts.append(f"(tenant == {quote(c.tenant)} or {global_rule})" if c.tenant is not None else global_rule)
     return " and ".join(parts) if parts else None
 
 

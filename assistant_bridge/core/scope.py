@@ -6,7 +6,9 @@ The rules (``docs/security-model.md``):
 * ``document_ids`` in a request narrows; an id the caller cannot see is simply absent.
 * A chunk attached to a chat session is visible only in that session (and to its owner); within the
   session it is visible to the session's caller (the session layer checks who may use a session id).
-* A caller acting for an end user (tenant) sees that tenant's chunks plus global ones (tenant ``""``).
+* A caller acting for an end user (tenant) sees that tenant's chunks, plus the global (tenant ``""``)
+  chunks that the user rule below allows: public ones and those shared with the credential's workspaces.
+  Another user's private global documents stay private.
 * An admin key without an end user sees everything.
 * Any other user sees global-tenant chunks that are public (no owner, no workspaces), owned by them, or
   shared with one of their workspaces.
@@ -27,9 +29,9 @@ def chunk_visible(chunk: Chunk, scope: Scope) -> bool:
     in_session = bool(own.session_id) and own.session_id == scope.session_id
     if own.session_id and not in_session and own.owner_user_id != p.user_id:
         return False
-    if p.tenant is not None:
-        return own.tenant in ("", p.tenant)
-    if p.admin:
+    if p.tenant is not None and own.tenant == p.tenant:
+        return True
+    if p.tenant is None and p.admin:
         return True
     if own.tenant != "":
         return False
@@ -47,25 +49,19 @@ class ScopeClauses:
     document_ids: tuple[str, ...] | None  # document_id IN (...)
     session_id: str  # session_id == "" OR session_id == this OR owner == user_id
     user_id: str
-    tenants: tuple[str, ...] | None  # tenant IN (...); None = any tenant
-    user_rule: bool  # owner == user OR in session OR workspaces ∩ user_workspaces OR (owner == "" AND no workspaces)
+    restricted: bool  # False: an admin not acting for an end user (no tenant/user clause)
+    tenant: str | None  # (tenant == this) OR (tenant == "" AND user rule); None: tenant == "" AND user rule
     workspaces: tuple[str, ...]
+    # user rule: owner == user OR session_id == session OR workspaces ∩ user's OR (owner == "" AND no workspaces)
 
 
 def scope_clauses(scope: Scope) -> ScopeClauses:
     p = scope.principal
-    if p.tenant is not None:
-        tenants: tuple[str, ...] | None = ("", p.tenant)
-        user_rule = False
-    elif p.admin:
-        tenants, user_rule = None, False
-    else:
-        tenants, user_rule = ("",), True
     return ScopeClauses(
         document_ids=scope.document_ids,
         session_id=scope.session_id or "",
         user_id=p.user_id,
-        tenants=tenants,
-        user_rule=user_rule,
+        restricted=not (p.admin and p.tenant is None),
+        tenant=p.tenant,
         workspaces=tuple(p.workspaces),
     )

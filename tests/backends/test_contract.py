@@ -91,8 +91,9 @@ def test_filters(loaded: Any) -> None:
         (Principal("bob"), None, {"d-sess"}),
         (Principal("carol"), "s1", {"d-sess"}),
         (Principal("carol"), "s2", set()),
-        (Principal("t1", tenant="t1"), None, {"d-t1", "d-alice", "d-sales"}),
-        (Principal("t2", tenant="t2"), None, {"d-t2", "d-alice", "d-sales"}),
+        (Principal("t1", tenant="t1"), None, {"d-t1"}),
+        (Principal("t1", workspaces=("w-sales",), tenant="t1"), None, {"d-t1", "d-sales"}),
+        (Principal("t2", tenant="t2"), None, {"d-t2"}),
         (Principal("admin", admin=True), None, {"d-t1", "d-t2", "d-alice", "d-sales"}),
     ],
 )

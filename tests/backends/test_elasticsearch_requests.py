@@ -325,14 +325,21 @@ def test_scope_filter_per_kind_of_caller() -> None:
     admin = ec.scope_filter(scope_clauses(Scope(Principal("root", admin=True))))
     assert admin == [{"bool": {"should": [{"terms": {"session_id": [""]}}, {"term": {"owner": "root"}}],
                                "minimum_should_match": 1}}]  # fmt: skip
+    public = {"bool": {"filter": [{"term": {"owner": ""}}], "must_not": [{"exists": {"field": "workspaces"}}]}}
     tenant = ec.scope_filter(scope_clauses(Scope(Principal("t1", tenant="t1"), document_ids=("d1",))))
-    assert tenant[0] == {"terms": {"document_id": ["d1"]}} and tenant[2] == {"terms": {"tenant": ["", "t1"]}}
+    assert tenant[0] == {"terms": {"document_id": ["d1"]}}
+    # the tenant's own documents, or global ones the user rule allows (public here): never others' private ones
+    assert tenant[2] == {"bool": {"should": [
+        {"term": {"tenant": "t1"}},
+        {"bool": {"filter": [{"term": {"tenant": ""}}], "should": [{"term": {"owner": "t1"}}, public],
+                  "minimum_should_match": 1}},
+    ], "minimum_should_match": 1}}  # fmt: skip
     user = ec.scope_filter(scope_clauses(Scope(Principal("al", workspaces=("w",)), session_id="s1")))
     assert user[0]["bool"]["should"][0] == {"terms": {"session_id": ["", "s1"]}}
-    assert user[1] == {"terms": {"tenant": [""]}}
-    assert user[2]["bool"]["should"] == [
+    assert user[1]["bool"]["filter"] == [{"term": {"tenant": ""}}]
+    assert user[1]["bool"]["should"] == [
         {"term": {"owner": "al"}},
-        {"bool": {"filter": [{"term": {"owner": ""}}], "must_not": [{"exists": {"field": "workspaces"}}]}},
+        public,
         {"term": {"session_id": "s1"}},
         {"terms": {"workspaces": ["w"]}},
     ]

@@ -92,9 +92,9 @@ def expected(doc: Doc, who: Caller, session: str | None = None) -> bool:
     in_session = bool(doc.session) and doc.session == session
     if doc.session and not in_session and doc.owner != who.user:
         return False  # rule 2
-    if who.tenant is not None:
-        return doc.tenant in ("", who.tenant)  # rule 3
-    if who.admin:
+    if who.tenant is not None and doc.tenant == who.tenant:
+        return True  # rule 3: the end user's own documents (global ones go through rule 5)
+    if who.admin and who.tenant is None:
         return True  # rule 4
     if doc.tenant:
         return False
@@ -274,8 +274,8 @@ def test_the_oracle_matches_the_documented_model() -> None:
     assert names("dave") == {"PUB", "A_SALES"}
     assert names("bob") == {"PUB", "B_PRIV", "B_ENG"}
     assert names("carol") == {"PUB"} and names("svc") == {"PUB", "SVC"}
-    # rule 3 as documented: an end user sees every global-tenant document (created without an end user)
-    assert names("t1") == {"PUB", "A_PRIV", "A_SALES", "B_PRIV", "B_ENG", "SVC", "T1", "T1_SESS"}
+    # rule 3: an end user sees its own documents and the public global ones, never another user's private ones
+    assert names("t1") == {"PUB", "T1", "T1_SESS"}
     assert "T1" not in names("t2") and "T1_SESS" not in names("t2")
 
 
