@@ -24,6 +24,7 @@ CREATE TABLE IF NOT EXISTS documents (
   created_at REAL, url TEXT, language TEXT, status TEXT, text TEXT
 );
 CREATE INDEX IF NOT EXISTS documents_hash ON documents(content_hash);
+CREATE INDEX IF NOT EXISTS documents_session ON documents(session_id);
 CREATE TABLE IF NOT EXISTS embeddings (
   model TEXT, text_hash TEXT, vector BLOB, PRIMARY KEY (model, text_hash)
 );

@@ -37,6 +37,11 @@ def document_json(doc: Document, *, with_text: bool = False) -> dict[str, Any]:
 
 
 def ownership_for(p: Principal, workspaces: list[str], session_id: str | None, visibility: str) -> Ownership:
+    if session_id:
+        from assistant_bridge.tools.service import tools_for
+
+        # a session id of another caller answers 404, as if it did not exist
+        tools_for(services()).sessions.check(session_id, p)
     if visibility == "public" or p is ANONYMOUS:
         if not p.admin:
             raise Forbidden("only admin credentials may publish documents to everyone")

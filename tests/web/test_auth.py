@@ -72,3 +72,12 @@ def test_plain_users_cannot_act_for_end_users_or_share_outside(secured: Any) -> 
     assert resp.status_code == 403
     resp = secured.post("/v1/search", json={"query": "x"}, headers=headers_for("service", "bad id!"))
     assert resp.status_code == 400
+
+
+def test_documents_cannot_be_attached_to_another_callers_session(secured: Any) -> None:
+    ok = secured.post("/v1/documents", json={"title": "Mine", "text": "x", "session_id": "sess-bob-1"},
+                      headers=headers_for("bob"))  # fmt: skip
+    assert ok.status_code == 201
+    resp = secured.post("/v1/documents", json={"title": "Intruder", "text": "y", "session_id": "sess-bob-1"},
+                        headers=headers_for("alice"))  # fmt: skip
+    assert resp.status_code == 404
