@@ -309,8 +309,11 @@ def same_name(a: str, b: str) -> bool:
     """Whether two names denote the same title: equal after folding, or one is the other plus a
     parenthesised qualifier ("Evolution" / "Evolution (2001 film)")."""
     fa, fb = fold(a), fold(b)
-    strip = lambda s: re.sub(r"\s*\([^)]*\)\s*$", "", s).strip(" \"'")  # noqa: E731
-    return fa == fb or strip(fa) == strip(fb)
+    return fa == fb or _unqualified(fa) == _unqualified(fb)
+
+
+def _unqualified(name: str) -> str:
+    return re.sub(r"\s*\([^)]*\)\s*$", "", name).strip(" \"'")
 
 
 @dataclass(frozen=True)

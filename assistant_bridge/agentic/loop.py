@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterator, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Literal, Protocol, Sequence
 
 from assistant_bridge.domain import SearchHit
 from assistant_bridge.errors import BridgeError, DependencyError
@@ -317,7 +317,7 @@ class AgenticRun:
 
     def _answer(self, results: tuple[ResultItem, ...]) -> Iterator[StreamEvent]:
         assert self.generator is not None
-        action = "NONE" if self.guardrail is not None else None
+        action: Literal["NONE"] | None = "NONE" if self.guardrail is not None else None
         snippets = fit_to_context(self.question, answer_snippets(results, self.options.answer_passages),
                                   self.generator)  # fmt: skip
         if not snippets:

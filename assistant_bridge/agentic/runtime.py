@@ -93,7 +93,12 @@ class AgenticSettings:
                     kwargs[key] = tp(raw[key])
             exp = dict(raw.get("expansion") or {})
             kwargs["max_document_chars"] = int(exp.pop("max_chars", 20_000))
-            kwargs["expansion"] = ExpansionPolicy(**{k: (bool(v) if k == "enabled" else int(v)) for k, v in exp.items()})
+            unknown = set(exp) - {"enabled", "concentration", "window", "max_documents"}
+            if unknown:
+                raise ConfigurationError(f"unknown setting agentic.expansion.{sorted(unknown)[0]}")
+            kwargs["expansion"] = ExpansionPolicy(
+                enabled=bool(exp.get("enabled", True)), concentration=int(exp.get("concentration", 2)),
+                window=int(exp.get("window", 5)), max_documents=int(exp.get("max_documents", 2)))  # fmt: skip
         except (TypeError, ValueError) as exc:
             raise ConfigurationError(f"agentic: {exc}") from None
         out = cls(**kwargs, planner=raw.get("planner"), generator=raw.get("generator"))
@@ -131,8 +136,14 @@ def load_retrievers(settings: Any) -> dict[str, RetrieverConfig]:
             expr = parse_filter(cfg.get("filter"))
         except BridgeError as exc:
             raise ConfigurationError(f"{where}.filter: {exc.message}") from None
-        out[str(rid)] = RetrieverConfig(str(rid), str(cfg.get("description") or out.get(rid, RetrieverConfig("")).description),
-                                        mode, expr, int(cfg.get("max_results", 5)))  # fmt: skip
+        fallback = out[DEFAULT_RETRIEVER].description if rid == DEFAULT_RETRIEVER else ""
+        try:
+            limit = int(cfg.get("max_results", 5))
+        except (TypeError, ValueError):
+            raise ConfigurationError(f"{where}.max_results must be an integer") from None
+        if limit < 1:
+            raise ConfigurationError(f"{where}.max_results must be at least 1")
+        out[str(rid)] = RetrieverConfig(str(rid), str(cfg.get("description") or fallback), mode, expr, limit)
     return out
 
 
