@@ -188,8 +188,9 @@ class AgenticRuntime:
 
     # ------------------------------------------------------------------------------------- components
     def warm_up(self) -> None:
-        self.generator()
-        self.prefilter()
+        """Open the planner model's connection pool. The generator and the pre-generation filter are
+        resolved on the first request: they are usually borrowed from the ``/message`` runtime, which warms
+        them itself, and an app that never serves this route should not load them twice."""
         warm = getattr(self.chat, "warm_up", None)
         if callable(warm):
             warm()

@@ -243,3 +243,56 @@ def test_pump_sends_heartbeats_and_reports_unexpected_errors() -> None:
     assert text.count(": keep-alive") >= 1
     assert text.index("event: traceEvent") < text.index("event: responseEvent") < text.index("event: internalServerException")
     assert "bug" not in text
+
+
+# ------------------------------------------------------------------------------- expansion and planners
+
+
+def test_a_summary_request_reads_the_whole_document(tmp_path: Path) -> None:
+    c, _ = make_client(tmp_path, ingest={"chunk_tokens": 30, "overlap_tokens": 5})
+    text = " ".join(f"Rule {i}: remote work needs a manager's approval on day {i} of the month." for i in range(1, 13))
+    doc = c.post("/v1/documents", json={"title": "Remote work policy", "text": text}).get_json()["document"]
+    assert doc["chunk_count"] > 2
+    events = events_of(c.post("/agenticRetrieveStream", json=request_body("Summarize the remote work policy")))
+    done = [d for n, d in events if n == "traceEvent" and d["attributes"]["step"] == "FullDocumentExpansion"
+            and d["attributes"]["status"] == "SUCCEEDED"]  # fmt: skip
+    assert done and done[0]["attributes"]["actions"][0]["fullDocumentExpansion"]["documentId"] == doc["id"]
+    full = [r for r in events[-1][1]["results"] if r["metadata"].get("full_document")]
+    assert len(full) == 1 and full[0]["content"]["text"] == text
+    assert full[0]["metadata"]["chunk_count"] == doc["chunk_count"]
+
+
+def test_custom_planner_falls_back_and_says_so(tmp_path: Path) -> None:
+    from assistant_bridge.agentic.chat import FakeChatClient
+    from assistant_bridge.errors import GeneratorError
+
+    c, svc = make_client(tmp_path)
+    svc.extras["agentic"].chat = FakeChatClient(GeneratorError("planner model endpoint failed: timed out"))
+    for title, text in DOCS:
+        c.post("/v1/documents", json={"title": title, "text": text})
+    body = request_body(agenticRetrieveConfiguration={"foundationModelType": "CUSTOM"})
+    events = events_of(c.post("/agenticRetrieveStream", json=body))
+    plans = [d["attributes"] for n, d in events if n == "traceEvent" and d["attributes"]["step"] == "Planning"
+             and d["attributes"]["status"] == "SUCCEEDED"]  # fmt: skip
+    warning = plans[0]["warnings"][0]["message"]["message"]
+    assert "planner model failed" in warning and "embedded planner" in warning
+    assert events[-1][0] == "result" and events[-1][1]["results"]
+
+
+def test_custom_planner_plans_the_searches(tmp_path: Path) -> None:
+    from assistant_bridge.agentic.chat import FakeChatClient
+
+    c, svc = make_client(tmp_path)
+    chat = FakeChatClient('{"sufficient": false, "reason": "look up the VPN", "sub_queries": [{"query": "VPN client"}]}',
+                          '{"sufficient": true, "reason": "enough"}')  # fmt: skip
+    svc.extras["agentic"].chat = chat
+    for title, text in DOCS:
+        c.post("/v1/documents", json={"title": title, "text": text})
+    body = request_body("How do I connect?", agenticRetrieveConfiguration={"foundationModelType": "CUSTOM",
+                                                                          "maxAgentIteration": 4})  # fmt: skip
+    events = events_of(c.post("/agenticRetrieveStream", json=body))
+    plans = [d["attributes"] for n, d in events if n == "traceEvent" and d["attributes"]["step"] == "Planning"
+             and d["attributes"]["status"] == "SUCCEEDED"]  # fmt: skip
+    assert [p["message"] for p in plans] == ["look up the VPN", "enough"] and len(chat.calls) == 2
+    assert plans[0]["actions"][0]["retrieve"]["inputQuery"]["text"] == "VPN client"
+    assert "VPN setup" in {r["metadata"]["title"] for r in events[-1][1]["results"]}
