@@ -22,7 +22,6 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from assistant_bridge.filters.encoder import UseEncoder  # noqa: E402
-from assistant_bridge.filters.features import FEATURE_VERSION  # noqa: E402
 
 SEED = 13
 CACHE_DIR = Path(os.environ.get("FILTERS_CACHE", Path.home() / ".cache" / "assistant_bridge_filters"))
@@ -30,16 +29,30 @@ LEVELS = ("rarely", "less_often", "more_often", "most_often")
 
 
 def encoder() -> UseEncoder:
-    enc = UseEncoder(threads=1, cache_size=400_000)
+    """The runtime encoder with a large cache, pre-filled from (and later saved to) a disk cache."""
+    enc = UseEncoder(threads=1, cache_size=2_000_000)
     enc.warm_up()
+    path = CACHE_DIR / "use_vectors.pkl"
+    if path.exists():
+        enc._cache.update(pickle.loads(path.read_bytes()))
     return enc
 
 
+def save_encoder_cache(enc: UseEncoder) -> None:
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    path = CACHE_DIR / "use_vectors.pkl"
+    merged = pickle.loads(path.read_bytes()) if path.exists() else {}
+    merged.update(enc._cache)
+    tmp = CACHE_DIR / f"use_vectors.pkl.{os.getpid()}"
+    tmp.write_bytes(pickle.dumps(merged, protocol=pickle.HIGHEST_PROTOCOL))
+    tmp.replace(path)
+
+
 def feature_matrix(
-    name: str, rows: Sequence[Any], fn: Callable[[Any], np.ndarray | None], width: int
+    name: str, rows: Sequence[Any], fn: Callable[[Any], np.ndarray | None], width: int, version: int
 ) -> np.ndarray:
     """Features of ``rows`` (``None`` rows become NaN); cached on disk by content hash."""
-    key = hashlib.sha1(repr((FEATURE_VERSION, name, [repr(r) for r in rows])).encode()).hexdigest()[:16]
+    key = hashlib.sha1(repr((version, name, [repr(r) for r in rows])).encode()).hexdigest()[:16]
     path = CACHE_DIR / f"{name}-{key}.npy"
     if path.exists():
         return np.load(path)
@@ -80,6 +93,17 @@ def threshold_for_false_idk(y: np.ndarray, s: np.ndarray, target: float) -> floa
     return float(pos[k]) if k < len(pos) else 1.0
 
 
+def threshold_balanced(y: np.ndarray, s: np.ndarray, groups: np.ndarray, target: float) -> float:
+    """Largest threshold whose false-IDK rate, averaged over ``groups`` with equal weight, is <= ``target``."""
+    names = sorted(set(groups[y == 1].tolist()))
+    best = 0.0
+    for t in np.unique(np.round(s[y == 1], 4)):
+        rate = np.mean([(s[(y == 1) & (groups == g)] < t).mean() for g in names])
+        if rate <= target:
+            best = max(best, float(t))
+    return best
+
+
 def export_onnx(model: Any, n_features: int, path: Path, meta: dict[str, Any]) -> None:
     """Export a fitted scikit-learn classifier; output ``probabilities`` (N, 2)."""
     import onnx
@@ -94,19 +118,24 @@ def export_onnx(model: Any, n_features: int, path: Path, meta: dict[str, Any]) -
 
 
 def fit_candidates(X: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> dict[str, Any]:
-    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.ensemble import GradientBoostingClassifier
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
     lr = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=2000))
     lr.fit(X, y, logisticregression__sample_weight=w)
-    gb = HistGradientBoostingClassifier(
-        max_iter=300, learning_rate=0.05, max_leaf_nodes=15, min_samples_leaf=40, l2_regularization=1.0,
-        random_state=SEED,
+    # classic gradient boosting: skl2onnx 1.20 cannot export HistGradientBoosting models of scikit-learn 1.9
+    gb = GradientBoostingClassifier(
+        n_estimators=200, learning_rate=0.05, max_depth=3, min_samples_leaf=40, subsample=0.8, random_state=SEED,
     )
     gb.fit(X, y, sample_weight=w)
-    return {"logreg": lr, "hgb": gb}
+    from sklearn.neural_network import MLPClassifier
+
+    mlp = make_pipeline(StandardScaler(), MLPClassifier(
+        hidden_layer_sizes=(32, 16), alpha=1e-3, max_iter=400, early_stopping=True, random_state=SEED))
+    mlp.fit(X, y)
+    return {"logreg": lr, "gb": gb, "mlp": mlp}
 
 
 def save_pickle(obj: Any, path: Path) -> None:

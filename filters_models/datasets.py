@@ -4,6 +4,7 @@ Splits are fixed and documented (see the model cards):
 
 * SQuAD 2.0 (half dev), PIAF, JSQuAD: split **by article title** with a SHA-1 hash, 70 % train / 30 % held out.
 * HotpotQA (500 dev questions): split by question id with the same hash.
+* CLAPNQ train pairs (below): split by Wikipedia document id with the same hash.
 * CLAPNQ **dev** (150 answerable + 153 unanswerable) is **evaluation only**: nothing from it is trained on.
 * CLAPNQ **train** questions (``retrieval/train``) whose Wikipedia document has chunks in the MTRAG-pooled
   mini corpus give NQ-style training pairs: the chunk that is the gold passage (answerable) and other chunks

@@ -11,11 +11,16 @@ condensed). Unsupported answers (label 0) are built from a supported one:
 * ``foreign``      a sentence of another article;
 * ``partial``      the supported sentence followed by an unsupported one.
 
+``edited`` (label 1) is a supported sentence lightly rewritten the way a generator rewrites (a lead-in such as
+"According to the documents,", a parenthesis or a trailing clause dropped, one or two words dropped), so
+that "copied verbatim" is not the only mark of support; unsupported answers get the same lead-ins.
+
 Split by article, as for the pre-filter; CLAPNQ dev reference answers are evaluation only.
 """
 
 from __future__ import annotations
 
+import random
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -75,10 +80,7 @@ def negate(sentence: str, lang: str) -> str | None:
     return None
 
 
-def swap_number(sentence: str, r: object) -> str | None:
-    import random
-
-    assert isinstance(r, random.Random)
+def swap_number(sentence: str, r: random.Random) -> str | None:
     nums = list(_NUM.finditer(sentence))
     if not nums:
         return None
@@ -95,6 +97,38 @@ def swap_number(sentence: str, r: object) -> str | None:
     return sentence[: m.start()] + new + sentence[m.end():]
 
 
+_LEAD = {"en": ("According to the documents, ", "Based on the passage, ", "In short: "),
+         "fr": ("D'après les documents, ", "Selon le passage, ", "En bref : "),
+         "ja": ("資料によると、", "文書によれば、", "要するに、")}
+
+
+def edit(sentence: str, answer: str, lang: str, r: random.Random) -> str:
+    """A light, meaning-preserving rewrite of ``sentence`` that keeps ``answer``."""
+    choice = r.randrange(4)
+    if choice == 0:
+        lead = r.choice(_LEAD.get(lang, _LEAD["en"]))
+        body = sentence[0].lower() + sentence[1:] if lang != "ja" and sentence[:2].istitle() else sentence
+        return lead + body
+    if choice == 1:
+        out = re.sub(r"\s*[(（][^)）]*[)）]", "", sentence)
+        if out != sentence and answer in out:
+            return out
+    if choice in (1, 2):
+        sep = "、" if lang == "ja" else ", "
+        parts = sentence.split(sep)
+        keep = [p for i, p in enumerate(parts) if i == 0 or answer in p]
+        if 1 < len(parts) and len(keep) < len(parts) and answer in sep.join(keep):
+            end = "。" if lang == "ja" else "."
+            return sep.join(keep).rstrip(".。") + end
+    words = sentence.split(" ")
+    if lang != "ja" and len(words) > 8:
+        idx = [i for i, w in enumerate(words) if answer not in w and len(w) > 3][:: 2]
+        for i in sorted(r.sample(idx, min(2, len(idx))), reverse=True):
+            del words[i]
+        return " ".join(words)
+    return r.choice(_LEAD.get(lang, _LEAD["en"])) + sentence
+
+
 def _examples_for(q: QA, snippets: tuple[str, ...], same_article: list[str], other_article: list[str],
                   other_answers: list[str], split: str) -> list[PostExample]:
     found = _sentence_with(q.context, q.answer_start) if q.answer and q.answer_start >= 0 else None
@@ -105,7 +139,9 @@ def _examples_for(q: QA, snippets: tuple[str, ...], same_article: list[str], oth
     mk = lambda a, label, kind: PostExample(q.question, snippets, a, label, q.source, q.lang, kind, split)  # noqa: E731
     out = [mk(sent, 1, "extract")]
     if nxt and r.random() < 0.5:
-        out.append(mk(sent + " " + nxt, 1, "extract2"))
+        out.append(mk(sent + ("" if q.lang == "ja" else " ") + nxt, 1, "extract2"))
+    if r.random() < 0.7:
+        out.append(mk(edit(sent, q.answer, q.lang, r), 1, "edited"))
     candidates: list[tuple[str, str]] = []
     alt = [a for a in other_answers if a and a != q.answer and a not in q.context]
     if alt and q.answer in sent:
@@ -122,8 +158,9 @@ def _examples_for(q: QA, snippets: tuple[str, ...], same_article: list[str], oth
         joiner = "" if q.lang == "ja" else " "
         candidates.append((sent + joiner + (r.choice(same_article) if same_article else foreign), "partial"))
     r.shuffle(candidates)
-    # two unsupported answers per question keeps the classes near balance
-    out += [mk(a, 0, kind) for a, kind in candidates[:2]]
+    # two or three unsupported answers per question keeps the classes near balance
+    lead = _LEAD.get(q.lang, _LEAD["en"])
+    out += [mk((r.choice(lead) + a) if r.random() < 0.2 else a, 0, kind) for a, kind in candidates[: 2 + (r.random() < 0.5)]]
     return out
 
 
@@ -165,12 +202,13 @@ def clapnq_train_examples(data: Path) -> list[PostExample]:
         if not qa.answerable or not qa.reference:
             continue
         r = rng_for("post_clapnq", qa.qid)
-        out.append(PostExample(qa.question, (qa.context,), qa.reference, 1, qa.source, "en", "reference", "train"))
+        split = split_of(qa.group)
+        out.append(PostExample(qa.question, (qa.context,), qa.reference, 1, qa.source, "en", "reference", split))
         if others:
             out.append(PostExample(qa.question, (r.choice(others),), qa.reference, 0, qa.source, "en",
-                                   "wrong_passage", "train"))
+                                   "wrong_passage", split))
         if (ng := negate(qa.reference, "en")) is not None:
-            out.append(PostExample(qa.question, (qa.context,), ng, 0, qa.source, "en", "negation", "train"))
+            out.append(PostExample(qa.question, (qa.context,), ng, 0, qa.source, "en", "negation", split))
     return out
 
 
@@ -188,11 +226,23 @@ def clapnq_dev_examples(data: Path) -> list[PostExample]:
     return out
 
 
+# Cap per (source, split), to keep feature extraction within minutes on two cores; fixed-seed sample.
+MAX_PER_SOURCE = {"train": 5000, "heldout": 1500}
+
+
+def _cap(items: list[PostExample]) -> list[PostExample]:
+    out: list[PostExample] = []
+    for split, cap in MAX_PER_SOURCE.items():
+        part = [e for e in items if e.split == split]
+        out += part if len(part) <= cap else rng_for("cap", split, part[0].source).sample(part, cap)
+    return out
+
+
 def build(data: Path) -> list[PostExample]:
     out: list[PostExample] = []
-    out += squad_like_examples(load_squad2(data))
-    out += squad_like_examples(load_piaf(data))
-    out += squad_like_examples(load_jsquad(data))
+    out += _cap(squad_like_examples(load_squad2(data)))
+    out += _cap(squad_like_examples(load_piaf(data)))
+    out += _cap(squad_like_examples(load_jsquad(data)))
     out += hotpot_examples(data)
     out += clapnq_train_examples(data)
     return out

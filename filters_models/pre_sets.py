@@ -86,10 +86,11 @@ def clapnq_train_examples(data: Path) -> list[PreExample]:
     out: list[PreExample] = []
     for qa, others in load_clapnq_train_pairs(data):
         r = rng_for("clapnq_train", qa.qid)
+        split = split_of(qa.group)
         if qa.answerable:
-            out.append(PreExample(qa.question, (qa.context,), 1, "clapnq_train", "en", "gold", "train"))
+            out.append(PreExample(qa.question, (qa.context,), 1, "clapnq_train", "en", "gold", split))
         if others:
-            out.append(PreExample(qa.question, (r.choice(others),), 0, "clapnq_train", "en", "same_doc", "train"))
+            out.append(PreExample(qa.question, (r.choice(others),), 0, "clapnq_train", "en", "same_doc", split))
     return out
 
 

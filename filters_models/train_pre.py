@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import common  # noqa: E402
 import pre_sets  # noqa: E402
-from assistant_bridge.filters.features import FEATURE_VERSION, PRE_FEATURES, pre_features  # noqa: E402
+from assistant_bridge.filters.features import PRE_VERSION, PRE_FEATURES, pre_features  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 # Target false-IDK rate on answerable held-out items for each level (rarely says IDK least often).
@@ -44,15 +44,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--data", type=Path, required=True)
     ap.add_argument("--out", type=Path, default=HERE)
-    ap.add_argument("--model", choices=["logreg", "hgb"], default="logreg")
+    ap.add_argument("--model", choices=["logreg", "gb", "mlp"], default="logreg")
     args = ap.parse_args()
     t0 = time.time()
     enc = common.encoder()
     ex = pre_sets.build(args.data)
     dev = pre_sets.clapnq_dev_examples(args.data)
     fn = lambda e: pre_features(e.query, e.snippets, enc)  # noqa: E731
-    X = common.feature_matrix("pre_all", ex, fn, len(PRE_FEATURES))
-    Xd = common.feature_matrix("pre_dev", dev, fn, len(PRE_FEATURES))
+    X = common.feature_matrix("pre_all", ex, fn, len(PRE_FEATURES), PRE_VERSION)
+    Xd = common.feature_matrix("pre_dev", dev, fn, len(PRE_FEATURES), PRE_VERSION)
+    common.save_encoder_cache(enc)
     y = np.array([e.label for e in ex])
     yd = np.array([e.label for e in dev])
     ok = ~np.isnan(X).any(axis=1)
@@ -68,10 +69,12 @@ def main() -> None:
         print(f"{name}: CLAPNQ dev AUC {common.roc_auc(yd, m.predict_proba(Xd)[:, 1]):.3f}")
 
     # thresholds: from the held-out answerable items of the training sources (CLAPNQ dev is never used)
-    thresholds = {lvl: round(common.threshold_for_false_idk(y[held], p_held, r), 4) for lvl, r in PRE_FALSE_IDK.items()}
+    src_held = np.array([e.source for e in ex])[held]
+    thresholds = {lvl: round(common.threshold_balanced(y[held], p_held, src_held, r), 4)
+                  for lvl, r in PRE_FALSE_IDK.items()}
     metrics = {
         "model": args.model,
-        "feature_version": FEATURE_VERSION,
+        "feature_version": PRE_VERSION,
         "features": list(PRE_FEATURES),
         "n_train": int(train.sum()),
         "heldout": evaluate(model, X, ex, held),
@@ -88,11 +91,12 @@ def main() -> None:
         "false_idk_targets": PRE_FALSE_IDK,
     }
     common.export_onnx(model, len(PRE_FEATURES), args.out / "pre_filter.onnx", {
-        "feature_version": str(FEATURE_VERSION), "features": json.dumps(list(PRE_FEATURES)), "kind": "pre_gen",
+        "feature_version": str(PRE_VERSION), "features": json.dumps(list(PRE_FEATURES)), "kind": "pre_gen",
     })
     common.update_thresholds(args.out / "thresholds.json", "pre_gen", thresholds,
-                             "largest score threshold whose false-IDK rate on held-out answerable items "
-                             f"(SQuAD 2.0 / PIAF / JSQuAD / HotpotQA article-level held-out split) is at most {PRE_FALSE_IDK}")
+                             "largest score threshold whose false-IDK rate on held-out answerable items, averaged with "
+                             "equal weight over the five sources (SQuAD 2.0, PIAF, JSQuAD, HotpotQA, CLAPNQ-train pairs; "
+                             f"held-out articles/documents only; CLAPNQ dev never used), is at most {PRE_FALSE_IDK}")
     (args.out / "pre_metrics.json").write_text(json.dumps(metrics, indent=1) + "\n", encoding="utf-8")
     common.plot_curves(args.out / "pre_curves.png", "pre-generation filter",
                        {"CLAPNQ dev (gold passage)": (yd, p_dev), "held-out (all sources)": (y[held], p_held)},

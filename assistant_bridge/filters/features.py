@@ -2,8 +2,8 @@
 
 The training scripts (``filters_models/train_*.py``) and the runtime call the same two functions, so a model
 always sees features computed exactly as they were at training time. Each function returns a float32 vector
-whose layout is named by :data:`PRE_FEATURES` / :data:`POST_FEATURES`; the ONNX files record
-:data:`FEATURE_VERSION` and the runtime refuses a model trained on another layout.
+whose layout is named by :data:`PRE_FEATURES` / :data:`POST_FEATURES`; the ONNX files record the layout
+version (:data:`PRE_VERSION` / :data:`POST_VERSION`) and the runtime refuses a model trained on another one.
 
 Invariant: the number of characters sent to the sentence encoder per call is bounded
 (:data:`EMBED_CHAR_BUDGET`), whatever the size of the snippets.
@@ -20,7 +20,8 @@ import numpy as np
 from . import text as tx
 from .encoder import SentenceEncoder
 
-FEATURE_VERSION = 1
+PRE_VERSION = 2
+POST_VERSION = 1
 EMBED_CHAR_BUDGET = 1600
 MAX_ANSWER_SENTENCES = 6
 
@@ -28,6 +29,7 @@ PRE_FEATURES: tuple[str, ...] = (
     "cos_max", "cos_top3", "cos_lex_best", "cov_any", "cov_any_w", "cov_sent_max", "cov_sent_max_w",
     "cov_win_max", "bigram_any", "num_in_query", "num_cov", "qlen_log",
     "qtype_when", "qtype_number", "qtype_who", "qtype_where", "type_cue_best",
+    "snip_mean_cos_max", "first_cos_max", "cov_cos_best",
 )
 POST_FEATURES: tuple[str, ...] = (
     "sup_cos_min", "sup_cos_mean", "sup_lex_min", "sup_lex_mean", "tok_prec", "bigram_prec", "trigram_prec",
@@ -59,25 +61,26 @@ def _weighted_cov(terms: Sequence[str], found: frozenset[str] | set[str]) -> flo
     return sum(wi for t, wi in zip(terms, w, strict=True) if t in found) / sum(w)
 
 
-def _select(sentences: list[_Sentence], scores: Sequence[float], budget: int) -> list[int]:
-    """Indices of the best-scoring sentences (ties: earlier first) within ``budget`` characters."""
+def _select(sentences: list[_Sentence], scores: Sequence[float], budget: int, first: bool = False) -> list[int]:
+    """Indices of the best-scoring sentences (ties: earlier first) within ``budget`` characters; with
+    ``first``, the first sentence of every snippet is appended after them whatever the budget."""
     order = sorted(range(len(sentences)), key=lambda i: (-scores[i], i))
     chosen: list[int] = []
     used = 0
+    if first:
+        heads = [i for i, s in enumerate(sentences) if i == 0 or sentences[i - 1].snippet != s.snippet]
+        budget -= sum(len(sentences[i].text) for i in heads)
     for i in order:
+        if first and i in heads:
+            continue
         n = len(sentences[i].text)
         if chosen and used + n > budget:
             continue
         chosen.append(i)
         used += n
+    if first:
+        chosen += [i for i in heads if i not in chosen]
     return chosen
-
-
-def _cos(encoder: SentenceEncoder, anchors: Sequence[str], texts: Sequence[str]) -> np.ndarray:
-    """(len(anchors), len(texts)) cosine matrix, encoded in one batch."""
-    vecs = encoder.encode(list(anchors) + list(texts))
-    a, b = vecs[: len(anchors)], vecs[len(anchors) :]
-    return np.clip(a @ b.T, -1.0, 1.0)
 
 
 def pre_features(query: str, snippets: Sequence[str], encoder: SentenceEncoder) -> np.ndarray | None:
@@ -96,12 +99,20 @@ def pre_features(query: str, snippets: Sequence[str], encoder: SentenceEncoder) 
         group = [s for s in sents[i : i + 3] if s.snippet == sents[i].snippet]
         win = max(win, tx.overlap(q_terms, frozenset().union(*(s.toks for s in group))))
 
-    chosen = _select(sents, lex, EMBED_CHAR_BUDGET)
-    cos = _cos(encoder, [q], [sents[i].text for i in chosen])[0]
+    chosen = _select(sents, lex, EMBED_CHAR_BUDGET, first=True)
+    vecs = encoder.encode([q] + [sents[i].text for i in chosen])
+    qv, sv = vecs[0], vecs[1:]
+    cos = np.clip(sv @ qv, -1.0, 1.0)
     by_cos = np.argsort(-cos)
+    snip_of = np.array([sents[i].snippet for i in chosen])
+    snip_cos = []
+    for k in set(snip_of.tolist()):
+        m = sv[snip_of == k].mean(axis=0)
+        snip_cos.append(float(m @ qv) / max(float(np.linalg.norm(m)), 1e-6))
+    heads = [c for c, i in zip(cos, chosen, strict=True) if i == 0 or sents[i - 1].snippet != sents[i].snippet]
     top3 = np.sort(cos)[::-1][:3]
     top3 = np.pad(top3, (0, 3 - len(top3)), mode="edge") if len(top3) < 3 else top3
-    lex_best = chosen[0]  # _select orders by lexical score first
+    lex_best = int(np.argmax(lex))  # always among the chosen sentences
 
     q_full = tx.tokens(q)
     q_bi = [b for b in tx.ngrams(q_full, 2) if not all(t in tx.STOPWORDS for t in b)]
@@ -122,11 +133,12 @@ def pre_features(query: str, snippets: Sequence[str], encoder: SentenceEncoder) 
     else:
         cue = False
     feats = [
-        float(cos[by_cos[0]]), float(top3.mean()), float(cos[0]),
+        float(cos[by_cos[0]]), float(top3.mean()), float(cos[chosen.index(lex_best)]),
         tx.overlap(q_terms, all_toks), _weighted_cov(q_terms, all_toks), max(tx.overlap(q_terms, s.toks) for s in sents),
         max(lex), win, tx.overlap(q_bi, snip_bi), float(bool(q_nums)), tx.overlap(q_nums, snip_nums),
         math.log1p(len(q_terms)),
         float(qtype == "when"), float(qtype == "number"), float(qtype == "who"), float(qtype == "where"), float(cue),
+        max(snip_cos), float(max(heads)), tx.overlap(q_terms, sents[chosen[int(by_cos[0])]].toks),
     ]
     return np.asarray(feats, dtype=np.float32)
 
@@ -156,10 +168,12 @@ def post_features(
     # Encode the answer sentences, the query and the snippet sentences most similar to the answer.
     lex_any = [max(_weighted_cov(t, s.toks) for t in a_terms) for s in sents]
     chosen = _select(sents, lex_any, EMBED_CHAR_BUDGET)
-    cos = _cos(encoder, a_sents + [q or " "], [sents[i].text for i in chosen])
-    sup_cos = cos[: len(a_sents)].max(axis=1)
-    pre_cos_max = float(cos[len(a_sents)].max())
-    ans_q = _cos(encoder, [q or " "], [a])[0, 0]
+    vecs = encoder.encode(a_sents + [q or " "] + [sents[i].text for i in chosen])
+    av, qv, sv = vecs[: len(a_sents)], vecs[len(a_sents)], vecs[len(a_sents) + 1 :]
+    sup_cos = np.clip(av @ sv.T, -1.0, 1.0).max(axis=1)
+    pre_cos_max = float(np.clip(sv @ qv, -1.0, 1.0).max())
+    a_mean = av.mean(axis=0)
+    ans_q = float(a_mean @ qv) / max(float(np.linalg.norm(a_mean)), 1e-6)
 
     snip_toks_all = [tx.tokens(s) for s in snips]
     snip_uni = set().union(*(set(t) for t in snip_toks_all))

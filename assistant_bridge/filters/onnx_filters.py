@@ -22,7 +22,7 @@ import numpy as np
 from assistant_bridge.errors import ConfigurationError, ModelLoadError
 
 from .encoder import SentenceEncoder, UseEncoder
-from .features import FEATURE_VERSION, POST_FEATURES, PRE_FEATURES, post_features, pre_features
+from .features import POST_FEATURES, POST_VERSION, PRE_FEATURES, PRE_VERSION, post_features, pre_features
 from .protocols import LEVELS, Thresholds
 
 log = logging.getLogger(__name__)
@@ -41,7 +41,7 @@ def default_model_dir() -> Path:
 class OnnxClassifier:
     """A binary classifier exported by skl2onnx (output ``probabilities``, shape (N, 2))."""
 
-    def __init__(self, path: Path, features: Sequence[str]) -> None:
+    def __init__(self, path: Path, features: Sequence[str], version: int) -> None:
         try:
             self._bytes = path.read_bytes()
         except OSError as exc:
@@ -53,10 +53,10 @@ class OnnxClassifier:
         session = self._session_now()
         meta = session.get_modelmeta().custom_metadata_map
         got = (meta.get("feature_version"), meta.get("features"))
-        if got != (str(FEATURE_VERSION), json.dumps(list(features))):
+        if got != (str(version), json.dumps(list(features))):
             raise ModelLoadError(
                 f"filter model {path.name} was trained on another feature layout; retrain it",
-                path=str(path), feature_version=got[0], expected=FEATURE_VERSION,
+                path=str(path), feature_version=got[0], expected=version,
             )
         self._input = session.get_inputs()[0].name
         self.n_features = len(features)
@@ -134,10 +134,10 @@ def load_filters(
     :raises ModelLoadError: a model file is missing, corrupt or was trained on another feature layout.
     """
     d = Path(model_dir) if model_dir is not None else default_model_dir()
-    pre = OnnxClassifier(d / PRE_MODEL_FILE, PRE_FEATURES)
-    post = OnnxClassifier(d / POST_MODEL_FILE, POST_FEATURES)
+    pre = OnnxClassifier(d / PRE_MODEL_FILE, PRE_FEATURES, PRE_VERSION)
+    post = OnnxClassifier(d / POST_MODEL_FILE, POST_FEATURES, POST_VERSION)
     enc = encoder if encoder is not None else UseEncoder()
-    log.info("filters.loaded", extra={"model_dir": str(d), "feature_version": FEATURE_VERSION})
+    log.info("filters.loaded", extra={"model_dir": str(d), "pre_version": PRE_VERSION, "post_version": POST_VERSION})
     return OnnxPreFilter(pre, enc), OnnxPostFilter(post, enc)
 
 
