@@ -98,7 +98,8 @@ def render(body: dict[str, Any]) -> str:
                 score = result["result_metadata"].get("score")
                 where = f"result {c['search_result_index'] + 1}" + (f", score {score:.3f}" if score is not None else "")
                 lines.append(f"  [{n}] {c['title']} ({where})")
-                lines.append(f"      \"{c['text']}\"")
+                quoted = " ".join(c["text"].split())
+                lines.append(f"      \"{quoted}\"")
         for err in item.get("errors", []):
             lines.append(f"  error: {err['message']}" + (f" at {err['path']}" if err["path"] else ""))
     events = (body["output"].get("debug") or {}).get("turn_events") or []
