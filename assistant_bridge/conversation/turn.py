@@ -74,7 +74,7 @@ def chunk_text(text: str, size: int = STREAM_CHUNK_CHARS) -> list[str]:
     while start < len(text):
         end = min(len(text), start + size)
         if end < len(text):
-            space = text.rfind(" ", start + 1, end + 1)
+            space = text.rfind(" ", start + 1, end)
             end = space + 1 if space > start else end
         out.append(text[start:end])
         start = end
