@@ -10,7 +10,7 @@ import pytest
 
 from tests.conversation.helpers import ask, build, checked, events, ingest, only_item, turn_event, url
 
-pytestmark = [pytest.mark.unit, pytest.mark.slow]
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
