@@ -140,6 +140,9 @@ class ConversationRuntime:
                 self._sources[key] = RemoteSource(assistant.search, transport=transport)
         self._load_error: ModelLoadError | None = None
         self._warm = False
+        # a Flask app in TESTING mode sets this to load models on first use instead of at warm-up, so test
+        # suites that never run a turn do not pay for them
+        self.preload: Callable[[], bool] = lambda: True
         self._lock = threading.Lock()
 
     @staticmethod
@@ -153,8 +156,14 @@ class ConversationRuntime:
             raise ConfigurationError(f"assistants.{assistant.id}.generator: {exc.message}") from None
 
     def warm_up(self) -> None:
-        """Load the filters, thresholds and generators once. A load failure is logged, not raised: the
-        ``/message`` routes raise it (see :meth:`check_ready`) and the other routes keep working."""
+        """Load the filters, thresholds and generators once (``Services.warm_up`` calls this after the fork),
+        unless :attr:`preload` says not to; :meth:`check_ready` then loads them on the first turn that needs
+        them. A load failure is logged, not raised: the ``/message`` routes raise it (see
+        :meth:`check_ready`) and the other routes keep working."""
+        if self.preload():
+            self._load()
+
+    def _load(self) -> None:
         with self._lock:
             if self._warm:
                 return
@@ -170,8 +179,8 @@ class ConversationRuntime:
             self._warm = True
 
     def check_ready(self) -> None:
-        """:raises ModelLoadError: when a model failed to load at warm-up."""
-        self.warm_up()
+        """:raises ModelLoadError: when a model failed to load."""
+        self._load()
         if self._load_error is not None:
             raise self._load_error
 

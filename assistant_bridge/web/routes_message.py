@@ -41,7 +41,8 @@ _VERSION = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 def init_app(app: Flask, svc: Services) -> None:
-    runtime_for(svc)  # parses the assistants table now: a bad one stops the app at start-up
+    runtime = runtime_for(svc)  # parses the assistants table now: a bad one stops the app at start-up
+    runtime.preload = lambda: not app.config.get("TESTING", False)  # tests load models on first use
 
 
 def _runtime() -> ConversationRuntime:
