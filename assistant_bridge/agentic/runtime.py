@@ -20,7 +20,7 @@ Registered on ``Services.extras["agentic"]`` (:func:`runtime_for`). Settings (al
     description = "Company documents"
     mode = "hybrid"                # lexical | dense | hybrid (default: backend.default_mode)
     filter = "language == 'en'"    # a fixed filter (filter language), combined with the request's
-    max_results = 5
+    max_results = 5                # default: agentic.results_per_query
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ class RetrieverConfig:
     description: str = "The built-in document index"
     mode: str | None = None
     filter: Expr | None = None
-    max_results: int = 5
+    max_results: int | None = None  # None: agentic.results_per_query
 
 
 @dataclass(frozen=True)
@@ -138,10 +138,10 @@ def load_retrievers(settings: Any) -> dict[str, RetrieverConfig]:
             raise ConfigurationError(f"{where}.filter: {exc.message}") from None
         fallback = out[DEFAULT_RETRIEVER].description if rid == DEFAULT_RETRIEVER else ""
         try:
-            limit = int(cfg.get("max_results", 5))
+            limit = int(cfg["max_results"]) if cfg.get("max_results") is not None else None
         except (TypeError, ValueError):
             raise ConfigurationError(f"{where}.max_results must be an integer") from None
-        if limit < 1:
+        if limit is not None and limit < 1:
             raise ConfigurationError(f"{where}.max_results must be at least 1")
         out[str(rid)] = RetrieverConfig(str(rid), str(cfg.get("description") or fallback), mode, expr, limit)
     return out
@@ -238,8 +238,8 @@ class AgenticRuntime:
         for r in request.retrievers:
             cfg = self.retrievers[r.id]
             expr = And((cfg.filter, r.filter)) if cfg.filter is not None and r.filter is not None else cfg.filter or r.filter
-            out.append(RetrieverBinding(r.id, self._search_fn(scope, cfg.mode, expr), r.max_results or cfg.max_results,
-                                        r.description or cfg.description))  # fmt: skip
+            limit = r.max_results or cfg.max_results or self.settings.results_per_query
+            out.append(RetrieverBinding(r.id, self._search_fn(scope, cfg.mode, expr), limit, r.description or cfg.description))
         return out
 
     def _search_fn(self, scope: Scope, mode: str | None, expr: Expr | None) -> Callable[[str, int], list[SearchHit]]:

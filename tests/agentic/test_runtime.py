@@ -114,3 +114,11 @@ def test_planner_settings_build_an_http_client(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError):
         AgenticRuntime(make_services(make_settings(tmp_path, agentic={"planner": {"base_url": "u", "model": "m",
                                                                                   "colour": 1}})))  # fmt: skip
+
+
+def test_results_per_search_fall_back_from_request_to_retriever_to_settings(tmp_path: Path) -> None:
+    s = make_settings(tmp_path, agentic={"results_per_query": 7}, retrievers={"hr": {"max_results": 2}})
+    rt = AgenticRuntime(make_services(s), generator=FakeGenerator())
+    req = AgenticRequest("q", (RetrieverRequest("default"), RetrieverRequest("hr"), RetrieverRequest("x", None, 9)))
+    rt.retrievers["x"] = rt.retrievers["default"]
+    assert [b.limit for b in rt.bindings(req, Scope(Principal("u")))] == [7, 2, 9]
