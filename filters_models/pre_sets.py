@@ -8,6 +8,8 @@ Label 1: the snippets hold the answer. Label 0: they do not. ``kind`` says how a
 * ``other_article``   the question with a paragraph of another article (the constructed negatives of PIAF / JSQuAD);
 * ``same_doc``        CLAPNQ-train question with another chunk of its Wikipedia document (mimics CLAPNQ unanswerables);
 * ``distractor``      HotpotQA question with two of its distractor paragraphs;
+* ``spliced``         (label 1) the ``same_doc`` chunk with the sentences of the CLAPNQ-train reference answer
+  spliced in, for questions whose gold chunk is not in the corpus (a matched pair with ``same_doc``);
 * ``clapnq_unans`` / ``gold`` on CLAPNQ dev: the evaluation set.
 
 ``multi`` examples add 1 to 4 passages of other articles as extra snippets (the loop sends up to five).
@@ -15,6 +17,7 @@ Label 1: the snippets hold the answer. Label 0: they do not. ``kind`` says how a
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -22,6 +25,9 @@ from datasets import (
     QA, PreExample, load_clapnq_dev, load_clapnq_train_pairs, load_hotpot, load_jsquad, load_piaf, load_squad2,
     rng_for, split_of,
 )
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from assistant_bridge.filters.text import split_sentences  # noqa: E402
 
 MULTI_SHARE = 0.3
 
@@ -90,7 +96,15 @@ def clapnq_train_examples(data: Path) -> list[PreExample]:
         if qa.answerable:
             out.append(PreExample(qa.question, (qa.context,), 1, "clapnq_train", "en", "gold", split))
         if others:
-            out.append(PreExample(qa.question, (r.choice(others),), 0, "clapnq_train", "en", "same_doc", split))
+            chunk = r.choice(others)
+            out.append(PreExample(qa.question, (chunk,), 0, "clapnq_train", "en", "same_doc", split))
+            if qa.reference and not qa.answerable:
+                # the same chunk with the reference answer's sentences spliced in: a passage of the right
+                # document that does hold the answer (the gold chunk itself is not in the corpus)
+                sents = split_sentences(chunk)
+                at = r.randint(0, len(sents))
+                spliced = " ".join(sents[:at] + split_sentences(qa.reference) + sents[at:])
+                out.append(PreExample(qa.question, (spliced,), 1, "clapnq_train", "en", "spliced", split))
     return out
 
 
