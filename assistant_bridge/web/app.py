@@ -38,6 +38,7 @@ ROUTE_MODULES = (
     "assistant_bridge.web.routes_relay",
     "assistant_bridge.web.routes_chat",
     "assistant_bridge.web.routes_agentic",
+    "assistant_bridge.web.openapi",
 )
 
 
