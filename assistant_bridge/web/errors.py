@@ -34,7 +34,11 @@ def install_error_handlers(app: Flask) -> None:
     @app.errorhandler(HTTPException)
     def _http(err: HTTPException) -> tuple[Any, int]:
         code = (err.name or "error").lower().replace(" ", "_")
-        return jsonify({"error": {"code": code, "message": err.description}}), err.code or 500
+        resp = jsonify({"error": {"code": code, "message": err.description}})
+        for name, value in err.get_headers():  # e.g. Allow on a 405 (RFC 9110)
+            if name.lower() != "content-type":
+                resp.headers[name] = value
+        return resp, err.code or 500
 
     @app.errorhandler(Exception)
     def _unexpected(err: Exception) -> tuple[Any, int]:
