@@ -81,6 +81,12 @@ class BackendSettings:
     es_compat_plain_json: bool = False  # send plain application/json (old clusters)
     timeout: float = 10.0
     default_mode: str = "dense"
+    # Milvus vector index: "auto" = FLAT (exact) on embedded Milvus Lite, HNSW on a Milvus server. Milvus Lite's
+    # HNSW lost recall on multilingual-e5 vectors (docs/benchmarks.md); exact search stays fast to ~100k chunks.
+    vector_index: str = "auto"
+    hnsw_m: int = 32
+    hnsw_ef_construction: int = 400
+    hnsw_ef: int = 128
 
 
 @dataclass
@@ -291,6 +297,8 @@ def validate(settings: Settings) -> None:
         raise ConfigurationError(
             f"backend.kind must be milvus-lite, milvus, elasticsearch or memory, not {settings.backend.kind!r}"
         )
+    if settings.backend.vector_index not in ("auto", "FLAT", "HNSW"):
+        raise ConfigurationError("backend.vector_index must be auto, FLAT or HNSW")
     if settings.backend.default_mode not in ("lexical", "dense", "hybrid"):
         raise ConfigurationError("backend.default_mode must be lexical, dense or hybrid")
     for i, key in enumerate(settings.auth.keys):

@@ -72,7 +72,7 @@ def main() -> int:
     settings = load_settings(env={}, overrides={
         "data_dir": str(args.work_dir / f"{args.backend}-{args.embedder}-{len(corpus)}"),
         "embedder": {"kind": args.embedder, "dim": 384},
-        "backend": {"kind": args.backend, "collection": f"clapnq_{args.embedder.replace('-', '_')}_{len(corpus)}", **es_options(args.es_url)},
+        "backend": {"kind": args.backend, "collection": f"clapnq_{args.embedder.replace('-', '_')}_{len(corpus)}_flat", **es_options(args.es_url)},
     })  # fmt: skip
     # the embedding cache is shared between runs and backends
     from assistant_bridge.store import SQLiteStore

