@@ -151,7 +151,6 @@ class AgenticRun:
         self.stats = RunStats()
         self._seq = 0
         self._requested: list[str] = []
-        self._answered = False
 
     # ------------------------------------------------------------------------------------------ helpers
     def _trace(self, step: Step, status: Status, message: str, *, actions: Sequence[Action] = (),
@@ -218,7 +217,7 @@ class AgenticRun:
         else:
             self.stats.stopped = "max_iterations"
         yield from self._expand()
-        if not self.evidence.searches:
+        if not self.evidence.searches and self.stats.failed_retrievers:
             failed = ",".join(self.stats.failed_retrievers)
             yield ExceptionEvent("dependencyFailedException", "Every retriever failed; nothing could be retrieved.",
                                  {"resourceName": failed})  # fmt: skip

@@ -241,3 +241,16 @@ def test_backend_errors_other_than_the_tree_are_not_swallowed(backend: Any) -> N
     with pytest.raises(RuntimeError):
         list(run_of("q", [RetrieverBinding("kb", broken)]).events())
     assert BackendUnavailable("x").status == 503
+
+
+def test_a_planner_that_stops_before_any_search_gives_empty_results() -> None:
+    class Satisfied:
+        name = "satisfied"
+
+        def plan(self, state: PlanningState) -> Plan:
+            return Plan(sufficient=True, reason="nothing to do")
+
+    run = run_of("q", [RetrieverBinding("kb", failing())], planner=Satisfied(), options=RunOptions(speculative=False))
+    events = list(run.events())
+    assert isinstance(events[-1], ResultEvent) and events[-1].results == ()
+    assert run.stats.retrieval_calls == 0
