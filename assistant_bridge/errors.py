@@ -23,7 +23,8 @@ this tree in one function each; the HTTP layer maps the tree to status codes and
         ├── BackendUnavailable       search backend unreachable / timed out / failed
         ├── SearchServiceError       a remote custom search server failed or answered garbage
         ├── GeneratorError           the LLM endpoint failed, timed out or answered garbage
-        └── EmbedderError            the embedding model/endpoint failed
+        ├── EmbedderError            the embedding model/endpoint failed
+        └── InsufficientStorage      507: the data directory is full; nothing was written
 """
 
 from __future__ import annotations
@@ -126,3 +127,8 @@ class GeneratorError(DependencyError):
 
 class EmbedderError(DependencyError):
     code = "embedder_error"
+
+
+class InsufficientStorage(DependencyError):
+    status = 507
+    code = "insufficient_storage"

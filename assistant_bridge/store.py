@@ -6,16 +6,19 @@ SQLite in WAL mode is safe for several gunicorn workers on one machine. A multi-
 
 from __future__ import annotations
 
+import errno
 import json
 import sqlite3
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
 from assistant_bridge.domain import Document, Ownership
+from assistant_bridge.errors import InsufficientStorage
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -52,10 +55,12 @@ class SQLiteStore:
         return conn
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
-        return self._conn().execute(sql, params)
+        with _full_disk_errors():
+            return self._conn().execute(sql, params)
 
     def executescript(self, sql: str) -> None:
-        self._conn().executescript(sql)
+        with _full_disk_errors():
+            self._conn().executescript(sql)
 
     # -- documents ----------------------------------------------------------------------------------
     def put_document(self, doc: Document) -> None:
@@ -98,12 +103,27 @@ class SQLiteStore:
 
     def cache_vectors(self, model: str, items: dict[str, np.ndarray]) -> None:
         conn = self._conn()
-        with conn:
+        with _full_disk_errors(), conn:
             conn.execute("BEGIN")
             conn.executemany(
                 "INSERT OR REPLACE INTO embeddings VALUES (?,?,?)",
                 [(model, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items.items()],
             )
+
+
+@contextmanager
+def _full_disk_errors() -> Iterator[None]:
+    """A full disk (SQLITE_FULL, ENOSPC) is :class:`InsufficientStorage`; the statement was rolled back."""
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "disk is full" in str(exc):
+            raise InsufficientStorage("the data directory is out of space; nothing was written") from None
+        raise
+    except OSError as exc:
+        if exc.errno == errno.ENOSPC:
+            raise InsufficientStorage("the data directory is out of space; nothing was written") from None
+        raise
 
 
 def _doc(row: Sequence[Any]) -> Document:

@@ -23,7 +23,7 @@ from assistant_bridge.backends.base import RRF_K
 from assistant_bridge.core.scope import chunk_visible, scope_clauses
 from assistant_bridge.core.textnorm import lexical_form
 from assistant_bridge.domain import BBox, Chunk, Ownership, Scope, SearchHit, SearchQuery
-from assistant_bridge.errors import BackendUnavailable, ConfigurationError
+from assistant_bridge.errors import BackendUnavailable, ConfigurationError, InsufficientStorage
 
 if TYPE_CHECKING:
     from assistant_bridge.settings import Settings
@@ -218,7 +218,10 @@ class MilvusBackend:
             if "released" in str(exc) or "not loaded" in str(exc).lower():
                 self._reload()
             log.warning("milvus.error op=%s code=%s", what, getattr(exc, "code", None))
-            raise BackendUnavailable(f"Milvus {what} failed", reason=getattr(exc, "message", str(exc))[:200]) from exc
+            reason = getattr(exc, "message", str(exc))[:200]
+            if "No space left on device" in reason:
+                raise InsufficientStorage(f"Milvus {what} failed: out of space; nothing was written") from exc
+            raise BackendUnavailable(f"Milvus {what} failed", reason=reason) from exc
         except (OSError, RuntimeError, ValueError) as exc:
             log.warning("milvus.error op=%s type=%s", what, type(exc).__name__)
             self._client = None

@@ -97,16 +97,16 @@ class Ingestor:
             for d in drafts
         ]  # fmt: skip
         vectors = self.embed_passages([f"{c.title}. {c.text}" for c in chunks], progress)
-        try:
-            for i in range(0, len(chunks), self.settings.batch_size):
-                self.backend.upsert(chunks[i : i + self.settings.batch_size], vectors[i : i + self.settings.batch_size])
-        except BridgeError:
-            self._rollback(doc_id)
-            raise
         doc = Document(id=doc_id, title=doc_title, filename=filename, content_hash=content_hash,
                        mime_type=parsed.mime_type, ownership=ownership, chunk_count=len(chunks), created_at=now(),
                        url=url, language=parsed.language, status="ready", text=parsed.text)  # fmt: skip
-        self.store.put_document(doc)
+        try:
+            for i in range(0, len(chunks), self.settings.batch_size):
+                self.backend.upsert(chunks[i : i + self.settings.batch_size], vectors[i : i + self.settings.batch_size])
+            self.store.put_document(doc)  # a full disk here must not leave chunks without their document
+        except BridgeError:
+            self._rollback(doc_id)
+            raise
         log.info("ingest.document id=%s chunks=%d mime=%s", doc_id, len(chunks), parsed.mime_type)
         return IngestResult(doc, created=True)
 
