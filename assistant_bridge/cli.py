@@ -11,6 +11,7 @@ import argparse
 import ipaddress
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -76,16 +77,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
         if running_uri(settings.data_path):
             raise ConfigurationError(f"another service already serves {settings.data_path}; stop it or use another --data-dir")
+        from assistant_bridge.backends.lite_supervisor import LiteSupervisor
+
         lite = LiteServer(settings.data_path, settings.backend.lite_port)
         settings.backend.uri = lite.start()
+        supervisor = LiteSupervisor(lite).start()  # restarts the side process if it dies
         env["ASSISTANT_BRIDGE_BACKEND__URI"] = settings.backend.uri
-    prom = settings.data_path / "prometheus"
-    if prom.exists():
-        import shutil
+    from assistant_bridge.metrics import multiprocess_dir
 
-        shutil.rmtree(prom)
-    prom.mkdir(parents=True)
+    prom = multiprocess_dir()  # not under data_dir: a full data disk must not kill the workers (SIGBUS)
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = env["PROMETHEUS_MULTIPROC_DIR"] = str(prom)
+    owner = os.getpid()
     try:
         if args.sample:
             cmd = [sys.executable, "-m", "assistant_bridge", "ingest", "--sample", "--data-dir", str(settings.data_path)]
@@ -96,8 +98,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
         return run_gunicorn(settings)
     finally:
-        if lite is not None:
-            lite.stop()
+        # gunicorn workers leave through here too (SystemExit after the fork): only the serve process cleans up
+        if os.getpid() == owner:
+            if lite is not None:
+                supervisor.stop()
+                lite.stop()
+            shutil.rmtree(prom, ignore_errors=True)
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:

@@ -8,6 +8,8 @@ so metric names are defined once.
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 
@@ -52,3 +54,15 @@ def render() -> tuple[bytes, str]:
         multiprocess.MultiProcessCollector(registry)
         return generate_latest(registry), CONTENT_TYPE_LATEST
     return generate_latest(), CONTENT_TYPE_LATEST
+
+
+def multiprocess_dir() -> Path:
+    """A new, empty directory for the workers' metric files, on a RAM file system when there is one.
+
+    prometheus_client maps these files into memory and grows them sparsely; a write to a mapped page that
+    the file system cannot back (a full disk) kills the worker with SIGBUS. So they live apart from the data
+    directory's disk: in ``/dev/shm`` when writable, else in the system's temporary directory.
+    """
+    shm = Path("/dev/shm")
+    base = str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+    return Path(tempfile.mkdtemp(prefix="assistant-bridge-metrics-", dir=base))
