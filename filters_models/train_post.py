@@ -84,7 +84,11 @@ def main() -> None:
         "thresholds": thresholds,
         "per_level_heldout": {
             lvl: {"threshold": t, "caught": float((p[held][y[held] == 0] < t).mean()),
-                  "false_idk": float((p[held][y[held] == 1] < t).mean())}
+                  "false_idk": float((p[held][y[held] == 1] < t).mean()),
+                  "false_idk_by_kind": {k: float((p[held][(y[held] == 1) & (kind_held == k)] < t).mean())
+                                        for k in sorted(set(kind_held[y[held] == 1]))},
+                  "clapnq_dev_references": {"caught": float((p_dev[yd == 0] < t).mean()),
+                                            "false_idk": float((p_dev[yd == 1] < t).mean())}}
             for lvl, t in thresholds.items()
         },
         "false_idk_targets": POST_FALSE_IDK,
