@@ -13,6 +13,7 @@ import logging
 import math
 import os
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -104,8 +105,12 @@ class OnnxPreFilter:
         self._model.warm_up()
 
     def score(self, query: str, snippets: Sequence[str]) -> float:
+        t0 = time.perf_counter()
         x = pre_features(query, snippets, self._encoder)
-        return 0.0 if x is None else self._model.proba(x)
+        score = 0.0 if x is None else self._model.proba(x)
+        log.debug("prefilter.score", extra={"score": round(score, 4), "n_snippets": len(snippets or ()),
+                                            "ms": round(1000 * (time.perf_counter() - t0), 1)})
+        return score
 
 
 class OnnxPostFilter:
@@ -120,8 +125,12 @@ class OnnxPostFilter:
         self._model.warm_up()
 
     def score(self, query: str, snippets: Sequence[str], answer: str) -> float:
+        t0 = time.perf_counter()
         x = post_features(query, snippets, answer, self._encoder)
-        return 0.0 if x is None else self._model.proba(x)
+        score = 0.0 if x is None else self._model.proba(x)
+        log.debug("postfilter.score", extra={"score": round(score, 4), "n_snippets": len(snippets or ()),
+                                             "ms": round(1000 * (time.perf_counter() - t0), 1)})
+        return score
 
 
 def load_filters(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Hashable, Iterable, Sequence
 
 MAX_SNIPPETS = 8
 MAX_SNIPPET_CHARS = 4000
@@ -180,7 +180,7 @@ def negation_count(text: str) -> int:
     return len(_NEGATION.findall(text or ""))
 
 
-def overlap(needles: Iterable[object], haystack: set[object] | frozenset[object]) -> float:
+def overlap(needles: Iterable[Hashable], haystack: Collection[Hashable]) -> float:
     """Share of ``needles`` found in ``haystack``; 1.0 when there is nothing to look for."""
     items = list(needles)
     if not items:

@@ -1,0 +1,85 @@
+"""Feature vectors and the encoder cache, with the hashing stand-in encoder (no model)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from assistant_bridge.filters.encoder import HashingEncoder, UseEncoder
+from assistant_bridge.filters.features import (
+    EMBED_CHAR_BUDGET, POST_FEATURES, PRE_FEATURES, post_features, pre_features,
+)
+
+pytestmark = pytest.mark.unit
+
+DOC = "The reset link expires after 24 hours. It is sent by email to the address on file."
+
+
+class CountingEncoder(HashingEncoder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.texts.extend(texts)
+        return super().encode(texts)
+
+
+def test_feature_vectors_have_the_named_layout() -> None:
+    enc = HashingEncoder()
+    pre = pre_features("When does the reset link expire?", [DOC], enc)
+    post = post_features("When does the link expire?", [DOC], "The link expires after 24 hours.", enc)
+    assert pre is not None and pre.shape == (len(PRE_FEATURES),) and np.isfinite(pre).all()
+    assert post is not None and post.shape == (len(POST_FEATURES),) and np.isfinite(post).all()
+
+
+def test_nothing_to_score_gives_none() -> None:
+    enc = HashingEncoder()
+    assert pre_features("q", [], enc) is None
+    assert pre_features("   ", [DOC], enc) is None
+    assert post_features("q", [DOC], " ", enc) is None
+
+
+def test_post_features_see_a_changed_number_and_a_negation() -> None:
+    enc = HashingEncoder()
+    names = list(POST_FEATURES)
+    good = post_features("q", [DOC], "The reset link expires after 24 hours.", enc)
+    wrong_number = post_features("q", [DOC], "The reset link expires after 48 hours.", enc)
+    negated = post_features("q", [DOC], "The reset link does not expire after 24 hours.", enc)
+    assert good is not None and wrong_number is not None and negated is not None
+    assert good[names.index("num_missing")] == 0.0 and wrong_number[names.index("num_missing")] == 1.0
+    assert good[names.index("neg_mismatch")] == 0.0 and negated[names.index("neg_mismatch")] == 1.0
+
+
+def test_encoded_text_is_bounded_whatever_the_snippet_size() -> None:
+    big = " ".join(f"The reset link sentence number {i} is here." for i in range(5000))
+    heads = 8 * 60  # the first sentence of each of the (at most 8) snippets read
+    pre_enc, post_enc = CountingEncoder(), CountingEncoder()
+    pre_features("reset link", [big] * 10, pre_enc)
+    post_features("reset link", [big] * 10, big, post_enc)
+    assert sum(len(t) for t in pre_enc.texts) <= EMBED_CHAR_BUDGET + heads + len("reset link")
+    answer_sentences = 6 * 400
+    assert sum(len(t) for t in post_enc.texts) <= EMBED_CHAR_BUDGET + answer_sentences + len("reset link")
+
+
+class StubModel:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        self.calls += 1
+        return np.ones((len(texts), UseEncoder.dim), dtype=np.float32)
+
+
+def test_use_encoder_caches_and_evicts() -> None:
+    enc = UseEncoder(cache_size=2)
+    stub = StubModel()
+    enc._model = stub  # noqa: SLF001 - no weights needed to test the cache
+    enc.encode(["a", "b"])
+    enc.encode(["a", "b"])
+    assert stub.calls == 1
+    enc.encode(["c"])
+    assert len(enc._cache) == 2 and "a" not in enc._cache  # noqa: SLF001
+    assert enc.encode([]).shape == (0, UseEncoder.dim)
