@@ -68,6 +68,16 @@ def scope_expression(scope: Scope) -> str | None:
 def _silence_grpc() -> None:
     # pymilvus 3 calls AllocTimestamp, which Milvus Lite does not implement; the call still succeeds
     logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
+    # pymilvus logs every failed call with multi-line tracebacks through handlers of its own (set up when it
+    # is imported): about 240 plain-text lines per failed search while the backend is down. Each failure is
+    # logged once by MilvusBackend._errors instead, as one structured line without request text.
+    import pymilvus  # noqa: F401
+
+    for name in ("pymilvus", "pymilvus.milvus_client", "pymilvus.bulk_writer"):
+        logger = logging.getLogger(name)
+        logger.handlers[:] = []
+        logger.propagate = True
+        logger.setLevel(logging.CRITICAL if name == "pymilvus" else logging.NOTSET)
 
 
 class MilvusBackend:
