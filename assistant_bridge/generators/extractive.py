@@ -1,41 +1,51 @@
 """The extractive generator: answers with the snippet sentences that best answer the query. No LLM.
 
-Every sentence of every kept snippet is scored::
+The candidates are the snippets' sentences as :mod:`~assistant_bridge.generators.sentences` cuts them
+(headings, list labels and table rows flagged as labels, list markers removed). Each is scored::
 
-    score = w_embed * cos(query, sentence)        # semantic match (optional embedder, e.g. USE-multilingual)
-          + coverage(query terms, sentence)       # idf-weighted share of the query's terms in the sentence
+    relevance = w_embed * cos(query, sentence)        # semantic match (optional embedder, e.g. USE-multilingual)
+              + coverage(query terms, sentence)       # idf-weighted share of the query's terms in the sentence
+              + w_heading * match of its heading / d  # the heading d sentences above it matches the query
+    score = relevance
           - w_position * log(1 + index in its snippet)
           - w_rank * log(1 + snippet order)
-          - fragment_penalty                      # chunk edges cut mid-sentence
+          - fragment_penalty                          # chunk edges cut mid-sentence
+          - 10 for a label or a line shorter than min_chars (used only when nothing else exists)
 
 Terms are case-folded words of three or more characters cut to five characters (a cheap stemmer that works
 for English and French alike), numbers, and CJK character bigrams; their idf comes from the candidate
-sentences themselves, so words that appear everywhere (stopwords, the page's topic) weigh nothing and no
-stopword list is needed.
+sentences themselves, so words that appear everywhere (stopwords, the page's topic) weigh nothing. Question
+words ("how", "when", "quand"…) and Japanese particle bigrams are left out of the query: they are rare in
+documents, so their idf is high, but a sentence holding "how" answers nothing better.
 
-The best sentences are kept up to the response length (concise 1, moderate 3, verbose 5 sentences, each
-with a character cap), near-duplicates skipped, and printed in reading order (snippet order, then position).
-Each sentence is cited exactly: ``Citation.text`` is the source sentence and its range covers it in the
-answer.
+Selection: the best-scoring sentence first; then, up to the response length (concise 1, moderate 3,
+verbose 5 sentences, with a character cap), the best other sentences whose relevance clears a floor
+relative to the best one's (``min_ratio_same`` in the best sentence's snippet, the stricter ``min_ratio``
+in the other snippets, and ``min_query_relevance`` in absolute terms), a sentence of a snippet already used
+getting ``same_snippet_bonus`` so that one passage stays together; near-duplicates skipped. The answer
+prints the best sentence's snippet first, then the others in result order, each in reading order; line
+breaks inside a sentence become spaces. Each sentence is cited exactly: ``Citation.text`` is the source
+sentence (its line breaks flattened) and its range covers it in the answer.
 
-Measured on the CLAPNQ dev answerable questions, gold passage (``bench/clapnq.py``; the weights were chosen
-there): see ``docs/conversational-search.md``.
+Measured on the CLAPNQ dev answerable questions, gold passage and retrieved passages (``bench/clapnq.py``;
+the weights were chosen on the gold passages, the floors on the sample corpus): see
+``docs/conversational-search.md`` and ``docs/benchmarks.md``.
 
-Invariant: the answer consists only of sentences copied from the snippets (a sentence longer than the cap
-is cut at a word boundary and ends with "…"), so extractiveness is 1.0 unless a sentence was cut.
+Invariant: the answer consists only of sentences copied from the snippets, up to whitespace (a sentence
+longer than the cap is cut at a word boundary and ends with "…"), so extractiveness is 1.0 unless a sentence
+was cut.
 """
 
 from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
 import numpy as np
 
-from assistant_bridge.core.citations import CJK_CHARS, Citation, sentence_spans
+from assistant_bridge.core.citations import Citation
 from assistant_bridge.core.snippets import Snippet
 from assistant_bridge.embedders.base import Embedder
 from assistant_bridge.generators.base import (
@@ -46,11 +56,17 @@ from assistant_bridge.generators.base import (
     approx_tokens,
     validate_response_length,
 )
+from assistant_bridge.generators.sentences import (
+    QUESTION_WORDS,  # noqa: F401  (re-exported)
+    Candidate,
+    candidates,
+    flatten,
+    query_terms,
+    section_match,
+    terms,
+)
 
-_TERM = re.compile(rf"[{CJK_CHARS}]+|[^\W_{CJK_CHARS}]+")
-_CJK_RUN = re.compile(rf"[{CJK_CHARS}]")
-_NO_SPACE_AFTER = re.compile(rf"[{CJK_CHARS}。！？」』）]$")
-_ENDS_SENTENCE = re.compile(r"[.!?…。！？][\"'”’»)\]」』）]*$")
+_NO_SPACE_AFTER = re.compile(r"[。！？」』]$")  # a CJK sentence ends: the next one follows without a space
 
 
 @dataclass(frozen=True)
@@ -66,42 +82,6 @@ DEFAULT_LENGTHS: dict[str, LengthPolicy] = {
     "moderate": LengthPolicy(sentences=3, max_chars=700),
     "verbose": LengthPolicy(sentences=5, max_chars=1400),
 }
-
-
-@dataclass(frozen=True)
-class _Candidate:
-    snippet: int
-    position: int
-    start: int
-    end: int
-    text: str
-    terms: frozenset[str]
-    fragment: bool
-
-
-def terms(text: str) -> list[str]:
-    """Matching terms of ``text``: stemmed words (3+ chars), numbers, CJK bigrams."""
-    out: list[str] = []
-    for token in _TERM.findall(unicodedata.normalize("NFKC", text).casefold()):
-        if _CJK_RUN.match(token):
-            out.extend(token[i : i + 2] for i in range(max(1, len(token) - 1)))
-        elif token.isdigit() or len(token) > 2:
-            out.append(token[:5])
-    return out
-
-
-def _candidates(snippets: Sequence[Snippet]) -> list[_Candidate]:
-    out: list[_Candidate] = []
-    for k, snippet in enumerate(snippets):
-        spans = sentence_spans(snippet.text)
-        for position, (start, end) in enumerate(spans):
-            text = snippet.text[start:end]
-            first_char = text[0]
-            fragment = (position == 0 and first_char.isalpha() and first_char.islower()) or (
-                position == len(spans) - 1 and len(spans) > 1 and not _ENDS_SENTENCE.search(text)
-            )
-            out.append(_Candidate(k, position, start, end, text, frozenset(terms(text)), fragment))
-    return out
 
 
 def _cut(text: str, limit: int) -> str:
@@ -126,6 +106,12 @@ class ExtractiveGenerator:
     :param min_chars: sentences shorter than this are used only when nothing else exists.
     :param min_relevance: if set, decline ("I don't know") when the best score is below it.
     :param max_embedded: cap on sentences sent to the embedder (the best by lexical score); bounds latency.
+    :param min_ratio: a sentence of another snippet than the best sentence's is added only when its relevance
+        is at least this share of the best one's (keeps off-topic results out of the answer).
+    :param min_ratio_same: the same floor for sentences of the best sentence's snippet.
+    :param min_query_relevance: the absolute floor of relevance for any sentence after the first.
+    :param same_snippet_bonus: added, when choosing the next sentence, to those of snippets already used.
+    :param w_heading: weight of the match between the query and the heading above a sentence.
     :param context_tokens: the snippet budget the loop truncates to.
     """
 
@@ -142,6 +128,11 @@ class ExtractiveGenerator:
         min_chars: int = 20,
         min_relevance: float | None = None,
         max_embedded: int = 48,
+        min_ratio: float = 0.6,
+        min_ratio_same: float = 0.2,
+        min_query_relevance: float = 0.0,
+        same_snippet_bonus: float = 0.15,
+        w_heading: float = 1.0,
         context_tokens: int = 16384,
         lengths: dict[str, LengthPolicy] | None = None,
     ) -> None:
@@ -153,6 +144,11 @@ class ExtractiveGenerator:
         self.min_chars = min_chars
         self.min_relevance = min_relevance
         self.max_embedded = max_embedded
+        self.min_ratio = min_ratio
+        self.min_ratio_same = min_ratio_same
+        self.min_query_relevance = min_query_relevance
+        self.same_snippet_bonus = same_snippet_bonus
+        self.w_heading = w_heading
         self.context_tokens = context_tokens
         self.lengths = dict(DEFAULT_LENGTHS if lengths is None else lengths)
         self.model = "extractive" if embedder is None else f"extractive+{embedder.name}"
@@ -164,17 +160,22 @@ class ExtractiveGenerator:
     def prompt_tokens(self, query: str, snippets: Sequence[Snippet]) -> int:
         return approx_tokens(query) + sum(approx_tokens(s.title) + approx_tokens(s.text) + 4 for s in snippets)
 
-    def score(self, query: str, snippets: Sequence[Snippet]) -> tuple[list[_Candidate], np.ndarray]:
+    def score(self, query: str, snippets: Sequence[Snippet]) -> tuple[list[Candidate], np.ndarray]:
         """Score every candidate sentence; exposed for the benchmark and tests."""
-        cands = _candidates(snippets)
+        cands, scores, _ = self._scored(query, snippets)
+        return cands, scores
+
+    def _scored(self, query: str, snippets: Sequence[Snippet]) -> tuple[list[Candidate], np.ndarray, np.ndarray]:
+        """``(candidates, score, relevance)``: relevance is the query-match part of the score (no priors)."""
+        cands = candidates(snippets)
         if not cands:
-            return cands, np.zeros(0)
+            return cands, np.zeros(0), np.zeros(0)
         n = len(cands)
-        qterms = set(terms(query))
+        qterms = query_terms(query)
         df = {t: sum(1 for c in cands if t in c.terms) for t in qterms}
         idf = {t: max(0.0, math.log((n + 1) / (df[t] + 0.5))) for t in qterms}
         total = sum(idf.values())
-        lexical = np.array(
+        relevance = np.array(
             [sum(idf[t] for t in qterms & c.terms) / total if total > 0 else 0.0 for c in cands], dtype=np.float64
         )
         prior = np.array(
@@ -185,43 +186,54 @@ class ExtractiveGenerator:
                 for c in cands
             ]
         )
-        scores = lexical + prior
         if self.embedder is not None and self.w_embed:
-            chosen = np.argsort(-scores, kind="stable")[: self.max_embedded]
+            lexical = relevance + self.w_heading * section_match(cands, relevance, snippets)
+            chosen = np.argsort(-(lexical + prior), kind="stable")[: self.max_embedded]
             qvec = self.embedder.embed_queries([query])[0]
             svecs = self.embedder.embed_passages([cands[i].text for i in chosen])
             cosine = np.full(n, -1.0)
             cosine[chosen] = svecs @ qvec
-            scores = scores + self.w_embed * cosine
-        short = np.array([len(c.text) < self.min_chars for c in cands])
-        if not short.all():
-            scores = np.where(short, scores - 10.0, scores)
-        return cands, scores
+            relevance = relevance + self.w_embed * cosine
+        relevance = relevance + self.w_heading * section_match(cands, relevance, snippets)
+        scores = relevance + prior
+        unusable = np.array([len(c.text) < self.min_chars or c.label for c in cands])
+        if not unusable.all():
+            scores = np.where(unusable, scores - 10.0, scores)
+        return cands, scores, relevance
 
-    def _select(self, query: str, snippets: Sequence[Snippet], response_length: ResponseLength) -> list[_Candidate]:
+    def _select(self, query: str, snippets: Sequence[Snippet], response_length: ResponseLength) -> list[Candidate]:
+        """The best sentence, then the best others that clear the relevance floor, grouped by snippet (the best
+        sentence's snippet first) and in reading order within each."""
         policy = self.lengths[validate_response_length(response_length)]
-        cands, scores = self.score(query, snippets)
+        cands, scores, relevance = self._scored(query, snippets)
         if not cands:
             return []
-        order = np.argsort(-scores, kind="stable")
-        if self.min_relevance is not None and scores[order[0]] < self.min_relevance:
+        top = int(np.argmax(scores))
+        if self.min_relevance is not None and scores[top] < self.min_relevance:
             return []
-        chosen: list[_Candidate] = []
-        used = 0
-        for i in order:
-            cand = cands[int(i)]
-            if len(chosen) >= policy.sentences:
-                break
-            if any(_near_duplicate(cand, c) for c in chosen):
-                continue
-            if chosen and used + len(cand.text) > policy.max_chars:
+        best = cands[top]
+        unusable = scores < scores[top] - 5.0  # labels and short lines, unless nothing else exists
+        floor = np.array([self.min_ratio_same if c.snippet == best.snippet else self.min_ratio for c in cands])
+        keep = (relevance >= floor * relevance[top]) & (relevance >= self.min_query_relevance) & ~unusable
+        chosen: list[Candidate] = [best]
+        used = len(best.text) + 1
+        pool = [i for i in np.argsort(-scores, kind="stable").tolist() if i != top and keep[i]]
+        while pool and len(chosen) < policy.sentences:
+            # a sentence of a snippet already used continues its passage: it gets a bonus over the others
+            snippets_used = {c.snippet for c in chosen}
+            pick = max(pool, key=lambda i: scores[i] + (self.same_snippet_bonus if cands[i].snippet in snippets_used
+                                                       else 0.0))  # fmt: skip
+            pool.remove(pick)
+            cand = cands[pick]
+            if any(_near_duplicate(cand, c) for c in chosen) or used + len(cand.text) > policy.max_chars:
                 continue
             chosen.append(cand)
             used += len(cand.text) + 1
-        chosen.sort(key=lambda c: (c.snippet, c.position))
+        rank = {best.snippet: -1}
+        chosen.sort(key=lambda c: (rank.get(c.snippet, c.snippet), c.position))
         return chosen
 
-    def _compose(self, chosen: Sequence[_Candidate], snippets: Sequence[Snippet], max_chars: int) -> Generation:
+    def _compose(self, chosen: Sequence[Candidate], snippets: Sequence[Snippet], max_chars: int) -> Generation:
         if not chosen:
             return Generation(text=IDK_TEXT, citations=(), declined=True, model=self.model)
         parts: list[str] = []
@@ -232,12 +244,13 @@ class ExtractiveGenerator:
                 sep = "" if _NO_SPACE_AFTER.search(parts[-1]) else " "
                 parts.append(sep)
                 length += len(sep)
-            sentence = _cut(cand.text, max_chars)
+            flat = flatten(cand.text)
+            sentence = _cut(flat, max_chars)
             snippet = snippets[cand.snippet]
             citations.append(
                 Citation(
                     title=snippet.title,
-                    text=cand.text,
+                    text=flat,
                     body=snippet.text,
                     search_result_index=snippet.result_index,
                     ranges=((length, length + len(sentence)),),
@@ -270,7 +283,7 @@ class ExtractiveGenerator:
         return GenerationStream(deltas(), lambda _text: generation)
 
 
-def _near_duplicate(a: _Candidate, b: _Candidate) -> bool:
+def _near_duplicate(a: Candidate, b: Candidate) -> bool:
     if not a.terms or not b.terms:
         return a.text.strip().casefold() == b.text.strip().casefold()
     overlap = len(a.terms & b.terms) / len(a.terms | b.terms)

@@ -132,8 +132,10 @@ def test_japanese_answer_picks_the_matching_sentence_and_joins_without_spaces() 
     snip = Snippet("昼食は正午からです。経費精算書は30日以内に提出しなければなりません。", "規程", 0)
     out = ExtractiveGenerator(None).generate("経費精算書の提出期限は？", [snip], "concise")
     assert out.text == "経費精算書は30日以内に提出しなければなりません。"
-    both = ExtractiveGenerator(None).generate("経費精算書の提出期限は？", [snip], "moderate")
-    assert both.text == snip.text
+    two = Snippet(snip.text + "提出期限を過ぎた経費精算書は受理されません。", "規程", 0)
+    both = ExtractiveGenerator(None).generate("経費精算書の提出期限は？", [two], "moderate")
+    # the two relevant sentences, joined without a space; the off-topic lunch sentence is not padding
+    assert both.text == "経費精算書は30日以内に提出しなければなりません。提出期限を過ぎた経費精算書は受理されません。"
 
 
 def test_terms_are_stemmed_and_cjk_bigrams() -> None:
@@ -164,3 +166,63 @@ def test_prompt_tokens_grow_with_snippets_and_warm_up_loads_the_embedder() -> No
     assert g.prompt_tokens("q", [VPN]) < g.prompt_tokens("q", [VPN, EXPENSES])
     g.warm_up()
     assert spy.warmed
+
+
+PASSWORD_DOC = Snippet(
+    "Resetting Your Password\n\nThis article explains how the IT help desk handles company accounts.\n\n"
+    "Password rules\n\n- At least 14 characters.\n- Passwords expire every 365 days.\n\n"
+    "Resetting a forgotten password\n\nIf you forgot your password, open the reset page and enter your email "
+    "address. You can then choose a new password. The reset link is valid for 15 minutes.",
+    "Resetting Your Password",
+    0,
+)
+VPN_DOC = Snippet(
+    "VPN Setup Guide\nThe VPN is required to reach internal systems from outside the office.\n"
+    "3. Connecting for the first time\nClick the shield icon and enter the portal address vpn.example.com. "
+    "If the connection fails with an authentication error, check that your password has not expired.",
+    "VPN Setup Guide",
+    1,
+)
+
+
+@pytest.mark.parametrize("embedder", [None, HashingEmbedder(64)])
+def test_headings_and_titles_are_never_part_of_the_answer(embedder) -> None:  # type: ignore[no-untyped-def]
+    for query in ("How do I reset a forgotten password?", "What are the password rules?", "How do I connect to the VPN?"):
+        out = ExtractiveGenerator(embedder).generate(query, [PASSWORD_DOC, VPN_DOC], "moderate")
+        for heading in ("Resetting Your Password", "Password rules", "Resetting a forgotten password",
+                        "VPN Setup Guide", "Connecting for the first time"):  # fmt: skip
+            assert heading not in out.text
+        assert "- " not in out.text and "3." not in out.text
+
+
+def test_off_topic_sentences_of_other_results_do_not_pad_the_answer() -> None:
+    out = ExtractiveGenerator(None).generate("How do I reset a forgotten password?", [PASSWORD_DOC, VPN_DOC], "moderate")
+    assert out.text.startswith("If you forgot your password, open the reset page")
+    assert "VPN" not in out.text and "vpn" not in out.text  # the VPN sentence mentions "password" too
+    assert {c.search_result_index for c in out.citations} == {0}
+
+
+def test_a_heading_that_matches_the_query_lifts_the_sentences_below_it() -> None:
+    out = ExtractiveGenerator(None).generate("password rules", [PASSWORD_DOC], "concise")
+    assert out.text == "At least 14 characters."
+    first = ExtractiveGenerator(None).generate("connecting for the first time", [VPN_DOC], "concise")
+    assert first.text == "Click the shield icon and enter the portal address vpn.example.com."
+
+
+def test_the_best_snippet_comes_first_then_reading_order() -> None:
+    other = Snippet("The reset page is also linked from the intranet home page.", "Intranet", 3)
+    out = ExtractiveGenerator(None, min_ratio=0.0).generate(
+        "How do I reset a forgotten password?", [other, PASSWORD_DOC], "verbose"
+    )
+    indexes = [c.search_result_index for c in out.citations]
+    assert indexes[0] == 0 and indexes == sorted(indexes, key=lambda i: (i != 0, i))
+    positions = [PASSWORD_DOC.text.index(c.text) for c in out.citations if c.search_result_index == 0]
+    assert positions == sorted(positions)
+
+
+def test_wrapped_lines_are_joined_in_the_answer_and_cited_exactly() -> None:
+    wrapped = Snippet("Sign in with your\n   company account and approve the push notification.", "VPN", 0)
+    out = ExtractiveGenerator(None).generate("approve the push notification", [wrapped], "concise")
+    assert out.text == "Sign in with your company account and approve the push notification."
+    (citation,) = out.citations
+    assert out.text[slice(*citation.ranges[0])] == citation.text

@@ -1,0 +1,180 @@
+"""Sentences of snippets as the extractive generator sees them: terms, headings and labels, list items.
+
+Snippets cut from real documents are not prose: a Markdown or HTML page keeps its headings as short lines
+("Resetting a forgotten password", "■ パスワードを忘れた場合"), lists keep their bullets and numbers, tables
+their rows, and PDF text is hard-wrapped with a heading on the line right above the paragraph it names. The
+:func:`candidates` of a snippet are its sentences (:func:`~assistant_bridge.core.citations.sentence_spans`)
+further cut at the line breaks that end a heading, a label or a list item, without their list markers; each
+is flagged as a **label** (:func:`is_label`: a heading, list label, table row or the snippet's title) when it
+has no sentence of its own. Labels are never an answer by themselves, but a heading that matches the query
+tells which sentences below it answer it (:func:`section_match`).
+
+Invariant: every candidate is an exact substring of its snippet (``snippet.text[start:end] == text``).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from assistant_bridge.core.citations import CJK_CHARS, sentence_spans
+from assistant_bridge.core.snippets import Snippet
+
+_TERM = re.compile(rf"[{CJK_CHARS}]+|[^\W_{CJK_CHARS}]+")
+_CJK_RUN = re.compile(rf"[{CJK_CHARS}]")
+ENDS_SENTENCE = re.compile(r"[.!?…。！？][\"'”’»)\]」』）]*$")
+_BREAK = re.compile(r"[ \t]*\n\s*|[ \t]{2,}")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    snippet: int
+    position: int
+    start: int
+    end: int
+    text: str
+    terms: frozenset[str]
+    fragment: bool
+    label: bool = False  # a heading, list label, table row or the snippet's title: never an answer by itself
+
+
+def terms(text: str) -> list[str]:
+    """Matching terms of ``text``: stemmed words (3+ chars), numbers, CJK bigrams."""
+    out: list[str] = []
+    for token in _TERM.findall(unicodedata.normalize("NFKC", text).casefold()):
+        if _CJK_RUN.match(token):
+            out.extend(token[i : i + 2] for i in range(max(1, len(token) - 1)))
+        elif token.isdigit() or len(token) > 2:
+            out.append(token[:5])
+    return out
+
+
+# list bullets, Markdown heading marks, "3." / "3)" numbering, Japanese heading marks
+_MARKER = re.compile(r"(?:[-*+•‣◦・■□●○◆◇▪▫▶►※#]+|\d{1,2}[.)])(?=\s|[^\x00-\x7f])\s*")
+_WORDS = re.compile(r"[^\W_]+")
+# Question words are rare in documents, so their idf is high, yet a sentence that contains "how" or "when" is
+# no better an answer for it; they are left out of the query's terms (stems as :func:`terms` cuts them).
+QUESTION_WORDS = frozenset(
+    "how who whom whose why when where comme quand pourq combi quel quell quels".split()
+)
+_HIRAGANA_ONLY = re.compile(r"^[\u3040-\u309f]+$")
+_LABEL_WORDS = 10  # a line of at most this many words without a full stop is a heading or a label
+_LABEL_CJK_CHARS = 24
+
+
+def _fold(text: str) -> str:
+    return " ".join(_WORDS.findall(unicodedata.normalize("NFKC", text).casefold()))
+
+
+def _is_cjk(text: str) -> bool:
+    return len(_CJK_RUN.findall(text)) * 2 > len(text.strip())
+
+
+def is_label(text: str, title: str) -> bool:
+    """A heading, a list label or a table row: no sentence of its own (no full stop and short), or the title."""
+    folded = _fold(text)
+    if not any(ch.isalpha() for ch in folded) or (title and folded == _fold(title)):
+        return True
+    if "|" in text or "\t" in text.strip():
+        return True
+    if ENDS_SENTENCE.search(text):
+        return False
+    if _is_cjk(text):
+        return len(text.strip()) <= _LABEL_CJK_CHARS
+    return len(folded.split()) <= _LABEL_WORDS or text.rstrip().endswith(":")
+
+
+def _lines(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Cut one sentence span at the line breaks that end a heading, a label or a list item."""
+    bounds: list[tuple[int, int]] = []
+    cursor = start
+    while True:
+        newline = text.find("\n", cursor, end)
+        if newline < 0:
+            bounds.append((cursor, end))
+            break
+        bounds.append((cursor, newline))
+        cursor = newline + 1
+    pieces: list[tuple[int, int]] = []
+    piece_start = bounds[0][0]
+    for (s, e), (ns, ne) in zip(bounds, bounds[1:]):
+        line, nxt = text[s:e].strip(), text[ns:ne].strip()
+        if not line or not nxt:
+            continue
+        breaks = (
+            _MARKER.match(nxt) is not None
+            or "|" in line
+            or "|" in nxt
+            or (not nxt[0].islower() and not ENDS_SENTENCE.search(line) and is_label(line, ""))
+        )
+        if breaks:
+            pieces.append((piece_start, e))
+            piece_start = ns
+    pieces.append((piece_start, end))
+    out = []
+    for s, e in pieces:
+        while s < e and text[s].isspace():
+            s += 1
+        marker = _MARKER.match(text, s, e)
+        if marker and marker.end() < e:
+            s = marker.end()
+        while e > s and text[e - 1].isspace():
+            e -= 1
+        if s < e:
+            out.append((s, e))
+    return out
+
+
+def candidates(snippets: Sequence[Snippet]) -> list[Candidate]:
+    """Every sentence of every snippet, in order, cut at headings and list items, list markers removed."""
+    out: list[Candidate] = []
+    for k, snippet in enumerate(snippets):
+        spans = [piece for s, e in sentence_spans(snippet.text) for piece in _lines(snippet.text, s, e)]
+        for position, (start, end) in enumerate(spans):
+            text = snippet.text[start:end]
+            first_char = text[0]
+            fragment = (position == 0 and first_char.isalpha() and first_char.islower()) or (
+                position == len(spans) - 1 and len(spans) > 1 and not ENDS_SENTENCE.search(text)
+            )
+            label = is_label(text, snippet.title)
+            out.append(Candidate(k, position, start, end, text, frozenset(terms(text)), fragment, label))
+    return out
+
+
+def section_match(cands: Sequence[Candidate], relevance: np.ndarray, snippets: Sequence[Snippet]) -> np.ndarray:
+    """How well the heading above each sentence matches the query, fading with the distance to it.
+
+    A heading names what the sentences under it are about ("Resetting a forgotten password", "■ パスワードを
+    忘れた場合"); the answer to a question that matches it is usually the first sentences below it. The
+    document's title is not a section heading (it is above everything)."""
+    out = np.zeros(len(cands))
+    heading, distance = 0.0, 0
+    for i, c in enumerate(cands):
+        if i == 0 or c.snippet != cands[i - 1].snippet:
+            heading, distance = 0.0, 0
+        if c.label:
+            if _fold(c.text) != _fold(snippets[c.snippet].title) and "|" not in c.text:
+                heading, distance = max(0.0, float(relevance[i])), 0
+            continue
+        distance += 1
+        out[i] = heading / distance
+    return out
+
+
+def flatten(text: str) -> str:
+    """One line: line breaks and indentation become one space (none between two CJK characters)."""
+    def join(match: re.Match[str]) -> str:
+        before, after = match.string[match.start() - 1 : match.start()], match.string[match.end() : match.end() + 1]
+        return "" if _CJK_RUN.match(before) and _CJK_RUN.match(after) else " "
+
+    return _BREAK.sub(join, text)
+
+
+def query_terms(query: str) -> set[str]:
+    """The query's :func:`terms` without question words and all-hiragana bigrams (Japanese particles and
+    endings such as ですか)."""
+    return {t for t in terms(query) if t not in QUESTION_WORDS and not _HIRAGANA_ONLY.match(t)}

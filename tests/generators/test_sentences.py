@@ -1,0 +1,94 @@
+"""Sentences of real-document snippets: headings, labels, list items, table rows, hard-wrapped PDF text."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from assistant_bridge.core.snippets import Snippet
+from assistant_bridge.generators.sentences import candidates, flatten, is_label, query_terms
+
+pytestmark = pytest.mark.unit
+
+MARKDOWN = Snippet(
+    "Resetting Your Password\n\nThis article explains how to reset the password of your account.\n\n"
+    "Password rules\n\n- At least 14 characters.\n- It must not contain your name.\n\n"
+    "Changing a password you still know\n\n1. Sign in to the portal.\n2. Select Security, then Change password.",
+    "Resetting Your Password",
+    0,
+)
+PDF = Snippet(
+    "VPN Setup Guide\nThis guide explains how to install the VPN client on a company\nlaptop. Personal "
+    "computers are not allowed.\n3. Connecting for the first time\nClick the shield icon and enter the portal "
+    "address. Sign in with your\ncompany account.",
+    "VPN Setup Guide",
+    1,
+)
+
+
+def texts(snippet: Snippet) -> list[tuple[str, bool]]:
+    return [(c.text, c.label) for c in candidates([snippet])]
+
+
+def test_markdown_headings_are_labels_and_list_markers_are_removed() -> None:
+    got = texts(MARKDOWN)
+    assert ("Resetting Your Password", True) in got  # the title
+    assert ("Password rules", True) in got
+    assert ("Changing a password you still know", True) in got
+    assert ("At least 14 characters.", False) in got
+    assert ("It must not contain your name.", False) in got
+    assert ("Sign in to the portal.", False) in got
+    assert not any(text.startswith(("-", "1.", "2.")) for text, _ in got if len(text) > 2)
+
+
+def test_pdf_heading_lines_are_cut_from_the_paragraph_below_but_wrapped_lines_are_not() -> None:
+    got = texts(PDF)
+    assert ("VPN Setup Guide", True) in got
+    assert ("Connecting for the first time", True) in got
+    assert ("This guide explains how to install the VPN client on a company\nlaptop.", False) in got
+    assert ("Click the shield icon and enter the portal address.", False) in got
+    assert ("Sign in with your\ncompany account.", False) in got
+
+
+@pytest.mark.parametrize(
+    "text, label",
+    [
+        ("Password rules", True),
+        ("Délais de remboursement", True),
+        ("■ パスワードを忘れた場合", True),
+        ("jeudi 1er janvier | Jour de l'an", True),
+        ("2.", True),
+        ("Contact:", True),
+        ("At least 14 characters.", False),
+        ("The reset link is valid for 15 minutes.", False),
+        ("再設定用のリンクの有効期限は十五分です。", False),
+        ("出張時の交通費と宿泊費（宿泊費の上限は一泊一万二千円、東京二十三区内は一万五千円）", False),
+        ("A long line without a full stop that still says a whole lot of things about the policy", False),
+    ],
+)
+def test_is_label(text: str, label: bool) -> None:
+    assert is_label(text, "") is label
+
+
+def test_the_snippet_title_is_a_label_even_with_a_full_stop() -> None:
+    assert is_label("Remote work policy.", "Remote Work Policy")
+
+
+def test_flatten_joins_lines_with_one_space_and_cjk_lines_with_none() -> None:
+    assert flatten("Sign in with your\n   company account.") == "Sign in with your company account."
+    assert flatten("文房具\n私的な飲食代") == "文房具私的な飲食代"
+
+
+def test_query_terms_leave_out_question_words_and_japanese_particles() -> None:
+    assert query_terms("How do I reset my password?") == {"reset", "passw"}
+    assert "いつ" not in query_terms("締め切りはいつですか？")
+    assert "締め" in query_terms("締め切りはいつですか？")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab .\n-•■|:。経費12#")), max_size=120))
+def test_every_candidate_is_an_exact_substring_of_its_snippet(text: str) -> None:
+    snippet = Snippet(text, "T", 0)
+    for c in candidates([snippet]):
+        assert snippet.text[c.start : c.end] == c.text and c.text.strip() == c.text and c.text
