@@ -26,6 +26,7 @@ from assistant_bridge.web.errors import install_error_handlers
 from assistant_bridge.web.validation import validate
 
 log = logging.getLogger("assistant_bridge.http")
+UPLOAD_ENDPOINTS = frozenset({"documents.create_document"})  # multipart bodies up to ingest.max_upload_bytes
 
 # Each module exposes ``bp`` (a Blueprint) and optionally ``init_app(app, services)``.
 ROUTE_MODULES = (
@@ -63,6 +64,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     def _start() -> None:
         g.request_id = request.headers.get("X-Request-ID") or uuid.uuid4().hex
         g.started = time.perf_counter()
+        _limit_body(settings)
 
     @app.after_request
     def _finish(resp: Response) -> Response:
@@ -78,6 +80,16 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
         return resp
 
     return app
+
+
+def _limit_body(s: Settings) -> None:
+    """Every route refuses a body over ``server.max_request_bytes`` (uploads: ``ingest.max_upload_bytes`` plus
+    room for the form fields), whether or not it reads it; a body without Content-Length is cut at the limit."""
+    upload = request.mimetype == "multipart/form-data" and request.endpoint in UPLOAD_ENDPOINTS
+    limit = s.ingest.max_upload_bytes + 65_536 if upload else s.server.max_request_bytes
+    request.max_content_length = limit
+    if request.content_length is not None and request.content_length > limit:
+        raise PayloadTooLarge(f"request body is over the {limit}-byte limit of this route", limit=limit)
 
 
 def services() -> Services:
