@@ -2,20 +2,25 @@
 thresholds and generators, registered on ``Services.extras["conversation"]``.
 
 Constructors are light; :meth:`ConversationRuntime.warm_up` loads the models once per worker, after the
-gunicorn fork. The multilingual sentence encoder and the filter models are loaded once per *process* and
-shared by every app in it (the filters and the extractive generator share one encoder and its cache). A model
-that fails to load is logged at warm-up and raised again as
-:class:`~assistant_bridge.errors.ModelLoadError` by the ``/message`` routes only, so the rest of the service
-keeps working. Tests inject fakes through the constructor.
+gunicorn fork (``post_worker_init``). The multilingual sentence encoder and the filter models are loaded once
+per *process* and shared by every app in it (the filters and the extractive generator share one encoder and
+its cache; it runs with ``message.encoder_threads`` BLAS threads, 1 by default). A model that fails to load
+is logged at warm-up with its file path, makes ``/readyz`` answer false with the reason
+(:meth:`ConversationRuntime.not_ready_reason`), and is raised again as
+:class:`~assistant_bridge.errors.ModelLoadError` by the ``/message`` turns that need a model, with the
+path left out of the error (the log has it); the rest of the service keeps working. A turn without search
+results needs no model: :meth:`ConversationRuntime.filters` hands out filters that load on their first
+score. Tests inject fakes through the constructor.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import httpx
 
@@ -36,24 +41,29 @@ _shared_encoder: Any = None
 _shared_filters: dict[str, tuple[PreFilter, PostFilter]] = {}
 
 
-def shared_encoder() -> Any:
-    """The process-wide USE-multilingual encoder (light to build; loads in ``warm_up``)."""
+def shared_encoder(threads: int = 1) -> Any:
+    """The process-wide USE-multilingual encoder (light to build; loads in ``warm_up``).
+
+    :param threads: BLAS threads of its forward pass, used by the first call of the process. One is the
+        default: a turn encodes small batches, which gain nothing from more threads, and on a busy 2-core
+        host two threads per worker ran 5–10 times slower than one.
+    """
     global _shared_encoder
     with _shared_lock:
         if _shared_encoder is None:
             from assistant_bridge.filters.encoder import UseEncoder
 
-            _shared_encoder = UseEncoder()
+            _shared_encoder = UseEncoder(threads=threads)
         return _shared_encoder
 
 
-def shared_filters(model_dir: str | None) -> tuple[PreFilter, PostFilter]:
+def shared_filters(model_dir: str | None, threads: int = 1) -> tuple[PreFilter, PostFilter]:
     """The ONNX pre/post filters of ``model_dir``, loaded and warmed once per process.
 
     :raises ModelLoadError: a model file is missing or corrupt.
     """
     key = model_dir or ""
-    encoder = shared_encoder()
+    encoder = shared_encoder(threads)
     with _shared_lock:
         found = _shared_filters.get(key)
     if found is not None:
@@ -73,23 +83,28 @@ class MessageSettings:
     filters_dir: str | None = None  # default: the filters package's model directory
     heartbeat_seconds: float = 10.0  # SSE keep-alive comment while a streamed turn is still working
     max_search_results_bytes: int = 100_000  # spec §A.2: a larger search_results message is a 400
+    encoder_threads: int = 1  # BLAS threads of the shared USE-multilingual encoder (filters and generator)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> MessageSettings:
         raw = settings.extra.get("message") or {}
         if not isinstance(raw, Mapping):
             raise ConfigurationError("message must be a table")
-        unknown = set(raw) - {"filters_dir", "heartbeat_seconds", "max_search_results_bytes"}
+        unknown = set(raw) - {"filters_dir", "heartbeat_seconds", "max_search_results_bytes", "encoder_threads"}
         if unknown:
             raise ConfigurationError(f"unknown setting message.{sorted(unknown)[0]}")
         try:
             out = cls(filters_dir=str(raw["filters_dir"]) if raw.get("filters_dir") else None,
                       heartbeat_seconds=float(raw.get("heartbeat_seconds", 10.0)),
-                      max_search_results_bytes=int(raw.get("max_search_results_bytes", 100_000)))  # fmt: skip
+                      max_search_results_bytes=int(raw.get("max_search_results_bytes", 100_000)),
+                      encoder_threads=int(raw.get("encoder_threads", 1)))  # fmt: skip
         except (TypeError, ValueError):
-            raise ConfigurationError("message.heartbeat_seconds and message.max_search_results_bytes must be numbers") from None
+            raise ConfigurationError("message.heartbeat_seconds, message.max_search_results_bytes and "
+                                     "message.encoder_threads must be numbers") from None  # fmt: skip
         if out.heartbeat_seconds <= 0 or out.max_search_results_bytes < 1000:
             raise ConfigurationError("message.heartbeat_seconds must be > 0 and max_search_results_bytes >= 1000")
+        if not 1 <= out.encoder_threads <= 64:
+            raise ConfigurationError("message.encoder_threads must be between 1 and 64")
         return out
 
 
@@ -133,7 +148,7 @@ class ConversationRuntime:
         self._generators: dict[tuple[str, str], Generator] = {}
         self._sources: dict[tuple[str, str], SearchSource] = {}
         for key, assistant in self.assistants.pairs.items():
-            self._generators[key] = generator or self._make_generator(assistant)
+            self._generators[key] = generator or self._make_generator(assistant, self.settings.encoder_threads)
             if assistant.search.type == "builtin":
                 self._sources[key] = BuiltinSource(services, assistant.search)
             elif assistant.search.type == "server":
@@ -146,10 +161,10 @@ class ConversationRuntime:
         self._lock = threading.Lock()
 
     @staticmethod
-    def _make_generator(assistant: Assistant) -> Generator:
+    def _make_generator(assistant: Assistant, threads: int = 1) -> Generator:
         kind, opts = _generator_options(assistant.generator)
         if kind in ("extractive", "default") and "embedder" not in opts:
-            opts["embedder"] = shared_encoder()  # one encoder for the filters and the generator
+            opts["embedder"] = shared_encoder(threads)  # one encoder for the filters and the generator
         try:
             return make_generator(kind, **opts)
         except ConfigurationError as exc:
@@ -158,8 +173,9 @@ class ConversationRuntime:
     def warm_up(self) -> None:
         """Load the filters, thresholds and generators once (``Services.warm_up`` calls this after the fork),
         unless :attr:`preload` says not to; :meth:`check_ready` then loads them on the first turn that needs
-        them. A load failure is logged, not raised: the ``/message`` routes raise it (see
-        :meth:`check_ready`) and the other routes keep working."""
+        them. A load failure is logged (with the file path), not raised: ``/readyz`` reports it
+        (:meth:`not_ready_reason`), the ``/message`` turns that need a model raise it (:meth:`check_ready`)
+        and the other routes keep working."""
         if self.preload():
             self._load()
 
@@ -168,26 +184,43 @@ class ConversationRuntime:
             if self._warm:
                 return
             try:
-                self.filters()
+                self._loaded_filters()
                 for assistant in self.assistants.pairs.values():
                     self.thresholds(assistant.conversational.threshold_level)
                 for gen in {id(g): g for g in self._generators.values()}.values():
                     gen.warm_up()
             except ModelLoadError as exc:
-                self._load_error = exc
-                log.error("conversation.warm_up_failed code=%s message=%s", exc.code, exc.message)
+                self._load_error = public_error(exc)
+                log.error("conversation.warm_up_failed code=%s message=%s details=%s", exc.code, exc.message,
+                          exc.details)  # fmt: skip
             self._warm = True
 
     def check_ready(self) -> None:
-        """:raises ModelLoadError: when a model failed to load."""
+        """Load the models if that was not done yet.
+
+        :raises ModelLoadError: when a model failed to load; its message names the file but no path, and it
+            carries no details (the log has them).
+        """
         self._load()
         if self._load_error is not None:
-            raise self._load_error
+            raise ModelLoadError(self._load_error.message)
+
+    def not_ready_reason(self) -> str | None:
+        """Why this worker cannot answer ``/message`` turns (a model failed to load at warm-up), or ``None``."""
+        return None if self._load_error is None else f"conversational search: {self._load_error.message}"
+
+    def _loaded_filters(self) -> tuple[PreFilter, PostFilter]:
+        if self._filters is None:
+            self._filters = shared_filters(self.settings.filters_dir, self.settings.encoder_threads)
+        return self._filters
 
     def filters(self) -> tuple[PreFilter, PostFilter]:
-        if self._filters is None:
-            self._filters = shared_filters(self.settings.filters_dir)
-        return self._filters
+        """The pre- and post-generation filters. Until the models are loaded (an app in TESTING mode, or a
+        load that failed), stand-ins that load them on their first ``score`` (:meth:`check_ready`), so a turn
+        that scores nothing, such as one without search results, needs no model."""
+        if self._filters is not None:
+            return self._filters
+        return _LazyPreFilter(self), _LazyPostFilter(self)
 
     def thresholds(self, level: str) -> Thresholds:
         found = self._thresholds.get(level)
@@ -201,6 +234,39 @@ class ConversationRuntime:
     def source(self, assistant: Assistant) -> SearchSource | None:
         """``None`` for client-side search."""
         return self._sources.get((assistant.id, assistant.environment_id))
+
+
+_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][^\s\\/'\"]+){2,}[\\/]?")
+
+
+def public_error(exc: ModelLoadError) -> ModelLoadError:
+    """The same error without file paths: no ``details`` (they hold the path) and paths in the message
+    replaced by ``<path>``. HTTP bodies and ``/readyz`` show this one; the log keeps the original."""
+    return ModelLoadError(_PATH.sub("<path>", exc.message))
+
+
+class _LazyPreFilter:
+    def __init__(self, runtime: ConversationRuntime) -> None:
+        self._rt = runtime
+
+    def warm_up(self) -> None:
+        self._rt.check_ready()
+
+    def score(self, query: str, snippets: Sequence[str]) -> float:
+        self._rt.check_ready()
+        return self._rt._loaded_filters()[0].score(query, snippets)
+
+
+class _LazyPostFilter:
+    def __init__(self, runtime: ConversationRuntime) -> None:
+        self._rt = runtime
+
+    def warm_up(self) -> None:
+        self._rt.check_ready()
+
+    def score(self, query: str, snippets: Sequence[str], answer: str) -> float:
+        self._rt.check_ready()
+        return self._rt._loaded_filters()[1].score(query, snippets, answer)
 
 
 def runtime_for(services: Services) -> ConversationRuntime:

@@ -38,7 +38,7 @@ class UseEncoder:
 
     dim = 512
 
-    def __init__(self, threads: int = 2, cache_size: int = 4096) -> None:
+    def __init__(self, threads: int = 1, cache_size: int = 4096) -> None:
         self._threads = threads
         self._cache_size = cache_size
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()

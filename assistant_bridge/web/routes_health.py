@@ -28,6 +28,11 @@ def readyz() -> Any:
         ok = svc.backend.ready()
     except BridgeError as exc:
         return jsonify({"ready": False, "reason": exc.message}), 503
+    for component in svc.extras.values():  # e.g. a /message model that failed to load at warm-up
+        why = getattr(component, "not_ready_reason", None)
+        reason = why() if callable(why) else None
+        if isinstance(reason, str) and reason:
+            return jsonify({"ready": False, "reason": reason}), 503
     body = {"ready": ok, "backend": svc.backend.name, "embedder": svc.embedder.name}
     return jsonify(body), 200 if ok else 503
 
