@@ -48,6 +48,10 @@ class BridgeApplication(BaseApplication):  # type: ignore[misc]
             "loglevel": s.log_level,
             "accesslog": None,
         }
+        if "control_socket_disable" in self.cfg.settings:  # gunicorn >= 25.1
+            # its control socket ($HOME/.gunicorn/gunicorn.ctl) is shared by every instance of the same user and
+            # can resize or stop the service; nothing here uses it
+            cfg["control_socket_disable"] = True
         for key, value in cfg.items():
             self.cfg.set(key, value)
 

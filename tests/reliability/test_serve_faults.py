@@ -224,6 +224,7 @@ def test_logs_hold_no_secrets_and_no_user_text(served: Served) -> None:
         assert secret not in logs, f"a credential is in the logs: {secret[:6]}…"
     for text in (QUERY_MARK, DOC_MARK):
         assert text not in logs, f"user text is in the logs: {text}"
+    assert "Control socket" not in logs  # gunicorn's shared control socket is off
     raw = [ln for ln in served.log_text().splitlines() if ln.startswith("Traceback") or "[_log_rpc_error]" in ln]
     assert raw == [], f"{len(raw)} plain-text traceback lines (the outage above must be logged as JSON lines)"
     print(f"logs: {len(logs.splitlines())} lines, no credential and no user text")
