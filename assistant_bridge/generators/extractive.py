@@ -131,7 +131,7 @@ class ExtractiveGenerator:
         min_ratio: float = 0.6,
         min_ratio_same: float = 0.2,
         min_query_relevance: float = 0.0,
-        same_snippet_bonus: float = 0.15,
+        same_snippet_bonus: float = 0.5,
         w_heading: float = 1.0,
         context_tokens: int = 16384,
         lengths: dict[str, LengthPolicy] | None = None,
