@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from assistant_bridge.conversation.memory import MemoryLimits
 from assistant_bridge.errors import ConfigurationError, FilterSyntaxError, NotFound
+from assistant_bridge.safety.hap import HapSettings
 from assistant_bridge.settings import Secret, Settings
 
 NO_RESULT_MESSAGE = (
@@ -35,6 +37,14 @@ ERROR_MESSAGE = (
 IDK_MESSAGE = (
     "I'm not confident I can answer that from my knowledge base. Could you rephrase the question or add a "
     "detail?"
+)
+HAP_INPUT_MESSAGE = (
+    "I can't respond to that message because it may contain hateful, abusive or profane language. Could you "
+    "rephrase it?"
+)
+HAP_OUTPUT_MESSAGE = (
+    "I found information about this, but I can't share the answer because it may contain hateful, abusive or "
+    "profane language."
 )
 CITATIONS_TITLE = "How do we know?"
 DISCLAIMER = "This answer was generated from your documents and may be incomplete; check the cited sources."
@@ -58,7 +68,7 @@ DEFAULT_ASSISTANTS: dict[str, Any] = {
 
 # settings from environment variables arrive as strings; these keys are converted before validation
 _NUMBERS = {"timeout_seconds", "connect_timeout_seconds", "session_ttl_seconds", "limit", "top_k", "size",
-            "passage_length", "passage_chars"}  # fmt: skip
+            "passage_length", "passage_chars", "threshold", "max_turns", "max_bytes", "max_history_turns"}  # fmt: skip
 _BOOLS = {"enabled", "verify_tls"}
 _SECRET_KEYS = {"api_key", "apikey", "token", "password"}
 
@@ -100,6 +110,10 @@ class ConversationalConfig:
     citations_title: str = CITATIONS_TITLE
     disclaimer: str = DISCLAIMER
     streaming: str = "verify_then_stream"
+    contextual_mode: str = "single_turn"  # or entire_conversation (docs/conversation-and-safety.md)
+    query_rewrite: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    hap: HapSettings = field(default_factory=HapSettings)
+    memory: MemoryLimits = field(default_factory=MemoryLimits)
 
 
 @dataclass(frozen=True)
@@ -107,6 +121,8 @@ class Messages:
     no_result: str = NO_RESULT_MESSAGE
     error: str = ERROR_MESSAGE
     idk: str = IDK_MESSAGE
+    hap_input: str = HAP_INPUT_MESSAGE
+    hap_output: str = HAP_OUTPUT_MESSAGE
 
 
 @dataclass(frozen=True)
@@ -275,6 +291,25 @@ def _search(data: Mapping[str, Any], settings: Settings, where: str) -> SearchCo
     return SearchConfig(type=kind, filter=filt, metadata=MappingProxyType(meta), server=server)
 
 
+def _query_rewrite(data: Mapping[str, Any], generator: Mapping[str, Any], where: str) -> Mapping[str, Any]:
+    """``query_rewrite``: ``method`` (``auto``: an LLM when one is configured here or the generator is an
+    OpenAI-compatible one, else the embedded rewriter; ``llm``; ``embedded``), ``base_url``, ``model``,
+    ``api_key``, ``timeout_seconds``, ``max_history_turns``."""
+    out = {k: Secret(str(v)) if k in _SECRET_KEYS and v else v for k, v in data.items()}
+    method = out.setdefault("method", "auto")
+    if method == "llm" and not (out.get("base_url") and out.get("model")) and generator.get("kind") not in (
+        "openai", "openai-compatible"):  # fmt: skip
+        raise ConfigurationError(f"{where}.query_rewrite: method llm needs base_url and model (or an openai generator)")
+    return MappingProxyType(out)
+
+
+def _memory(data: Mapping[str, Any], where: str) -> MemoryLimits:
+    try:
+        return MemoryLimits(**dict(data))
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"{where}: {exc.message}") from None
+
+
 def _resolve(aid: str, eid: str, data: Mapping[str, Any], settings: Settings) -> Assistant:
     where = f"assistants.{aid}" + (f".environments.{eid}" if data.get("_env") else "")
     cs = data.get("conversational_search", {})
@@ -292,8 +327,12 @@ def _resolve(aid: str, eid: str, data: Mapping[str, Any], settings: Settings) ->
             citations_title=cs.get("citations_title", CITATIONS_TITLE),
             disclaimer=cs.get("disclaimer", DISCLAIMER),
             streaming=cs.get("streaming", "verify_then_stream"),
+            contextual_mode=cs.get("contextual_mode", "single_turn"),
+            query_rewrite=_query_rewrite(cs.get("query_rewrite") or {}, gen, f"{where}.conversational_search"),
+            hap=HapSettings.from_mapping(cs.get("hap_filtering"), f"{where}.conversational_search.hap_filtering"),
+            memory=_memory(cs.get("memory") or {}, f"{where}.conversational_search.memory"),
         ),
-        messages=Messages(**{k: msgs[k] for k in ("no_result", "error", "idk") if k in msgs}),
+        messages=Messages(**{k: msgs[k] for k in ("no_result", "error", "idk", "hap_input", "hap_output") if k in msgs}),
         generator=MappingProxyType(gen),
         session_ttl_seconds=int(data.get("session_ttl_seconds", DEFAULT_TTL_SECONDS)),
     )  # fmt: skip

@@ -5,7 +5,9 @@ block (spec §A.2, §A.4). Pure functions over the loop's outcomes; no I/O.
 * "I don't know", no results and connectivity problems become ``text`` items with the assistant's messages
   (a connectivity item carries ``errors`` when the search server's answer was unusable);
 * with conversational search turned off, results become a ``search`` item;
-* ``output.debug.turn_events[0]`` is shaped like watsonx's ``generative_ai_called`` event.
+* ``output.debug.turn_events[0]`` is shaped like watsonx's ``generative_ai_called`` event, plus
+  ``query_rewrite`` (original and rewritten query, spec §A.3 "Original Query") and ``hap_filtering`` (the
+  HAP verdicts; ``generative_ai.is_hap_detected`` is true when one of them hit).
 """
 
 from __future__ import annotations
@@ -109,6 +111,21 @@ class TurnTrace:
     errors: list[dict[str, str]] = field(default_factory=list)
     generator: str = ""
     generator_kind: str = ""
+    rewrite: Any = None  # conversation.rewrite.Rewrite of a text turn
+    hap: dict[str, Any] = field(default_factory=dict)  # stage -> safety.hap.HapVerdict
+
+
+def _conversation_blocks(trace: TurnTrace) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if trace.rewrite is not None:
+        out["query_rewrite"] = trace.rewrite.to_json()
+    if trace.hap:
+        out["hap_filtering"] = {stage: v.to_json() for stage, v in trace.hap.items()}
+    return out
+
+
+def hap_detected(trace: TurnTrace) -> bool:
+    return any(v.detected for v in trace.hap.values())
 
 
 def _iso(ts: float) -> str:
@@ -125,6 +142,8 @@ def debug_block(trace: TurnTrace, item: Mapping[str, Any] | None) -> dict[str, A
     generated = getattr(o, "generated_text", None) if idk else getattr(o, "text", None)
     llm_called = "generation" in timings
     stages = {"search": round(trace.search_ms, 3), **{k: round(v, 3) for k, v in timings.items() if k != "total"}}
+    if trace.rewrite is not None:
+        stages = {"rewrite": round(trace.rewrite.ms, 3), **stages}
     search: dict[str, Any] = {"engine": trace.engine, "index": trace.index, "query": trace.query,
                               "response": {"result_count": trace.result_count}}  # fmt: skip
     if trace.url:
@@ -138,7 +157,7 @@ def debug_block(trace: TurnTrace, item: Mapping[str, Any] | None) -> dict[str, A
         "generative_ai": {
             "task": "grounded_answering",
             "is_idk_response": idk,
-            "is_hap_detected": False,
+            "is_hap_detected": hap_detected(trace),
             "confidence_scores": {
                 "pre_gen": scores.get("pre_gen"), "pre_gen_threshold": thresholds.get("pre_gen"),
                 "post_gen": scores.get("post_gen"), "post_gen_threshold": thresholds.get("post_gen"),
@@ -166,6 +185,7 @@ def debug_block(trace: TurnTrace, item: Mapping[str, Any] | None) -> dict[str, A
             "stage_times_ms": stages,
         },
     }
+    event.update(_conversation_blocks(trace))
     if trace.errors:
         event["errors"] = list(trace.errors)
     return {"turn_events": [event]}
@@ -177,4 +197,5 @@ def action_debug(trace: TurnTrace, action: Mapping[str, Any]) -> dict[str, Any]:
                              "source": {"type": "conversational_search", "assistant_id": trace.assistant_id,
                                         "environment_id": trace.environment_id},
                              "search_action": dict(action),
-                             "metrics": {"total_time_ms": round(trace.total_ms, 3)}}]}  # fmt: skip
+                             "metrics": {"total_time_ms": round(trace.total_ms, 3)},
+                             **_conversation_blocks(trace)}]}  # fmt: skip

@@ -25,11 +25,13 @@ from typing import Any, Callable, Mapping, Sequence
 import httpx
 
 from assistant_bridge.conversation.assistants import Assistant, AssistantsConfig, load_assistants
+from assistant_bridge.conversation.rewrite import Rewriter, make_rewriter
 from assistant_bridge.conversation.sessions import SessionStore
 from assistant_bridge.conversation.sources import BuiltinSource, RemoteSource, SearchSource
 from assistant_bridge.errors import ConfigurationError, ModelLoadError
 from assistant_bridge.filters import PostFilter, PreFilter, Thresholds, load_filters, load_thresholds
 from assistant_bridge.generators import Generator, make_generator
+from assistant_bridge.safety.hap import HapCheck, HapScorer, shared_scorer
 from assistant_bridge.services import Services
 from assistant_bridge.settings import Secret, Settings
 
@@ -121,6 +123,9 @@ class ConversationRuntime:
     :param thresholds: ``level -> Thresholds`` instead of :func:`~assistant_bridge.filters.load_thresholds`.
     :param transport: an httpx transport for remote search servers (tests use ``httpx.MockTransport``).
     :param sessions: a session store (default: the ``message_sessions`` table of ``services.store``).
+    :param hap_scorer: replaces the word-list HAP scorer (tests, or a model).
+    :param rewriters: ``(assistant id, environment id) -> Rewriter`` replacing the configured ones (tests).
+        A configured rewrite LLM uses ``transport`` too.
     """
 
     def __init__(
@@ -134,6 +139,8 @@ class ConversationRuntime:
         thresholds: Callable[[str], Thresholds] | None = None,
         transport: httpx.BaseTransport | None = None,
         sessions: SessionStore | None = None,
+        hap_scorer: HapScorer | None = None,
+        rewriters: Mapping[tuple[str, str], Rewriter] | None = None,
     ) -> None:
         self.services = services
         self.settings = MessageSettings.from_settings(services.settings)
@@ -147,8 +154,19 @@ class ConversationRuntime:
         self._thresholds: dict[str, Thresholds] = {}
         self._generators: dict[tuple[str, str], Generator] = {}
         self._sources: dict[tuple[str, str], SearchSource] = {}
+        self._rewriters: dict[tuple[str, str], Rewriter] = dict(rewriters or {})
+        self._hap: dict[tuple[str, str], HapCheck] = {}
+        scorer = hap_scorer or shared_scorer()
         for key, assistant in self.assistants.pairs.items():
             self._generators[key] = generator or self._make_generator(assistant, self.settings.encoder_threads)
+            cs = assistant.conversational
+            if key not in self._rewriters:
+                try:
+                    self._rewriters[key] = make_rewriter(cs.contextual_mode, cs.query_rewrite, assistant.generator,
+                                                         transport=transport)  # fmt: skip
+                except ConfigurationError as exc:
+                    raise ConfigurationError(f"assistants.{assistant.id}.conversational_search.{exc.message}") from None
+            self._hap[key] = HapCheck(cs.hap, scorer)
             if assistant.search.type == "builtin":
                 self._sources[key] = BuiltinSource(services, assistant.search)
             elif assistant.search.type == "server":
@@ -230,6 +248,14 @@ class ConversationRuntime:
 
     def generator(self, assistant: Assistant) -> Generator:
         return self._generators[(assistant.id, assistant.environment_id)]
+
+    def rewriter(self, assistant: Assistant) -> Rewriter:
+        """How the assistant turns the last message into the query (its ``contextual_mode``)."""
+        return self._rewriters[(assistant.id, assistant.environment_id)]
+
+    def hap(self, assistant: Assistant) -> HapCheck:
+        """The assistant's HAP filtering of questions and answers."""
+        return self._hap[(assistant.id, assistant.environment_id)]
 
     def source(self, assistant: Assistant) -> SearchSource | None:
         """``None`` for client-side search."""

@@ -5,7 +5,9 @@ A session belongs to one ``(assistant, environment)`` pair and to the caller tha
 caller, another assistant or an expired session all look the same, :class:`~assistant_bridge.errors.NotFound`,
 so a session id reveals nothing to whoever guesses it. A session expires ``ttl`` seconds after its last
 turn (inactivity timeout); expired rows are deleted lazily. The session remembers the search action it
-handed to the client (spec §A.2) until the client answers it with a ``search_results`` message.
+handed to the client (spec §A.2) until the client answers it with a ``search_results`` message, and the
+conversation so far (:mod:`.memory`, kind ``message``): its turns expire with the session and are deleted
+with it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from assistant_bridge.conversation.memory import ConversationMemory, MemoryLimits, MemoryTurn
 from assistant_bridge.domain import Principal
 from assistant_bridge.errors import NotFound
 from assistant_bridge.store import SQLiteStore
@@ -29,6 +32,7 @@ CREATE TABLE IF NOT EXISTS message_sessions (
 CREATE INDEX IF NOT EXISTS message_sessions_expiry ON message_sessions(expires_at);
 """
 _PURGE_EVERY_SECONDS = 60.0
+MEMORY_KIND = "message"
 
 
 def owner_key(principal: Principal) -> str:
@@ -57,6 +61,7 @@ class SessionStore:
         self._clock = clock
         self._last_purge = 0.0
         store.executescript(_SCHEMA)
+        self.memory = ConversationMemory(store, clock)
 
     def create(self, assistant_id: str, environment_id: str, owner: str, ttl: float) -> Session:
         now = self._clock()
@@ -84,22 +89,36 @@ class SessionStore:
             raise NotFound("unknown or expired session; create a new one", resource="session")
         return Session(row[0], row[1], row[2], row[3], row[4], row[5], row[6], json.loads(row[7]) if row[7] else None)
 
-    def record_turn(self, session: Session, pending: Mapping[str, Any] | None) -> None:
-        """Count a turn, remember (or clear) the pending search action and push the expiry back."""
+    def record_turn(self, session: Session, pending: Mapping[str, Any] | None, turn: MemoryTurn | None = None,
+                    limits: MemoryLimits = MemoryLimits()) -> None:  # fmt: skip
+        """Count a turn, remember (or clear) the pending search action, remember ``turn`` in the session's
+        memory (bounded by ``limits``) and push the expiry back. A turn that completes a client search
+        replaces the remembered ``client_search`` turn."""
         now = self._clock()
         self._store.execute(
             "UPDATE message_sessions SET turn_count = turn_count + 1, pending = ?, last_used = ?, "
             "expires_at = ? + ttl WHERE id = ?",
             (json.dumps(dict(pending)) if pending else None, now, now, session.id),
         )
+        if turn is not None:
+            row = self._store.execute("SELECT ttl FROM message_sessions WHERE id = ?", (session.id,)).fetchone()
+            ttl = float(row[0]) if row else session.expires_at - now
+            self.memory.append(MEMORY_KIND, session.id, turn, ttl, limits,
+                               replace_last_outcome="client_search" if session.pending else None)  # fmt: skip
+
+    def history(self, session: Session, last: int | None = None) -> list[MemoryTurn]:
+        """The remembered turns of ``session``, oldest first."""
+        return self.memory.turns(MEMORY_KIND, session.id, last)
 
     def delete(self, session_id: str, assistant_id: str, environment_id: str, owner: str) -> None:
         """:raises NotFound: as :meth:`get`."""
         self.get(session_id, assistant_id, environment_id, owner)
         self._store.execute("DELETE FROM message_sessions WHERE id = ?", (session_id,))
+        self.memory.clear(MEMORY_KIND, session_id)
 
     def purge_expired(self) -> int:
-        """Delete expired sessions; returns how many."""
+        """Delete expired sessions (and expired conversation memory); returns how many sessions."""
+        self.memory.purge_expired()
         return int(self._store.execute("DELETE FROM message_sessions WHERE expires_at <= ?", (self._clock(),)).rowcount)
 
     def _maybe_purge(self, now: float) -> None:

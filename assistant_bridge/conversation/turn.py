@@ -14,6 +14,13 @@ Streaming (:meth:`Turn.events`) follows the assistant's ``conversational_search.
   rejects the answer (or the generator fails midway), the ``complete_item`` with the same
   ``streaming_metadata.id`` is the "I don't know" (or connectivity) text item, which replaces the streamed
   text. Nothing is retried after the first delta is out.
+
+Conversation (``docs/conversation-and-safety.md``): a text message is first checked by the assistant's HAP
+input filter (when enabled), then rewritten by the assistant's rewriter with the remembered turns
+(``TurnRequest.history``, sessions only); the rewritten query is what is searched, filtered, generated from
+and handed to a client search. A generated answer goes through the HAP output filter before it is sent; a
+hit answers the assistant's ``hap_input``/``hap_output`` message with outcome ``hap``. The result carries
+the :class:`~assistant_bridge.conversation.memory.MemoryTurn` the session should remember.
 """
 
 from __future__ import annotations
@@ -25,8 +32,10 @@ from typing import Any, Callable, Generator as PyGenerator, Iterator, Mapping
 
 from assistant_bridge.conversation import responses as rsp
 from assistant_bridge.conversation.assistants import Assistant
+from assistant_bridge.conversation.memory import MemoryTurn
+from assistant_bridge.conversation.rewrite import Rewrite
 from assistant_bridge.conversation.runtime import ConversationRuntime
-from assistant_bridge.core.loop import Outcome, Prepared, finish_generation, prepare_generation
+from assistant_bridge.core.loop import Answer, Outcome, Prepared, finish_generation, prepare_generation
 from assistant_bridge.core.results import SearchResult
 from assistant_bridge.domain import Scope
 from assistant_bridge.errors import DependencyError, ValidationFailed
@@ -43,6 +52,7 @@ class TurnRequest:
     :param pending: the search action this ``search_results`` message answers (from the session, or from
         the context a stateless client echoes back).
     :param threshold_level, thresholds, response_length: per-request overrides of the assistant's settings.
+    :param history: the remembered turns of the session, oldest first (empty when stateless).
     """
 
     message_type: str = "text"
@@ -53,17 +63,20 @@ class TurnRequest:
     thresholds: Thresholds | None = None
     response_length: str | None = None
     pending: Mapping[str, Any] | None = None
+    history: tuple[MemoryTurn, ...] = ()
 
 
 @dataclass(frozen=True)
 class TurnResult:
-    """``pending`` is the search action the client must answer next (``None`` clears it)."""
+    """``pending`` is the search action the client must answer next (``None`` clears it); ``memory`` is what
+    a session remembers of this turn."""
 
     generic: tuple[dict[str, Any], ...]
     actions: tuple[dict[str, Any], ...] = ()
     debug: dict[str, Any] | None = None
     pending: dict[str, Any] | None = None
     outcome: str = ""
+    memory: MemoryTurn | None = None
 
 
 def chunk_text(text: str, size: int = STREAM_CHUNK_CHARS) -> list[str]:
@@ -103,6 +116,12 @@ class Turn:
             if not query:
                 raise ValidationFailed("$.input.text: a text message needs a non-empty input.text", path="$.input.text")
         self.query: str = query
+        # what the user asked: a search_results message completes the question of the client search
+        last = request.history[-1] if request.history else None
+        self.question = last.question if request.message_type == "search_results" and last is not None \
+            and last.outcome == "client_search" else query
+        self.rewrite: Rewrite | None = None
+        self._results: list[SearchResult] = []
         cs = assistant.conversational
         self.response_length = request.response_length or cs.response_length
         self.thresholds = request.thresholds or runtime.thresholds(request.threshold_level or cs.threshold_level)
@@ -149,6 +168,12 @@ class Turn:
     def _steps(self, stream: bool) -> PyGenerator[str, None, TurnResult]:
         """Yields text deltas (only when ``stream``) and returns the :class:`TurnResult`."""
         a, req = self.assistant, self.req
+        if req.message_type == "text":
+            verdict = self.rt.hap(a).check("input", self.question)
+            self.trace.hap["input"] = verdict
+            if verdict.detected:
+                return self._done(rsp.text_item(a.messages.hap_input), "hap")
+            self._rewrite()
         source = self.rt.source(a)
         if req.message_type == "search_results":
             results = list(req.search_results or ())
@@ -166,6 +191,7 @@ class Turn:
                 return self._failure(exc, list(exc.details.get("errors") or []))
             self.trace.search_ms = (self.clock() - t0) * 1000
             self.trace.result_count = len(results)
+        self._results = results
         if not a.conversational.enabled:
             item = rsp.search_item(results, self.trace.engine) if results else rsp.text_item(a.messages.no_result)
             return self._done(item, "search" if results else "no_results")
@@ -196,9 +222,20 @@ class Turn:
                                     generation_ms=(self.clock() - t0) * 1000, clock=self.clock)  # fmt: skip
         return self._outcome(outcome)
 
+    def _rewrite(self) -> None:
+        rw = self.rt.rewriter(self.assistant).rewrite(self.question, self.req.history)
+        self.rewrite, self.query, self.trace.query, self.trace.rewrite = rw, rw.query, rw.query, rw
+        if rw.method == "fallback":
+            log.warning("message.rewrite_fallback assistant=%s reason=%s", self.assistant.id, rw.fallback_reason)
+
     # -- endings ----------------------------------------------------------------------------------
     def _outcome(self, outcome: Outcome) -> TurnResult:
         self.trace.outcome_obj = outcome
+        if isinstance(outcome, Answer):
+            verdict = self.rt.hap(self.assistant).check("output", outcome.text)
+            self.trace.hap["output"] = verdict
+            if verdict.detected:
+                return self._done(rsp.text_item(self.assistant.messages.hap_output), "hap")
         item = rsp.outcome_item(outcome, self.assistant, self.response_length, self.trace.engine)
         return self._done(item, rsp.outcome_name(outcome))
 
@@ -213,14 +250,23 @@ class Turn:
         self.trace.total_ms = (self.clock() - self.started) * 1000
         self._log()
         debug = rsp.debug_block(self.trace, item) if self.req.debug else None
-        return TurnResult(generic=(item,), debug=debug, outcome=outcome)
+        return TurnResult(generic=(item,), debug=debug, outcome=outcome, memory=self._memory(item, outcome))
 
     def _action(self, action: dict[str, Any]) -> TurnResult:
         self.trace.outcome = "client_search"
         self.trace.total_ms = (self.clock() - self.started) * 1000
         self._log()
         debug = rsp.action_debug(self.trace, action) if self.req.debug else None
-        return TurnResult(generic=(), actions=(action,), debug=debug, pending=action, outcome="client_search")
+        return TurnResult(generic=(), actions=(action,), debug=debug, pending=action, outcome="client_search",
+                          memory=MemoryTurn(self.question, self.query, outcome="client_search"))  # fmt: skip
+
+    def _memory(self, item: Mapping[str, Any], outcome: str) -> MemoryTurn:
+        ids = [str(rsp.result_json(r, i, self.trace.engine)["id"]) for i, r in enumerate(self._results)]
+        o = self.trace.outcome_obj
+        cited = [ids[c.search_result_index] for c in o.citations if 0 <= c.search_result_index < len(ids)] \
+            if outcome == "answer" and isinstance(o, Answer) else []
+        answer = str(item.get("text") or "") if outcome == "answer" else ""
+        return MemoryTurn(self.question, self.query, answer, tuple(ids), tuple(dict.fromkeys(cited)), outcome)
 
     def _log(self) -> None:
         o = self.trace.outcome_obj

@@ -13,10 +13,15 @@ The same paths without ``/environments/{environment_id}`` use the assistant's fi
 route accepts the ``version`` query parameter (``YYYY-MM-DD``). Bodies are validated against
 ``schemas/message_*.schema.json``; unknown assistants, environments and sessions are 404 JSON errors. The
 turn itself lives in :mod:`assistant_bridge.conversation.turn`; see ``docs/message-api.md``.
+
+A session turn reads the session's remembered turns (for query rewriting) and records its own; a stateless
+turn has no memory. An expired session is a 404 like an unknown one: the client creates a new session, which
+starts with an empty memory (``docs/conversation-and-safety.md``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any
 
@@ -70,21 +75,24 @@ def _message(assistant_id: str, environment_id: str | None, session_id: str | No
     body = json_body("message_request")
     caller = principal(body.get("external_user_id"))
     session: Session | None = None
+    history: tuple[Any, ...] = ()
     if session_id is not None:
         session = rt.sessions.get(session_id, assistant.id, assistant.environment_id, owner_key(caller))
         pending = session.pending
         turns = session.turn_count
+        history = tuple(rt.sessions.history(session))
     else:
         pending = context_pending(body.get("context"))
         turns = previous_turns(body.get("context"))
     raw_size = len(request.get_data(cache=True))
-    turn = Turn(rt, assistant, turn_request(body, raw_size, rt, assistant, pending), scope(session_id=session_id))
+    req = dataclasses.replace(turn_request(body, raw_size, rt, assistant, pending), history=history)
+    turn = Turn(rt, assistant, req, scope(session_id=session_id))
     user_id = body.get("user_id") or caller.user_id
     context = body.get("context")
 
     def finish(result: TurnResult) -> dict[str, Any]:
         if session is not None:
-            rt.sessions.record_turn(session, result.pending)
+            rt.sessions.record_turn(session, result.pending, result.memory, assistant.conversational.memory)
         return response_body(result, user_id=user_id, context=context, turn_count=turns + 1, session_id=session_id)
 
     if not stream:

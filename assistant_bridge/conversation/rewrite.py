@@ -1,0 +1,138 @@
+"""Query rewriting: turn the last message of a conversation into a standalone question before it is searched.
+
+Two contextual modes (spec §A.3), per assistant (``conversational_search.contextual_mode``):
+
+* ``single_turn`` (default): the query is the last message, as sent;
+* ``entire_conversation``: the last message is rewritten with the remembered turns (:mod:`.memory`), by an
+  OpenAI-compatible LLM when one is configured (:mod:`.rewrite_llm`), otherwise by the embedded rewriter
+  (:mod:`.rewrite_embedded`), which needs no model: it leaves a self-contained message alone and appends to
+  a follow-up the key terms of earlier turns it lacks (``"Which is more important? (Market Cap, NAV)"``).
+
+The rewritten query is what the turn searches, filters and answers; both it and the original message go to
+``output.debug`` (:meth:`Rewrite.to_json`). Invariant: :meth:`Rewriter.rewrite` never raises for a failing
+LLM; it falls back to the last message and says why in :attr:`Rewrite.fallback_reason`. No I/O here (the
+LLM client lives in :mod:`.rewrite_llm`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Protocol, Sequence
+
+import httpx
+
+from assistant_bridge.conversation.memory import MemoryTurn
+from assistant_bridge.conversation.rewrite_embedded import MAX_QUERY_CHARS, EmbeddedRewriter
+from assistant_bridge.errors import ConfigurationError, DependencyError
+
+CONTEXTUAL_MODES = ("single_turn", "entire_conversation")
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """What was searched, and why.
+
+    :param query: the standalone query to search, filter and answer.
+    :param original: the last message as sent.
+    :param mode: the contextual mode.
+    :param method: ``none`` (nothing to do), ``embedded``, ``llm`` or ``fallback`` (a rewrite failed).
+    :param follow_up: the embedded rewriter judged the message a follow-up (``None`` when not asked).
+    :param carried: the terms taken over from earlier turns (embedded rewriter).
+    :param fallback_reason: why the LLM rewrite was not used (``timeout``, ``connect_error``, ``http_<status>``, ``bad_response``, ``empty_rewrite``).
+    :param history_turns: how many remembered turns were available.
+    :param ms: time spent rewriting.
+    """
+
+    query: str
+    original: str
+    mode: str = "single_turn"
+    method: str = "none"
+    follow_up: bool | None = None
+    carried: tuple[str, ...] = ()
+    fallback_reason: str | None = None
+    history_turns: int = 0
+    ms: float = 0.0
+
+    @property
+    def rewritten(self) -> bool:
+        return self.query != self.original
+
+    def to_json(self) -> dict[str, object]:
+        """The ``query_rewrite`` block of ``output.debug`` (contains user text: debug output only)."""
+        return {"contextual_mode": self.mode, "original_query": self.original, "rewritten_query": self.query,
+                "rewritten": self.rewritten, "method": self.method, "follow_up": self.follow_up,
+                "carried_terms": list(self.carried), "fallback": self.method == "fallback",
+                "fallback_reason": self.fallback_reason, "history_turns": self.history_turns,
+                "time_ms": round(self.ms, 3)}  # fmt: skip
+
+
+class QueryRewriter(Protocol):
+    """Rewrites ``question`` given the remembered turns (oldest first). May raise
+    :class:`~assistant_bridge.errors.DependencyError`; :class:`Rewriter` turns that into a fallback."""
+
+    name: str
+
+    def rewrite(self, question: str, history: Sequence[MemoryTurn]) -> str: ...
+
+
+class Rewriter:
+    """Applies an assistant's contextual mode: ``single_turn`` keeps the message; ``entire_conversation``
+    asks ``primary`` (an LLM rewriter, or the embedded one) and falls back to the message on failure.
+
+    :param clock: ``time.perf_counter`` by default (tests pass a fake).
+    """
+
+    def __init__(self, mode: str = "single_turn", primary: QueryRewriter | None = None,
+                 clock: Callable[[], float] = time.perf_counter) -> None:  # fmt: skip
+        if mode not in CONTEXTUAL_MODES:
+            raise ValueError(f"contextual_mode must be one of {CONTEXTUAL_MODES}")
+        self.mode = mode
+        self.primary: QueryRewriter = primary or EmbeddedRewriter()
+        self._clock = clock
+
+    def rewrite(self, question: str, history: Sequence[MemoryTurn]) -> Rewrite:
+        started = self._clock()
+        base = dict(original=question, mode=self.mode, history_turns=len(history))
+        if self.mode == "single_turn" or not history:
+            return Rewrite(query=question, **base)  # type: ignore[arg-type]
+        follow_up: bool | None = None
+        carried: tuple[str, ...] = ()
+        reason: str | None = None
+        try:
+            if isinstance(self.primary, EmbeddedRewriter):
+                query, decision, terms = self.primary.analyse(question, history)
+                follow_up, carried = decision.follow_up, tuple(terms)
+            else:
+                query = self.primary.rewrite(question, history).strip()
+                reason = None if query else "empty_rewrite"
+        except DependencyError as exc:
+            query, reason = "", str(exc.details.get("reason") or exc.code)
+        ms = (self._clock() - started) * 1000
+        if reason is not None:
+            return Rewrite(query=question, method="fallback", fallback_reason=reason, ms=ms, **base)  # type: ignore[arg-type]
+        return Rewrite(query=query[:MAX_QUERY_CHARS], method=self.primary.name, follow_up=follow_up, carried=carried,
+                       ms=ms, **base)  # type: ignore[arg-type]
+
+
+def make_rewriter(mode: str, options: Mapping[str, Any], generator: Mapping[str, Any],
+                  transport: httpx.BaseTransport | None = None) -> Rewriter:  # fmt: skip
+    """The rewriter of an assistant: its ``contextual_mode``, its ``query_rewrite`` options and its generator
+    table (an ``openai`` generator lends its endpoint to an ``auto`` or ``llm`` rewrite).
+
+    :raises ConfigurationError: ``method = "llm"`` without an endpoint.
+    """
+    method = str(options.get("method", "auto"))
+    endpoint = {k: options[k] for k in ("base_url", "model", "api_key") if options.get(k)}
+    if not (endpoint.get("base_url") and endpoint.get("model")) and generator.get("kind") in ("openai", "openai-compatible"):
+        endpoint = {k: generator[k] for k in ("base_url", "model", "api_key") if generator.get(k)}
+    if method == "embedded" or (method == "auto" and not endpoint):
+        return Rewriter(mode, EmbeddedRewriter())
+    if not (endpoint.get("base_url") and endpoint.get("model")):
+        raise ConfigurationError("query_rewrite.method = 'llm' needs query_rewrite.base_url and model")
+    from assistant_bridge.conversation.rewrite_llm import OpenAIRewriter
+
+    llm = OpenAIRewriter(base_url=str(endpoint["base_url"]), model=str(endpoint["model"]),
+                         api_key=endpoint.get("api_key"), timeout=float(options.get("timeout_seconds", 5.0)),
+                         max_history_turns=int(options.get("max_history_turns", 6)), transport=transport)  # fmt: skip
+    return Rewriter(mode, llm)

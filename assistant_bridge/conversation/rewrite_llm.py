@@ -1,0 +1,142 @@
+"""Query rewriting by an OpenAI-compatible LLM (``POST {base_url}/chat/completions``).
+
+A short prompt asks for the last message as a standalone search query, as JSON ``{"query": "..."}``; a plain
+text answer is accepted too. One attempt, a short timeout (5 s by default), no retry: a rewrite that is late
+is worth less than the last message itself. Every failure raises
+:class:`~assistant_bridge.errors.GeneratorError` with ``details["reason"]`` (``timeout``, ``connect_error``,
+``http_<status>``, ``bad_response``), which :class:`~assistant_bridge.conversation.rewrite.Rewriter` turns
+into a fallback to the last message, reported in ``output.debug``. The API key never appears in an error
+or a log; queries are never logged.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+from typing import Any, Sequence
+
+import httpx
+
+from assistant_bridge.conversation.memory import MemoryTurn, history_for_prompt
+from assistant_bridge.errors import GeneratorError
+from assistant_bridge.settings import Secret
+
+log = logging.getLogger(__name__)
+
+SYSTEM_PROMPT = (
+    "You rewrite the user's last message in a conversation as one standalone search query. Resolve pronouns "
+    "and references ('it', 'that', 'the second one') with the conversation, keep every constraint of the "
+    "message, add nothing else, and keep the user's language. If the message already stands alone, return it "
+    'unchanged. Answer with JSON only: {"query": "<the standalone query>"}'
+)
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.IGNORECASE)
+_LABEL = re.compile(r"^(?:standalone )?(?:query|rewritten(?: query)?|question)\s*:\s*", re.IGNORECASE)
+
+
+def build_messages(question: str, history: Sequence[MemoryTurn], max_turns: int = 6) -> list[dict[str, str]]:
+    """The chat messages of a rewrite request: the instructions, the last ``max_turns`` turns (answers cut
+    short) and the message to rewrite."""
+    lines = [f"{role}: {' '.join(text.split())}" for role, text in history_for_prompt(list(history)[-max_turns:])]
+    conversation = "\n".join(lines) or "(no earlier turns)"
+    user = f"Conversation:\n{conversation}\n\nLast message: {question}"
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+
+def parse_rewrite(content: str, question: str) -> str:
+    """The query in an LLM answer: ``{"query": ...}`` (also inside a code fence), or the first line of plain
+    text without a ``Query:`` label or quotes.
+
+    :raises GeneratorError: empty, or implausibly long for a query.
+    """
+    text = _FENCE.sub("", content.strip()).strip()
+    query = ""
+    if text.startswith("{"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            data = None
+        if isinstance(data, dict) and isinstance(data.get("query"), str):
+            query = data["query"]
+        elif data is not None:
+            raise GeneratorError("the rewrite answer has no query", reason="bad_response")
+    if not query:
+        first = next((line for line in text.splitlines() if line.strip()), "")
+        query = _LABEL.sub("", first.strip()).strip().strip('"“”「」\'')
+    query = " ".join(query.split())
+    if not query or len(query) > max(400, 4 * len(question)):
+        raise GeneratorError("the rewrite answer is not a usable query", reason="bad_response")
+    return query
+
+
+class OpenAIRewriter:
+    """:param base_url: API root, ``/chat/completions`` is appended.
+    :param timeout: seconds for the whole request (connect and read).
+    :param max_history_turns: remembered turns sent with the message.
+    :param transport: an ``httpx`` transport, for tests."""
+
+    name = "llm"
+
+    def __init__(self, *, base_url: str, model: str, api_key: Secret | str | None = None, timeout: float = 5.0,
+                 max_history_turns: int = 6, transport: httpx.BaseTransport | None = None) -> None:  # fmt: skip
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self._key = api_key if isinstance(api_key, Secret) or api_key is None else Secret(api_key)
+        self.timeout = timeout
+        self.max_history_turns = max_history_turns
+        self._transport = transport
+        self._client: httpx.Client | None = None
+        self._lock = threading.Lock()
+
+    def _http(self) -> httpx.Client:
+        with self._lock:  # built on first use, so each gunicorn worker gets its own pool after the fork
+            if self._client is None:
+                headers = {"Accept": "application/json"}
+                if self._key:
+                    headers["Authorization"] = f"Bearer {self._key.get()}"
+                self._client = httpx.Client(timeout=httpx.Timeout(self.timeout), headers=headers,
+                                            transport=self._transport)  # fmt: skip
+            return self._client
+
+    def rewrite(self, question: str, history: Sequence[MemoryTurn]) -> str:
+        body: dict[str, Any] = {"model": self.model, "messages": build_messages(question, history, self.max_history_turns),
+                                "temperature": 0, "max_tokens": 200, "stream": False}  # fmt: skip
+        try:
+            resp = self._http().post(f"{self.base_url}/chat/completions", json=body)
+        except httpx.TimeoutException:
+            raise GeneratorError("the rewrite LLM did not answer in time", reason="timeout") from None
+        except httpx.HTTPError as exc:
+            raise GeneratorError("the rewrite LLM could not be reached", reason="connect_error",
+                                 error=type(exc).__name__) from None  # fmt: skip
+        if resp.status_code != 200:
+            raise GeneratorError("the rewrite LLM refused the request", reason=f"http_{resp.status_code}")
+        try:
+            content = resp.json()["choices"][0]["message"]["content"]
+            if not isinstance(content, str):
+                raise TypeError("content")
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise GeneratorError("the rewrite LLM returned an unexpected body", reason="bad_response") from exc
+        return parse_rewrite(content, question)
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+
+class FakeLLMRewriter:
+    """Answers ``answers`` in turn (a string, or an exception to raise); records what it was given."""
+
+    name = "llm"
+
+    def __init__(self, *answers: str | Exception) -> None:
+        self.answers = list(answers)
+        self.calls: list[tuple[str, int]] = []
+
+    def rewrite(self, question: str, history: Sequence[MemoryTurn]) -> str:
+        self.calls.append((question, len(history)))
+        answer = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+        if isinstance(answer, Exception):
+            raise answer
+        return parse_rewrite(answer, question)
