@@ -22,6 +22,9 @@ Every key, its default and its meaning::
     partial_chars = 48               # about how many characters each tool_partial_update carries
     threshold_level = ""             # override of the assistant's level ("" = the assistant's)
     response_length = ""             # override of the assistant's response length
+    contextual_mode = ""             # single_turn | entire_conversation ("" = the assistant's): rewrite the
+                                     # query with the chat session's earlier turns
+    memory_ttl_seconds = 3600        # a chat session's memory is forgotten after this long without a call
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ class RagSearchSettings:
     partial_chars: int = 48
     threshold_level: str = ""
     response_length: str = ""
+    contextual_mode: str = ""
+    memory_ttl_seconds: float = 3600.0
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,10 @@ class ToolSettings:
             raise ConfigurationError("tools.rag_search.preview_chars must be 16-10000, partial_chars 1-10000")
         if r.response_length not in ("", "concise", "moderate", "verbose"):
             raise ConfigurationError("tools.rag_search.response_length must be concise, moderate or verbose")
+        if r.contextual_mode not in ("", "single_turn", "entire_conversation"):
+            raise ConfigurationError("tools.rag_search.contextual_mode must be single_turn or entire_conversation")
+        if not 10 <= r.memory_ttl_seconds <= 2_592_000:
+            raise ConfigurationError("tools.rag_search.memory_ttl_seconds must be 10-2592000")
         if r.threshold_level not in ("", "rarely", "less_often", "more_often", "most_often"):
             raise ConfigurationError("tools.rag_search.threshold_level must be rarely, less_often, more_often or most_often")
 

@@ -17,6 +17,12 @@ an ``emit`` callback. The steps and the events they send:
    post-generation filter would reject is ever shown, and the fragments carry the final citation tags
    (never ``<source_n>`` placeholders), so the fragments concatenate to ``tool_end.response`` exactly.
 
+Conversation and safety (``docs/conversation-and-safety.md``): with a chat session, ``inputs.history`` holds
+the remembered turns and ``components.rewriter`` rewrites the query with them before step 2 (the rewritten
+query is searched, filtered and answered; the result says ``inferred_query`` and, when a rewrite was
+attempted, ``query_rewrite``). ``components.hap`` checks the query before step 2 and the answer before it is
+sent; a hit answers the HAP message with outcome ``hap`` and ``is_hap_detected: true``.
+
 Ranks: ``contexts[i].rank`` is ``i + 1``; ``[n]`` in a citation tag is the rank of the cited context and
 ``sources_used`` lists the ranks cited at least once. "I don't know", "no results" and "search failed"
 outcomes answer with the configured message, cite nothing and say which in ``outcome``.
@@ -30,6 +36,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
+from assistant_bridge.conversation.memory import MemoryTurn
+from assistant_bridge.conversation.rewrite import Rewrite, Rewriter
 from assistant_bridge.core.loop import (
     Answer,
     IDontKnow,
@@ -48,6 +56,7 @@ from assistant_bridge.core.scope import chunk_visible
 from assistant_bridge.core.snippets import Snippet
 from assistant_bridge.domain import Chunk, Scope, SearchHit
 from assistant_bridge.generators.base import Generator
+from assistant_bridge.safety.hap import HapCheck, HapVerdict
 from assistant_bridge.tools import events as ev
 from assistant_bridge.tools.config import RagSearchSettings
 
@@ -63,11 +72,13 @@ class Cancelled(Exception):
 
 @dataclass(frozen=True)
 class RagSearchInputs:
-    """Validated inputs. ``filter`` is a parsed filter-language expression (or ``None``)."""
+    """Validated inputs. ``filter`` is a parsed filter-language expression (or ``None``); ``history`` the
+    remembered turns of the chat session, oldest first."""
 
     query: str
     document_ids: tuple[str, ...] | None = None
     filter: Any = None
+    history: tuple[MemoryTurn, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -82,6 +93,10 @@ class RagComponents:
     idk_message: str = "I don't know."
     no_result_message: str = "I did not find anything about this in the documents available to me."
     failed_message: str = "I could not search the documents available to me."
+    rewriter: Rewriter | None = None
+    hap: HapCheck | None = None
+    hap_input_message: str = "I can't respond to that message because it may contain hateful, abusive or profane language."
+    hap_output_message: str = "I can't share the answer because it may contain hateful, abusive or profane language."
 
 
 def narrowed(scope: Scope, document_ids: tuple[str, ...] | None) -> Scope:
@@ -211,13 +226,23 @@ def run_rag_search(
             raise Cancelled()
 
     emit(ev.phase(ev.SEARCH_PREPARATION, "started"))
+    c = components
+    verdicts: dict[str, HapVerdict] = {}
+    if c.hap is not None:
+        verdicts["input"] = c.hap.check("input", inputs.query)
+        if verdicts["input"].detected:
+            result = _hap_result(c.hap_input_message, (), [], components, settings, execution_id, inputs.query, None,
+                                 verdicts)  # fmt: skip
+            emit(ev.partial(result["response"]))
+            return result
+    rewrite = c.rewriter.rewrite(inputs.query, inputs.history) if c.rewriter is not None else None
+    query = rewrite.query if rewrite is not None else inputs.query
     scope = narrowed(scope, inputs.document_ids)
     step()
-    hits = [h for h in search(inputs.query, scope, settings.retrieve_limit, inputs.filter) if chunk_visible(h.chunk, scope)]
+    hits = [h for h in search(query, scope, settings.retrieve_limit, inputs.filter) if chunk_visible(h.chunk, scope)]
     emit(ev.phase(ev.RETRIEVAL, "completed", {"retrieved_count": len(hits)}))
     step()
-    c = components
-    prepared = prepare_generation(inputs.query, [hit_result(h) for h in hits], prefilter=c.prefilter,
+    prepared = prepare_generation(query, [hit_result(h) for h in hits], prefilter=c.prefilter,
                                   generator=c.generator, thresholds=c.thresholds, clock=clock)  # fmt: skip
     kept = _kept(prepared)
     emit(ev.phase(ev.RERANKING, "completed", {"initial_count": len(hits), "reranked_count": len(hits),
@@ -227,7 +252,7 @@ def run_rag_search(
     outcome: Outcome
     if isinstance(prepared, Prepared):
         started = clock()
-        stream = c.generator.stream(inputs.query, list(prepared.snippets), c.response_length)  # type: ignore[arg-type]
+        stream = c.generator.stream(query, list(prepared.snippets), c.response_length)  # type: ignore[arg-type]
         try:
             for _delta in stream:
                 step()
@@ -241,10 +266,35 @@ def run_rag_search(
     else:
         outcome = prepared
     step()
+    if isinstance(outcome, Answer) and c.hap is not None:
+        verdicts["output"] = c.hap.check("output", outcome.text)
+        if verdicts["output"].detected:
+            result = _hap_result(c.hap_output_message, kept, hits, components, settings, execution_id, query, rewrite,
+                                 verdicts)  # fmt: skip
+            emit(ev.partial(result["response"]))
+            return result
     result = build_result(outcome, kept, hits, components, settings, execution_id)
+    result.update(_conversation_fields(query, rewrite, verdicts))
     for piece in fragments(result["response"], settings.partial_chars):
         emit(ev.partial(piece))
     return result
+
+
+def _conversation_fields(query: str, rewrite: Rewrite | None, verdicts: Mapping[str, HapVerdict]) -> dict[str, Any]:
+    out: dict[str, Any] = {"inferred_query": query, "is_hap_detected": any(v.detected for v in verdicts.values())}
+    if rewrite is not None and rewrite.mode != "single_turn":
+        out["query_rewrite"] = rewrite.to_json()
+    return out
+
+
+def _hap_result(message: str, kept: Sequence[Snippet], hits: Sequence[SearchHit], components: RagComponents,
+                settings: RagSearchSettings, execution_id: str, query: str, rewrite: Rewrite | None,
+                verdicts: Mapping[str, HapVerdict]) -> dict[str, Any]:  # fmt: skip
+    """The result of a turn blocked by the HAP filter: the message, nothing cited."""
+    contexts = [context_json(rank, hits[snippet.result_index], False, settings.preview_chars)
+                for rank, snippet in enumerate(dict((s.result_index, s) for s in kept).values(), start=1)]  # fmt: skip
+    return {"response": message, "contexts": contexts, "sources_used": [], "model": components.generator.name,
+            "execution_id": execution_id, "outcome": "hap", **_conversation_fields(query, rewrite, verdicts)}  # fmt: skip
 
 
 def build_result(outcome: Outcome, kept: Sequence[Snippet], hits: Sequence[SearchHit], components: RagComponents,

@@ -7,6 +7,11 @@ assistant named by ``tools.rag_search.assistant``, so both APIs answer and absta
 of each model. ``Services.extras["rag_search"]`` may hold a :class:`~assistant_bridge.tools.rag_search.RagComponents`
 that replaces them (tests, custom set-ups).
 
+Conversation memory: an execution with a chat session id reads that session's remembered turns (kind
+``tool`` in :mod:`~assistant_bridge.conversation.memory`) for query rewriting and records its own turn; the
+memory expires ``tools.rag_search.memory_ttl_seconds`` after the session's last call (the next call starts
+afresh). Without a session id nothing is remembered.
+
 Cancellation: a streamed execution runs in a thread of its own while the response generator forwards its
 events; when the client goes away the server closes the generator, which sets the execution's cancel flag,
 and the execution stops at its next step (a model call already running finishes first). Background
@@ -15,13 +20,16 @@ executions are not cancelled by a closed stream: their result stays available.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import queue
+import re
 import threading
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
+from assistant_bridge.conversation.memory import ConversationMemory, MemoryLimits, MemoryTurn
 from assistant_bridge.domain import Scope
 from assistant_bridge.errors import BridgeError, ConfigurationError
 from assistant_bridge.services import Services
@@ -41,6 +49,8 @@ log = logging.getLogger(__name__)
 EXTRAS_KEY = "tools"
 COMPONENTS_KEY = "rag_search"
 INTERNAL_MESSAGE = "internal error; see the server log"
+MEMORY_KIND = "tool"
+_CITATION_TAG = re.compile(r'\s?<citation id="[^"<>]*">\[\d+\]</citation>')
 
 
 class Execution:
@@ -83,6 +93,7 @@ class ToolsRuntime:
         self.executions = ExecutionStore(services.store, max_execution_seconds=s.max_execution_seconds,
                                          ttl_seconds=s.execution_ttl_seconds)  # fmt: skip
         self.sessions = SessionAccess(services.store)
+        self.memory = ConversationMemory(services.store)
         self.runner = ExecutionRunner(s.async_threads, s.max_queued)
 
     # -- components -------------------------------------------------------------------------------------
@@ -104,12 +115,37 @@ class ToolsRuntime:
         rt.check_ready()
         pre, post = rt.filters()
         cs = assistant.conversational
+        rewriter = rt.rewriter(assistant)
+        if r.contextual_mode and r.contextual_mode != cs.contextual_mode:
+            from assistant_bridge.conversation.rewrite import Rewriter
+
+            rewriter = Rewriter(r.contextual_mode, rewriter.primary)
         return RagComponents(
             generator=rt.generator(assistant), prefilter=pre, postfilter=post,
             thresholds=rt.thresholds(r.threshold_level or cs.threshold_level),
             response_length=r.response_length or cs.response_length, idk_message=assistant.messages.idk,
             no_result_message=assistant.messages.no_result, failed_message=assistant.messages.error,
+            rewriter=rewriter, hap=rt.hap(assistant), hap_input_message=assistant.messages.hap_input,
+            hap_output_message=assistant.messages.hap_output,
         )  # fmt: skip
+
+    def memory_limits(self) -> MemoryLimits:
+        """The memory bounds of the assistant rag_search borrows from (defaults with custom components)."""
+        if self.services.extras.get(COMPONENTS_KEY) is not None:
+            return MemoryLimits()
+        return self.assistant().conversational.memory
+
+    def _remember(self, session_id: str, job: Job, result: dict[str, Any]) -> None:
+        answered = result["outcome"] == "answer"
+        turn = MemoryTurn(
+            question=job.inputs.query, query=str(result.get("inferred_query") or job.inputs.query),
+            answer=_CITATION_TAG.sub("", result["response"]) if answered else "",
+            result_ids=tuple(c["chunk_id"] for c in result["contexts"]),
+            cited_ids=tuple(c["chunk_id"] for c in result["contexts"] if c["used_in_response"]),
+            outcome=result["outcome"],
+        )  # fmt: skip
+        self.memory.append(MEMORY_KIND, session_id, turn, self.settings.rag_search.memory_ttl_seconds,
+                           self.memory_limits())  # fmt: skip
 
     def assistant(self) -> Assistant:
         """The ``/message`` assistant rag_search borrows its components and messages from.
@@ -142,10 +178,16 @@ class ToolsRuntime:
         rid = execution.record.id
         self.executions.start(rid)
         started = time.perf_counter()
+        session_id = job.scope.session_id
         try:
-            result = run_rag_search(job.inputs, job.scope, search=self._search, components=self.components(),
+            inputs = job.inputs
+            if session_id:
+                inputs = dataclasses.replace(inputs, history=tuple(self.memory.turns(MEMORY_KIND, session_id)))
+            result = run_rag_search(inputs, job.scope, search=self._search, components=self.components(),
                                     settings=self.settings.rag_search, execution_id=rid, emit=execution.emit,
                                     cancelled=execution.cancel.is_set)  # fmt: skip
+            if session_id:
+                self._remember(session_id, job, result)
         except Cancelled:
             log.info("tools.execution.cancelled id=%s", rid)
             self.executions.fail(rid, execution.cancel_reason, "cancelled", status="cancelled")
