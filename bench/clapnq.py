@@ -5,13 +5,24 @@ Usage::
     python -m bench.clapnq --data /work/shared/data                      # gold setting, dev, real filters
     python -m bench.clapnq --data ... --filters none --embedder none      # ablations
     python -m bench.clapnq --data ... --split train46                     # held-out check (46 questions)
+    python -m bench.clapnq --data ... --setting rag --retrieval lexical   # BM25 over the 11,282 passages
+    python -m bench.clapnq --data ... --setting rag --retrieval dense --max-passages 2000   # e5, cached subset
     python -m bench.clapnq --data ... --setting rag --search pkg.mod:fn   # fn(query) -> list of results
     python -m bench.clapnq --data ... --generator openai                  # uses LLM_BASE_URL/LLM_MODEL/LLM_API_KEY
 
-Gold setting: each question's own passage is its single search result. Reported (percent): RougeL, R and
+Gold setting: each question's own passage is its single search result. RAG setting: the question is searched
+through the product's own search path (``Services.search`` on Milvus Lite by default, as the built-in
+``/message`` source does) over the CLAPNQ dev mini corpus, loaded once into ``--work-dir`` with the
+benchmarks' embedding cache (``bench/retrieval.py``), and the loop runs over the top ``--top-k`` results
+(the product's ``search.default_limit``, 10, by default; the loop keeps at most five snippets). ``lexical``
+needs no embeddings (the index is built with the hashing embedder); ``dense`` and ``hybrid`` use e5-small,
+whose passage vectors are cached only for the ``--max-passages 2000`` subset (the gold passages plus
+distractors). Reported (percent): RougeL, R and
 RougeLp on the answerable questions (an "I don't know" scores 0), the same on the raw generation before
-the filters ("gen"), mean answer length in characters (answered answerable questions), Un-ans% (share of unanswerable questions answered
-"I don't know"), false-IDK% (share of answerable ones), and p50/p95 per loop stage in milliseconds.
+the filters ("gen"), mean answer length in characters (answered answerable questions), Un-ans% (share of
+unanswerable questions answered "I don't know"), false-IDK% (share of answerable ones), and p50/p95 per loop
+stage in milliseconds; in the RAG setting also the share of answerable questions whose gold passage is among
+the results ("gold in results"). RougeLp is measured against the gold passage in both settings.
 """
 
 from __future__ import annotations
@@ -26,6 +37,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from assistant_bridge.core.custom_search import hit_to_result
 from assistant_bridge.core.loop import Answer, IDontKnow, run_conversational_search
 from assistant_bridge.core.results import SearchResult
 from assistant_bridge.core.snippets import build_snippets
@@ -75,6 +87,47 @@ def import_search(spec: str) -> Search:
     return search
 
 
+class ProductSearch:
+    """The RAG setting's search: the product's ``Services.search`` over the loaded mini corpus, results shaped
+    as the built-in ``/message`` source shapes them. Records which passages came back for each question."""
+
+    def __init__(self, services: Any, mode: str, limit: int) -> None:
+        from assistant_bridge.domain import Principal, Scope
+
+        self.services = services
+        self.mode = mode
+        self.limit = limit or services.settings.search.default_limit
+        self.scope = Scope(Principal("bench", admin=True))
+        self.passages: dict[str, list[str]] = {}
+
+    def __call__(self, question: Question) -> list[SearchResult]:
+        hits = self.services.search(question.question, self.scope, mode=self.mode, limit=self.limit)
+        self.passages[question.id] = [h.chunk.url.split(":", 1)[1] for h in hits if h.chunk.url]
+        out = []
+        for hit in hits:
+            data = hit_to_result(hit, question.question, self.services.settings.search.default_passage_chars)
+            data["id"] = hit.chunk.id
+            out.append(SearchResult.from_json(data))
+        return out
+
+
+def open_rag_search(args: argparse.Namespace) -> tuple[ProductSearch, dict[str, set[str]], str]:
+    """Load (or reopen) the mini corpus for ``--retrieval`` and return the search, the qrels and a label."""
+    from bench.retrieval import open_corpus
+
+    embedder = args.index_embedder or ("hashing" if args.retrieval == "lexical" else "e5-small")
+    if embedder == "hashing" and args.retrieval != "lexical":
+        raise SystemExit("--retrieval dense/hybrid needs a real embedder (--index-embedder e5-small)")
+    svc, corpus, _, qrels, load_s = open_corpus(
+        args.data, args.work_dir, backend=args.backend, embedder=embedder, max_passages=args.max_passages,
+        cache=args.cache,
+    )  # fmt: skip
+    search = ProductSearch(svc, args.retrieval, args.top_k)
+    label = (f"{args.retrieval} retrieval over {len(corpus)} passages ({args.backend}, index embedder {embedder}), "
+             f"top {search.limit}" + (f", loaded in {load_s:.0f} s" if load_s else ""))  # fmt: skip
+    return search, qrels, label
+
+
 def load_filter_set(kind: str, level: str) -> tuple[Any, Any, Any, str, Any]:
     """``(pre, post, thresholds, label, sentence encoder or None)``.
 
@@ -94,7 +147,8 @@ def load_filter_set(kind: str, level: str) -> tuple[Any, Any, Any, str, Any]:
         pre, post = of.load_filters(encoder=encoder)
         label = f"filters ({level}: pre_gen>={thresholds.pre_gen}, post_gen>={thresholds.post_gen})"
     except ModelLoadError:
-        pre = of.OnnxPreFilter(of.OnnxClassifier(of.default_model_dir() / of.PRE_MODEL_FILE, of.PRE_FEATURES), encoder)
+        model = of.OnnxClassifier(of.default_model_dir() / of.PRE_MODEL_FILE, of.PRE_FEATURES, of.PRE_VERSION)
+        pre = of.OnnxPreFilter(model, encoder)
         post = _PassFilter()
         label = f"PRE filter only, post-filter model missing ({level}: pre_gen>={thresholds.pre_gen})"
     pre.warm_up()
@@ -181,6 +235,8 @@ def _print_table(summary: dict[str, Any], label: str) -> None:
     print(f"{'generation':14s}{s['gen_rougeL']:8.1f}{s['gen_R']:8.1f}{s['gen_rougeLp']:9.1f}{s['gen_len']:7.0f}")
     print(f"Un-ans% {s['unans_pct']:.1f} (n={s['n_unanswerable']})   false-IDK% {s['false_idk_pct']:.1f} "
           f"(n={s['n_answerable']})")  # fmt: skip
+    if "gold_in_results_pct" in s:
+        print(f"gold passage in the results: {s['gold_in_results_pct']:.1f}% of the answerable questions")
     print(f"{'stage (ms)':14s}{'p50':>8s}{'p95':>8s}")
     known = ["search", "snippets", "pre_filter", "truncation", "generation", "post_filter", "citations", "total", "turn"]
     stages = [k for k in known if k in s["latency_ms"]] + [k for k in s["latency_ms"] if k not in known]
@@ -204,7 +260,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, required=True, help="folder that holds clapnq/")
     ap.add_argument("--setting", choices=("gold", "rag"), default="gold")
-    ap.add_argument("--search", help="rag setting: package.module:function(query) -> results")
+    ap.add_argument("--search", help="rag setting: package.module:function(query) -> results, instead of the "
+                    "product's search over the mini corpus")  # fmt: skip
+    ap.add_argument("--retrieval", choices=("lexical", "dense", "hybrid"), default="lexical",
+                    help="rag setting: the product's search mode")  # fmt: skip
+    ap.add_argument("--max-passages", type=int, default=0,
+                    help="rag setting: the gold passages plus distractors up to N (0 = all 11,282)")  # fmt: skip
+    ap.add_argument("--top-k", type=int, default=0, help="rag setting: results per question (default 10)")
+    ap.add_argument("--work-dir", type=Path, default=Path("/tmp/assistant-bridge-bench"),
+                    help="rag setting: where the loaded corpus lives")  # fmt: skip
+    ap.add_argument("--cache", type=Path, help="embedding cache (default <work-dir>/embedding-cache.sqlite3)")
+    ap.add_argument("--backend", default="milvus-lite", help="rag setting: search backend kind")
+    ap.add_argument("--index-embedder", help="rag setting: hashing (lexical default) or e5-small")
     ap.add_argument("--split", choices=("dev", "train46"), default="dev")
     ap.add_argument("--limit", type=int, default=0, help="first N answerable and first N unanswerable")
     ap.add_argument("--generator", default="extractive", help="extractive | openai")
@@ -222,12 +289,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         questions = [q for q in questions if q.answerable][: args.limit] + [
             q for q in questions if not q.answerable
         ][: args.limit]
+    qrels: dict[str, set[str]] = {}
+    search_label = ""
     if args.setting == "gold":
         search: Search = gold_search
     elif args.search:
         search = import_search(args.search)
+        search_label = f"search {args.search}"
     else:
-        ap.error("--setting rag needs --search package.module:function (the search backend to use)")
+        import logging
+
+        logging.basicConfig(level=logging.WARNING)
+        logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
+        search, qrels, search_label = open_rag_search(args)
 
     try:
         pre, post, thresholds, filter_label, encoder = load_filter_set(args.filters, args.level)
@@ -246,8 +320,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     generator.warm_up()
 
     result = evaluate(questions, search, generator, pre, post, thresholds, args.response_length)
-    label = (f"CLAPNQ {args.split} {args.setting}, generator={getattr(generator, 'model', args.generator)}, "
-             f"{filter_label}, response_length={args.response_length}")  # fmt: skip
+    if isinstance(search, ProductSearch):
+        answerable = [q for q in questions if q.answerable]
+        found = [bool(set(search.passages.get(q.id, ())) & qrels.get(q.id, set())) for q in answerable]
+        result["summary"]["gold_in_results_pct"] = 100 * sum(found) / max(1, len(found))
+        for row in result["rows"]:
+            row["passages"] = search.passages.get(row["id"], [])
+    label = (f"CLAPNQ {args.split} {args.setting}" + (f" ({search_label})" if search_label else "")
+             + f", generator={getattr(generator, 'model', args.generator)}, {filter_label}, "
+             f"response_length={args.response_length}")  # fmt: skip
     if args.json:
         out: dict[str, Any] = {"label": label, "summary": result["summary"]}
         if args.rows:

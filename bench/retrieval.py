@@ -48,6 +48,43 @@ def es_options(url: str) -> dict[str, object]:
     return {"es_url": url, "es_compat_plain_json": True} if url else {}
 
 
+def open_corpus(data: Path, work_dir: Path, *, backend: str = "milvus-lite", embedder: str = "e5-small",
+                max_passages: int = 0, es_url: str = "",
+                cache: Path | None = None) -> tuple[Services, list[dict], dict[str, str], dict[str, set[str]], float]:  # fmt: skip
+    """The CLAPNQ dev mini corpus in a search backend, through the product's own services.
+
+    ``max_passages`` keeps every relevant passage plus the first N-|relevant| others. The backend's data
+    lives in ``work_dir/<backend>-<embedder>-<n>`` and is loaded only when it holds fewer passages than
+    asked; embeddings go through the content-hash cache ``cache`` (default ``work_dir/embedding-cache.sqlite3``).
+
+    :returns: ``(services, corpus rows, answerable questions, qrels, seconds spent loading)``.
+    """
+    corpus, questions, qrels = load_clapnq(data)
+    if max_passages:
+        rel = set().union(*qrels.values())
+        keep = [r for r in corpus if r["_id"] in rel]
+        keep += [r for r in corpus if r["_id"] not in rel][: max(0, max_passages - len(keep))]
+        corpus = keep
+    settings = load_settings(env={}, overrides={
+        "data_dir": str(work_dir / f"{backend}-{embedder}-{len(corpus)}"),
+        "embedder": {"kind": embedder, "dim": 384},
+        "backend": {"kind": backend, "collection": f"clapnq_{embedder.replace('-', '_')}_{len(corpus)}_flat", **es_options(es_url)},
+    })  # fmt: skip
+    # the embedding cache is shared between runs and backends
+    from assistant_bridge.store import SQLiteStore
+
+    store = SQLiteStore(cache or work_dir / "embedding-cache.sqlite3")
+    svc = Services.from_settings(settings, store=store)
+    svc.warm_up()
+    chunks = passages_to_chunks(corpus)
+    have = svc.backend.count()
+    load_s = 0.0
+    if have < len(chunks):
+        print(f"loading {len(chunks)} passages into {backend} (have {have})", flush=True)
+        load_s = bulk_load(svc, chunks)
+    return svc, corpus, questions, qrels, load_s
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, required=True)
@@ -63,29 +100,11 @@ def main() -> int:
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
 
-    corpus, questions, qrels = load_clapnq(args.data)
-    if args.max_passages:
-        rel = set().union(*qrels.values())
-        keep = [r for r in corpus if r["_id"] in rel]
-        keep += [r for r in corpus if r["_id"] not in rel][: max(0, args.max_passages - len(keep))]
-        corpus = keep
-    settings = load_settings(env={}, overrides={
-        "data_dir": str(args.work_dir / f"{args.backend}-{args.embedder}-{len(corpus)}"),
-        "embedder": {"kind": args.embedder, "dim": 384},
-        "backend": {"kind": args.backend, "collection": f"clapnq_{args.embedder.replace('-', '_')}_{len(corpus)}_flat", **es_options(args.es_url)},
-    })  # fmt: skip
-    # the embedding cache is shared between runs and backends
-    from assistant_bridge.store import SQLiteStore
-
-    store = SQLiteStore(args.work_dir / "embedding-cache.sqlite3")
-    svc = Services.from_settings(settings, store=store)
-    svc.warm_up()
-    chunks = passages_to_chunks(corpus)
-    have = svc.backend.count()
-    load_s = 0.0
-    if have < len(chunks):
-        print(f"loading {len(chunks)} passages into {args.backend} (have {have})", flush=True)
-        load_s = bulk_load(svc, chunks)
+    svc, corpus, questions, qrels, load_s = open_corpus(
+        args.data, args.work_dir, backend=args.backend, embedder=args.embedder, max_passages=args.max_passages,
+        es_url=args.es_url,
+    )
+    chunks = corpus
     scope = Scope(Principal("bench", admin=True))
     report: dict[str, object] = {"passages": len(chunks), "queries": len(questions), "load_seconds": round(load_s, 1),
                                  "backend": args.backend, "embedder": svc.embedder.name}  # fmt: skip
