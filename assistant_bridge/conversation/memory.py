@@ -9,7 +9,8 @@ APIs keeps two separate histories.
 Invariants:
 
 * bounded: at most ``max_turns`` turns and ``max_bytes`` bytes (UTF-8 JSON) per session; the oldest turns
-  are dropped first, and the newest turn is always kept (its answer is cut to :data:`MAX_ANSWER_CHARS`);
+  are dropped first, and the newest turn is always kept (its answer is cut to :data:`MAX_ANSWER_CHARS`, and
+  a turn larger than ``max_bytes`` on its own keeps only the start of its question and query);
 * expiring: every turn of a session carries the session's expiry, pushed back at each turn; expired turns
   are never read and are deleted lazily;
 * no user text in logs: only counts are logged.
@@ -22,7 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
 from assistant_bridge.errors import ConfigurationError
@@ -137,11 +138,12 @@ class ConversationMemory:
         """
         now = self._clock()
         self._maybe_purge(now)
-        turn = MemoryTurn(**{**turn.bounded().__dict__, "at": now})
+        turn = replace(turn.bounded(), at=now)
         data = json.dumps(turn.to_json(), ensure_ascii=False)
         size = len(data.encode("utf-8"))
-        if size > limits.max_bytes:  # one huge turn: keep its question and query only
-            turn = MemoryTurn(turn.question[:1000], turn.query[:1000], "", turn.result_ids, turn.cited_ids,
+        if size > limits.max_bytes:  # one huge turn: keep the start of its question and query only
+            cut = limits.max_bytes // 10  # characters; UTF-8 takes at most 4 bytes each, plus the JSON around
+            turn = MemoryTurn(turn.question[:cut], turn.query[:cut], "", turn.result_ids[:3], turn.cited_ids[:3],
                               turn.outcome, now)  # fmt: skip
             data = json.dumps(turn.to_json(), ensure_ascii=False)
             size = len(data.encode("utf-8"))

@@ -6,7 +6,7 @@ Two contextual modes (spec §A.3), per assistant (``conversational_search.contex
 * ``entire_conversation``: the last message is rewritten with the remembered turns (:mod:`.memory`), by an
   OpenAI-compatible LLM when one is configured (:mod:`.rewrite_llm`), otherwise by the embedded rewriter
   (:mod:`.rewrite_embedded`), which needs no model: it leaves a self-contained message alone and appends to
-  a follow-up the key terms of earlier turns it lacks (``"Which is more important? (Market Cap, NAV)"``).
+  a follow-up the key terms of earlier turns it lacks (``"Which is more important? — Market Cap / NAV"``).
 
 The rewritten query is what the turn searches, filters and answers; both it and the original message go to
 ``output.debug`` (:meth:`Rewrite.to_json`). Invariant: :meth:`Rewriter.rewrite` never raises for a failing

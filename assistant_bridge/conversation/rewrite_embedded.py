@@ -10,8 +10,8 @@ value"); a definite reference with one topic word ("What are the fees?").
 
 Carried terms: runs of content words (noun-phrase-like spans, capitalised spans, acronyms) for Latin
 scripts, katakana/kanji runs for Japanese, scored by recency over the earlier queries and, less, their
-answers (:func:`carried_terms`). They are appended in parentheses: ``"Which is more important? (Market Cap,
-NAV)"``. Pure Python, no I/O.
+answers (:func:`carried_terms`). They are appended after a dash: ``"Which is more important? — Market Cap /
+NAV"``. Pure Python, no I/O.
 """
 
 from __future__ import annotations
@@ -400,10 +400,10 @@ class EmbeddedRewriter:
 
 
 def compose(question: str, scored: Sequence[tuple[str, float]], decision: FollowUp, lang: str) -> str:
-    """The message with the carried terms appended in parentheses. The anaphor is left in place: putting a
-    term in its place reads well when the term is right and badly when it is not, and searches the same."""
+    """The message with the carried terms appended after a dash, separated by slashes and spaces so that no
+    tokenizer glues them to punctuation: ``"Which is more important? — Market Cap / NAV"``. The anaphor is
+    left in place: putting a term in its place reads well when the term is right and badly when it is not,
+    and searches the same."""
     if not scored:
         return question
-    terms = [t for t, _ in scored]
-    joined = "、".join(terms) if lang == "ja" else ", ".join(terms)
-    return f"{question.strip()} ({joined})"[:MAX_QUERY_CHARS]
+    return f"{question.strip()} — {' / '.join(t for t, _ in scored)}"[:MAX_QUERY_CHARS]

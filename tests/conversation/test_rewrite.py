@@ -1,0 +1,230 @@
+"""Query rewriting: follow-up detection in English, French and Japanese, carried terms, the contextual modes,
+the LLM rewriter (prompt, parsing, every failure falls back to the last message) and the factory."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from assistant_bridge.conversation.memory import MemoryTurn
+from assistant_bridge.conversation.rewrite import Rewriter, make_rewriter
+from assistant_bridge.conversation.rewrite_embedded import EmbeddedRewriter, carried_terms, detect, language, terms_of
+from assistant_bridge.conversation.rewrite_llm import (
+    FakeLLMRewriter,
+    OpenAIRewriter,
+    build_messages,
+    parse_rewrite,
+)
+from assistant_bridge.errors import ConfigurationError, GeneratorError
+
+pytestmark = pytest.mark.unit
+
+NAV = [MemoryTurn("What's the difference between Market Cap and NAV?", "What's the difference between Market Cap and NAV?",
+                  "Market cap is the share price times the number of shares. NAV, the net asset value, is assets "
+                  "minus liabilities per share.")]  # fmt: skip
+FRANCE = [MemoryTurn("What is the capital gains tax rate in France?", "What is the capital gains tax rate in France?",
+                     "France applies a flat tax of 30 percent.")]  # fmt: skip
+TVA = [MemoryTurn("Quel est le taux de TVA en France ?", "Quel est le taux de TVA en France ?", "Le taux normal est de 20 %.")]
+OSAKA = [MemoryTurn("大阪の消費税率は何パーセントですか？", "大阪の消費税率は何パーセントですか？", "消費税率は10パーセントです。")]
+
+
+def rewrite(question: str, history: list[MemoryTurn]) -> str:
+    return Rewriter("entire_conversation").rewrite(question, history).query
+
+
+@pytest.mark.parametrize("question, reason", [
+    ("Is it taxable?", "anaphora"),
+    ("Where do I buy those?", "anaphora"),
+    ("Is there one that is more important than the others?", "anaphora"),
+    ("What about ETFs?", "continuation"),
+    ("And for bonds?", "continuation"),
+    ("I meant for a deceased relative", "continuation"),
+    ("Which is more important?", "no_topic"),
+    ("Why?", "continuation"),
+    ("enterprise value", "fragment"),
+    ("What are the fees?", "definite_reference"),
+    ("Comment est-il calculé ?", "anaphora"),
+    ("Celui-ci s'applique aux livres ?", "anaphora"),
+    ("Et pour la Belgique ?", "continuation"),
+    ("Qu'en est-il de l'Espagne ?", "continuation"),
+    ("それはいつから始まりましたか？", "anaphora"),
+    ("その計算方法は？", "anaphora"),
+    ("東京は？", "continuation"),
+])  # fmt: skip
+def test_follow_ups_are_detected(question: str, reason: str) -> None:
+    decision = detect(question)
+    assert decision.follow_up and decision.reason == reason
+
+
+@pytest.mark.parametrize("question", [
+    "How do I reset my password?",
+    "What is inflation?",
+    "What is a Roth IRA?",
+    "Is it safer to invest in bonds than in stocks?",
+    "Debt consolidation - is it a good idea?",
+    "How do companies hire their employees?",
+    "Faut-il payer des impôts sur les plus-values ?",
+    "Comment réinitialiser mon mot de passe ?",
+    "パスワードをリセットする方法は？",
+])  # fmt: skip
+def test_self_contained_questions_are_left_alone(question: str) -> None:
+    assert not detect(question).follow_up
+    for history in (NAV, TVA, OSAKA):
+        assert rewrite(question, history) == question
+
+
+def test_follow_ups_carry_the_topic_of_earlier_turns() -> None:
+    assert rewrite("Which is more important?", NAV) == "Which is more important? — Market Cap / NAV"
+    assert rewrite("enterprise value", NAV) == "enterprise value — Market Cap / NAV"
+    assert rewrite("Is it taxable?", NAV) == "Is it taxable? — Market Cap / NAV"
+    assert rewrite("Comment est-il calculé ?", TVA) == "Comment est-il calculé ? — TVA / France / taux"
+    assert rewrite("それはいつから始まりましたか？", OSAKA).startswith("それはいつから始まりましたか？ — 消費税率")
+
+
+def test_what_about_x_replaces_the_entity_and_keeps_the_topic() -> None:
+    assert rewrite("What about Germany?", FRANCE) == "What about Germany? — capital gains tax rate"
+    assert rewrite("Et pour la Belgique ?", TVA) == "Et pour la Belgique ? — TVA / taux"
+    ja = rewrite("東京は？", OSAKA)
+    assert "消費税率" in ja and "大阪" not in ja
+
+
+def test_recent_turns_weigh_more_and_answers_less() -> None:
+    history = [MemoryTurn("How do pensions work?", "How do pensions work?", "Pensions pay out monthly."),
+               MemoryTurn("What is a Roth IRA?", "What is a Roth IRA?", "A Roth IRA is funded with taxed income.")]  # fmt: skip
+    terms = [t for t, _ in carried_terms("Is it taxable?", history, "en")]
+    assert terms[0] == "Roth IRA" and "pensions" in terms
+    assert "taxed income" not in terms  # an answer only confirms terms, it adds names only when it repeats them
+
+
+def test_blocked_turns_are_ignored() -> None:
+    history = [MemoryTurn("bad words here", "bad words here", outcome="hap")]
+    assert rewrite("Which is more important?", history) == "Which is more important?"
+
+
+def test_terms_and_language() -> None:
+    assert language("Quel est le taux ?") == "fr" and language("消費税") == "ja" and language("What is it?") == "en"
+    assert [t.text for t in terms_of("What's the difference between Market Cap and NAV?")] == ["Market Cap", "NAV"]
+    assert [t.text for t in terms_of("大阪の消費税率は何パーセントですか？")] == ["大阪", "消費税率", "パーセント"]
+
+
+def test_modes() -> None:
+    single = Rewriter("single_turn").rewrite("Is it taxable?", NAV)
+    assert (single.query, single.method, single.rewritten) == ("Is it taxable?", "none", False)
+    first = Rewriter("entire_conversation").rewrite("Is it taxable?", [])
+    assert first.method == "none" and first.history_turns == 0
+    full = Rewriter("entire_conversation").rewrite("Is it taxable?", NAV)
+    assert full.method == "embedded" and full.follow_up is True and full.carried == ("Market Cap", "NAV")
+    debug = full.to_json()
+    assert debug["original_query"] == "Is it taxable?" and debug["rewritten_query"] == full.query
+    assert debug["rewritten"] is True and debug["history_turns"] == 1 and debug["fallback"] is False
+    with pytest.raises(ValueError):
+        Rewriter("whole_thing")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=200), st.lists(st.text(max_size=120), max_size=4))
+def test_the_embedded_rewriter_never_fails_and_keeps_the_message(question: str, previous: list[str]) -> None:
+    history = [MemoryTurn(p, p, p) for p in previous]
+    result = Rewriter("entire_conversation").rewrite(question, history)
+    assert result.query.startswith(question.strip()[:100]) or result.query == question
+
+
+def test_rewriting_is_fast() -> None:
+    import time
+
+    history = NAV * 20
+    rw = EmbeddedRewriter()
+    start = time.perf_counter()
+    for _ in range(50):
+        rw.rewrite("Which is more important?", history)
+    assert (time.perf_counter() - start) / 50 < 0.05
+
+
+# --- LLM rewriter --------------------------------------------------------------------------------------------
+def test_llm_rewrite_and_parsing() -> None:
+    fake = FakeLLMRewriter('{"query": "Which is more important, Market Cap or NAV?"}')
+    result = Rewriter("entire_conversation", fake).rewrite("Which is more important?", NAV)
+    assert result.query == "Which is more important, Market Cap or NAV?" and result.method == "llm"
+    assert fake.calls == [("Which is more important?", 1)]
+    assert parse_rewrite('```json\n{"query": "a b"}\n```', "q") == "a b"
+    assert parse_rewrite('Query: "Roth IRA limits"\nbecause...', "q") == "Roth IRA limits"
+    for bad in ("", '{"answer": 1}', "x" * 2000):
+        with pytest.raises(GeneratorError):
+            parse_rewrite(bad, "short question")
+
+
+@pytest.mark.parametrize("failure, reason", [
+    (GeneratorError("down", reason="timeout"), "timeout"),
+    ("", "bad_response"),
+    ('{"nope": true}', "bad_response"),
+])  # fmt: skip
+def test_a_failing_llm_falls_back_to_the_last_message(failure: Any, reason: str) -> None:
+    result = Rewriter("entire_conversation", FakeLLMRewriter(failure)).rewrite("Which is more important?", NAV)
+    assert result.query == "Which is more important?" and result.method == "fallback"
+    assert result.fallback_reason == reason and result.to_json()["fallback"] is True
+
+
+def _llm(handler: Any) -> OpenAIRewriter:
+    return OpenAIRewriter(base_url="http://llm.test/v1", model="m", api_key="sk-secret", timeout=1.0,
+                          transport=httpx.MockTransport(handler))  # fmt: skip
+
+
+def test_openai_rewriter_request_and_answer() -> None:
+    seen: list[dict[str, Any]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append({"url": str(request.url), "auth": request.headers.get("authorization"),
+                     "body": json.loads(request.content)})  # fmt: skip
+        return httpx.Response(200, json={"choices": [{"message": {"content": '{"query": "Is NAV taxable?"}'}}]})
+
+    assert _llm(handler).rewrite("Is it taxable?", NAV) == "Is NAV taxable?"
+    (req,) = seen
+    assert req["url"] == "http://llm.test/v1/chat/completions" and req["auth"] == "Bearer sk-secret"
+    body = req["body"]
+    assert body["model"] == "m" and body["temperature"] == 0 and body["messages"][0]["role"] == "system"
+    assert "Market Cap and NAV" in body["messages"][1]["content"] and "Last message: Is it taxable?" in body["messages"][1]["content"]
+
+
+@pytest.mark.parametrize("response, reason", [
+    (lambda r: httpx.Response(500, json={}), "http_500"),
+    (lambda r: httpx.Response(200, text="not json"), "bad_response"),
+    (lambda r: httpx.Response(200, json={"choices": []}), "bad_response"),
+])  # fmt: skip
+def test_openai_rewriter_failures_fall_back(response: Any, reason: str) -> None:
+    result = Rewriter("entire_conversation", _llm(response)).rewrite("Is it taxable?", NAV)
+    assert (result.query, result.method, result.fallback_reason) == ("Is it taxable?", "fallback", reason)
+
+
+def test_openai_rewriter_timeout_and_connection_errors_fall_back() -> None:
+    def timeout(request: httpx.Request) -> httpx.Response:
+        raise httpx.ReadTimeout("slow", request=request)
+
+    def refused(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("refused", request=request)
+
+    assert Rewriter("entire_conversation", _llm(timeout)).rewrite("Is it?", NAV).fallback_reason == "timeout"
+    assert Rewriter("entire_conversation", _llm(refused)).rewrite("Is it?", NAV).fallback_reason == "connect_error"
+
+
+def test_prompt_keeps_the_last_turns_only() -> None:
+    history = [MemoryTurn(f"q{i}", f"q{i}", f"a{i}") for i in range(10)]
+    content = build_messages("next?", history, max_turns=3)[1]["content"]
+    assert "q6" not in content and "user: q7" in content and "assistant: a9" in content
+
+
+def test_factory_picks_the_rewriter() -> None:
+    assert isinstance(make_rewriter("entire_conversation", {}, {"kind": "extractive"}).primary, EmbeddedRewriter)
+    llm = make_rewriter("entire_conversation", {}, {"kind": "openai", "base_url": "http://x/v1", "model": "m"})
+    assert isinstance(llm.primary, OpenAIRewriter) and llm.primary.base_url == "http://x/v1"
+    own = make_rewriter("entire_conversation", {"base_url": "http://y/v1", "model": "small", "timeout_seconds": 2},
+                        {"kind": "openai", "base_url": "http://x/v1", "model": "m"})  # fmt: skip
+    assert isinstance(own.primary, OpenAIRewriter) and own.primary.model == "small" and own.primary.timeout == 2
+    forced = make_rewriter("entire_conversation", {"method": "embedded"}, {"kind": "openai", "base_url": "http://x", "model": "m"})
+    assert isinstance(forced.primary, EmbeddedRewriter)
+    with pytest.raises(ConfigurationError):
+        make_rewriter("entire_conversation", {"method": "llm"}, {"kind": "extractive"})
