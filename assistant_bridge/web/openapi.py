@@ -125,7 +125,7 @@ def build_document(settings: Settings | None = None, schema_dir: Path = SCHEMA_D
 
 def route_rules(doc: dict[str, Any]) -> set[tuple[str, str]]:
     """``(METHOD, flask rule)`` of every operation of ``doc`` (``{x}`` written as ``<x>``)."""
-    out = set()
+    out: set[tuple[str, str]] = set()
     for path, item in doc["paths"].items():
         rule = path.replace("{", "<").replace("}", ">")
         out.update((m.upper(), rule) for m in HTTP_METHODS if m in item)
