@@ -198,7 +198,12 @@ def test_killing_the_side_process_under_load_gives_503s_then_recovers(served: Se
     assert served.lite_pid() != old_lite
     assert "milvus_lite.restarted" in served.log_text()
     # what was ingested before (and around the full disk) is still there after the side process restarted
-    assert "Reset your password" in _titles(base, "reset password")[:3] or _titles(base, "password")
+    assert _titles(base, "VPN client setup remote")[0] == "VPN Setup Guide for Remote Employees"
+    if getattr(served, "on_tmpfs", False):
+        for words, title in (("walrus budget review", "Fresh memo"), ("kumquat audit basement", "Cached audit"),
+                             ("heron survey north pond", "Kept notice")):  # fmt: skip
+            titles = _titles(base, words)
+            assert titles[0] == title and titles.count(title) == 1, titles
 
 
 def test_logs_hold_no_secrets_and_no_user_text(served: Served) -> None:
