@@ -157,7 +157,9 @@ def section_match(cands: Sequence[Candidate], relevance: np.ndarray, snippets: S
         if i == 0 or c.snippet != cands[i - 1].snippet:
             heading, distance = 0.0, 0
         if c.label:
-            if _fold(c.text) != _fold(snippets[c.snippet].title) and "|" not in c.text:
+            folded = _fold(c.text)
+            # list numbers ("1.") and table rows are not headings; the title is above everything
+            if any(ch.isalpha() for ch in folded) and "|" not in c.text and folded != _fold(snippets[c.snippet].title):
                 heading, distance = max(0.0, float(relevance[i])), 0
             continue
         distance += 1

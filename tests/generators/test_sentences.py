@@ -92,3 +92,16 @@ def test_every_candidate_is_an_exact_substring_of_its_snippet(text: str) -> None
     snippet = Snippet(text, "T", 0)
     for c in candidates([snippet]):
         assert snippet.text[c.start : c.end] == c.text and c.text.strip() == c.text and c.text
+
+
+def test_a_list_number_between_a_heading_and_its_first_step_does_not_hide_the_heading() -> None:
+    import numpy as np
+
+    from assistant_bridge.generators.sentences import section_match
+
+    snippet = Snippet("Comment signaler\n\n1. Appelez le centre de sécurité au poste 5000.\n2. Écrivez un courriel.", "T", 0)
+    cands = candidates([snippet])
+    relevance = np.array([1.0 if c.text == "Comment signaler" else 0.0 for c in cands])
+    lifted = {c.text: float(v) for c, v in zip(cands, section_match(cands, relevance, [snippet]))}
+    assert lifted["Appelez le centre de sécurité au poste 5000."] == 1.0
+    assert lifted["Écrivez un courriel."] == 0.5
