@@ -1,7 +1,8 @@
 """Labelled (query, snippets, answer) triples for the post-generation filter.
 
 Supported answers (label 1): ``extract``, the context sentence that holds the gold answer span;
-``extract2``, that sentence and the next one; ``reference``, a human-written CLAPNQ answer (paraphrased,
+``extract2``, that sentence and the next one; ``extract_pair``, that sentence and another sentence of the
+passage (as an extractive generator answers); ``reference``, a human-written CLAPNQ answer (paraphrased,
 condensed). Unsupported answers (label 0) are built from a supported one:
 
 * ``swap_entity``  the gold answer span replaced by the answer of another question (another article);
@@ -142,6 +143,12 @@ def _examples_for(q: QA, snippets: tuple[str, ...], same_article: list[str], oth
         out.append(mk(sent + ("" if q.lang == "ja" else " ") + nxt, 1, "extract2"))
     if r.random() < 0.7:
         out.append(mk(edit(sent, q.answer, q.lang, r), 1, "edited"))
+    ctx_sents = split_sentences(q.context)
+    if len(ctx_sents) > 2 and r.random() < 0.5:
+        # what an extractive generator returns: the answer sentence and another passage sentence, in order
+        other = r.choice([s for s in ctx_sents if s not in (sent, nxt)] or [sent])
+        pair = [s for s in ctx_sents if s in (sent, other)]
+        out.append(mk(("" if q.lang == "ja" else " ").join(pair), 1, "extract_pair"))
     candidates: list[tuple[str, str]] = []
     alt = [a for a in other_answers if a and a != q.answer and a not in q.context]
     if alt and q.answer in sent:

@@ -98,7 +98,8 @@ def main() -> None:
     })
     common.update_thresholds(args.out / "thresholds.json", "post_gen", thresholds,
                              "largest score threshold whose false-IDK rate on held-out supported answers, averaged with "
-                             "equal weight over their kinds (verbatim sentence, two sentences, lightly edited sentence, "
+                             "equal weight over their kinds (verbatim sentence, two adjacent / two non-adjacent sentences, lightly "
+                             "edited sentence, "
                              "human-written CLAPNQ-train reference; article-level held-out split), is at most "
                              f"{POST_FALSE_IDK}")
     (args.out / "post_metrics.json").write_text(json.dumps(metrics, indent=1) + "\n", encoding="utf-8")

@@ -20,9 +20,10 @@ import numpy as np
 from . import text as tx
 from .encoder import SentenceEncoder
 
-PRE_VERSION = 2
-POST_VERSION = 1
-EMBED_CHAR_BUDGET = 1600
+PRE_VERSION = 3
+POST_VERSION = 2
+EMBED_CHAR_BUDGET = 1000
+POST_EMBED_CHAR_BUDGET = 600
 MAX_ANSWER_SENTENCES = 6
 
 PRE_FEATURES: tuple[str, ...] = (
@@ -32,7 +33,7 @@ PRE_FEATURES: tuple[str, ...] = (
     "snip_mean_cos_max", "first_cos_max", "cov_cos_best",
 )
 POST_FEATURES: tuple[str, ...] = (
-    "sup_cos_min", "sup_cos_mean", "sup_lex_min", "sup_lex_mean", "tok_prec", "bigram_prec", "trigram_prec",
+    "sup_cos_min", "sup_cos_mean", "sup_lex_min", "sup_lex_mean", "tok_prec", "bigram_prec_min", "trigram_prec_min",
     "num_in_answer", "num_missing", "name_missing", "neg_mismatch", "ans_query_cos", "query_cov_answer",
     "ans_len_log", "pre_cos_max", "pre_cov_sent_max",
 )
@@ -167,7 +168,9 @@ def post_features(
 
     # Encode the answer sentences, the query and the snippet sentences most similar to the answer.
     lex_any = [max(_weighted_cov(t, s.toks) for t in a_terms) for s in sents]
-    chosen = _select(sents, lex_any, EMBED_CHAR_BUDGET)
+    for j in best_idx:  # each answer sentence's closest snippet sentence is always encoded
+        lex_any[j] = 2.0
+    chosen = _select(sents, lex_any, POST_EMBED_CHAR_BUDGET)
     vecs = encoder.encode(a_sents + [q or " "] + [sents[i].text for i in chosen])
     av, qv, sv = vecs[: len(a_sents)], vecs[len(a_sents)], vecs[len(a_sents) + 1 :]
     sup_cos = np.clip(av @ sv.T, -1.0, 1.0).max(axis=1)
@@ -184,6 +187,10 @@ def post_features(
         snip_tri.update(tx.ngrams(toks, 3))
     a_toks = tx.tokens(a)
     a_content = tx.content_tokens(a)
+    # n-grams are taken within each answer sentence: an extract of non-adjacent sentences is still verbatim
+    sent_toks = [tx.tokens(s) for s in a_sents]
+    bi_min = min(tx.overlap(tx.ngrams(t, 2), snip_bi) for t in sent_toks)
+    tri_min = min(tx.overlap(tx.ngrams(t, 3), snip_tri) for t in sent_toks)
 
     snip_text = " ".join(snips)
     snip_lower = snip_text.lower()
@@ -198,8 +205,7 @@ def post_features(
     q_terms = list(dict.fromkeys(tx.content_tokens(q)))
     feats = [
         float(sup_cos.min()), float(sup_cos.mean()), min(sup_lex), float(np.mean(sup_lex)),
-        tx.overlap(a_content, snip_uni), tx.overlap(tx.ngrams(a_toks, 2), snip_bi),
-        tx.overlap(tx.ngrams(a_toks, 3), snip_tri),
+        tx.overlap(a_content, snip_uni), bi_min, tri_min,
         float(bool(a_nums)), len(missing_nums) / max(len(a_nums), 1), len(missing_names) / max(len(names), 1),
         neg, float(ans_q), tx.overlap(q_terms, frozenset(a_content)), math.log1p(len(a_toks)),
         pre_cos_max, max(_weighted_cov(q_terms, s.toks) for s in sents),

@@ -9,7 +9,7 @@ import pytest
 
 from assistant_bridge.filters.encoder import HashingEncoder, UseEncoder
 from assistant_bridge.filters.features import (
-    EMBED_CHAR_BUDGET, POST_FEATURES, PRE_FEATURES, post_features, pre_features,
+    EMBED_CHAR_BUDGET, POST_EMBED_CHAR_BUDGET, POST_FEATURES, PRE_FEATURES, post_features, pre_features,
 )
 
 pytestmark = pytest.mark.unit
@@ -61,7 +61,8 @@ def test_encoded_text_is_bounded_whatever_the_snippet_size() -> None:
     post_features("reset link", [big] * 10, big, post_enc)
     assert sum(len(t) for t in pre_enc.texts) <= EMBED_CHAR_BUDGET + heads + len("reset link")
     answer_sentences = 6 * 400
-    assert sum(len(t) for t in post_enc.texts) <= EMBED_CHAR_BUDGET + answer_sentences + len("reset link")
+    closest = 6 * 400  # the closest snippet sentence of each answer sentence
+    assert sum(len(t) for t in post_enc.texts) <= POST_EMBED_CHAR_BUDGET + answer_sentences + closest + 10
 
 
 class StubModel:
