@@ -2,7 +2,8 @@
 with the human rewrite; answerability per turn.
 
     python bench/mtrag.py --data /work/shared/data [--limit N] [--mode lexical|dense|hybrid]
-                          [--embedder hashing|e5-small|use] [--work-dir DIR] [--answerability] [--json out.json]
+                          [--embedder hashing|e5-small|use] [--max-passages N] [--work-dir DIR]
+                          [--answerability] [--json out.json]
 
 Data: ``mtrag_fiqa/`` (27 conversations, 180 retrieval tasks, a 14,085-passage pooled corpus, qrels). For each
 retrieval task (conversation c, user turn n) the history is the reference conversation up to turn n-1 (user
@@ -25,7 +26,8 @@ label (ANSWERABLE and PARTIAL should be answered, UNANSWERABLE should not).
 ``--mode lexical`` indexes with the hashing embedder (its vectors are unused; BM25 does the work) in about a
 minute. ``--mode dense`` with the default multilingual-e5-small embeds 14,085 passages at 1-4 passages/s on
 two shared cores (one to four hours; vectors are cached by content hash in the work dir, so only the first
-run pays); ``--embedder use`` (USE-multilingual) is a faster dense option.
+run pays); ``--embedder use`` (USE-multilingual) is a faster dense option, and ``--max-passages N`` keeps
+every passage in the qrels plus the first N minus that many others (an easier corpus, for a quick e5 run).
 """
 
 from __future__ import annotations
@@ -222,6 +224,7 @@ def main() -> int:
     ap.add_argument("--embedder", default="", help="hashing (lexical default), e5-small (dense default) or use")
     ap.add_argument("--backend", default="milvus-lite")
     ap.add_argument("--work-dir", type=Path, default=Path("/tmp/assistant-bridge-bench"))
+    ap.add_argument("--max-passages", type=int, default=0, help="every relevant passage plus others up to N")
     ap.add_argument("--answerability", action="store_true")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
@@ -234,6 +237,10 @@ def main() -> int:
         task_ids = task_ids[: args.limit]
     ours, times, stats = rewrites(data["conversations"], Rewriter("entire_conversation"))
     corpus = list(read_jsonl(data["corpus"]))
+    if args.max_passages:
+        relevant = set().union(*data["qrels"].values())
+        keep = [r for r in corpus if r["_id"] in relevant]
+        corpus = keep + [r for r in corpus if r["_id"] not in relevant][: max(0, args.max_passages - len(keep))]
     svc = make_services(args, len(corpus))
     svc.warm_up()
     chunks = passages_to_chunks(corpus)
