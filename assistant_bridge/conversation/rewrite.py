@@ -39,7 +39,8 @@ class Rewrite:
     :param method: ``none`` (nothing to do), ``embedded``, ``llm`` or ``fallback`` (a rewrite failed).
     :param follow_up: the embedded rewriter judged the message a follow-up (``None`` when not asked).
     :param carried: the terms taken over from earlier turns (embedded rewriter).
-    :param fallback_reason: why the LLM rewrite was not used (``timeout``, ``connect_error``, ``http_<status>``, ``bad_response``, ``empty_rewrite``).
+    :param fallback_reason: why the LLM rewrite was not used (``timeout``, ``connect_error``,
+        ``http_<status>``, ``bad_response``, ``empty_rewrite``).
     :param history_turns: how many remembered turns were available.
     :param ms: time spent rewriting.
     """

@@ -114,7 +114,7 @@ def language(text: str) -> str:
 def _tokens(text: str) -> list[str]:
     """Words, with French elisions removed (``l'impôt`` → ``impôt``), English clitics split off
     (``what's`` → ``what``, ``s``) and French inverted pronouns split off (``est-il`` → ``est``, ``il``)."""
-    out = []
+    out: list[str] = []
     for raw in _WORD.findall(unicodedata.normalize("NFKC", text).replace("’", "'")):
         raw = _ELISION.sub("", raw).strip("-'")
         if not raw:
@@ -170,7 +170,8 @@ def terms_of(text: str, lang: str | None = None) -> list[Term]:
         for m in _JA_TERM.finditer(unicodedata.normalize("NFKC", text)):
             t = m.group()
             t = t[1:] if t.startswith("何") else t
-            if len(t) < 2 or t.isdigit() or t in _JA_GENERIC or (t.isascii() and t.lower() in _EN_STOP) or _JA_ANAPHORA.fullmatch(t):
+            if len(t) < 2 or t.isdigit() or t in _JA_GENERIC or (t.isascii() and t.lower() in _EN_STOP) \
+                    or _JA_ANAPHORA.fullmatch(t):
                 continue
             out.append(Term(t, t.isascii() and _is_acronym(t), (t.lower(),), t.isascii() and _is_acronym(t)))
         return out
@@ -321,9 +322,9 @@ def carried_terms(question: str, history: Sequence[MemoryTurn], lang: str, *, li
     Each term scores ``recency ** age`` for every earlier query it appears in (age 0 = the previous turn),
     plus ``answer_weight * recency ** age`` per occurrence in that turn's answer (at most 3); an answer adds
     new terms only for names and acronyms it repeats. Entities count 1.5 times. Terms under a third of the
-    best score are dropped, and at most ``limit`` terms and ``max_words`` words are carried. With ``substitute`` (the X of "what about
-    X?"), the terms X replaces are dropped: names when X is a name, acronyms when X is an acronym, and in
-    Japanese the modifiers of the previous query (大阪 in 大阪の消費税率).
+    best score are dropped, and at most ``limit`` terms and ``max_words`` words are carried. With
+    ``substitute`` (the X of "what about X?"), the terms X replaces are dropped: names when X is a name,
+    acronyms when X is an acronym, and in Japanese the modifiers of the previous query (大阪 in 大阪の消費税率).
     """
     have = _words_of(question, lang)
     sub_tokens = _tokens(substitute) if substitute and lang != "ja" else []
