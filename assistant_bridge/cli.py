@@ -85,7 +85,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         env["ASSISTANT_BRIDGE_BACKEND__URI"] = settings.backend.uri
     from assistant_bridge.metrics import multiprocess_dir
 
-    prom = multiprocess_dir()  # not under data_dir: a full data disk must not kill the workers (SIGBUS)
+    prom = multiprocess_dir(settings.data_path)  # not on the data disk if possible: a full disk means SIGBUS
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = env["PROMETHEUS_MULTIPROC_DIR"] = str(prom)
     owner = os.getpid()
     try:

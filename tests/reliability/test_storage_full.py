@@ -89,3 +89,25 @@ def test_milvus_out_of_space_is_insufficient_storage_other_failures_stay_503() -
         with backend._errors("search"):
             raise MilvusException(code=2, message="Fail connecting to server on 127.0.0.1:1")
     assert down.value.status == 503 and not isinstance(down.value, InsufficientStorage)
+
+
+def test_metric_files_live_off_the_data_disk_when_possible(tmp_path: Path, monkeypatch: Any) -> None:
+    import tempfile
+
+    from assistant_bridge.metrics import multiprocess_dir
+
+    data = tmp_path / "data"
+    first = multiprocess_dir(data)
+    try:
+        assert first.is_dir() and data not in first.parents and not list(first.iterdir())
+    finally:
+        first.rmdir()
+    real = tempfile.mkdtemp
+
+    def read_only_root(prefix: str = "", dir: str | None = None) -> str:
+        if dir is None or dir == "/dev/shm":
+            raise PermissionError(13, "read-only file system")
+        return real(prefix=prefix, dir=dir)
+
+    monkeypatch.setattr(tempfile, "mkdtemp", read_only_root)
+    assert data in multiprocess_dir(data).parents  # the last resort
