@@ -12,6 +12,7 @@ published baselines are on all 11,282 passages).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import sys
@@ -80,8 +81,9 @@ def open_corpus(data: Path, work_dir: Path, *, backend: str = "milvus-lite", emb
     have = svc.backend.count()
     load_s = 0.0
     if have < len(chunks):
-        print(f"loading {len(chunks)} passages into {backend} (have {have})", flush=True)
-        load_s = bulk_load(svc, chunks)
+        with contextlib.redirect_stdout(sys.stderr):  # progress on stderr: stdout may carry a JSON report
+            print(f"loading {len(chunks)} passages into {backend} (have {have})", flush=True)
+            load_s = bulk_load(svc, chunks)
     return svc, corpus, questions, qrels, load_s
 
 
