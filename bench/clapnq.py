@@ -322,7 +322,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     result = evaluate(questions, search, generator, pre, post, thresholds, args.response_length)
     if isinstance(search, ProductSearch):
         answerable = [q for q in questions if q.answerable]
-        found = [bool(set(search.passages.get(q.id, ())) & qrels.get(q.id, set())) for q in answerable]
+        gold = {q.id: qrels.get(q.id) or ({q.passage_id} if q.passage_id else set()) for q in answerable}
+        found = [bool(set(search.passages.get(q.id, ())) & gold[q.id]) for q in answerable]
         result["summary"]["gold_in_results_pct"] = 100 * sum(found) / max(1, len(found))
         for row in result["rows"]:
             row["passages"] = search.passages.get(row["id"], [])
