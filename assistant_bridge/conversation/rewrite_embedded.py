@@ -54,6 +54,8 @@ type types sort great fine safe safer risky riskier cheaper easier harder above 
 mentioned said tell anything something everything someone anyone lot get got rid pay paid buy sell use used
 using take give find keep put set start try help consider considered apply comply provide include including
 allow seem look feel become come see say ask call move believe hold bring write show turn change create
+maybe sounds sound off check request year years last within time times money comes going want told says
+pays pay open lots kind thanks hello hi wow oh omg
 différence différences mieux meilleur meilleure pire important importante exemple exemples expliquer
 chose choses façon avantage avantages inconvénient inconvénients raison raisons cas question réponse
 possible vrai faux""".split())  # fmt: skip
@@ -176,7 +178,7 @@ def terms_of(text: str, lang: str | None = None) -> list[Term]:
             out.append(Term(t, t.isascii() and _is_acronym(t), (t.lower(),), t.isascii() and _is_acronym(t)))
         return out
     out = []
-    for sentence in re.split(r"(?<=[.!?;:])\s+|\n+", text):
+    for sentence in re.split(r"(?<=[.!?;:])\s+|\n+|\s[—/]\s", text):  # a dash and slashes set off carried terms
         run: list[tuple[str, bool]] = []
         for i, tok in enumerate(_tokens(sentence)):
             low = tok.lower()
@@ -321,7 +323,7 @@ def carried_terms(question: str, history: Sequence[MemoryTurn], lang: str, *, li
 
     Each term scores ``recency ** age`` for every earlier query it appears in (age 0 = the previous turn),
     plus ``answer_weight * recency ** age`` per occurrence in that turn's answer (at most 3); an answer adds
-    new terms only for names and acronyms it repeats. Entities count 1.5 times. Terms under a third of the
+    new terms only for names and acronyms it repeats. Entities count 1.5 times, other phrases 1.2 times. Terms under a third of the
     best score are dropped, and at most ``limit`` terms and ``max_words`` words are carried. With
     ``substitute`` (the X of "what about X?"), the terms X replaces are dropped: names when X is a name,
     acronyms when X is an acronym, and in Japanese the modifiers of the previous query (大阪 in 大阪の消費税率).
@@ -358,7 +360,9 @@ def carried_terms(question: str, history: Sequence[MemoryTurn], lang: str, *, li
         if substitute and (s.modifier if lang == "ja" else (t.acronym and sub_acronym) or
                            (t.entity and not t.acronym and sub_name)):  # fmt: skip
             continue  # "what about Germany?": Germany replaces the previous country, the topic stays
-        ranked.append((s.score * (1.5 if t.entity else 1.0), t.text))
+        if not t.entity and len(t.key) == 1 and len(t.text) < 4:
+            continue  # a short lowercase word alone says little about a topic
+        ranked.append((s.score * (1.5 if t.entity else 1.2 if len(t.key) > 1 else 1.0), t.text))
     ranked.sort(key=lambda x: -x[0])
     if not ranked:
         return []
