@@ -42,6 +42,7 @@ def filters() -> Iterator[tuple[OnnxPreFilter, OnnxPostFilter]]:
         ("経費精算書はいつまでに提出しますか？", JA_DOC, JA_OFF),
         ("When does the password reset link expire?", EN_DOC, FR_OFF),
     ],
+    ids=["en", "fr", "ja", "en-vs-fr-distractor"],
 )
 def test_relevant_snippets_score_higher(filters: tuple[OnnxPreFilter, OnnxPostFilter], query: str,
                                         relevant: str, irrelevant: str) -> None:
@@ -64,6 +65,7 @@ def test_relevant_snippets_score_higher(filters: tuple[OnnxPreFilter, OnnxPostFi
         ("経費精算書の提出期限は？", JA_DOC, "経費精算書は出張から30日以内に提出しなければなりません。",
          "経費精算書は出張から90日以内に提出しなければなりません。"),
     ],
+    ids=["en-number", "en-invented", "fr-negation", "ja-number"],
 )
 def test_supported_answer_scores_higher(filters: tuple[OnnxPreFilter, OnnxPostFilter], query: str, snippet: str,
                                         supported: str, unsupported: str) -> None:
@@ -102,6 +104,7 @@ def test_never_raises_on_odd_input(filters: tuple[OnnxPreFilter, OnnxPostFilter]
 @pytest.mark.parametrize(
     "snippet",
     ["\x00\x01\x02", "🙂🙂🙂 ???", "a" * 50_000, "Mixed English, français et 日本語の文。 Ω≈ç√∫", "\u202e\u200b\ufeff"],
+    ids=["control", "emoji", "very-long", "mixed-languages", "bidi-and-zero-width"],
 )
 def test_odd_characters(filters: tuple[OnnxPreFilter, OnnxPostFilter], snippet: str) -> None:
     pre, post = filters
