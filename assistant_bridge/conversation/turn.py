@@ -172,6 +172,7 @@ class Turn:
             verdict = self.rt.hap(a).check("input", self.question)
             self.trace.hap["input"] = verdict
             if verdict.detected:
+                self._log_hap("input", verdict)
                 return self._done(rsp.text_item(a.messages.hap_input), "hap")
             self._rewrite()
         source = self.rt.source(a)
@@ -235,6 +236,7 @@ class Turn:
             verdict = self.rt.hap(self.assistant).check("output", outcome.text)
             self.trace.hap["output"] = verdict
             if verdict.detected:
+                self._log_hap("output", verdict)
                 return self._done(rsp.text_item(self.assistant.messages.hap_output), "hap")
         item = rsp.outcome_item(outcome, self.assistant, self.response_length, self.trace.engine)
         return self._done(item, rsp.outcome_name(outcome))
@@ -267,6 +269,10 @@ class Turn:
             if outcome == "answer" and isinstance(o, Answer) else []
         answer = str(item.get("text") or "") if outcome == "answer" else ""
         return MemoryTurn(self.question, self.query, answer, tuple(ids), tuple(dict.fromkeys(cited)), outcome)
+
+    def _log_hap(self, stage: str, verdict: Any) -> None:
+        log.info("message.hap_detected assistant=%s stage=%s score=%.3f threshold=%.3f categories=%s",
+                 self.assistant.id, stage, verdict.score, verdict.threshold, ",".join(verdict.categories))  # fmt: skip
 
     def _log(self) -> None:
         o = self.trace.outcome_obj
