@@ -18,7 +18,7 @@ this tree in one function each; the HTTP layer maps the tree to status codes and
     │   ├── NotFound                 404: unknown (or invisible to the caller) id
     │   └── RateLimited              429
     ├── ConfigurationError           the settings are wrong: raised at start-up, never per request
-    ├── ModelLoadError               a model file is missing or corrupt: raised at start-up
+    ├── ModelLoadError               503: a model file is missing or corrupt (raised at start-up; /readyz false)
     └── DependencyError              503: something outside us failed
         ├── BackendUnavailable       search backend unreachable / timed out / failed
         ├── SearchServiceError       a remote custom search server failed or answered garbage
@@ -105,6 +105,7 @@ class ConfigurationError(BridgeError):
 
 
 class ModelLoadError(BridgeError):
+    status = 503  # reported per request only when a model could not load at start-up
     code = "model_load_error"
 
 

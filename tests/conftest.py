@@ -4,6 +4,7 @@ and principals/credentials for the scope tests."""
 from __future__ import annotations
 
 import base64
+import logging
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -14,6 +15,9 @@ from assistant_bridge.embedders.base import HashingEmbedder
 from assistant_bridge.services import Services
 from assistant_bridge.settings import Settings, load_settings
 from assistant_bridge.store import SQLiteStore
+
+# background threads (Milvus Lite, executions) may log after pytest closed its capture streams
+logging.raiseExceptions = False
 
 KEYS = [
     {"key": "key-alice-0001", "user_id": "alice", "workspaces": ["w-sales"]},

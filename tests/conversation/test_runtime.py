@@ -61,7 +61,7 @@ def test_a_broken_model_answers_without_the_path_and_makes_readyz_false(
     resp = client.post("/v1/search", json={"query": "password"})
     assert resp.status_code == 200  # the rest of the service keeps working
     failed = ask(client, "How do I reset my password?")
-    assert failed.status_code == 500
+    assert failed.status_code == 503
     error = failed.get_json()["error"]
     assert error["code"] == "model_load_error" and "pre_filter.onnx" in error["message"]
     assert "secret-location" not in failed.get_data(as_text=True) and "details" not in error
