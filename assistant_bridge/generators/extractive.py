@@ -123,7 +123,7 @@ class ExtractiveGenerator:
         *,
         w_embed: float = 0.5,
         w_position: float = 0.06,
-        w_rank: float = 0.05,
+        w_rank: float = 0.1,
         fragment_penalty: float = 0.1,
         min_chars: int = 20,
         min_relevance: float | None = None,
