@@ -314,3 +314,16 @@ def test_configuration_errors_name_the_key(tmp_path: Path) -> None:
                     ({"query_rewrite": {"method": "llm"}}, "query_rewrite")):  # fmt: skip
         with pytest.raises(ConfigurationError, match=key):
             build(tmp_path / key, assistants={"default": {"conversational_search": cs}})
+
+
+def test_settings_given_as_strings_are_converted(tmp_path: Path) -> None:
+    from assistant_bridge.safety import HapStage
+
+    cs = {"contextual_mode": "entire_conversation", "search_confidence": {"threshold": "more_often"},
+          "hap_filtering": {"input": {"enabled": "true", "threshold": "0.7"}}, "memory": {"max_turns": "5"},
+          "query_rewrite": {"method": "embedded", "max_history_turns": "4"}}  # fmt: skip
+    _, _, runtime = build(tmp_path, assistants={"default": {"conversational_search": cs}})
+    c = runtime.assistants.get("default").conversational
+    assert c.hap.input == HapStage(True, 0.7) and c.hap.output == HapStage(True, 0.5)
+    assert c.memory.max_turns == 5 and c.threshold_level == "more_often" and c.contextual_mode == "entire_conversation"
+    assert runtime.rewriter(runtime.assistants.get("default")).mode == "entire_conversation"
