@@ -4,6 +4,7 @@ trusts what passed here."""
 from __future__ import annotations
 
 import json
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,14 @@ from referencing import Registry, Resource
 
 from assistant_bridge.errors import ConfigurationError, ValidationFailed
 
-SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
+def _schema_dir() -> Path:
+    """``$ASSISTANT_BRIDGE_SCHEMA_DIR`` (installed copies, the container image), else the repository's
+    ``schemas/`` next to the package (a source checkout or an editable install)."""
+    override = os.environ.get("ASSISTANT_BRIDGE_SCHEMA_DIR")
+    return Path(override) if override else Path(__file__).resolve().parents[2] / "schemas"
+
+
+SCHEMA_DIR = _schema_dir()
 
 
 @lru_cache(maxsize=None)

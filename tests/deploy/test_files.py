@@ -192,3 +192,25 @@ def test_example_config_loads_and_targets_the_compose_services() -> None:
     assert s.server.host == "0.0.0.0" and s.auth.keys == [] and s.auth.allow_anonymous is False
     assert s.data_dir == "/var/lib/assistant-bridge"
     assert s.backend.es_password is None and s.backend.es_api_key is None  # secrets only from the environment
+
+
+def test_the_image_carries_the_schemas_the_installed_package_validates_with() -> None:
+    """A non-editable install has no repository ``schemas/`` next to it: the image copies them and points
+    ``ASSISTANT_BRIDGE_SCHEMA_DIR`` at the copy, as it does for the filter models."""
+    text = (ROOT / "docker" / "Dockerfile").read_text()
+    assert "COPY schemas/ /opt/assistant-bridge/schemas/" in text
+    assert "ASSISTANT_BRIDGE_SCHEMA_DIR=/opt/assistant-bridge/schemas" in text
+    assert "ASSISTANT_BRIDGE_FILTERS_DIR=/opt/assistant-bridge/filters_models" in text
+
+
+def test_schema_dir_can_be_overridden(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+    import sys
+
+    shutil.copytree(ROOT / "schemas", tmp_path / "s")
+    code = "from assistant_bridge.web import validation as v; print(v.SCHEMA_DIR); v.validate('search_request', {'query': 'x'})"
+    out = subprocess.run([sys.executable, "-c", code], env={"ASSISTANT_BRIDGE_SCHEMA_DIR": str(tmp_path / "s"),
+                         "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                         check=True)  # fmt: skip
+    assert out.stdout.strip() == str(tmp_path / "s")
