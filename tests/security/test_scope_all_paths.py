@@ -206,12 +206,34 @@ def probe_message(c: Any, who: Caller, opts: dict[str, Any]) -> Seen:
     return seen
 
 
+def probe_agentic(c: Any, who: Caller, opts: dict[str, Any]) -> Seen:
+    body: dict[str, Any] = {
+        "messages": [{"role": "user", "content": {"text": QUERY}}],
+        "retrievers": [{"configuration": {"knowledgeBase": {"knowledgeBaseId": "default", "retrievalOverrides": {
+            "maxNumberOfResults": 50}}}}],
+        "agenticRetrieveConfiguration": {"maxAgentIteration": 2},
+    }  # fmt: skip
+    resp = c.post("/agenticRetrieveStream", json=body, headers=who.headers)
+    assert resp.status_code == 200, resp.get_data(as_text=True)[:300]
+    events = events_of(resp)
+    seen = Seen(text=json.dumps(events, ensure_ascii=False))
+    for name, data in events:
+        if name == "result":
+            for r in data["results"]:
+                seen.document_ids.add(r["metadata"]["document_id"])
+                if "chunk_id" in r["metadata"]:
+                    seen.chunk_ids.add(r["metadata"]["chunk_id"])
+            seen.counts.append(len(data["results"]))
+    return seen
+
+
 PROBES: dict[str, Probe] = {
     "search": Probe(probe_search, frozenset({"document_ids", "filter"})),  # document_ids as a filter
     "rag_search_sync": Probe(probe_rag_sync),
     "rag_search_stream": Probe(probe_rag_stream),
     "rag_search_async": Probe(probe_rag_async),
     "message": Probe(probe_message, frozenset()),  # stateless /message: the query only
+    "agentic": Probe(probe_agentic, frozenset()),  # /agenticRetrieveStream: the question only
 }
 
 
