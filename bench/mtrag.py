@@ -3,7 +3,7 @@ with the human rewrite; answerability per turn.
 
     python bench/mtrag.py --data /work/shared/data [--limit N] [--mode lexical|dense|hybrid]
                           [--embedder hashing|e5-small|use] [--max-passages N] [--work-dir DIR]
-                          [--answerability] [--json out.json]
+                          [--rewriter embedded|llm] [--answerability] [--json out.json]
 
 Data: ``mtrag_fiqa/`` (27 conversations, 180 retrieval tasks, a 14,085-passage pooled corpus, qrels). For each
 retrieval task (conversation c, user turn n) the history is the reference conversation up to turn n-1 (user
@@ -13,7 +13,8 @@ the configured backend (``--limit`` keeps the first N tasks):
 
 * ``lastturn``: the last user turn alone (``fiqa_lastturn.jsonl``);
 * ``rewrite``: :class:`~assistant_bridge.conversation.rewrite.Rewriter` in ``entire_conversation`` mode with the
-  embedded rewriter (no LLM);
+  embedded rewriter (no LLM), or with ``--rewriter llm`` the LLM rewriter on the OpenAI-compatible endpoint
+  named by ``LLM_BASE_URL``, ``LLM_MODEL`` and ``LLM_API_KEY``;
 * ``human``: the human rewrite (``fiqa_rewrite.jsonl``), an upper reference;
 * ``questions``: every user turn so far, concatenated (``fiqa_questions.jsonl``), a naive baseline.
 
@@ -119,9 +120,22 @@ def rewrites(convs: dict[str, list[dict[str, Any]]], rewriter: Rewriter) -> tupl
             times.append((time.perf_counter() - t0) * 1000)
             stats["follow_up" if rw.follow_up else "standalone" if rw.follow_up is False else "first_turn"] += 1
             stats["changed"] += rw.rewritten
+            stats["fallback"] += rw.method == "fallback"
             out[f"{cid}<::>{n}"] = rw.query
             memory.append(MemoryTurn(turn["question"], rw.query, turn["answer"], outcome="answer"))
     return out, times, stats
+
+
+def make_bench_rewriter(kind: str) -> Rewriter:
+    if kind == "embedded":
+        return Rewriter("entire_conversation")
+    import os
+
+    from assistant_bridge.conversation.rewrite import make_rewriter
+
+    endpoint = {"base_url": os.environ.get("LLM_BASE_URL", ""), "model": os.environ.get("LLM_MODEL", ""),
+                "api_key": os.environ.get("LLM_API_KEY") or None, "method": "llm", "timeout_seconds": 30}  # fmt: skip
+    return make_rewriter("entire_conversation", endpoint, {})
 
 
 def make_services(args: argparse.Namespace, n: int) -> Services:
@@ -233,6 +247,7 @@ def main() -> int:
     ap.add_argument("--backend", default="milvus-lite")
     ap.add_argument("--work-dir", type=Path, default=Path("/tmp/assistant-bridge-bench"))
     ap.add_argument("--max-passages", type=int, default=0, help="every relevant passage plus others up to N")
+    ap.add_argument("--rewriter", choices=("embedded", "llm"), default="embedded")
     ap.add_argument("--answerability", action="store_true")
     ap.add_argument("--level", default="less_often", help="IDK tendency for --answerability (rarely ... most_often)")
     ap.add_argument("--json", type=Path)
@@ -244,7 +259,7 @@ def main() -> int:
     task_ids = list(data["forms"]["lastturn"])
     if args.limit:
         task_ids = task_ids[: args.limit]
-    ours, times, stats = rewrites(data["conversations"], Rewriter("entire_conversation"))
+    ours, times, stats = rewrites(data["conversations"], make_bench_rewriter(args.rewriter))
     corpus = list(read_jsonl(data["corpus"]))
     if args.max_passages:
         relevant = set().union(*data["qrels"].values())
