@@ -81,7 +81,8 @@ JAPANESE: tuple[Entry, ...] = (
 )  # fmt: skip
 
 # ordinary words that contain an entry; removed before matching
-BENIGN_JA = ("ばかばかしい", "バカバカしい", "馬鹿馬鹿しい", "馬鹿にならない", "ばかにならない", "クソ真面目", "支那そば")
+BENIGN_JA = ("ばかばかしい", "バカバカしい", "馬鹿馬鹿しい", "馬鹿にならない", "ばかにならない", "クソ真面目", "支那そば",
+             "死ねない", "死ねば")
 SECOND_PERSON = frozenset({"you", "you're", "youre", "your", "u", "ur", "ya", "tu", "toi", "t'es", "espece"})
 SECOND_PERSON_JA = ("お前", "おまえ", "オマエ", "てめえ", "てめー", "テメエ", "貴様", "あんた")
 

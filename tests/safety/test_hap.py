@@ -32,6 +32,7 @@ def score(text: str) -> float:
     "電気代は馬鹿にならない",                     # an ordinary idiom
     "ばかばかしい話ですね",
     "チョンマゲの歴史",
+    "このままでは死ねない",
     "",
 ])  # fmt: skip
 def test_clean_texts_score_zero(text: str) -> None:
