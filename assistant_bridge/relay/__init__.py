@@ -37,6 +37,7 @@ from assistant_bridge.relay.errors import (
     RelaySearchFailed,
     SearchActionInvalid,
     SearchLoopExceeded,
+    SessionNotFound,
     TokenExchangeFailed,
 )
 from assistant_bridge.relay.providers import FakeProvider, HttpSearchProvider, SearchProvider, ServicesProvider
@@ -68,6 +69,7 @@ __all__ = [
     "SearchProviderConfig",
     "SearchRecord",
     "ServicesProvider",
+    "SessionNotFound",
     "StaticHeaders",
     "TokenExchangeFailed",
     "credentials_from_config",

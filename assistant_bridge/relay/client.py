@@ -21,7 +21,12 @@ import httpx
 
 from assistant_bridge.client.sse import iter_json_events
 from assistant_bridge.relay.auth import Credentials, NoAuth
-from assistant_bridge.relay.errors import AssistantHTTPError, AssistantUnavailable, MalformedAssistantResponse
+from assistant_bridge.relay.errors import (
+    AssistantHTTPError,
+    AssistantUnavailable,
+    MalformedAssistantResponse,
+    SessionNotFound,
+)
 from assistant_bridge.relay.wire import body_bytes, check_response
 
 log = logging.getLogger(__name__)
@@ -127,7 +132,10 @@ class AssistantClient:
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise MalformedAssistantResponse("the assistant answered with something that is not JSON") from None
 
-    def _raise_for_status(self, resp: httpx.Response, expected: tuple[int, ...] = (200,)) -> None:
+    def _raise_for_status(self, resp: httpx.Response, expected: tuple[int, ...] = (200,), *,
+                          session: bool = False) -> None:  # fmt: skip
+        """:param session: the request was a session message: a 404 that names the session is
+            :class:`SessionNotFound` (the caller's stale id), any other error an :class:`AssistantHTTPError`."""
         if resp.status_code in expected:
             return
         body = self._read(resp) if resp.status_code != 204 else b""
@@ -143,6 +151,9 @@ class AssistantClient:
             if isinstance(err.get("message"), str):
                 message += f": {err['message'][:200]}"
         log.warning("relay.assistant_http_error status=%d code=%s", resp.status_code, details.get("assistant_code", "-"))
+        if session and resp.status_code == 404 and _names_session(err):
+            extra = {"assistant_code": details["assistant_code"]} if "assistant_code" in details else {}
+            raise SessionNotFound("unknown or expired session; create a new one", resource="session", **extra)
         invalidate = getattr(self.auth, "invalidate", None)
         if resp.status_code == 401 and callable(invalidate):
             invalidate()  # a revoked IAM token: the next turn fetches a new one (this one is not retried)
@@ -153,10 +164,11 @@ class AssistantClient:
         """Send one message; returns the checked response body.
 
         :raises AssistantUnavailable, AssistantHTTPError, MalformedAssistantResponse:
+        :raises SessionNotFound: the assistant does not know ``session_id`` (unknown or expired).
         """
         resp = self._send(self.url(session_id=session_id), body_bytes(body), headers, "application/json")
         try:
-            self._raise_for_status(resp)
+            self._raise_for_status(resp, session=session_id is not None)
             return check_response(self._json(self._read(resp)))
         finally:
             resp.close()
@@ -169,11 +181,12 @@ class AssistantClient:
 
         :raises MalformedAssistantResponse: an event whose data is not JSON, or a stream that ends without
             ``final_response`` or ``error``.
+        :raises SessionNotFound: as :meth:`post`, before any event.
         """
         resp = self._send(self.url(session_id=session_id, stream=True), body_bytes(body), headers,
                           "text/event-stream")  # fmt: skip
         try:
-            self._raise_for_status(resp)
+            self._raise_for_status(resp, session=session_id is not None)
             ctype = resp.headers.get("content-type", "")
             if not ctype.startswith("text/event-stream"):
                 yield "final_response", check_response(self._json(self._read(resp)))
@@ -215,6 +228,17 @@ class AssistantClient:
         if not isinstance(sid, str) or not sid:
             raise MalformedAssistantResponse("the assistant's session answer has no session_id")
         return sid
+
+
+def _names_session(err: Any) -> bool:
+    """Whether the ``error`` of a 404 body is about the session rather than the assistant or environment:
+    this service says ``details.resource == "session"``, watsonx Assistant says ``"Invalid Session"``."""
+    if isinstance(err, dict):
+        details = err.get("details")
+        if isinstance(details, dict) and "resource" in details:
+            return bool(details["resource"] == "session")
+        err = err.get("message")
+    return isinstance(err, str) and "session" in err.lower()
 
 
 def _event(event: str, data: Any) -> tuple[str | None, Any]:

@@ -1,9 +1,13 @@
 """The relay's branch of the error tree (:mod:`assistant_bridge.errors`).
 
-Every failure of a relayed turn is a :class:`RelayError`, itself a
+Every failure of a relayed turn but one is a :class:`RelayError`, itself a
 :class:`~assistant_bridge.errors.DependencyError`: something outside the caller's request failed (the
 assistant, the IAM token service or the search provider). Messages never carry credentials, the user's
 text or an answer body; ``details`` carries machine-readable facts (``status``, ``round``, ``cause``).
+
+One failure is the caller's, not the assistant's: a session id that the assistant does not know (never
+created, deleted or expired) is :class:`SessionNotFound`, a :class:`~assistant_bridge.errors.NotFound`, so
+that the caller learns to create a new session instead of retrying a 502.
 
 ::
 
@@ -18,11 +22,14 @@ text or an answer body; ``details`` carries machine-readable facts (``status``, 
         ├── RelaySearchFailed         503 the search provider failed (``details["cause"]`` names why)
         │   └── InvalidSearchResults  502 the provider answered results of the wrong shape
         └── RelayRequestTooLarge      502 the echoed context alone is over the request limit
+
+    NotFound
+    └── SessionNotFound               404 session_not_found: the assistant does not know the session id
 """
 
 from __future__ import annotations
 
-from assistant_bridge.errors import DependencyError
+from assistant_bridge.errors import DependencyError, NotFound
 
 
 class RelayError(DependencyError):
@@ -72,3 +79,10 @@ class InvalidSearchResults(RelaySearchFailed):
 
 class RelayRequestTooLarge(RelayError):
     code = "relay_request_too_large"
+
+
+class SessionNotFound(NotFound):
+    """The assistant answered 404 for the session of a session message: unknown or expired. ``details``:
+    ``resource`` ("session") and, when its body was a JSON error, ``assistant_code``."""
+
+    code = "session_not_found"

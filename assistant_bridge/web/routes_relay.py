@@ -6,6 +6,9 @@
     POST /v1/relay/message_stream   the same as server-sent events (see assistant_bridge.relay.events)
     POST /v1/relay/sessions         -> {session_id} on the relayed assistant
 
+A ``session_id`` that the assistant does not know (unknown or expired) is a 404 ``session_not_found`` on both
+message routes, so that the caller creates a new session; other failures of the assistant are 502/503.
+
 The target assistant and the search provider come from the ``[relay]`` settings table, checked at start-up.
 By default the target is this service's own ``client-side`` assistant, called **in-process** through the
 Flask app (an httpx WSGI transport): no socket, no second gunicorn thread waiting on the first, and the
@@ -29,6 +32,7 @@ from flask import Blueprint, Flask, current_app, g, jsonify, request
 
 from assistant_bridge.errors import BridgeError
 from assistant_bridge.relay.config import RelayConfig
+from assistant_bridge.relay.errors import SessionNotFound
 from assistant_bridge.relay.providers import SearchProvider, ServicesProvider
 from assistant_bridge.relay.relay import Relay, RelayResult, client_from_config, provider_from_config
 from assistant_bridge.services import Services
@@ -135,6 +139,9 @@ def relay_message() -> Any:
 
 @bp.post("/v1/relay/message_stream")
 def relay_message_stream() -> Any:
+    """The turn runs in a thread that feeds a queue. The route waits for its first item (at most one heartbeat
+    interval, before which nothing would have been sent anyway) so that an unknown or expired session is a 404
+    like on ``/v1/relay/message``; any later failure is an in-band ``error`` event."""
     body = json_body("relay_message_request")
     args = _turn_args(body)
     _, keep = _options(body)
@@ -159,6 +166,8 @@ def relay_message_stream() -> Any:
                     payload = _strip_debug(payload, keep)
                 if not put((name, payload)):
                     return
+        except SessionNotFound as exc:  # a 404 when it comes first, else reported in-band
+            put(exc)
         except BridgeError as exc:  # the stream is open: report in-band
             log.warning("relay.stream_failed code=%s", exc.code)
             put(("error", {"code": exc.code, "message": exc.message}))
@@ -169,20 +178,35 @@ def relay_message_stream() -> Any:
             stream.close()
             put(_END)
 
+    worker = threading.Thread(target=produce, name="relay-stream", daemon=True)
+    worker.start()
+    try:
+        first: Any = events.get(timeout=HEARTBEAT_SECONDS)
+    except queue.Empty:
+        first = HEARTBEAT
+    if isinstance(first, SessionNotFound):
+        stop.set()
+        raise first
+
     def generate() -> Iterator[bytes]:
-        worker = threading.Thread(target=produce, name="relay-stream", daemon=True)
-        worker.start()
+        rest = pump(events, heartbeat_seconds=HEARTBEAT_SECONDS, is_last=lambda i: i is _END)
+        item = first
         try:
-            for item in pump(events, heartbeat_seconds=HEARTBEAT_SECONDS, is_last=lambda i: i is _END):
+            while item is not _END:
                 if item is HEARTBEAT:
                     yield comment()
-                elif item is not _END:
+                elif isinstance(item, BridgeError):
+                    yield frame("error", json_payload({"error": {"code": item.code, "message": item.message}}))
+                else:
                     name, payload = item
                     yield frame(name, json_payload({name: payload}))
+                item = next(rest, _END)
         finally:
             stop.set()
 
-    return sse_response(generate())
+    resp = sse_response(generate())
+    resp.call_on_close(stop.set)  # also when the body is never iterated: the producer must not wait forever
+    return resp
 
 
 @bp.post("/v1/relay/sessions")

@@ -32,8 +32,8 @@ CONFIG = {
                                   "sessionMessageStream", "sessionMessageFirstEnvironment",
                                   "sessionMessageStreamFirstEnvironment", "agenticRetrieveStreamV1"],
          "phases": {"coverage": {"enabled": False}}},
-        # The relay answers 502 when the relayed assistant refuses a turn, including a session id it does
-        # not know (documented in docs/relay.md; see docs/reliability.md, "Findings").
+        # The relay answers 502 when the relayed assistant refuses a turn (documented in docs/relay.md; see
+        # docs/reliability.md, "Open points"); a session id it does not know is a documented 404.
         {"include-operation-id": ["relayMessage", "relaySession"],
          "checks": {"not_a_server_error": {"expected-statuses": ["2xx", "3xx", "4xx", "502"]}}},
     ],

@@ -8,6 +8,7 @@ import socket
 from pathlib import Path
 from typing import Any, Iterator
 
+import httpx
 import pytest
 
 from assistant_bridge.domain import Principal, Scope
@@ -24,6 +25,7 @@ from assistant_bridge.relay import (
     SearchActionInvalid,
     SearchLoopExceeded,
     ServicesProvider,
+    SessionNotFound,
 )
 from assistant_bridge.relay.errors import InvalidSearchResults
 from tests.conftest import KEYS
@@ -99,6 +101,46 @@ def test_oversized_results_are_trimmed_so_the_real_assistant_accepts_them(real: 
     assert err.value.details["status"] == 400
 
 
+
+
+def test_an_unknown_or_deleted_session_is_session_not_found(real: tuple[str, Any]) -> None:
+    base, _ = real
+    relay = relay_to(base, FakeProvider())
+    sid = relay.client.create_session()
+    assert relay.send("How do I set up the VPN?", session_id=sid).response["context"]["global"]["session_id"] == sid
+    deleted = httpx.delete(f"{base}{MESSAGE_PATH.rsplit('/', 1)[0]}/sessions/{sid}?version=2024-08-25",
+                           headers={"X-API-Key": "key-admin-0001"})  # fmt: skip
+    assert deleted.status_code == 200
+    alices = relay_to(base, FakeProvider(), auth=ApiKeyHeader("key-alice-0001")).client.create_session()
+    for gone in (sid, "no-such-session", alices):  # deleted, never created, another caller's
+        with pytest.raises(SessionNotFound) as err:
+            relay.send("And the expense reports?", session_id=gone)
+        assert err.value.status == 404 and err.value.code == "session_not_found"
+        assert err.value.details == {"resource": "session", "assistant_code": "not_found"}
+        with pytest.raises(SessionNotFound):
+            list(relay.stream("And the expense reports?", session_id=gone))
+
+
+def test_a_404_that_is_not_about_the_session_stays_an_assistant_error(real: tuple[str, Any], scripted: Any) -> None:
+    base, _ = real
+    wrong = Relay(AssistantClient(base + "/v2/assistants/no-such-assistant/environments/default/message",
+                                  auth=ADMIN), FakeProvider())  # fmt: skip
+    with pytest.raises(AssistantHTTPError) as err:
+        wrong.send("hello", session_id="no-such-session")
+    assert err.value.status == 502 and err.value.details == {"status": 404, "assistant_code": "not_found"}
+    url, _ = scripted([{"error": "Resource not found", "code": 404}], status=404)
+    with pytest.raises(AssistantHTTPError):
+        Relay(AssistantClient(url), FakeProvider()).send("hello", session_id="s-1")
+
+
+def test_watsonx_invalid_session_is_session_not_found(scripted: Any) -> None:
+    url, fake = scripted([{"error": "Invalid Session", "code": 404}], status=404)
+    with pytest.raises(SessionNotFound) as err:
+        Relay(AssistantClient(url), FakeProvider()).send("hello", session_id="s-1")
+    assert err.value.details == {"resource": "session"}
+    assert fake.paths[0].startswith("/v2/assistants/A/environments/E/sessions/s-1/message?")
+    with pytest.raises(AssistantHTTPError):  # without a session the same answer is the assistant's problem
+        Relay(AssistantClient(url), FakeProvider()).send("hello")
 
 
 def test_streaming_round_trip(real: tuple[str, Any]) -> None:

@@ -150,8 +150,47 @@ def test_sessions(tmp_path: Path) -> None:
     sid = resp.get_json()["session_id"]
     body = c.post("/v1/relay/message", json={"text": QUESTION, "session_id": sid}).get_json()
     assert body["context"]["global"]["session_id"] == sid and body["relay"]["outcome"] == "answer"
-    resp = c.post("/v1/relay/message", json={"text": QUESTION, "session_id": "no-such-session"})
-    assert resp.status_code == 502 and resp.get_json()["error"]["details"]["status"] == 404
+    for route in ("/v1/relay/message", "/v1/relay/message_stream"):
+        resp = c.post(route, json={"text": QUESTION, "session_id": "no-such-session"})
+        assert resp.status_code == 404 and resp.mimetype == "application/json"
+        error = resp.get_json()["error"]
+        validate("error", resp.get_json())
+        assert error["code"] == "session_not_found" and "unknown or expired session" in error["message"]
+
+
+@pytest.mark.integration
+def test_an_unknown_session_of_the_assistant_over_http_is_a_404(tmp_path: Path) -> None:
+    assistant, _ = build_app(tmp_path / "assistant", auth={"keys": KEYS})
+    with ServerThread(assistant) as srv:
+        relay = {"url": srv.base + "/v2/assistants/client-side/environments/default/message",
+                 "auth": {"type": "apikey", "apikey": "key-admin-0001"}}  # fmt: skip
+        app, _ = build_app(tmp_path / "relay", docs=[], relay=relay)
+        c = app.test_client()
+        sid = c.post("/v1/relay/sessions").get_json()["session_id"]
+        assert c.post("/v1/relay/message", json={"text": QUESTION, "session_id": sid}).status_code == 200
+        evs = events(c.post("/v1/relay/message_stream", json={"text": QUESTION, "session_id": sid}))
+        assert evs[-1][0] == "relay_end"
+        for route in ("/v1/relay/message", "/v1/relay/message_stream"):
+            resp = c.post(route, json={"text": QUESTION, "session_id": "expired-or-never-created"})
+            assert resp.status_code == 404, resp.get_data(as_text=True)
+            assert resp.get_json()["error"]["code"] == "session_not_found"
+
+
+@pytest.mark.integration
+def test_a_session_that_expires_during_a_streamed_turn_is_reported_in_band(tmp_path: Path) -> None:
+    def script(body: dict[str, Any], n: int) -> Any:
+        if n == 0:
+            return search_reply("vpn")
+        fake.status = 404  # gone between the two messages of the turn
+        return {"error": "Invalid Session", "code": 404}
+
+    fake = ScriptedAssistant(script)
+    with ServerThread(fake) as srv:
+        relay = {"url": srv.base + "/v2/assistants/A/environments/E/message", "stream": False}
+        app, _ = build_app(tmp_path, docs=[], relay=relay)
+        evs = events(app.test_client().post("/v1/relay/message_stream", json={"text": "vpn", "session_id": "s-1"}))
+    assert [n for n, _ in evs] == ["relay_search", "error"]
+    assert evs[1][1]["code"] == "session_not_found"
 
 
 @pytest.mark.parametrize("relay, message", [
