@@ -2,14 +2,44 @@
 
 Log calls use ``event key=value`` messages with %-style arguments (never f-strings), and carry no query or
 document text unless ``server.log_user_text`` is on.
+
+No line carries an API key sent in a URL (``?api_key=``, accepted by the event-stream routes for browsers):
+:class:`RedactQuerySecrets` rewrites it as ``api_key=[redacted]`` in every message and traceback that goes
+through :func:`configure`'s handler and through gunicorn's own loggers (``assistant_bridge.web.server``),
+which log the raw request URI when a request fails.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from typing import Any
+
+# the parameter's name as a URL may spell it (werkzeug decodes api%5Fkey to api_key), up to the next separator
+_QUERY_SECRET = re.compile(r"(?i)(api(?:_|%5f)key=)[^&;#\s\"'<>]*")
+REDACTED = "[redacted]"
+
+
+def redact(text: str) -> str:
+    """``text`` with the value of every ``api_key=`` in it replaced by ``[redacted]``."""
+    return _QUERY_SECRET.sub(lambda m: m.group(1) + REDACTED, text)
+
+
+class RedactQuerySecrets(logging.Filter):
+    """Removes API keys sent in URLs from a record's message and traceback (see :func:`redact`)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        clean = redact(message)
+        if clean != message:
+            record.msg, record.args = clean, None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        return True
 
 
 class JsonFormatter(logging.Formatter):
@@ -25,7 +55,7 @@ class JsonFormatter(logging.Formatter):
             out["request_id"] = rid
         if record.exc_info:
             out["exc_type"] = record.exc_info[0].__name__ if record.exc_info[0] else None
-            out["exc"] = self.formatException(record.exc_info)
+            out["exc"] = record.exc_text or self.formatException(record.exc_info)
         return json.dumps(out, ensure_ascii=False)
 
 
@@ -45,6 +75,7 @@ def configure(level: str = "info", fmt: str = "json") -> None:
     handler = logging.StreamHandler()
     handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(
         "%(asctime)s %(levelname)s %(name)s %(message)s"))  # fmt: skip
+    handler.addFilter(RedactQuerySecrets())
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     logging.getLogger("grpc._server").setLevel(logging.CRITICAL)

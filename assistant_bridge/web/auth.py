@@ -5,6 +5,12 @@ Anonymous access is allowed only when no credential is configured (and the CLI r
 non-loopback address in that case). A service or admin key may act for an end user through the
 ``X-End-User-ID`` header (``external_user_id`` is accepted too); the end user becomes the principal's
 tenant and its user id.
+
+A browser's ``EventSource`` cannot set headers, so the ``GET`` routes that answer ``text/event-stream``
+(marked with :func:`accepts_query_api_key`) also take an API key as the ``api_key`` query parameter, compared
+in constant time like the header; every other route ignores that parameter. The header wins when both are
+sent. URLs end up in proxy and access logs, so this service redacts ``api_key`` from every line it logs
+(:mod:`assistant_bridge.logs`) and callers should prefer the header wherever they can set one.
 """
 
 from __future__ import annotations
@@ -13,8 +19,9 @@ import base64
 import binascii
 import hmac
 import re
+from typing import Any, Callable, TypeVar
 
-from flask import Request
+from flask import Request, current_app
 
 from assistant_bridge.domain import Principal
 from assistant_bridge.errors import AuthenticationRequired, Forbidden, ValidationFailed
@@ -23,6 +30,24 @@ from assistant_bridge.settings import ApiKey, AuthSettings
 END_USER_HEADERS = ("X-End-User-ID", "external_user_id", "External-User-Id")
 _END_USER_RE = re.compile(r"^[A-Za-z0-9_.:@\-]{1,128}$")
 ANONYMOUS = Principal(user_id="local", admin=True, key_id="anonymous")
+QUERY_API_KEY = "api_key"
+_QUERY_KEY_MARK = "accepts_query_api_key"
+View = TypeVar("View", bound=Callable[..., Any])
+
+
+def accepts_query_api_key(view: View) -> View:
+    """Mark a ``GET`` view that answers ``text/event-stream``: it also accepts the API key as the ``api_key``
+    query parameter. Put it under the route decorator, so that the marked function is the one registered."""
+    setattr(view, _QUERY_KEY_MARK, True)
+    return view
+
+
+def query_api_key_allowed(request: Request) -> bool:
+    """Whether this request's route takes the API key from the query string (a marked view, method GET)."""
+    if request.method != "GET" or request.endpoint is None:
+        return False
+    view = current_app.view_functions.get(request.endpoint)
+    return bool(getattr(view, _QUERY_KEY_MARK, False))
 
 
 def _match(secret: str, candidate: str) -> bool:
@@ -43,6 +68,8 @@ def identify(request: Request, auth: AuthSettings) -> tuple[Principal, ApiKey | 
         return ANONYMOUS, None
     header = request.headers.get("Authorization", "")
     api_key = request.headers.get(auth.api_key_header, "")
+    if not api_key and query_api_key_allowed(request):
+        api_key = request.args.get(QUERY_API_KEY, "")
     for i, key in enumerate(auth.keys):
         secret = key.key.get()
         if key.kind == "apikey" and api_key and _match(secret, api_key):

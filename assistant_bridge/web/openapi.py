@@ -11,7 +11,9 @@ published. :func:`build_document`:
 * adds the error responses the routes share (``x-common-errors`` of the base file), the ``X-End-User-ID``
   header to authenticated operations, and the ``X-Request-ID`` header to every response;
 * sets the security requirements of the running configuration: API key (in ``auth.api_key_header``),
-  Bearer or Basic, and anonymous access only when no credential is configured.
+  Bearer or Basic, and anonymous access only when no credential is configured; the ``GET`` operations that
+  answer ``text/event-stream`` also accept the API key as the ``api_key`` query parameter (``ApiKeyQuery``,
+  see :func:`assistant_bridge.web.auth.accepts_query_api_key`).
 """
 
 from __future__ import annotations
@@ -101,6 +103,18 @@ def _complete_operation(op: dict[str, Any], common: dict[str, list[str]], secure
             resp.setdefault("headers", {}).setdefault("X-Request-ID", {"$ref": "#/components/headers/RequestId"})
 
 
+def is_event_stream_get(doc: dict[str, Any], method: str, op: dict[str, Any]) -> bool:
+    """Whether ``op`` is a ``GET`` whose 200 answer is ``text/event-stream`` (the operations that take the API
+    key from the query string too)."""
+    if method != "get":
+        return False
+    ok = op.get("responses", {}).get("200", {})
+    ref = ok.get("$ref", "")
+    if ref.startswith("#/components/responses/"):
+        ok = doc["components"]["responses"][ref.rsplit("/", 1)[1]]
+    return "text/event-stream" in ok.get("content", {})
+
+
 def build_document(settings: Settings | None = None, schema_dir: Path = SCHEMA_DIR) -> dict[str, Any]:
     """The OpenAPI document for ``settings`` (the security schemes and requirements depend on them)."""
     base = yaml.safe_load((schema_dir / BASE_FILE).read_text(encoding="utf-8"))
@@ -115,11 +129,15 @@ def build_document(settings: Settings | None = None, schema_dir: Path = SCHEMA_D
     api_key_header = settings.auth.api_key_header if settings else "X-API-Key"
     anonymous = not (settings and settings.auth.keys)
     doc["components"]["securitySchemes"]["ApiKeyAuth"]["name"] = api_key_header
-    doc["security"] = [{"ApiKeyAuth": []}, {"BearerAuth": []}, {"BasicAuth": []}] + ([{}] if anonymous else [])
+    credentials: list[dict[str, list[str]]] = [{"ApiKeyAuth": []}, {"BearerAuth": []}, {"BasicAuth": []}]
+    doc["security"] = credentials + ([{}] if anonymous else [])
     for item in doc["paths"].values():
         for method in HTTP_METHODS:
             if method in item:
-                _complete_operation(item[method], common, secured=True)
+                op = item[method]
+                if "security" not in op and is_event_stream_get(doc, method, op):
+                    op["security"] = credentials + [{"ApiKeyQuery": []}] + ([{}] if anonymous else [])
+                _complete_operation(op, common, secured=True)
     return doc
 
 

@@ -6,7 +6,8 @@
     GET  /v1/tools/{tool_id}                         one tool; tool_id is its name or its UUID
     POST /v1/tools/{tool_id}/execute                 {"inputs": {...}, "session_id"?}
     GET  /v1/tool-executions/{execution_id}          status, inputs, outputs, error, timestamps
-    GET  /v1/tool-executions/{execution_id}/stream   SSE from the first event (or after Last-Event-ID)
+    GET  /v1/tool-executions/{execution_id}/stream   SSE from the first event (or after Last-Event-ID);
+                                                     the API key may be the api_key query parameter
     POST /v1/sessions/{session_id}/documents         {"document_id"}: attach a document to a chat session
     GET  /v1/sessions/{session_id}/documents         the documents attached to it
 
@@ -39,7 +40,7 @@ from assistant_bridge.tools.registry import TOOLS, resolve
 from assistant_bridge.tools.rag_search import RagSearchInputs
 from assistant_bridge.tools.service import Job, ToolsRuntime, tools_for
 from assistant_bridge.web.app import json_body, principal, services, settings
-from assistant_bridge.web.auth import identify
+from assistant_bridge.web.auth import accepts_query_api_key, identify
 from assistant_bridge.web.routes_documents import document_json
 from assistant_bridge.web.sse import MIMETYPE, sse_response
 from assistant_bridge.web.validation import load_schema
@@ -147,6 +148,7 @@ def get_execution(execution_id: str) -> Any:
 
 
 @bp.get("/v1/tool-executions/<execution_id>/stream")
+@accepts_query_api_key  # for EventSource, which cannot send the header (docs/security-model.md)
 def stream_execution(execution_id: str) -> Any:
     rt = _runtime()
     record = rt.executions.get_visible(execution_id, principal())

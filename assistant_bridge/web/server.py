@@ -6,7 +6,9 @@ import logging
 from typing import Any
 
 from gunicorn.app.base import BaseApplication
+from gunicorn.glogging import Logger
 
+from assistant_bridge.logs import RedactQuerySecrets
 from assistant_bridge.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -29,6 +31,17 @@ def _child_exit(server: Any, worker: Any) -> None:
         multiprocess.mark_process_dead(worker.pid)
 
 
+class RedactingLogger(Logger):  # type: ignore[misc]
+    """gunicorn's logger, without API keys: it logs the raw request URI (query string included) when a
+    request fails, and its loggers do not propagate to the root handler of :func:`assistant_bridge.logs.configure`."""
+
+    def setup(self, cfg: Any) -> None:
+        super().setup(cfg)
+        for logger in (self.error_log, self.access_log):
+            if not any(isinstance(f, RedactQuerySecrets) for f in logger.filters):
+                logger.addFilter(RedactQuerySecrets())
+
+
 class BridgeApplication(BaseApplication):  # type: ignore[misc]
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -47,6 +60,7 @@ class BridgeApplication(BaseApplication):  # type: ignore[misc]
             "child_exit": _child_exit,
             "loglevel": s.log_level,
             "accesslog": None,
+            "logger_class": RedactingLogger,
         }
         if "control_socket_disable" in self.cfg.settings:  # gunicorn >= 25.1
             # its control socket ($HOME/.gunicorn/gunicorn.ctl) is shared by every instance of the same user and

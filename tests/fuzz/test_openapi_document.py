@@ -97,6 +97,11 @@ def test_security_follows_the_settings(tmp_path: Path) -> None:
     assert schemes["BasicAuth"] == {"type": "http", "scheme": "basic"}
     assert secured["paths"]["/healthz"]["get"]["security"] == []
     assert "security" not in secured["paths"]["/v1/search"]["post"]  # the document-wide requirement
+    # the GET event stream also takes the key as ?api_key= (EventSource cannot set headers)
+    stream = "/v1/tool-executions/{execution_id}/stream"
+    assert secured["paths"][stream]["get"]["security"] == secured["security"][:3] + [{"ApiKeyQuery": []}]
+    assert open_doc["paths"][stream]["get"]["security"][-2:] == [{"ApiKeyQuery": []}, {}]
+    assert schemes["ApiKeyQuery"]["in"] == "query" and schemes["ApiKeyQuery"]["name"] == "api_key"
 
 
 @pytest.mark.unit
