@@ -1,5 +1,5 @@
-"""JSON Schema validation at the edge. Schemas live in the repository's ``schemas/`` folder; inner code
-trusts what passed here."""
+"""JSON Schema validation at the edge. The schemas live once, in the repository's ``schemas/`` folder; a built
+package carries a copy of it (``setup.py``). Inner code trusts what passed here."""
 
 from __future__ import annotations
 
@@ -15,11 +15,18 @@ from referencing import Registry, Resource
 
 from assistant_bridge.errors import ConfigurationError, ValidationFailed
 
+PACKAGED_SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
+SOURCE_SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
+
+
 def _schema_dir() -> Path:
-    """``$ASSISTANT_BRIDGE_SCHEMA_DIR`` (installed copies, the container image), else the repository's
-    ``schemas/`` next to the package (a source checkout or an editable install)."""
+    """``$ASSISTANT_BRIDGE_SCHEMA_DIR`` when set; else the copy inside an installed package
+    (``assistant_bridge/schemas/``, made by the build); else the repository's ``schemas/`` next to the package
+    (a source checkout or an editable install)."""
     override = os.environ.get("ASSISTANT_BRIDGE_SCHEMA_DIR")
-    return Path(override) if override else Path(__file__).resolve().parents[2] / "schemas"
+    if override:
+        return Path(override)
+    return PACKAGED_SCHEMA_DIR if PACKAGED_SCHEMA_DIR.is_dir() else SOURCE_SCHEMA_DIR
 
 
 SCHEMA_DIR = _schema_dir()
