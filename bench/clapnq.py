@@ -148,7 +148,7 @@ def load_filter_set(kind: str, level: str) -> tuple[Any, Any, Any, str, Any]:
         label = f"filters ({level}: pre_gen>={thresholds.pre_gen}, post_gen>={thresholds.post_gen})"
     except ModelLoadError:
         model = of.OnnxClassifier(of.default_model_dir() / of.PRE_MODEL_FILE, of.PRE_FEATURES, of.PRE_VERSION)
-        pre = of.OnnxPreFilter(model, encoder)
+        pre = of.OnnxPreFilter(model, encoder, of.CrossEncoder(of.default_model_dir()))
         post = _PassFilter()
         label = f"PRE filter only, post-filter model missing ({level}: pre_gen>={thresholds.pre_gen})"
     pre.warm_up()

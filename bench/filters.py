@@ -8,7 +8,8 @@ Reports, for the ONNX files in ``--model-dir`` (default: ``filters_models/``) an
    extractive answer (the two passage sentences that cover most query words). Baseline: USE cosine of the
    question with the whole passage.
 2. Pre-filter ROC AUC on the held-out articles of PIAF (fr) and JSQuAD (ja) with constructed negatives (the
-   question paired with another article's passage), and on SQuAD 2.0 held-out articles.
+   question paired with another article's passage), and on SQuAD 2.0 held-out articles; only the questions
+   of held-out part B (part A fitted the pre-filter's combining classifier).
 3. Post-filter ROC AUC on the held-out part of the constructed supported / unsupported answer set.
 4. Latency per turn (pre + post, five snippets, empty encoder cache): p50 / p90 over ``--turns`` turns, wall
    clock and process CPU time (the machine's load average is printed too: on a busy shared machine the wall
@@ -126,7 +127,9 @@ def main() -> None:
     pre_report: dict[str, object] = {}
     for name, loader, lang in (("piaf", datasets.load_piaf, "fr"), ("jsquad", datasets.load_jsquad, "ja"),
                                ("squad2", datasets.load_squad2, "en")):
-        ex = [e for e in pre_sets.squad_like_examples(loader(args.data), name, lang) if e.split == "heldout"]
+        # held-out articles, part B only: part A fitted the classifier that combines the cross-encoder's scores
+        ex = [e for e in pre_sets.squad_like_examples(loader(args.data), name, lang)
+              if e.split == "heldout" and datasets.combiner_part(e.query) == "B"]
         for kinds, label in ((("gold", "other_article"), "other_article"), (("gold", "same_article"), "same_article"),
                              (("gold", "squad_unans"), "squad_unans")):
             sel = sample([e for e in ex if e.kind in kinds], args.max_items)

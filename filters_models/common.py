@@ -69,6 +69,15 @@ def feature_matrix(
     return out
 
 
+def file_digest(path: Path) -> str:
+    """First 12 hex digits of the SHA-1 of a file (names caches that depend on a model file)."""
+    return hashlib.sha1(path.read_bytes()).hexdigest()[:12]
+
+
+def text_digest(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:6]
+
+
 def roc_auc(y: np.ndarray, s: np.ndarray) -> float:
     from sklearn.metrics import roc_auc_score
 

@@ -74,6 +74,13 @@ def split_of(group: str) -> str:
     return "heldout" if h < HELD_OUT_SHARE else "train"
 
 
+def combiner_part(query: str) -> str:
+    """``"A"`` or ``"B"``: the half of the held-out split a question falls in. The pre-filter's combining
+    classifier is fitted on part A (the cross-encoder under it was trained on the train split); figures are
+    reported on part B."""
+    return "A" if rng_for("combiner", query).random() < 0.5 else "B"
+
+
 def rng_for(*parts: str) -> random.Random:
     return random.Random(int(hashlib.sha1("|".join(parts).encode("utf-8")).hexdigest()[:12], 16))
 

@@ -3,7 +3,8 @@
 The conversational search loop asks a :class:`PreFilter` whether the snippets can answer the query, and a
 :class:`PostFilter` whether the generated answer is supported by them; a score below the level's
 :class:`Thresholds` means "I don't know". The real filters are small ONNX classifiers over language-light
-features (USE-multilingual sentence similarities, lexical, number and name overlap); see
+features (USE-multilingual sentence similarities, lexical, number and name overlap); the pre-filter also
+reads two passage windows with a fine-tuned MiniLM cross-encoder (``cross.py``, int8 ONNX). See
 ``filters_models/MODEL_CARD_pre.md`` and ``MODEL_CARD_post.md``.
 
 Usage::

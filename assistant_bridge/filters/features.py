@@ -14,24 +14,31 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from . import text as tx
 from .encoder import SentenceEncoder
 
-PRE_VERSION = 3
+BASE_PRE_VERSION = 3  # layout of :func:`base_pre_features` alone (the training scripts cache it by this)
+PRE_VERSION = 4
 POST_VERSION = 2
 EMBED_CHAR_BUDGET = 1000
 POST_EMBED_CHAR_BUDGET = 600
 MAX_ANSWER_SENTENCES = 6
 
-PRE_FEATURES: tuple[str, ...] = (
+BASE_PRE_FEATURES: tuple[str, ...] = (
     "cos_max", "cos_top3", "cos_lex_best", "cov_any", "cov_any_w", "cov_sent_max", "cov_sent_max_w",
     "cov_win_max", "bigram_any", "num_in_query", "num_cov", "qlen_log",
     "qtype_when", "qtype_number", "qtype_who", "qtype_where", "type_cue_best",
     "snip_mean_cos_max", "first_cos_max", "cov_cos_best",
 )
+# From the cross-encoder (``cross.py``): logits of the best and second-best window it read, their mean over
+# the windows read, the logit of the window that shares the most words with the query, and the share of
+# CJK characters (its WordPiece vocabulary is weaker on Japanese).
+CROSS_FEATURES: tuple[str, ...] = ("ce_max", "ce_second", "ce_mean", "ce_first", "cjk_share")
+PRE_FEATURES: tuple[str, ...] = BASE_PRE_FEATURES + CROSS_FEATURES
 POST_FEATURES: tuple[str, ...] = (
     "sup_cos_min", "sup_cos_mean", "sup_lex_min", "sup_lex_mean", "tok_prec", "bigram_prec_min", "trigram_prec_min",
     "num_in_answer", "num_missing", "name_missing", "neg_mismatch", "ans_query_cos", "query_cov_answer",
@@ -84,8 +91,48 @@ def _select(sentences: list[_Sentence], scores: Sequence[float], budget: int, fi
     return chosen
 
 
-def pre_features(query: str, snippets: Sequence[str], encoder: SentenceEncoder) -> np.ndarray | None:
-    """Features of (query, snippets); ``None`` when there is nothing to score (empty query or snippets)."""
+class CrossScorer(Protocol):
+    """What the pre-filter needs of the cross-encoder: (snippet index, probability) of each passage window
+    it chose to read."""
+
+    def window_probs(self, query: str, snippets: Sequence[str]) -> list[tuple[int, float]]: ...
+
+
+def _logit(p: float) -> float:
+    """log(p / (1 - p)), bounded to [-8, 8] so one saturated window does not dominate a mean."""
+    p = min(max(p, 3.4e-4), 1 - 3.4e-4)
+    return math.log(p / (1 - p))
+
+
+def cross_features(query: str, snippets: Sequence[str], cross: CrossScorer) -> np.ndarray | None:
+    """The :data:`CROSS_FEATURES` of (query, snippets); ``None`` when there is nothing to score."""
+    q = tx.clip(query, tx.MAX_QUERY_CHARS)
+    snips = tx.clean_snippets(snippets)
+    if not q or not snips:
+        return None
+    read = [_logit(p) for _, p in cross.window_probs(q, snips)] or [_logit(0.0)]
+    logits = sorted(read, reverse=True)
+    head = (q + " " + " ".join(snips))[:2000]
+    cjk = sum(1 for ch in head if tx.is_cjk(ch)) / max(1, sum(1 for ch in head if not ch.isspace()))
+    second = logits[1] if len(logits) > 1 else logits[0]  # one window read: no second opinion
+    # read[0] is the window sharing the most words with the query
+    return np.asarray([logits[0], second, float(np.mean(logits)), read[0], cjk], dtype=np.float32)
+
+
+def pre_features(
+    query: str, snippets: Sequence[str], encoder: SentenceEncoder, cross: CrossScorer
+) -> np.ndarray | None:
+    """Features of (query, snippets) in the :data:`PRE_FEATURES` layout; ``None`` when there is nothing to
+    score (empty query or snippets)."""
+    base = base_pre_features(query, snippets, encoder)
+    if base is None:
+        return None
+    ce = cross_features(query, snippets, cross)
+    return None if ce is None else np.concatenate([base, ce])
+
+
+def base_pre_features(query: str, snippets: Sequence[str], encoder: SentenceEncoder) -> np.ndarray | None:
+    """The :data:`BASE_PRE_FEATURES` of (query, snippets); ``None`` when there is nothing to score."""
     q = tx.clip(query, tx.MAX_QUERY_CHARS)
     snips = tx.clean_snippets(snippets)
     sents = _sentences(snips)

@@ -22,8 +22,11 @@ import numpy as np
 
 from assistant_bridge.errors import ConfigurationError, ModelLoadError
 
+from .cross import CROSS_MODEL_FILE, CROSS_TOKENIZER_FILE, CrossEncoder
 from .encoder import SentenceEncoder, UseEncoder
-from .features import POST_FEATURES, POST_VERSION, PRE_FEATURES, PRE_VERSION, post_features, pre_features
+from .features import (
+    POST_FEATURES, POST_VERSION, PRE_FEATURES, PRE_VERSION, CrossScorer, post_features, pre_features,
+)
 from .protocols import LEVELS, Thresholds
 
 log = logging.getLogger(__name__)
@@ -31,6 +34,8 @@ log = logging.getLogger(__name__)
 PRE_MODEL_FILE = "pre_filter.onnx"
 POST_MODEL_FILE = "post_filter.onnx"
 THRESHOLDS_FILE = "thresholds.json"
+# Every file the filters load: what a deployment must copy.
+MODEL_FILES = (PRE_MODEL_FILE, POST_MODEL_FILE, CROSS_MODEL_FILE, CROSS_TOKENIZER_FILE, THRESHOLDS_FILE)
 
 
 def default_model_dir() -> Path:
@@ -94,19 +99,24 @@ class OnnxClassifier:
 
 
 class OnnxPreFilter:
-    """P(snippets answer query) from :func:`~.features.pre_features` and a small ONNX classifier."""
+    """P(snippets answer query): :func:`~.features.pre_features` (sentence similarities, coverage and the
+    cross-encoder's scores) combined by a small ONNX classifier."""
 
-    def __init__(self, model: OnnxClassifier, encoder: SentenceEncoder) -> None:
+    def __init__(self, model: OnnxClassifier, encoder: SentenceEncoder, cross: CrossScorer) -> None:
         self._model = model
         self._encoder = encoder
+        self._cross = cross
 
     def warm_up(self) -> None:
         self._encoder.warm_up()
+        warm = getattr(self._cross, "warm_up", None)
+        if callable(warm):
+            warm()
         self._model.warm_up()
 
     def score(self, query: str, snippets: Sequence[str]) -> float:
         t0 = time.perf_counter()
-        x = pre_features(query, snippets, self._encoder)
+        x = pre_features(query, snippets, self._encoder, self._cross)
         score = 0.0 if x is None else self._model.proba(x)
         log.debug("prefilter.score", extra={"score": round(score, 4), "n_snippets": len(snippets or ()),
                                             "ms": round(1000 * (time.perf_counter() - t0), 1)})
@@ -138,16 +148,19 @@ def load_filters(
 ) -> tuple[OnnxPreFilter, OnnxPostFilter]:
     """Load both filters from ``model_dir`` (default :func:`default_model_dir`).
 
-    The two filters share one sentence encoder (and its cache). Call ``warm_up()`` on each once per worker.
+    The two filters share one sentence encoder (and its cache); the pre-filter also loads the cross-encoder
+    (``pre_cross.onnx`` and its tokenizer). Call ``warm_up()`` on each once per worker.
 
-    :raises ModelLoadError: a model file is missing, corrupt or was trained on another feature layout.
+    :raises ModelLoadError: a model or tokenizer file is missing, corrupt or was trained on another feature
+        layout.
     """
     d = Path(model_dir) if model_dir is not None else default_model_dir()
     pre = OnnxClassifier(d / PRE_MODEL_FILE, PRE_FEATURES, PRE_VERSION)
     post = OnnxClassifier(d / POST_MODEL_FILE, POST_FEATURES, POST_VERSION)
+    cross = CrossEncoder(d)
     enc = encoder if encoder is not None else UseEncoder()
     log.info("filters.loaded", extra={"model_dir": str(d), "pre_version": PRE_VERSION, "post_version": POST_VERSION})
-    return OnnxPreFilter(pre, enc), OnnxPostFilter(post, enc)
+    return OnnxPreFilter(pre, enc, cross), OnnxPostFilter(post, enc)
 
 
 def load_thresholds(level: str, model_dir: Path | None = None) -> Thresholds:

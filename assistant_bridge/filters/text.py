@@ -52,6 +52,11 @@ QUESTION_TYPES: dict[str, tuple[str, ...]] = {
 }
 
 
+def is_cjk(ch: str) -> bool:
+    """``ch`` is a Han, kana or Hangul character."""
+    return bool(_CJK_RUN.match(ch))
+
+
 def normalise(text: str) -> str:
     """NFKC-fold, drop control characters, collapse whitespace."""
     if not text:

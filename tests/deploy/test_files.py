@@ -23,6 +23,7 @@ import jsonschema
 import pytest
 import yaml
 
+from assistant_bridge.filters.onnx_filters import MODEL_FILES
 from assistant_bridge.settings import load_settings
 
 pytestmark = pytest.mark.unit
@@ -142,8 +143,10 @@ def lint_dockerfile(text: str, repo: Path = ROOT) -> list[str]:
         for src in sources:
             if not [p for p in repo.glob(src) if p.is_file()]:
                 problems.append(f"COPY source {src} matches no file in the repository")
-        if not any(fnmatch.fnmatch("filters_models/pre_filter.onnx", s) for s in sources):
-            problems.append("the pre-generation filter model is not copied")
+    copied = [s for rest in model_copies for s in shlex.split(rest)[:-1] if not s.startswith("--")]
+    for name in MODEL_FILES:
+        if not any(fnmatch.fnmatch(f"filters_models/{name}", s) for s in copied):
+            problems.append(f"the filter model file {name} is not copied")
     cmd = [rest for word, rest in final if word in ("CMD", "ENTRYPOINT")]
     if not cmd or "assistant-bridge" not in cmd[-1] or "serve" not in cmd[-1]:
         problems.append("the image does not start `assistant-bridge serve`")
@@ -168,6 +171,7 @@ def test_dockerfile_passes_the_lint() -> None:
         (lambda t: t + "\nADD https://example.com/model.onnx /opt/\n", "ADD of a URL"),
         (lambda t: re.sub(r"COPY filters_models/.*\n", "", t), "filter models"),
         (lambda t: t.replace("filters_models/*.onnx", "filters_models/missing.onnx"), "matches no file"),
+        (lambda t: t.replace(" filters_models/pre_cross_tokenizer.json", ""), "pre_cross_tokenizer.json is not copied"),
         (lambda t: t.replace('CMD ["assistant-bridge", "serve"]', 'CMD ["python", "app.py"]'), "assistant-bridge serve"),
     ],
 )

@@ -9,7 +9,8 @@ import pytest
 
 from assistant_bridge.filters.encoder import HashingEncoder, UseEncoder
 from assistant_bridge.filters.features import (
-    EMBED_CHAR_BUDGET, POST_EMBED_CHAR_BUDGET, POST_FEATURES, PRE_FEATURES, post_features, pre_features,
+    CROSS_FEATURES, EMBED_CHAR_BUDGET, POST_EMBED_CHAR_BUDGET, POST_FEATURES, PRE_FEATURES, cross_features,
+    post_features, pre_features,
 )
 
 pytestmark = pytest.mark.unit
@@ -27,9 +28,21 @@ class CountingEncoder(HashingEncoder):
         return super().encode(texts)
 
 
+class FixedCross:
+    """Stands in for the cross-encoder: one given probability per snippet, in order."""
+
+    def __init__(self, *probs: float) -> None:
+        self.probs = probs
+        self.calls: list[tuple[str, list[str]]] = []
+
+    def window_probs(self, query: str, snippets: Sequence[str]) -> list[tuple[int, float]]:
+        self.calls.append((query, list(snippets)))
+        return [(i, self.probs[i % len(self.probs)]) for i in range(len(snippets))]
+
+
 def test_feature_vectors_have_the_named_layout() -> None:
     enc = HashingEncoder()
-    pre = pre_features("When does the reset link expire?", [DOC], enc)
+    pre = pre_features("When does the reset link expire?", [DOC], enc, FixedCross(0.9))
     post = post_features("When does the link expire?", [DOC], "The link expires after 24 hours.", enc)
     assert pre is not None and pre.shape == (len(PRE_FEATURES),) and np.isfinite(pre).all()
     assert post is not None and post.shape == (len(POST_FEATURES),) and np.isfinite(post).all()
@@ -37,9 +50,22 @@ def test_feature_vectors_have_the_named_layout() -> None:
 
 def test_nothing_to_score_gives_none() -> None:
     enc = HashingEncoder()
-    assert pre_features("q", [], enc) is None
-    assert pre_features("   ", [DOC], enc) is None
+    assert pre_features("q", [], enc, FixedCross(0.5)) is None
+    assert pre_features("   ", [DOC], enc, FixedCross(0.5)) is None
+    assert cross_features("q", ["", "  "], FixedCross(0.5)) is None
     assert post_features("q", [DOC], " ", enc) is None
+
+
+def test_cross_features_order_the_snippet_scores() -> None:
+    names = list(CROSS_FEATURES)
+    f = cross_features("When does the link expire?", [DOC, "Other text.", "More text."], FixedCross(0.2, 0.9, 0.5))
+    assert f is not None
+    assert f[names.index("ce_max")] > f[names.index("ce_second")] > f[names.index("ce_mean")] - 1.0
+    assert abs(f[names.index("ce_max")] - np.log(0.9 / 0.1)) < 1e-4
+    assert abs(f[names.index("ce_second")] - 0.0) < 1e-4  # logit of 0.5
+    assert f[names.index("cjk_share")] == 0.0
+    ja = cross_features("リンクの有効期限は？", ["リンクは24時間有効です。"], FixedCross(0.9))
+    assert ja is not None and ja[names.index("cjk_share")] > 0.5
 
 
 def test_post_features_see_a_changed_number_and_a_negation() -> None:
@@ -57,7 +83,9 @@ def test_encoded_text_is_bounded_whatever_the_snippet_size() -> None:
     big = " ".join(f"The reset link sentence number {i} is here." for i in range(5000))
     heads = 8 * 60  # the first sentence of each of the (at most 8) snippets read
     pre_enc, post_enc = CountingEncoder(), CountingEncoder()
-    pre_features("reset link", [big] * 10, pre_enc)
+    cross = FixedCross(0.5)
+    pre_features("reset link", [big] * 10, pre_enc, cross)
+    assert len(cross.calls[0][1]) == 8 and all(len(s) <= 4000 for s in cross.calls[0][1])
     post_features("reset link", [big] * 10, big, post_enc)
     assert sum(len(t) for t in pre_enc.texts) <= EMBED_CHAR_BUDGET + heads + len("reset link")
     answer_sentences = 6 * 400

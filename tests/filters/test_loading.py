@@ -19,7 +19,8 @@ MODEL_DIR = default_model_dir()
 
 @pytest.fixture()
 def model_copy(tmp_path: Path) -> Path:
-    for name in ("pre_filter.onnx", "post_filter.onnx", "thresholds.json"):
+    for name in ("pre_filter.onnx", "post_filter.onnx", "pre_cross.onnx", "pre_cross_tokenizer.json",
+                 "thresholds.json"):
         shutil.copy(MODEL_DIR / name, tmp_path / name)
     return tmp_path
 
@@ -33,6 +34,21 @@ def test_shipped_models_load_without_the_encoder() -> None:
 def test_missing_model_file_raises_model_load_error(model_copy: Path) -> None:
     (model_copy / "post_filter.onnx").unlink()
     with pytest.raises(ModelLoadError, match="post_filter.onnx"):
+        load_filters(model_copy, encoder=HashingEncoder())
+
+
+def test_missing_cross_encoder_or_tokenizer_raises_model_load_error(model_copy: Path) -> None:
+    (model_copy / "pre_cross_tokenizer.json").write_text("{not json")
+    with pytest.raises(ModelLoadError, match="pre_cross_tokenizer.json"):
+        load_filters(model_copy, encoder=HashingEncoder())
+    (model_copy / "pre_cross.onnx").unlink()
+    with pytest.raises(ModelLoadError, match="pre_cross.onnx"):
+        load_filters(model_copy, encoder=HashingEncoder())
+
+
+def test_corrupt_cross_encoder_raises_model_load_error(model_copy: Path) -> None:
+    (model_copy / "pre_cross.onnx").write_bytes(b"\x08\x01garbage, not a protobuf")
+    with pytest.raises(ModelLoadError, match="corrupt"):
         load_filters(model_copy, encoder=HashingEncoder())
 
 

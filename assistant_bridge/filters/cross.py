@@ -1,0 +1,217 @@
+"""A small cross-encoder that reads the query and a passage window together (``pre_cross.onnx``).
+
+The pre-generation filter's similarity features tell whether a passage is *on topic*; they cannot tell
+whether it *says* the answer (a paragraph of the right Wikipedia page that does not hold it looks the same).
+A cross-encoder sees the query and the passage in one transformer pass and learns that difference.
+
+The model is all-MiniLM-L6-v2 (6 layers, 384 wide, Apache-2.0) fine-tuned as a binary classifier by
+``filters_models/train_cross.py`` and exported to int8 ONNX; its WordPiece tokenizer ships beside it.
+
+Cost control: a snippet is cut into windows of whole sentences of at most :data:`WINDOW_TOKENS` tokens;
+only the :data:`MAX_WINDOWS` windows that share the most words with the query are scored, in one batch.
+The same windowing code builds the training pairs, so training and serving see the same inputs.
+
+Invariants: :meth:`CrossEncoder.scores` accepts any strings and returns one probability in [0, 1] per
+snippet (0.0 for an empty one); it never raises on text. A missing or corrupt model or tokenizer file
+raises :class:`~assistant_bridge.errors.ModelLoadError` in the constructor.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from assistant_bridge.errors import ModelLoadError
+
+from .text import clean_snippets, clip, content_tokens, split_sentences
+
+CROSS_MODEL_FILE = "pre_cross.onnx"
+CROSS_TOKENIZER_FILE = "pre_cross_tokenizer.json"
+QUERY_TOKENS = 48
+WINDOW_TOKENS = 160
+MAX_WINDOWS = 2
+
+
+class WordPiece:
+    """The BERT WordPiece tokenizer of the model (``tokenizers``), without special tokens."""
+
+    def __init__(self, path: Path) -> None:
+        from tokenizers import Tokenizer
+
+        try:
+            self._tok = Tokenizer.from_file(str(path))
+        except Exception as exc:  # tokenizers raises its own untyped errors on a bad file
+            raise ModelLoadError(f"tokenizer file {path.name} is missing or corrupt", path=str(path)) from exc
+        self._tok.no_padding()
+        self._tok.no_truncation()
+        self.cls_id = self._id("[CLS]")
+        self.sep_id = self._id("[SEP]")
+        self.pad_id = self._id("[PAD]")
+
+    def _id(self, token: str) -> int:
+        i = self._tok.token_to_id(token)
+        if i is None:
+            raise ModelLoadError(f"tokenizer has no {token} token")
+        return int(i)
+
+    def ids(self, text: str) -> list[int]:
+        return list(self._tok.encode(text, add_special_tokens=False).ids) if text else []
+
+    def ids_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        if not texts:
+            return []
+        return [list(e.ids) for e in self._tok.encode_batch(list(texts), add_special_tokens=False)]
+
+
+def windows(text: str, tok: WordPiece, budget: int = WINDOW_TOKENS) -> list[tuple[str, list[int]]]:
+    """Cut ``text`` into windows of whole sentences of at most ``budget`` tokens (a longer sentence is
+    cut); consecutive windows overlap by one sentence so an answer spread over a boundary is seen whole."""
+    sents = split_sentences(text) or ([text] if text.strip() else [])
+    ids = tok.ids_batch(sents)
+    out: list[tuple[str, list[int]]] = []
+    i = 0
+    while i < len(sents):
+        parts, acc = [sents[i]], list(ids[i][:budget])
+        j = i + 1
+        while j < len(sents) and len(acc) + len(ids[j]) <= budget:
+            parts.append(sents[j])
+            acc += ids[j]
+            j += 1
+        out.append((" ".join(parts), acc))
+        if j >= len(sents):
+            break
+        i = j - 1 if j - 1 > i else j  # one sentence of overlap, but always move forward
+    return out
+
+
+def pair_ids(query_ids: Sequence[int], window_ids: Sequence[int], tok: WordPiece) -> tuple[list[int], list[int]]:
+    """``[CLS] query [SEP] window [SEP]`` and its token type ids."""
+    q = list(query_ids[:QUERY_TOKENS])
+    w = list(window_ids[:WINDOW_TOKENS])
+    ids = [tok.cls_id, *q, tok.sep_id, *w, tok.sep_id]
+    types = [0] * (len(q) + 2) + [1] * (len(w) + 1)
+    return ids, types
+
+
+def batch_arrays(pairs: Sequence[tuple[list[int], list[int]]], pad_id: int) -> dict[str, np.ndarray]:
+    width = max(len(p[0]) for p in pairs)
+    ids = np.full((len(pairs), width), pad_id, dtype=np.int64)
+    types = np.zeros((len(pairs), width), dtype=np.int64)
+    mask = np.zeros((len(pairs), width), dtype=np.int64)
+    for i, (a, t) in enumerate(pairs):
+        ids[i, : len(a)] = a
+        types[i, : len(t)] = t
+        mask[i, : len(a)] = 1
+    return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+
+
+def overlap(query_words: set[str], text: str) -> float:
+    """Share of the query's words found in ``text`` (the window pre-selection score)."""
+    if not query_words:
+        return 0.0
+    return len(query_words & set(content_tokens(text))) / len(query_words)
+
+
+def select_windows(query: str, snippets: Sequence[str], tok: WordPiece,
+                   limit: int = MAX_WINDOWS) -> list[tuple[int, str, list[int]]]:
+    """The ``limit`` windows (snippet index, text, ids) that share the most words with the query: first the
+    best window of each snippet (best first, search order breaking ties), then the other windows."""
+    qw = set(content_tokens(query))
+    per: list[list[tuple[float, int, str, list[int]]]] = []
+    for si, s in enumerate(snippets):
+        ws = [(overlap(qw, w), si, w, ids) for w, ids in windows(s, tok)]
+        ws.sort(key=lambda t: -t[0])
+        per.append(ws)
+    heads = sorted((ws[0] for ws in per if ws), key=lambda t: -t[0])  # stable: search order breaks ties
+    chosen = heads[:limit]
+    rest = sorted([w for ws in per for w in ws[1:]] + heads[limit:], key=lambda t: -t[0])
+    chosen += rest[: max(0, limit - len(chosen))]
+    return [(si, w, ids) for _, si, w, ids in chosen]
+
+
+class CrossEncoder:
+    """P(a passage window answers the query) from the fine-tuned MiniLM (int8 ONNX, onnxruntime)."""
+
+    def __init__(self, model_dir: Path, threads: int = 1) -> None:
+        path = model_dir / CROSS_MODEL_FILE
+        try:
+            self._bytes = path.read_bytes()
+        except OSError as exc:
+            raise ModelLoadError(f"filter model file {path.name} is missing or unreadable", path=str(path)) from exc
+        self.path = path
+        self.tok = WordPiece(model_dir / CROSS_TOKENIZER_FILE)
+        self._threads = threads
+        self._lock = threading.Lock()
+        self._pid = -1
+        self._session: Any = None
+        self._session_now()
+
+    def _session_now(self) -> Any:
+        if self._session is not None and self._pid == os.getpid():
+            return self._session
+        with self._lock:
+            if self._session is None or self._pid != os.getpid():
+                import onnxruntime as ort
+
+                opts = ort.SessionOptions()
+                opts.intra_op_num_threads = self._threads
+                opts.inter_op_num_threads = 1
+                try:
+                    self._session = ort.InferenceSession(
+                        self._bytes, sess_options=opts, providers=["CPUExecutionProvider"]
+                    )
+                except Exception as exc:  # onnxruntime raises its own untyped errors on a bad file
+                    raise ModelLoadError(
+                        f"filter model file {self.path.name} is corrupt or not an ONNX model", path=str(self.path)
+                    ) from exc
+                self._inputs = {i.name for i in self._session.get_inputs()}
+                self._pid = os.getpid()
+        return self._session
+
+    def warm_up(self) -> None:
+        self.scores("warm up", ["A short passage to load the model."])
+
+    def _run(self, pairs: Sequence[tuple[list[int], list[int]]]) -> np.ndarray:
+        session = self._session_now()
+        feed = {k: v for k, v in batch_arrays(pairs, self.tok.pad_id).items() if k in self._inputs}
+        logits = np.asarray(session.run(None, feed)[0], dtype=np.float64).reshape(len(pairs), -1)[:, -1]
+        probs = 1.0 / (1.0 + np.exp(-np.clip(logits, -40, 40)))
+        return np.where(np.isfinite(probs), probs, 0.0)
+
+    def window_scores(self, query: str, texts: Sequence[str]) -> np.ndarray:
+        """Scores of ``(query, text)`` pairs, each text cut to one window (training and evaluation)."""
+        if not texts:
+            return np.zeros(0)
+        q = self.tok.ids(clip(query, 1000))
+        return self._run([pair_ids(q, ids[:WINDOW_TOKENS], self.tok) for ids in self.tok.ids_batch(list(texts))])
+
+    def window_probs(self, query: str, snippets: Sequence[str], limit: int = MAX_WINDOWS) -> list[tuple[int, float]]:
+        """(snippet index, probability) of each selected window, best window selection first; empty when the
+        query or every snippet is empty."""
+        snips = [clip(s, 4000) for s in list(snippets or ())]
+        q = self.tok.ids(clip(query, 1000))
+        if not q:
+            return []
+        chosen = select_windows(query, snips, self.tok, limit)
+        if not chosen:
+            return []
+        probs = self._run([pair_ids(q, ids, self.tok) for _, _, ids in chosen])
+        return [(si, float(p)) for (si, _, _), p in zip(chosen, probs, strict=True)]
+
+    def scores(self, query: str, snippets: Sequence[str], limit: int = MAX_WINDOWS) -> list[float]:
+        """Per snippet, the best probability of its selected windows (0.0 when none was selected)."""
+        out = [0.0] * len(list(snippets or ()))
+        for si, p in self.window_probs(query, snippets, limit):
+            out[si] = max(out[si], p)
+        return out
+
+
+__all__ = [
+    "CROSS_MODEL_FILE", "CROSS_TOKENIZER_FILE", "CrossEncoder", "WordPiece", "clean_snippets", "pair_ids",
+    "select_windows", "windows",
+]

@@ -1,0 +1,104 @@
+"""The cross-encoder of the pre-filter: windowing (with the shipped tokenizer) and the shipped ONNX model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from assistant_bridge.filters import default_model_dir
+from assistant_bridge.filters.cross import (
+    CROSS_TOKENIZER_FILE, MAX_WINDOWS, QUERY_TOKENS, WINDOW_TOKENS, CrossEncoder, WordPiece, pair_ids,
+    select_windows, windows,
+)
+
+pytestmark = pytest.mark.unit
+
+MODEL_DIR = default_model_dir()
+LONG = " ".join(f"Sentence number {i} talks about topic {i % 7} and nothing else." for i in range(120))
+
+
+@pytest.fixture(scope="module")
+def tok() -> WordPiece:
+    return WordPiece(MODEL_DIR / CROSS_TOKENIZER_FILE)
+
+
+@pytest.fixture(scope="module")
+def cross() -> CrossEncoder:
+    return CrossEncoder(MODEL_DIR)
+
+
+def test_windows_cover_every_sentence_within_the_budget(tok: WordPiece) -> None:
+    ws = windows(LONG, tok)
+    assert len(ws) > 3
+    assert all(len(ids) <= WINDOW_TOKENS for _, ids in ws)
+    joined = " ".join(w for w, _ in ws)
+    for i in range(120):
+        assert f"Sentence number {i} " in joined
+    # consecutive windows share one sentence
+    assert ws[0][0].split(". ")[-1].rstrip(".") in ws[1][0]
+
+
+def test_a_sentence_longer_than_the_budget_is_cut(tok: WordPiece) -> None:
+    huge = "word " * 2000
+    ws = windows(huge, tok)
+    assert ws and all(len(ids) <= WINDOW_TOKENS for _, ids in ws)
+
+
+def test_pair_ids_bound_the_query_and_window(tok: WordPiece) -> None:
+    ids, types = pair_ids(list(range(5, 500)), list(range(5, 900)), tok)
+    assert len(ids) == QUERY_TOKENS + WINDOW_TOKENS + 3 == len(types)
+    assert ids[0] == tok.cls_id and ids[QUERY_TOKENS + 1] == tok.sep_id and ids[-1] == tok.sep_id
+    assert types[: QUERY_TOKENS + 2] == [0] * (QUERY_TOKENS + 2) and set(types[QUERY_TOKENS + 2 :]) == {1}
+
+
+def test_select_windows_prefers_query_words_and_keeps_each_snippet(tok: WordPiece) -> None:
+    snippets = [LONG, "The reset link expires after 24 hours.", "Unrelated text about cooking pasta."]
+    q = "When does the reset link expire?"
+    chosen = select_windows(q, snippets, tok, limit=3)
+    assert len(chosen) == 3
+    assert {si for si, _, _ in chosen} == {0, 1, 2}  # each snippet's best window before any second window
+    top = select_windows(q, snippets, tok, limit=1)
+    assert [si for si, _, _ in top] == [1]  # the snippet that shares the most words with the query
+    assert len(select_windows(q, snippets, tok)) == MAX_WINDOWS
+    many = select_windows(q, [LONG], tok, limit=50)
+    assert len(many) == len(windows(LONG, tok))
+
+
+def test_the_model_tells_an_answering_passage_from_an_on_topic_one(cross: CrossEncoder) -> None:
+    q = "How long is the password reset link valid?"
+    answering = "The password reset link is valid for 24 hours after it is sent."
+    on_topic = "You can reset your password from the settings page. Passwords must have twelve characters."
+    off_topic = "The cafeteria serves lunch from noon to two o'clock."
+    s = cross.scores(q, [answering, on_topic, off_topic])
+    assert s[0] > s[1] and s[0] > s[2]
+    assert s[0] > 0.5 > s[2]
+
+
+@pytest.mark.parametrize(("q", "good", "bad"), [
+    ("Quelle est la durée de validité du lien de réinitialisation ?",
+     "Le lien de réinitialisation est valable 24 heures après son envoi.",
+     "La cantine sert le déjeuner de midi à quatorze heures."),
+    ("リセットリンクの有効期限はどのくらいですか？",
+     "パスワードのリセットリンクは送信後24時間有効です。",
+     "社員食堂は正午から午後2時まで昼食を提供しています。"),
+])
+def test_french_and_japanese_do_not_fall_apart(cross: CrossEncoder, q: str, good: str, bad: str) -> None:
+    s = cross.scores(q, [good, bad])
+    assert s[0] > s[1]
+
+
+def test_empty_inputs(cross: CrossEncoder) -> None:
+    assert cross.scores("", ["text"]) == [0.0]
+    assert cross.scores("q", []) == []
+    assert cross.scores("q", ["", "  "]) == [0.0, 0.0]
+    assert cross.window_scores("q", []).shape == (0,)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.text(max_size=200), st.lists(st.text(max_size=600), max_size=6))
+def test_never_raises_and_stays_in_range(cross: CrossEncoder, q: str, snippets: list[str]) -> None:
+    s = cross.scores(q, snippets)
+    assert len(s) == len(snippets)
+    assert all(0.0 <= v <= 1.0 and np.isfinite(v) for v in s)
