@@ -1,5 +1,10 @@
 """Build step of the package (everything else is declared in ``pyproject.toml``).
 
+The filter models work the same way: the files the service loads from the repository's ``filters_models/``
+(:data:`MODEL_FILES`, the same list as ``assistant_bridge.filters.onnx_filters.MODEL_FILES``) are copied into
+the built package as ``assistant_bridge/filters_models/``, where ``default_model_dir()`` looks after
+``ASSISTANT_BRIDGE_FILTERS_DIR``. Training scripts, metrics and model cards stay in the repository.
+
 The JSON Schemas and the OpenAPI base document live once, in the repository's ``schemas/`` folder, which the
 tests and the docs use. ``build_py`` copies every file of that folder into the built package as
 ``assistant_bridge/schemas/``, so that a wheel or a non-editable install validates requests without
@@ -17,6 +22,9 @@ from setuptools.command.build_py import build_py
 
 SOURCE = Path(__file__).resolve().parent / "schemas"
 PACKAGED = Path("assistant_bridge") / "schemas"
+MODELS_SOURCE = Path(__file__).resolve().parent / "filters_models"
+MODELS_PACKAGED = Path("assistant_bridge") / "filters_models"
+MODEL_FILES = ("pre_filter.onnx", "post_filter.onnx", "pre_cross.onnx", "pre_cross_tokenizer.json", "thresholds.json")
 
 
 class BuildWithSchemas(build_py):
@@ -31,6 +39,13 @@ class BuildWithSchemas(build_py):
         self.mkpath(str(target))
         for path in files:
             self.copy_file(str(path), str(target / path.name))
+        missing = [name for name in MODEL_FILES if not (MODELS_SOURCE / name).is_file()]
+        if missing:
+            raise FileNotFoundError(f"filter model files missing from {MODELS_SOURCE}: {', '.join(missing)}")
+        models = Path(self.build_lib) / MODELS_PACKAGED
+        self.mkpath(str(models))
+        for name in MODEL_FILES:
+            self.copy_file(str(MODELS_SOURCE / name), str(models / name))
 
 
 setup(cmdclass={"build_py": BuildWithSchemas})

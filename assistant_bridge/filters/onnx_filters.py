@@ -38,10 +38,18 @@ THRESHOLDS_FILE = "thresholds.json"
 MODEL_FILES = (PRE_MODEL_FILE, POST_MODEL_FILE, CROSS_MODEL_FILE, CROSS_TOKENIZER_FILE, THRESHOLDS_FILE)
 
 
+PACKAGED_MODEL_DIR = Path(__file__).resolve().parents[1] / "filters_models"
+SOURCE_MODEL_DIR = Path(__file__).resolve().parents[2] / "filters_models"
+
+
 def default_model_dir() -> Path:
-    """``$ASSISTANT_BRIDGE_FILTERS_DIR`` if set, else ``filters_models/`` at the root of the source tree."""
+    """``$ASSISTANT_BRIDGE_FILTERS_DIR`` if set; else the copy inside an installed package
+    (``assistant_bridge/filters_models/``, made by the build, see ``setup.py``); else ``filters_models/`` at the
+    root of the source tree (a checkout or an editable install)."""
     env = os.environ.get("ASSISTANT_BRIDGE_FILTERS_DIR")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "filters_models"
+    if env:
+        return Path(env)
+    return PACKAGED_MODEL_DIR if PACKAGED_MODEL_DIR.is_dir() else SOURCE_MODEL_DIR
 
 
 class OnnxClassifier:

@@ -14,7 +14,7 @@ import pytest
 
 pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = ("setup.py", "pyproject.toml", "README.md", "MANIFEST.in", "assistant_bridge", "schemas")
+SOURCES = ("setup.py", "pyproject.toml", "README.md", "MANIFEST.in", "assistant_bridge", "schemas", "filters_models")
 
 
 @pytest.fixture(scope="module")
@@ -57,3 +57,31 @@ def test_a_source_checkout_reads_the_repository_schemas() -> None:
         pytest.skip("ASSISTANT_BRIDGE_SCHEMA_DIR is set")
     assert SCHEMA_DIR == ROOT / "schemas"
     assert not (ROOT / "assistant_bridge" / "schemas").exists()  # a stale copy there would shadow schemas/
+
+
+def test_the_built_package_carries_the_filter_models(built: Path) -> None:
+    from assistant_bridge.filters.onnx_filters import MODEL_FILES
+
+    packaged = built / "assistant_bridge" / "filters_models"
+    assert sorted(p.name for p in packaged.iterdir()) == sorted(MODEL_FILES)
+    for name in MODEL_FILES:
+        assert (packaged / name).read_bytes() == (ROOT / "filters_models" / name).read_bytes()
+    code = ("from assistant_bridge.filters import default_model_dir, load_thresholds;"
+            " from assistant_bridge.filters.cross import CrossEncoder;"
+            " d = default_model_dir(); CrossEncoder(d); load_thresholds('less_often', d); print(d)")  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k not in ("ASSISTANT_BRIDGE_FILTERS_DIR", "PYTHONPATH")}
+    out = subprocess.run([sys.executable, "-c", code], cwd=built, env={**env, "PYTHONPATH": str(built)},
+                         capture_output=True, text=True, check=True)  # fmt: skip
+    assert out.stdout.strip() == str(packaged)
+
+
+def test_setup_copies_the_files_the_filters_load() -> None:
+    import ast
+
+    from assistant_bridge.filters.onnx_filters import MODEL_FILES
+
+    tree = ast.parse((ROOT / "setup.py").read_text(encoding="utf-8"))
+    listed = next(ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
+                  and any(getattr(t, "id", "") == "MODEL_FILES" for t in n.targets))  # fmt: skip
+    assert tuple(listed) == MODEL_FILES
+    assert not (ROOT / "assistant_bridge" / "filters_models").exists()  # a stale copy would shadow filters_models/
