@@ -11,7 +11,8 @@ the event's name:
 
 While a turn is still working, a comment line (``: keep-alive``) goes out every ``heartbeat_seconds`` so
 proxies keep the connection open. :class:`EventPump` runs the turn in a thread of its own for that reason;
-the turn must not touch Flask's request globals. Framing and headers come from :mod:`assistant_bridge.web.sse`.
+the turn must not touch Flask's request globals. The agentic retrieval stream reuses :class:`EventPump` with
+its own event shapes. Framing and headers come from :mod:`assistant_bridge.web.sse`.
 """
 
 from __future__ import annotations
@@ -33,31 +34,56 @@ def format_event(name: str, payload: Any) -> bytes:
     return frame(name, json_payload({name: payload}))
 
 
+def _internal_error(exc: BaseException) -> dict[str, Any]:
+    return {"code": "internal_error", "message": "internal error; see the server log"}
+
+
 class EventPump:
-    """Runs ``produce`` (an iterator of ``(name, payload)``) in a thread and yields SSE frames, with heartbeat
-    comments while nothing new is ready. When the client goes away the producer is told to stop at its next
-    event (a model call already running finishes first).
+    """Runs ``produce`` (an iterator of events) in a thread and yields SSE frames, with heartbeat comments
+    while nothing new is ready. When the client goes away the producer is told to stop at its next event (a
+    model call already running finishes first); its iterator is closed when the pump ends.
+
+    Here an event is a ``(name, payload)`` pair framed by :func:`format_event`, and an unexpected exception
+    ends the stream with an ``error`` event. A stream with other event shapes subclasses this class and
+    overrides :meth:`encode` and :meth:`error_frame` (and ``thread_name``).
 
     :param on_error: builds the ``error`` event payload from an unexpected exception.
     """
 
-    def __init__(self, produce: Callable[[], Iterator[tuple[str, Any]]], heartbeat_seconds: float,
-                 on_error: Callable[[BaseException], dict[str, Any]]) -> None:  # fmt: skip
+    thread_name = "message-stream"
+
+    def __init__(self, produce: Callable[[], Iterator[Any]], heartbeat_seconds: float,
+                 on_error: Callable[[BaseException], dict[str, Any]] = _internal_error) -> None:  # fmt: skip
         self._produce = produce
         self._heartbeat = heartbeat_seconds
         self._on_error = on_error
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=256)
         self._stop = threading.Event()
 
+    def encode(self, event: Any) -> bytes:
+        """The SSE frame of one produced event."""
+        name, payload = event
+        return format_event(name, payload)
+
+    def error_frame(self, exc: Exception) -> bytes:
+        """The last frame of a stream whose producer failed; called while ``exc`` is handled, so it can log
+        the traceback (which never goes to the client)."""
+        log.exception("message_stream.failed type=%s", type(exc).__name__)
+        return format_event("error", self._on_error(exc))
+
     def _run(self) -> None:
+        events: Iterator[Any] = iter(())
         try:
-            for name, payload in self._produce():
-                if not self._put(format_event(name, payload)):
+            events = self._produce()
+            for event in events:
+                if not self._put(self.encode(event)):
                     return
         except Exception as exc:  # the stream is already open: report in-band, never a trace
-            log.exception("message_stream.failed type=%s", type(exc).__name__)
-            self._put(format_event("error", self._on_error(exc)))
+            self._put(self.error_frame(exc))
         finally:
+            close = getattr(events, "close", None)
+            if close is not None:
+                close()
             self._put(_END)
 
     def _put(self, item: Any) -> bool:
@@ -71,7 +97,7 @@ class EventPump:
         return False
 
     def __iter__(self) -> Iterator[bytes]:
-        thread = threading.Thread(target=self._run, name="message-stream", daemon=True)
+        thread = threading.Thread(target=self._run, name=self.thread_name, daemon=True)
         thread.start()
         try:
             for item in pump(self._queue, heartbeat_seconds=self._heartbeat, is_last=lambda i: i is _END):

@@ -18,25 +18,23 @@ user key may repeat its own user id, any other id is refused (403).
 from __future__ import annotations
 
 import logging
-import queue
-import threading
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from flask import Blueprint, Flask, g, jsonify, request
 
 from assistant_bridge.agentic.events import StreamEvent
 from assistant_bridge.agentic.request import parse_request
 from assistant_bridge.agentic.runtime import runtime_for
+from assistant_bridge.conversation.sse import EventPump
 from assistant_bridge.domain import Scope
 from assistant_bridge.errors import BridgeError, DependencyError, ValidationFailed
 from assistant_bridge.services import Services
 from assistant_bridge.web.app import json_body, principal, services, settings
 from assistant_bridge.web.auth import END_USER_HEADERS, identify
-from assistant_bridge.web.sse import HEARTBEAT, comment, frame, json_payload, pump, sse_response
+from assistant_bridge.web.sse import frame, json_payload, sse_response
 
 log = logging.getLogger(__name__)
 bp = Blueprint("agentic", __name__)
-_END = object()
 _ERROR_TYPES = {400: "ValidationException", 401: "AccessDeniedException", 403: "AccessDeniedException",
                 404: "ResourceNotFoundException", 413: "ValidationException", 415: "ValidationException",
                 422: "ValidationException", 429: "ThrottlingException"}  # fmt: skip
@@ -63,58 +61,26 @@ def _error(err: BridgeError) -> Any:
     return resp
 
 
-class _Pump:
+class _Pump(EventPump):
     """Runs the agentic loop in a thread and yields SSE frames, with heartbeat comments while it works.
 
     When the client goes away the loop is stopped at its next event (a search or model call already running
-    finishes first). An unexpected error becomes an ``internalServerException`` event; the stream then ends.
+    finishes first). An error of the tree becomes its exception member (``dependencyFailedException``, ...),
+    any other an ``internalServerException`` event; the stream then ends.
     """
 
-    def __init__(self, events: Callable[[], Iterator[StreamEvent]], heartbeat_seconds: float) -> None:
-        self._events = events
-        self._heartbeat = heartbeat_seconds
-        self._queue: queue.Queue[Any] = queue.Queue(maxsize=256)
-        self._stop = threading.Event()
+    thread_name = "agentic-stream"
 
-    def _put(self, item: Any) -> bool:
-        while not self._stop.is_set():
-            try:
-                self._queue.put(item, timeout=0.5)
-                return True
-            except queue.Full:
-                continue
-        return False
+    def encode(self, event: StreamEvent) -> bytes:
+        return frame(event.name, json_payload(event.payload()))
 
-    def _run(self) -> None:
-        events = self._events()
-        try:
-            for event in events:
-                if not self._put(frame(event.name, json_payload(event.payload()))):
-                    return
-        except BridgeError as exc:
+    def error_frame(self, exc: Exception) -> bytes:
+        if isinstance(exc, BridgeError):
             log.warning("agentic.stream_failed code=%s", exc.code)
             member = error_type(exc)
-            self._put(frame(member[0].lower() + member[1:], json_payload({"message": exc.message})))
-        except Exception as exc:  # the stream is open: report in-band, never a stack trace
-            log.exception("agentic.stream_failed type=%s", type(exc).__name__)
-            self._put(frame("internalServerException", json_payload({"message": "internal error; see the server log"})))
-        finally:
-            close = getattr(events, "close", None)
-            if close is not None:
-                close()
-            self._put(_END)
-
-    def __iter__(self) -> Iterator[bytes]:
-        thread = threading.Thread(target=self._run, name="agentic-stream", daemon=True)
-        thread.start()
-        try:
-            for item in pump(self._queue, heartbeat_seconds=self._heartbeat, is_last=lambda i: i is _END):
-                if item is HEARTBEAT:
-                    yield comment()
-                elif item is not _END:
-                    yield item
-        finally:
-            self._stop.set()
+            return frame(member[0].lower() + member[1:], json_payload({"message": exc.message}))
+        log.exception("agentic.stream_failed type=%s", type(exc).__name__)
+        return frame("internalServerException", json_payload({"message": "internal error; see the server log"}))
 
 
 @bp.post("/agenticRetrieveStream")

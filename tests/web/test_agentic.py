@@ -4,6 +4,7 @@ retriever failures, guardrails, and scope (one user never gets another's results
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -243,6 +244,32 @@ def test_pump_sends_heartbeats_and_reports_unexpected_errors() -> None:
     assert text.count(": keep-alive") >= 1
     assert text.index("event: traceEvent") < text.index("event: responseEvent") < text.index("event: internalServerException")
     assert "bug" not in text
+
+
+def test_pump_sends_an_error_of_the_tree_as_its_member_and_closes_the_loop_when_the_client_leaves() -> None:
+    from assistant_bridge.web.routes_agentic import _Pump
+
+    def failing() -> Iterator[Any]:
+        yield ResponseEvent("x")
+        raise BackendUnavailable("search backend unreachable")
+
+    text = b"".join(_Pump(failing, 1.0)).decode()
+    assert text.index("event: responseEvent") < text.index("event: dependencyFailedException")
+    assert '{"message":"search backend unreachable"}' in text
+
+    closed = threading.Event()
+
+    def endless() -> Iterator[Any]:
+        try:
+            while True:
+                yield ResponseEvent("x")
+        finally:
+            closed.set()
+
+    frames = iter(_Pump(endless, 1.0))
+    assert next(frames).startswith(b"event: responseEvent")
+    frames.close()  # what the server does when the client goes away
+    assert closed.wait(5)
 
 
 # ------------------------------------------------------------------------------- expansion and planners
