@@ -64,7 +64,8 @@ def _request_id() -> str | None:
         from flask import g, has_request_context
 
         if has_request_context():
-            return g.get("request_id")
+            rid = g.get("request_id")
+            return rid if isinstance(rid, str) else None
     except ImportError:  # pragma: no cover
         pass
     return None

@@ -50,7 +50,7 @@ class Services:
             settings.data_path.mkdir(parents=True, exist_ok=True)
             store = SQLiteStore(settings.data_path / "meta.sqlite3")
         if backend is None:
-            backend = _LazyBackend(settings, embedder)  # type: ignore[assignment]
+            backend = _LazyBackend(settings, embedder)
         assert backend is not None
         return cls(settings, embedder, backend, store, Ingestor(backend, embedder, store, settings.ingest))
 

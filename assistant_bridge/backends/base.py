@@ -73,7 +73,7 @@ def make_backend(settings: Settings, dim: int) -> SearchBackend:
             from assistant_bridge.backends.elasticsearch import ElasticsearchBackend
         except ImportError as exc:  # pragma: no cover - the module ships with the package
             raise ConfigurationError(f"Elasticsearch backend unavailable: {exc}") from exc
-        return ElasticsearchBackend.from_settings(settings, dim)  # type: ignore[no-any-return]
+        return ElasticsearchBackend.from_settings(settings, dim)
     if kind == "memory":
         from assistant_bridge.backends.memory import MemoryBackend
 

@@ -36,7 +36,8 @@ def normalize_rows(matrix: np.ndarray) -> np.ndarray:
         m = m[None, :]
     norms = np.linalg.norm(m, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return m / norms
+    out: np.ndarray = m / norms
+    return out
 
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
