@@ -18,17 +18,15 @@ raises :class:`~assistant_bridge.errors.ModelLoadError` in the constructor.
 
 from __future__ import annotations
 
-import os
-import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from assistant_bridge.errors import ModelLoadError
 
-from .text import clean_snippets, clip, content_tokens, split_sentences
+from .onnx_session import ForkSafeSession
+from .text import clip, content_tokens, split_sentences
 
 CROSS_MODEL_FILE = "pre_cross.onnx"
 CROSS_TOKENIZER_FILE = "pre_cross_tokenizer.json"
@@ -138,46 +136,16 @@ class CrossEncoder:
     """P(a passage window answers the query) from the fine-tuned MiniLM (int8 ONNX, onnxruntime)."""
 
     def __init__(self, model_dir: Path, threads: int = 1) -> None:
-        path = model_dir / CROSS_MODEL_FILE
-        try:
-            self._bytes = path.read_bytes()
-        except OSError as exc:
-            raise ModelLoadError(f"filter model file {path.name} is missing or unreadable", path=str(path)) from exc
-        self.path = path
+        self._session = ForkSafeSession(model_dir / CROSS_MODEL_FILE, threads)
+        self.path = self._session.path
         self.tok = WordPiece(model_dir / CROSS_TOKENIZER_FILE)
-        self._threads = threads
-        self._lock = threading.Lock()
-        self._pid = -1
-        self._session: Any = None
-        self._session_now()
-
-    def _session_now(self) -> Any:
-        if self._session is not None and self._pid == os.getpid():
-            return self._session
-        with self._lock:
-            if self._session is None or self._pid != os.getpid():
-                import onnxruntime as ort
-
-                opts = ort.SessionOptions()
-                opts.intra_op_num_threads = self._threads
-                opts.inter_op_num_threads = 1
-                try:
-                    self._session = ort.InferenceSession(
-                        self._bytes, sess_options=opts, providers=["CPUExecutionProvider"]
-                    )
-                except Exception as exc:  # onnxruntime raises its own untyped errors on a bad file
-                    raise ModelLoadError(
-                        f"filter model file {self.path.name} is corrupt or not an ONNX model", path=str(self.path)
-                    ) from exc
-                self._inputs = {i.name for i in self._session.get_inputs()}
-                self._pid = os.getpid()
-        return self._session
+        self._inputs = {i.name for i in self._session.get().get_inputs()}
 
     def warm_up(self) -> None:
         self.scores("warm up", ["A short passage to load the model."])
 
     def _run(self, pairs: Sequence[tuple[list[int], list[int]]]) -> np.ndarray:
-        session = self._session_now()
+        session = self._session.get()
         feed = {k: v for k, v in batch_arrays(pairs, self.tok.pad_id).items() if k in self._inputs}
         logits = np.asarray(session.run(None, feed)[0], dtype=np.float64).reshape(len(pairs), -1)[:, -1]
         probs = 1.0 / (1.0 + np.exp(-np.clip(logits, -40, 40)))
@@ -212,6 +180,6 @@ class CrossEncoder:
 
 
 __all__ = [
-    "CROSS_MODEL_FILE", "CROSS_TOKENIZER_FILE", "CrossEncoder", "WordPiece", "clean_snippets", "pair_ids",
+    "CROSS_MODEL_FILE", "CROSS_TOKENIZER_FILE", "CrossEncoder", "WordPiece", "pair_ids",
     "select_windows", "windows",
 ]

@@ -12,17 +12,16 @@ import json
 import logging
 import math
 import os
-import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from assistant_bridge.errors import ConfigurationError, ModelLoadError
 
 from .cross import CROSS_MODEL_FILE, CROSS_TOKENIZER_FILE, CrossEncoder
+from .onnx_session import ForkSafeSession
 from .encoder import SentenceEncoder, UseEncoder
 from .features import (
     POST_FEATURES, POST_VERSION, PRE_FEATURES, PRE_VERSION, CrossScorer, post_features, pre_features,
@@ -56,15 +55,9 @@ class OnnxClassifier:
     """A binary classifier exported by skl2onnx (output ``probabilities``, shape (N, 2))."""
 
     def __init__(self, path: Path, features: Sequence[str], version: int) -> None:
-        try:
-            self._bytes = path.read_bytes()
-        except OSError as exc:
-            raise ModelLoadError(f"filter model file {path.name} is missing or unreadable", path=str(path)) from exc
+        self._session = ForkSafeSession(path)
         self.path = path
-        self._lock = threading.Lock()
-        self._pid = -1
-        self._session: Any = None
-        session = self._session_now()
+        session = self._session.get()
         meta = session.get_modelmeta().custom_metadata_map
         got = (meta.get("feature_version"), meta.get("features"))
         if got != (str(version), json.dumps(list(features))):
@@ -75,32 +68,11 @@ class OnnxClassifier:
         self._input = session.get_inputs()[0].name
         self.n_features = len(features)
 
-    def _session_now(self) -> Any:
-        if self._session is not None and self._pid == os.getpid():
-            return self._session
-        with self._lock:
-            if self._session is None or self._pid != os.getpid():
-                import onnxruntime as ort
-
-                opts = ort.SessionOptions()
-                opts.intra_op_num_threads = 1
-                opts.inter_op_num_threads = 1
-                try:
-                    self._session = ort.InferenceSession(
-                        self._bytes, sess_options=opts, providers=["CPUExecutionProvider"]
-                    )
-                except Exception as exc:  # onnxruntime raises its own untyped errors on a bad file
-                    raise ModelLoadError(
-                        f"filter model file {self.path.name} is corrupt or not an ONNX model", path=str(self.path)
-                    ) from exc
-                self._pid = os.getpid()
-        return self._session
-
     def warm_up(self) -> None:
         self.proba(np.zeros(self.n_features, dtype=np.float32))
 
     def proba(self, x: np.ndarray) -> float:
-        out = self._session_now().run(None, {self._input: x.reshape(1, -1).astype(np.float32)})
+        out = self._session.get().run(None, {self._input: x.reshape(1, -1).astype(np.float32)})
         probs = np.asarray(out[-1] if len(out) > 1 else out[0], dtype=np.float64).reshape(-1)
         p = float(probs[-1])
         return min(1.0, max(0.0, p)) if math.isfinite(p) else 0.0
