@@ -104,10 +104,16 @@ def _logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
+def _clean(query: str, snippets: Sequence[str]) -> tuple[str, list[str]]:
+    return tx.clip(query, tx.MAX_QUERY_CHARS), tx.clean_snippets(snippets)
+
+
 def cross_features(query: str, snippets: Sequence[str], cross: CrossScorer) -> np.ndarray | None:
     """The :data:`CROSS_FEATURES` of (query, snippets); ``None`` when there is nothing to score."""
-    q = tx.clip(query, tx.MAX_QUERY_CHARS)
-    snips = tx.clean_snippets(snippets)
+    return _cross_features(*_clean(query, snippets), cross)
+
+
+def _cross_features(q: str, snips: list[str], cross: CrossScorer) -> np.ndarray | None:
     if not q or not snips:
         return None
     read = [_logit(p) for _, p in cross.window_probs(q, snips)] or [_logit(0.0)]
@@ -124,17 +130,20 @@ def pre_features(
 ) -> np.ndarray | None:
     """Features of (query, snippets) in the :data:`PRE_FEATURES` layout; ``None`` when there is nothing to
     score (empty query or snippets)."""
-    base = base_pre_features(query, snippets, encoder)
+    q, snips = _clean(query, snippets)  # once for both parts
+    base = _base_pre_features(q, snips, encoder)
     if base is None:
         return None
-    ce = cross_features(query, snippets, cross)
+    ce = _cross_features(q, snips, cross)
     return None if ce is None else np.concatenate([base, ce])
 
 
 def base_pre_features(query: str, snippets: Sequence[str], encoder: SentenceEncoder) -> np.ndarray | None:
     """The :data:`BASE_PRE_FEATURES` of (query, snippets); ``None`` when there is nothing to score."""
-    q = tx.clip(query, tx.MAX_QUERY_CHARS)
-    snips = tx.clean_snippets(snippets)
+    return _base_pre_features(*_clean(query, snippets), encoder)
+
+
+def _base_pre_features(q: str, snips: list[str], encoder: SentenceEncoder) -> np.ndarray | None:
     sents = _sentences(snips)
     if not q or not sents:
         return None
