@@ -26,7 +26,6 @@ import json
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -37,6 +36,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 import httpx
+
+from assistant_bridge.backends.lite_server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 QUESTIONS = [
@@ -49,11 +50,6 @@ QUESTIONS = [
 SYLLABLES = ["ka", "lo", "mi", "ru", "te", "zo", "vi", "ne", "pa", "su", "do", "gi"]
 MESSAGE = "/v2/assistants/default/environments/default/message"
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -26,7 +26,6 @@ import json
 import logging
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -37,6 +36,8 @@ from typing import Any, Callable
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import percentiles  # noqa: E402
+
+from assistant_bridge.backends.lite_server import free_port  # noqa: E402
 
 QUERIES = [
     "How do I reset my password?",
@@ -54,11 +55,6 @@ QUERIES = [
 ]
 STAGES = ("search", "pre_filter", "generation", "post_filter")
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _body(query: str) -> dict[str, Any]:
@@ -94,7 +90,7 @@ def in_process(work_dir: Path, path: str) -> tuple[Callable[[str], dict[str, Any
 def over_gunicorn(work_dir: Path, path: str, workers: int) -> tuple[Callable[[str], dict[str, Any]], Callable[[], None]]:
     import httpx
 
-    port = _free_port()
+    port = free_port()
     cmd = [sys.executable, "-m", "assistant_bridge", "serve", "--sample", "--data-dir", str(work_dir),
            "--port", str(port), "--workers", str(workers)]  # fmt: skip
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,

@@ -22,7 +22,6 @@ import json
 import logging
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -34,15 +33,11 @@ import httpx  # noqa: E402
 
 from bench._common import bulk_load, passages_to_chunks, percentiles, read_jsonl  # noqa: E402
 
+from assistant_bridge.backends.lite_server import free_port  # noqa: E402
 from assistant_bridge.domain import Principal, Scope, SearchQuery  # noqa: E402
 from assistant_bridge.services import Services  # noqa: E402
 from assistant_bridge.settings import load_settings  # noqa: E402
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def corpus(data: Path, n: int) -> list[dict]:
@@ -100,8 +95,8 @@ def main() -> int:
         f'data_dir = "{data_dir}"\n[embedder]\nkind = "{args.embedder}"\ndim = 384\n[backend]\n'
         + "".join(f"{k} = {json.dumps(v)}\n" for k, v in backend.items())
     )
-    port = _free_port()
-    env = {**os.environ, "ASSISTANT_BRIDGE_BACKEND__LITE_PORT": str(_free_port()), "ASSISTANT_BRIDGE_LOG_LEVEL": "WARNING"}
+    port = free_port()
+    env = {**os.environ, "ASSISTANT_BRIDGE_BACKEND__LITE_PORT": str(free_port()), "ASSISTANT_BRIDGE_LOG_LEVEL": "WARNING"}
     proc = subprocess.Popen([sys.executable, "-m", "assistant_bridge", "serve", "--config", str(cfg_path),
                              "--port", str(port), "--workers", str(args.workers)], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip

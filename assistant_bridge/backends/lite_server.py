@@ -50,7 +50,9 @@ def running_uri(data_dir: Path) -> str | None:
     return None
 
 
-def free_port(preferred: int) -> int:
+def free_port(preferred: int = 0) -> int:
+    """``preferred`` if nothing listens on it, else a port the OS just gave out on loopback (0: always the
+    latter)."""
     if preferred and not _port_open(preferred):
         return preferred
     with socket.socket() as s:

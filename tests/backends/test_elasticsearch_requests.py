@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Iterator
@@ -27,6 +26,7 @@ from elastic_transport._node._base import NodeApiResponse
 
 from assistant_bridge.backends import elasticsearch as esb
 from assistant_bridge.backends import es_compat as ec
+from assistant_bridge.backends.lite_server import free_port
 from assistant_bridge.backends.elasticsearch import ElasticsearchBackend, map_error, safe_url
 from assistant_bridge.core.filters import parse_filter
 from assistant_bridge.core.scope import scope_clauses
@@ -398,11 +398,6 @@ def test_old_clusters_need_plain_json_and_say_so(version: str) -> None:
     assert b.version == ec.parse_version(version)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
 
 def _serve(cluster: FakeCluster, port: int) -> ThreadingHTTPServer:
     class Handler(BaseHTTPRequestHandler):
@@ -430,7 +425,7 @@ def _serve(cluster: FakeCluster, port: int) -> ThreadingHTTPServer:
 
 
 def test_unreachable_cluster_then_recovery_without_restart() -> None:
-    port = _free_port()
+    port = free_port()
     b = ElasticsearchBackend(f"http://127.0.0.1:{port}", INDEX, DIM, timeout=2.0)
     with pytest.raises(BackendUnavailable, match=f"cannot reach Elasticsearch at http://127.0.0.1:{port}"):
         b.warm_up()

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -18,13 +17,10 @@ from typing import Any
 
 import httpx
 
+from assistant_bridge.backends.lite_server import free_port
+
 REPO = Path(__file__).resolve().parents[2]
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def children(pid: int) -> dict[int, str]:

@@ -5,7 +5,6 @@ and the next turn answers normally once the dependency is back."""
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -14,6 +13,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from assistant_bridge.backends.lite_server import free_port
 from assistant_bridge.client.sse import parse_sse
 from assistant_bridge.conversation.runtime import EXTRAS_KEY, ConversationRuntime
 from assistant_bridge.filters import FakePostFilter, FakePreFilter, Thresholds
@@ -89,11 +89,6 @@ class Endpoint:
         self.server.server_close()
 
 
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
 
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[Endpoint]:
@@ -106,7 +101,7 @@ def endpoint() -> Iterator[Endpoint]:
 def client(endpoint: Endpoint, tmp_path_factory: Any) -> Any:
     from assistant_bridge.web.app import create_app
 
-    dead = f"http://127.0.0.1:{_closed_port()}"
+    dead = f"http://127.0.0.1:{free_port()}"
     server = {"timeout_seconds": TIMEOUT, "connect_timeout_seconds": TIMEOUT}
     llm = {"kind": "openai", "model": "m", "api_key": "llm-key-0001", "timeout": TIMEOUT, "connect_timeout": TIMEOUT,
            "max_retries": 1}  # fmt: skip

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,22 +14,18 @@ from typing import Any, Iterator
 import httpx
 import pytest
 
+from assistant_bridge.backends.lite_server import free_port
 from assistant_bridge.client.sse import iter_json_events
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: Any) -> Iterator[str]:
     data = tmp_path_factory.mktemp("workers")
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "RAG_TEST_DATA_DIR": str(data), "PYTHONPATH": str(ROOT)}
     log = open(data / "gunicorn.log", "wb")
     proc = subprocess.Popen(

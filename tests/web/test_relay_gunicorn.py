@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,16 +16,12 @@ from typing import Any, Iterator
 import httpx
 import pytest
 
+from assistant_bridge.backends.lite_server import free_port
 from assistant_bridge.client.sse import parse_sse
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 KEY = "relay-gunicorn-key-01"
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +45,7 @@ user_id = "web"
 search = {{type = "client"}}
 conversational_search = {{enabled = false}}  # no model files needed: this test is about the relay
 """)
-    port = _free_port()
+    port = free_port()
     log = open(data / "serve.log", "wb")
     proc = subprocess.Popen([sys.executable, "-m", "assistant_bridge", "serve", "--config", str(config),
                              "--port", str(port)], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,20 +15,17 @@ from typing import Any, Iterator
 import httpx
 import pytest
 
+from assistant_bridge.backends.lite_server import free_port
+
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: Any) -> Iterator[str]:
     data = tmp_path_factory.mktemp("serve")
-    port = _free_port()
-    env = {**os.environ, "ASSISTANT_BRIDGE_BACKEND__LITE_PORT": str(_free_port())}
+    port = free_port()
+    env = {**os.environ, "ASSISTANT_BRIDGE_BACKEND__LITE_PORT": str(free_port())}
     log = open(data / "serve.log", "wb")
     proc = subprocess.Popen(
         [sys.executable, "-m", "assistant_bridge", "serve", "--sample", "--workers", "2", "--port", str(port),
