@@ -27,7 +27,7 @@ from pathlib import Path
 from datasets import QA, load_clapnq_train_pairs, load_hotpot, load_jsquad, load_piaf, load_squad2, rng_for, split_of
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from assistant_bridge.filters.cross import WordPiece, overlap, windows  # noqa: E402
+from assistant_bridge.filters.cross import WordPiece, windows, word_share  # noqa: E402
 from assistant_bridge.filters.text import content_tokens, split_sentences  # noqa: E402
 
 MAX_QUESTIONS = {"squad2": 6000, "piaf": 3000, "jsquad": 2600}
@@ -48,7 +48,7 @@ def _best(query: str, texts: list[str]) -> str | None:
     if not texts:
         return None
     qw = set(content_tokens(query))
-    return max(texts, key=lambda t: overlap(qw, t))
+    return max(texts, key=lambda t: word_share(qw, t))
 
 
 def squad_like(items: list[QA], source: str, lang: str, tok: WordPiece) -> list[Pair]:

@@ -26,7 +26,7 @@ import numpy as np
 from assistant_bridge.errors import ModelLoadError
 
 from .onnx_session import ForkSafeSession
-from .text import clip, content_tokens, split_sentences
+from .text import clip, content_tokens, overlap, split_sentences
 
 CROSS_MODEL_FILE = "pre_cross.onnx"
 CROSS_TOKENIZER_FILE = "pre_cross_tokenizer.json"
@@ -108,11 +108,9 @@ def batch_arrays(pairs: Sequence[tuple[list[int], list[int]]], pad_id: int) -> d
     return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
 
 
-def overlap(query_words: set[str], text: str) -> float:
-    """Share of the query's words found in ``text`` (the window pre-selection score)."""
-    if not query_words:
-        return 0.0
-    return len(query_words & set(content_tokens(text))) / len(query_words)
+def word_share(query_words: set[str], text: str) -> float:
+    """Share of the query's words found in ``text``: the window pre-selection score."""
+    return overlap(query_words, frozenset(content_tokens(text)))
 
 
 def select_windows(query: str, snippets: Sequence[str], tok: WordPiece,
@@ -122,7 +120,7 @@ def select_windows(query: str, snippets: Sequence[str], tok: WordPiece,
     qw = set(content_tokens(query))
     per: list[list[tuple[float, int, str, list[int]]]] = []
     for si, s in enumerate(snippets):
-        ws = [(overlap(qw, w), si, w, ids) for w, ids in windows(s, tok)]
+        ws = [(word_share(qw, w), si, w, ids) for w, ids in windows(s, tok)]
         ws.sort(key=lambda t: -t[0])
         per.append(ws)
     heads = sorted((ws[0] for ws in per if ws), key=lambda t: -t[0])  # stable: search order breaks ties
