@@ -96,7 +96,7 @@ class OnnxPreFilter:
 
     def score(self, query: str, snippets: Sequence[str]) -> float:
         t0 = time.perf_counter()
-        x = pre_features(query, snippets, self._encoder, self._cross)
+        x = pre_features(query, snippets, self._encoder, self._cross, concurrent=True)
         score = 0.0 if x is None else self._model.proba(x)
         log.debug("prefilter.score", extra={"score": round(score, 4), "n_snippets": len(snippets or ()),
                                             "ms": round(1000 * (time.perf_counter() - t0), 1)})

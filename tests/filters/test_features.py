@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
 import numpy as np
@@ -54,6 +55,56 @@ def test_nothing_to_score_gives_none() -> None:
     assert pre_features("   ", [DOC], enc, FixedCross(0.5)) is None
     assert cross_features("q", ["", "  "], FixedCross(0.5)) is None
     assert post_features("q", [DOC], " ", enc) is None
+
+
+def test_concurrent_pre_features_equal_the_sequential_ones() -> None:
+    snippets = [DOC, "Passwords are changed under Settings > Security.", "リンクは24時間有効です。"]
+    for query in ("When does the reset link expire?", "パスワード", "x"):
+        seq = pre_features(query, snippets, HashingEncoder(), FixedCross(0.2, 0.7))
+        par = pre_features(query, snippets, HashingEncoder(), FixedCross(0.2, 0.7), concurrent=True)
+        assert seq is not None and par is not None
+        assert np.array_equal(seq, par)
+    assert pre_features("q", [], HashingEncoder(), FixedCross(0.5), concurrent=True) is None
+
+
+class HandshakeCross(FixedCross):
+    """Reads its windows only once the encoder has started: completes only if both run at the same time."""
+
+    def __init__(self, started: threading.Event) -> None:
+        super().__init__(0.8)
+        self.started = started
+        self.thread = ""
+
+    def window_probs(self, query: str, snippets: Sequence[str]) -> list[tuple[int, float]]:
+        self.thread = threading.current_thread().name
+        assert self.started.wait(timeout=5), "the encoder never ran while the cross-encoder was reading"
+        return super().window_probs(query, snippets)
+
+
+class SignallingEncoder(HashingEncoder):
+    def __init__(self, started: threading.Event) -> None:
+        super().__init__()
+        self.started = started
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.started.set()
+        return super().encode(texts)
+
+
+def test_concurrent_pre_features_overlap_the_cross_encoder_and_the_encoder() -> None:
+    started = threading.Event()
+    cross = HandshakeCross(started)
+    x = pre_features("When does the reset link expire?", [DOC], SignallingEncoder(started), cross, concurrent=True)
+    assert x is not None and cross.thread != threading.current_thread().name
+
+
+def test_a_cross_encoder_error_reaches_the_caller() -> None:
+    class Broken(FixedCross):
+        def window_probs(self, query: str, snippets: Sequence[str]) -> list[tuple[int, float]]:
+            raise RuntimeError("onnxruntime failed")
+
+    with pytest.raises(RuntimeError, match="onnxruntime failed"):
+        pre_features("When does the reset link expire?", [DOC], HashingEncoder(), Broken(0.5), concurrent=True)
 
 
 def test_cross_features_order_the_snippet_scores() -> None:
