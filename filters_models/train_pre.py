@@ -75,7 +75,7 @@ def main() -> None:
     common.save_encoder_cache(enc)
     cross = CrossEncoder(args.out, threads=2)
     # cached per model file and feature list
-    cross_tag = common.file_digest(args.out / "pre_cross.onnx") + common.text_digest(repr((CROSS_FEATURES, MAX_WINDOWS)))
+    cross_tag = common.file_digest(args.out / "pre_cross.onnx") + common.text_digest(repr((CROSS_FEATURES, MAX_WINDOWS, "one window per onnxruntime call")))
     cfn = lambda e: cross_features(e.query, e.snippets, cross)  # noqa: E731
     Xc = common.feature_matrix(f"pre_cross_held_{cross_tag}", ex, cfn, len(CROSS_FEATURES), PRE_VERSION)
     Xcd = common.feature_matrix(f"pre_cross_dev_{cross_tag}", dev, cfn, len(CROSS_FEATURES), PRE_VERSION)

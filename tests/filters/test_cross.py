@@ -89,6 +89,15 @@ def test_french_and_japanese_do_not_fall_apart(cross: CrossEncoder, q: str, good
     assert s[0] > s[1]
 
 
+def test_a_window_scores_the_same_whatever_is_scored_with_it(cross: CrossEncoder) -> None:
+    q = "How long is the password reset link valid?"
+    short = "The password reset link is valid for 24 hours."
+    long_ = " ".join(["You can reset your password from the settings page, which lists every option."] * 6)
+    alone = cross.window_scores(q, [short])[0]
+    with_longer = cross.window_scores(q, [long_, short])[1]
+    assert alone == with_longer
+
+
 def test_empty_inputs(cross: CrossEncoder) -> None:
     assert cross.scores("", ["text"]) == [0.0]
     assert cross.scores("q", []) == []
