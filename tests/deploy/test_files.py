@@ -15,7 +15,11 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
+import os
 import shlex
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -135,7 +139,7 @@ def lint_dockerfile(text: str, repo: Path = ROOT) -> list[str]:
     for word, rest in ins:
         if word == "ADD" and re.search(r"\b(https?|ftp)://", rest):
             problems.append(f"ADD of a URL: {rest}")
-    model_copies = [rest for word, rest in final if word == "COPY" and "filters_models/" in rest]
+    model_copies = [rest for word, rest in ins if word == "COPY" and "filters_models/" in rest]  # any stage
     if not model_copies:
         problems.append("the filter models (filters_models/) are not copied into the image")
     for rest in model_copies:
@@ -159,7 +163,7 @@ def test_dockerfile_passes_the_lint() -> None:
     (base,) = {rest.split()[0] for word, rest in _instructions(text) if word == "FROM"}
     assert base.startswith("python:3.11.") and "slim" in base
     env = " ".join(rest for word, rest in _instructions(text) if word == "ENV")
-    assert "ASSISTANT_BRIDGE_FILTERS_DIR=/opt/assistant-bridge/filters_models" in env
+    assert "ASSISTANT_BRIDGE_FILTERS_DIR" not in env  # the installed package carries the models
 
 
 @pytest.mark.parametrize(
@@ -230,8 +234,50 @@ def test_the_image_installs_the_package_with_its_schemas() -> None:
     assert ("COPY", "schemas ./schemas") in build
     install = next(rest for word, rest in build if word == "RUN" and "pip install ." in rest)
     assert "cd / &&" in install and "validator('search_request')" in install and "SCHEMA_DIR" in install
-    assert "ASSISTANT_BRIDGE_SCHEMA_DIR" not in text
-    assert "ASSISTANT_BRIDGE_FILTERS_DIR=/opt/assistant-bridge/filters_models" in text
+    assert "ASSISTANT_BRIDGE_SCHEMA_DIR" not in text and "ASSISTANT_BRIDGE_FILTERS_DIR" not in text
+    assert "load_filters(d)" in install and "warm_up()" in install  # a broken model file fails the build
+
+
+def _stage_build_context(dest: Path) -> None:
+    """Lay out ``dest`` as the image's build stage lays out its WORKDIR: each ``COPY`` of the first stage,
+    with only the files the build-context filter lets through."""
+    text = (ROOT / "docker" / "Dockerfile").read_text()
+    ignore = [ln for ln in (DOCKER / "Dockerfile.dockerignore").read_text().split() if not ln.startswith("#")]
+    build = _instructions(text.split("\nFROM ", 2)[1])
+    for word, rest in build:
+        if word != "COPY" or rest.startswith("--"):
+            continue
+        *sources, target = shlex.split(rest)
+        into = dest / target
+        for src in sources:
+            for path in sorted(ROOT.glob(src.rstrip("/"))):
+                files = [path] if path.is_file() else sorted(f for f in path.rglob("*") if f.is_file())
+                for f in files:
+                    rel = f.relative_to(ROOT).as_posix()
+                    if not _kept(rel, ignore):
+                        continue
+                    if path.is_dir():  # COPY dir target: the directory's contents land in target
+                        out = into / f.relative_to(path)
+                    elif target.endswith("/") or len(sources) > 1 or "*" in src:
+                        out = into / f.name
+                    else:
+                        out = into
+                    out.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(f, out)
+
+
+def test_the_build_stage_holds_what_the_package_build_needs(tmp_path: Path) -> None:
+    """The package build (``setup.py build_py``, what ``pip install .`` runs) succeeds on the files the image's
+    build stage copies, and the result carries the filter models: a ``COPY`` missing from the build stage
+    fails here rather than in ``docker build``, which cannot run on this machine."""
+    src, lib = tmp_path / "src", tmp_path / "lib"
+    _stage_build_context(src)
+    done = subprocess.run([sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(lib)], cwd=src,
+                          capture_output=True, text=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    packaged = lib / "assistant_bridge" / "filters_models"
+    assert sorted(p.name for p in packaged.iterdir()) == sorted(MODEL_FILES)
+    assert (lib / "assistant_bridge" / "schemas" / "search_request.schema.json").is_file()
 
 
 def test_schema_dir_can_be_overridden(tmp_path: Path) -> None:
