@@ -37,7 +37,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from assistant_bridge.core.custom_search import hit_to_result
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # python bench/clapnq.py works too
+
+from assistant_bridge.core.custom_search import hit_to_result  # noqa: E402
 from assistant_bridge.core.loop import Answer, IDontKnow, run_conversational_search
 from assistant_bridge.core.results import SearchResult
 from assistant_bridge.core.snippets import build_snippets

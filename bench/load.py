@@ -37,9 +37,11 @@ from typing import Any, Callable
 
 import httpx
 
-from assistant_bridge.backends.lite_server import free_port
-
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run from a checkout: python bench/load.py
+
+from assistant_bridge.backends.lite_server import free_port  # noqa: E402
+
 QUESTIONS = [
     "How do I reset my password?", "How do I set up the VPN?", "How many days can I work from home?",
     "How do I report a security incident?", "Comment me faire rembourser mes frais ?",
