@@ -275,6 +275,7 @@ def test_the_build_stage_holds_what_the_package_build_needs(tmp_path: Path) -> N
     done = subprocess.run([sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(lib)], cwd=src,
                           capture_output=True, text=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
+    assert "did not match any files" not in done.stderr, done.stderr[-2000:]  # e.g. LICENSE not copied
     packaged = lib / "assistant_bridge" / "filters_models"
     assert sorted(p.name for p in packaged.iterdir()) == sorted(MODEL_FILES)
     assert (lib / "assistant_bridge" / "schemas" / "search_request.schema.json").is_file()

@@ -14,7 +14,7 @@ import pytest
 
 pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = ("setup.py", "pyproject.toml", "README.md", "MANIFEST.in", "assistant_bridge", "schemas", "filters_models")
+SOURCES = ("setup.py", "pyproject.toml", "README.md", "LICENSE", "MANIFEST.in", "assistant_bridge", "schemas", "filters_models")
 
 
 @pytest.fixture(scope="module")
