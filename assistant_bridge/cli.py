@@ -49,11 +49,19 @@ def is_loopback(host: str) -> bool:
 
 
 def check_exposure(settings: Settings) -> None:
-    """Refuse to listen beyond loopback with no credentials configured."""
-    if not is_loopback(settings.server.host) and not settings.auth.keys:
+    """Refuse to serve anonymous requests where they are not allowed: beyond loopback, or anywhere when
+    ``auth.allow_anonymous`` is off. Without credentials every request is anonymous."""
+    if settings.auth.keys:
+        return
+    if not is_loopback(settings.server.host):
         raise ConfigurationError(
             f"refusing to listen on {settings.server.host} without credentials: anyone who can reach it could "
             "read every document. Configure auth.keys (API key, Bearer or Basic) or listen on 127.0.0.1."
+        )
+    if not settings.auth.allow_anonymous:
+        raise ConfigurationError(
+            "refusing to serve without credentials: auth.allow_anonymous is false, and with no auth.keys every "
+            "request would be anonymous. Configure auth.keys (API key, Bearer or Basic)."
         )
 
 

@@ -4,7 +4,10 @@ Precedence: defaults < file < environment. Nested keys use a double underscore i
 ``ASSISTANT_BRIDGE_SERVER__PORT=9000``, ``ASSISTANT_BRIDGE_BACKEND__KIND=elasticsearch``. Lists and tables
 can be given as JSON in the environment (``ASSISTANT_BRIDGE_AUTH__KEYS='[{"key": "...", "user_id": "u1"}]'``).
 Secrets (keys, passwords, tokens) are wrapped in :class:`Secret` and never show in a repr, a log or an error.
-Every default is named in ``docs/configuration.md``.
+Every default is named in ``docs/configuration.md`` (``tests/test_docs_settings.py`` keeps the two in step).
+
+The tables of :data:`SECTIONS` belong to feature modules: they are kept as plain tables in
+:attr:`Settings.extra` and checked by their module when the app starts. Any other top-level key is an error.
 """
 
 from __future__ import annotations
@@ -22,6 +25,11 @@ from typing import Any, Mapping
 from assistant_bridge.errors import ConfigurationError
 
 ENV_PREFIX = "ASSISTANT_BRIDGE_"
+# top-level tables kept in Settings.extra and parsed by their feature modules (docs/configuration.md says where
+# each is documented)
+SECTIONS = ("assistants", "message", "relay", "tools", "agentic", "retrievers", "guardrails")
+# ASSISTANT_BRIDGE_* variables read directly by the code, not settings
+NON_SETTING_ENV = ("CONFIG", "SCHEMA_DIR", "FILTERS_DIR", "LOG_LEVEL", "LOG_FORMAT")
 
 
 class Secret:
@@ -142,7 +150,8 @@ class ApiKey:
 class AuthSettings:
     keys: list[ApiKey] = field(default_factory=list)
     api_key_header: str = "X-API-Key"
-    allow_anonymous: bool = True  # only honoured on loopback addresses
+    # without keys every request is anonymous: serve allows that on loopback only, and not at all when False
+    allow_anonymous: bool = True
 
 
 @dataclass
@@ -214,10 +223,11 @@ def _build(cls: type, data: Mapping[str, Any], where: str) -> Any:
     names = {f.name for f in dataclasses.fields(cls)}
     kwargs: dict[str, Any] = {}
     for key, value in data.items():
-        if key not in names:
-            if cls is Settings:
-                kwargs.setdefault("extra", {})[key] = value
-                continue
+        if cls is Settings and key in SECTIONS:
+            # a whole table from one environment variable arrives as JSON text
+            kwargs.setdefault("extra", {})[key] = _json(value, key) if isinstance(value, str) else value
+            continue
+        if key not in names or (cls is Settings and key == "extra"):
             raise ConfigurationError(f"unknown setting {where + '.' if where else ''}{key}")
         kwargs[key] = _coerce(hints[key], value, f"{where}.{key}" if where else key)
     try:
@@ -257,7 +267,7 @@ def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
 def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, value in env.items():
-        if not name.startswith(ENV_PREFIX) or name == ENV_PREFIX + "CONFIG":
+        if not name.startswith(ENV_PREFIX) or name[len(ENV_PREFIX) :] in NON_SETTING_ENV:
             continue
         path = [p.lower() for p in name[len(ENV_PREFIX) :].split("__") if p]
         if not path:
