@@ -7,11 +7,14 @@ Secrets (keys, passwords, tokens) are wrapped in :class:`Secret` and never show 
 Every default is named in ``docs/configuration.md`` (``tests/test_docs_settings.py`` keeps the two in step).
 
 The tables of :data:`SECTIONS` belong to feature modules: they are kept as plain tables in
-:attr:`Settings.extra` and checked by their module when the app starts. Any other top-level key is an error.
+:attr:`Settings.extra` and checked by their module when the app starts, with the same readers the core
+settings use (:func:`table`, :func:`build`, :func:`coerce`): ``"false"`` is false in every section, and a value
+of the wrong type is a :class:`ConfigurationError` naming its key. Any other top-level key is an error.
 """
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 import json
 import os
@@ -171,65 +174,118 @@ class Settings:
         return Path(self.data_dir).expanduser().resolve()
 
 
-def _coerce(tp: Any, value: Any, where: str) -> Any:
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off", "")
+
+
+def coerce(tp: Any, value: Any, where: str) -> Any:
+    """``value`` as type ``tp``, the way every setting is read: strings (environment variables) become
+    booleans, numbers, lists (JSON, or comma-separated) and tables (JSON); a value that does not fit is an error.
+
+    Feature modules read their sections of :attr:`Settings.extra` with it too, so ``"false"`` is false
+    everywhere.
+
+    :param where: the setting's dotted name, for the error message.
+    :raises ConfigurationError: naming ``where`` when ``value`` cannot be read as ``tp``.
+    """
     origin = typing.get_origin(tp)
+    if tp is Any:
+        return value
     if origin in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(tp) if a is not type(None)]
         if value is None:
             return None
-        return _coerce(args[0], value, where)
+        return coerce(args[0], value, where)
     if tp is Secret:
-        return value if isinstance(value, Secret) else Secret(str(value))
+        if isinstance(value, Secret):
+            return value
+        if isinstance(value, (Mapping, list, tuple)):
+            raise ConfigurationError(f"{where} must be a string")
+        return Secret(str(value))
     if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        if isinstance(value, tp):
+            return value
+        return build(tp, table(value, where), where)
+    if origin is list or tp is list:
         if isinstance(value, str):
-            value = _json(value, where)
-        if not isinstance(value, Mapping):
-            raise ConfigurationError(f"{where} must be a table")
-        return _build(tp, value, where)
-    if origin is list:
-        if isinstance(value, str):
-            value = _json(value, where) if value.strip().startswith("[") else [v for v in value.split(",") if v]
-        (inner,) = typing.get_args(tp)
-        return [_coerce(inner, v, f"{where}[{i}]") for i, v in enumerate(value)]
-    if origin is dict or tp is dict:
-        if isinstance(value, str):
-            value = _json(value, where)
-        return dict(value)
+            value = parse_json(value, where) if value.strip().startswith("[") else [v for v in value.split(",") if v]
+        if not isinstance(value, (list, tuple)):
+            raise ConfigurationError(f"{where} must be a list, not {value!r}")
+        inner = typing.get_args(tp)[0] if typing.get_args(tp) else Any
+        return [coerce(inner, v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if origin in (dict, collections.abc.Mapping) or tp in (dict, Mapping):
+        data = table(value, where)
+        kv = typing.get_args(tp)
+        if len(kv) == 2 and kv[1] is not Any:
+            return {k: coerce(kv[1], v, f"{where}.{k}") for k, v in data.items()}
+        return data
     if tp is bool:
-        if isinstance(value, str):
-            if value.lower() in ("1", "true", "yes", "on"):
-                return True
-            if value.lower() in ("0", "false", "no", "off", ""):
-                return False
-            raise ConfigurationError(f"{where} must be true or false, not {value!r}")
-        return bool(value)
-    if tp in (int, float, str):
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+            return value.strip().lower() in _TRUE
+        if isinstance(value, int) and value in (0, 1):
+            return bool(value)
+        raise ConfigurationError(f"{where} must be true or false, not {value!r}")
+    if tp in (int, float):
         try:
+            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+                raise TypeError
+            if tp is int and isinstance(value, float):
+                if not value.is_integer():
+                    raise ValueError
+                return int(value)
             return tp(value)
         except (TypeError, ValueError):
-            raise ConfigurationError(f"{where} must be {tp.__name__}, not {value!r}") from None
+            raise ConfigurationError(f"{where} must be {'an integer' if tp is int else 'a number'}, "
+                                     f"not {value!r}") from None  # fmt: skip
+    if tp is str:
+        if isinstance(value, (Mapping, list, tuple)) or value is None:
+            raise ConfigurationError(f"{where} must be a string, not {value!r}")
+        return str(value)
     return value
 
 
-def _json(text: str, where: str) -> Any:
+def parse_json(text: str, where: str) -> Any:
+    """:raises ConfigurationError: naming ``where`` when ``text`` is not JSON."""
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigurationError(f"{where}: invalid JSON ({exc.msg})") from None
 
 
-def _build(cls: type, data: Mapping[str, Any], where: str) -> Any:
+def table(value: Any, where: str) -> dict[str, Any]:
+    """A settings table: a mapping, or JSON text (a whole table from one environment variable); ``None`` is
+    the empty table.
+
+    :raises ConfigurationError: naming ``where`` for anything else.
+    """
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        value = parse_json(value, where)
+    if not isinstance(value, Mapping):
+        raise ConfigurationError(f"{where} must be a table")
+    return dict(value)
+
+
+def build(cls: type, data: Mapping[str, Any], where: str) -> Any:
+    """An instance of the dataclass ``cls`` from a table, each value read with :func:`coerce` as its
+    field's type.
+
+    :raises ConfigurationError: on an unknown key, a value of the wrong type or a missing required key.
+    """
     hints = typing.get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls)}
     kwargs: dict[str, Any] = {}
     for key, value in data.items():
         if cls is Settings and key in SECTIONS:
             # a whole table from one environment variable arrives as JSON text
-            kwargs.setdefault("extra", {})[key] = _json(value, key) if isinstance(value, str) else value
+            kwargs.setdefault("extra", {})[key] = parse_json(value, key) if isinstance(value, str) else value
             continue
         if key not in names or (cls is Settings and key == "extra"):
             raise ConfigurationError(f"unknown setting {where + '.' if where else ''}{key}")
-        kwargs[key] = _coerce(hints[key], value, f"{where}.{key}" if where else key)
+        kwargs[key] = coerce(hints[key], value, f"{where}.{key}" if where else key)
     try:
         return cls(**kwargs)
     except TypeError as exc:
@@ -266,15 +322,19 @@ def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
 
 def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for name, value in env.items():
+    # sorted, a table given whole as JSON comes before the variables that set one of its keys, which win
+    for name, value in sorted(env.items()):
         if not name.startswith(ENV_PREFIX) or name[len(ENV_PREFIX) :] in NON_SETTING_ENV:
             continue
         path = [p.lower() for p in name[len(ENV_PREFIX) :].split("__") if p]
         if not path:
             continue
         node = out
-        for part in path[:-1]:
-            node = node.setdefault(part, {})
+        for i, part in enumerate(path[:-1]):
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = node[part] = table(child, ".".join(path[: i + 1]))
+            node = child
         node[path[-1]] = value
     return out
 
@@ -297,7 +357,7 @@ def load_settings(
     data = _merge(data, _env_overrides(env))
     if overrides:
         data = _merge(data, overrides)
-    settings: Settings = _build(Settings, data, "")
+    settings: Settings = build(Settings, data, "")
     validate(settings)
     return settings
 

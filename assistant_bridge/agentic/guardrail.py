@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Mapping
 
 from assistant_bridge.errors import ConfigurationError
+from assistant_bridge.settings import coerce, table
 
 DEFAULT_BLOCKED_INPUT = "Sorry, this request can't be answered."
 DEFAULT_BLOCKED_OUTPUT = "Sorry, the answer to this request can't be shared."
@@ -97,28 +98,33 @@ class Guardrail:
             raise ConfigurationError(f"{where}: the id must match ^[a-z0-9]+$ and the version be a number or DRAFT")
         _only_block(cfg.get("action", "BLOCK"), where)
         rules: list[Rule] = []
-        for word in cfg.get("denied_words", []):
-            rules.append(Rule("word", "word", _phrase(str(word))))
-        for i, topic in enumerate(cfg.get("denied_topics", [])):
-            if not isinstance(topic, Mapping) or not topic.get("name") or not topic.get("phrases"):
-                raise ConfigurationError(f"{where}.denied_topics[{i}] needs a name and a list of phrases")
-            _only_block(topic.get("action", "BLOCK"), f"{where}.denied_topics[{i}]")
-            for phrase in topic["phrases"]:
-                rules.append(Rule("topic", str(topic["name"]), _phrase(str(phrase))))
-        for i, item in enumerate(cfg.get("regex", [])):
-            if not isinstance(item, Mapping) or not item.get("pattern"):
-                raise ConfigurationError(f"{where}.regex[{i}] needs a pattern")
-            _only_block(item.get("action", "BLOCK"), f"{where}.regex[{i}]")
+        for word in coerce(list[str], cfg.get("denied_words", []), f"{where}.denied_words"):
+            rules.append(Rule("word", "word", _phrase(word)))
+        topics = coerce(list[dict[str, Any]], cfg.get("denied_topics", []), f"{where}.denied_topics")
+        for i, topic in enumerate(topics):
+            at = f"{where}.denied_topics[{i}]"
+            if not topic.get("name") or not topic.get("phrases"):
+                raise ConfigurationError(f"{at} needs a name and a list of phrases")
+            _only_block(topic.get("action", "BLOCK"), at)
+            name = coerce(str, topic["name"], f"{at}.name")
+            for phrase in coerce(list[str], topic["phrases"], f"{at}.phrases"):
+                rules.append(Rule("topic", name, _phrase(phrase)))
+        for i, item in enumerate(coerce(list[dict[str, Any]], cfg.get("regex", []), f"{where}.regex")):
+            at = f"{where}.regex[{i}]"
+            if not item.get("pattern"):
+                raise ConfigurationError(f"{at} needs a pattern")
+            _only_block(item.get("action", "BLOCK"), at)
             try:
-                pattern = re.compile(str(item["pattern"]), re.IGNORECASE)
+                pattern = re.compile(coerce(str, item["pattern"], f"{at}.pattern"), re.IGNORECASE)
             except re.error as exc:
-                raise ConfigurationError(f"{where}.regex[{i}]: invalid pattern ({exc})") from None
-            rules.append(Rule("regex", str(item.get("name") or f"pattern {i}"), pattern))
+                raise ConfigurationError(f"{at}: invalid pattern ({exc})") from None
+            rules.append(Rule("regex", coerce(str, item.get("name") or f"pattern {i}", f"{at}.name"), pattern))
         if not rules:
             raise ConfigurationError(f"{where}: a guardrail needs at least one denied word, topic or regex")
-        return cls(guardrail_id, version, tuple(rules),
-                   str(cfg.get("blocked_input_message") or DEFAULT_BLOCKED_INPUT),
-                   str(cfg.get("blocked_output_message") or DEFAULT_BLOCKED_OUTPUT))  # fmt: skip
+        blocked_in = coerce(str | None, cfg.get("blocked_input_message"), f"{where}.blocked_input_message")
+        blocked_out = coerce(str | None, cfg.get("blocked_output_message"), f"{where}.blocked_output_message")
+        return cls(guardrail_id, version, tuple(rules), blocked_in or DEFAULT_BLOCKED_INPUT,
+                   blocked_out or DEFAULT_BLOCKED_OUTPUT)  # fmt: skip
 
 
 def _only_block(action: Any, where: str) -> None:
@@ -126,17 +132,17 @@ def _only_block(action: Any, where: str) -> None:
         raise ConfigurationError(f"{where}: only the BLOCK action is supported, not {action!r}")
 
 
-def load_guardrails(table: Mapping[str, Any] | None) -> dict[tuple[str, str], Guardrail]:
-    """Every guardrail of ``settings.extra["guardrails"]``, keyed by ``(id, version)``.
+def load_guardrails(raw: Any) -> dict[tuple[str, str], Guardrail]:
+    """Every guardrail of ``settings.extra["guardrails"]``, keyed by ``(id, version)``. A table may be given
+    as JSON text (a whole table from one environment variable).
 
     :raises ConfigurationError: on any invalid definition (at start-up, never per request).
     """
     out: dict[tuple[str, str], Guardrail] = {}
-    for gid, versions in (table or {}).items():
-        if not isinstance(versions, Mapping):
-            raise ConfigurationError(f"guardrails.{gid} must be a table of versions")
-        for version, cfg in versions.items():
-            if not isinstance(cfg, Mapping):
-                raise ConfigurationError(f"guardrails.{gid}.{version} must be a table")
-            out[(str(gid), str(version))] = Guardrail.from_config(str(gid), str(version), cfg)
+    for gid, versions in table(raw, "guardrails").items():
+        for version, cfg in table(versions, f"guardrails.{gid}").items():
+            cfg = table(cfg, f"guardrails.{gid}.{version}")
+            # environment variable names arrive in lower case: GUARDRAILS__HR__DRAFT__... is version "draft"
+            name = "DRAFT" if str(version) == "draft" else str(version)
+            out[(str(gid), name)] = Guardrail.from_config(str(gid), name, cfg)
     return out

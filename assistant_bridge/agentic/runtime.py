@@ -35,7 +35,7 @@ from assistant_bridge.core.filters import And, Expr, parse_filter
 from assistant_bridge.domain import Chunk, Scope, SearchHit
 from assistant_bridge.errors import BridgeError, ConfigurationError, ModelLoadError, NotFound, ValidationFailed
 from assistant_bridge.services import Services
-from assistant_bridge.settings import Secret
+from assistant_bridge.settings import Secret, build, coerce, table
 
 from .chat import ChatClient, OpenAIChatClient
 from .evidence import FullDocument
@@ -77,38 +77,48 @@ class AgenticSettings:
     generator: Mapping[str, Any] | None = None
 
     @classmethod
-    def from_table(cls, raw: Mapping[str, Any]) -> AgenticSettings:
-        if not isinstance(raw, Mapping):
-            raise ConfigurationError("agentic must be a table")
-        simple = {"default_max_iterations": int, "max_iterations": int, "results_per_query": int, "max_results": int,
-                  "answer_passages": int, "response_length": str, "speculative": bool, "threshold_level": str,
-                  "heartbeat_seconds": float}  # fmt: skip
-        unknown = set(raw) - set(simple) - {"planner", "generator", "expansion"}
-        if unknown:
-            raise ConfigurationError(f"unknown setting agentic.{sorted(unknown)[0]}")
-        kwargs: dict[str, Any] = {}
-        try:
-            for key, tp in simple.items():
-                if key in raw:
-                    kwargs[key] = tp(raw[key])
-            exp = dict(raw.get("expansion") or {})
-            kwargs["max_document_chars"] = int(exp.pop("max_chars", 20_000))
-            unknown = set(exp) - {"enabled", "concentration", "window", "max_documents"}
-            if unknown:
-                raise ConfigurationError(f"unknown setting agentic.expansion.{sorted(unknown)[0]}")
-            kwargs["expansion"] = ExpansionPolicy(
-                enabled=bool(exp.get("enabled", True)), concentration=int(exp.get("concentration", 2)),
-                window=int(exp.get("window", 5)), max_documents=int(exp.get("max_documents", 2)))  # fmt: skip
-        except (TypeError, ValueError) as exc:
-            raise ConfigurationError(f"agentic: {exc}") from None
-        out = cls(**kwargs, planner=raw.get("planner"), generator=raw.get("generator"))
+    def from_table(cls, raw: Any) -> AgenticSettings:
+        """The ``[agentic]`` table, read like every setting (:func:`~assistant_bridge.settings.coerce`): values
+        from environment variables arrive as strings, ``"false"`` is false, a nested table may be JSON.
+
+        :raises ConfigurationError: naming the key that is unknown, of the wrong type or out of range.
+        """
+        data = table(raw, "agentic")
+        if "max_document_chars" in data:  # set as expansion.max_chars
+            raise ConfigurationError("unknown setting agentic.max_document_chars")
+        exp = table(data.pop("expansion", None), "agentic.expansion")
+        if "max_chars" in exp:
+            data["max_document_chars"] = coerce(int, exp.pop("max_chars"), "agentic.expansion.max_chars")
+        data["expansion"] = build(ExpansionPolicy, exp, "agentic.expansion")
+        if data.get("planner") is not None:
+            data["planner"] = _planner(data["planner"])
+        if data.get("generator") is not None:
+            data["generator"] = table(data["generator"], "agentic.generator")
+        out: AgenticSettings = build(cls, data, "agentic")
         if not 2 <= out.default_max_iterations <= out.max_iterations:
             raise ConfigurationError("agentic.default_max_iterations must be from 2 to agentic.max_iterations")
         if min(out.results_per_query, out.max_results, out.answer_passages) < 1:
             raise ConfigurationError("agentic.results_per_query, max_results and answer_passages must be >= 1")
-        if out.planner is not None and not (out.planner.get("base_url") and out.planner.get("model")):
-            raise ConfigurationError("agentic.planner needs base_url and model")
         return out
+
+
+# the agentic.planner keys: the options of OpenAIChatClient an operator sets
+_PLANNER_KEYS: dict[str, Any] = {"base_url": str, "model": str, "api_key": Secret, "timeout": float,
+                                 "connect_timeout": float, "max_retries": int, "backoff": float,
+                                 "temperature": float}  # fmt: skip
+
+
+def _planner(raw: Any) -> dict[str, Any]:
+    where = "agentic.planner"
+    data = table(raw, where)
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in _PLANNER_KEYS:
+            raise ConfigurationError(f"unknown setting {where}.{key}")
+        out[key] = coerce(_PLANNER_KEYS[key], value, f"{where}.{key}")
+    if not (out.get("base_url") and out.get("model")):
+        raise ConfigurationError("agentic.planner needs base_url and model")
+    return out
 
 
 def load_retrievers(settings: Any) -> dict[str, RetrieverConfig]:
@@ -117,33 +127,31 @@ def load_retrievers(settings: Any) -> dict[str, RetrieverConfig]:
     :raises ConfigurationError: on an unknown key, a bad mode, a filter that does not parse, or a collection
         other than the one this service serves.
     """
-    table = settings.extra.get("retrievers") or {}
-    if not isinstance(table, Mapping):
-        raise ConfigurationError("retrievers must be a table of retriever tables")
+    retrievers = table(settings.extra.get("retrievers"), "retrievers")
     out = {DEFAULT_RETRIEVER: RetrieverConfig(DEFAULT_RETRIEVER)}
-    for rid, cfg in table.items():
+    for rid, raw in retrievers.items():
         where = f"retrievers.{rid}"
-        if not isinstance(cfg, Mapping) or set(cfg) - _RETRIEVER_KEYS:
+        cfg = table(raw, where)
+        if set(cfg) - _RETRIEVER_KEYS:
             raise ConfigurationError(f"{where} must be a table with keys among {sorted(_RETRIEVER_KEYS)}")
         if not str(rid).replace("-", "").replace("_", "").replace(".", "").isalnum() or len(str(rid)) > 64:
             raise ConfigurationError(f"{where}: ids are letters, digits, '-', '_' or '.' (at most 64)")
-        mode = cfg.get("mode")
+        mode = coerce(str | None, cfg.get("mode"), f"{where}.mode")
         if mode is not None and mode not in ("lexical", "dense", "hybrid"):
             raise ConfigurationError(f"{where}.mode must be lexical, dense or hybrid")
-        if cfg.get("collection") not in (None, settings.backend.collection):
+        if coerce(str | None, cfg.get("collection"), f"{where}.collection") not in (None, settings.backend.collection):
             raise ConfigurationError(f"{where}.collection: this service serves only {settings.backend.collection!r}")
+        text = coerce(str | None, cfg.get("filter"), f"{where}.filter")
         try:
-            expr = parse_filter(cfg.get("filter"))
+            expr = parse_filter(text)
         except BridgeError as exc:
             raise ConfigurationError(f"{where}.filter: {exc.message}") from None
         fallback = out[DEFAULT_RETRIEVER].description if rid == DEFAULT_RETRIEVER else ""
-        try:
-            limit = int(cfg["max_results"]) if cfg.get("max_results") is not None else None
-        except (TypeError, ValueError):
-            raise ConfigurationError(f"{where}.max_results must be an integer") from None
+        limit = coerce(int | None, cfg.get("max_results"), f"{where}.max_results")
         if limit is not None and limit < 1:
             raise ConfigurationError(f"{where}.max_results must be at least 1")
-        out[str(rid)] = RetrieverConfig(str(rid), str(cfg.get("description") or fallback), mode, expr, limit)
+        description = coerce(str | None, cfg.get("description"), f"{where}.description")
+        out[str(rid)] = RetrieverConfig(str(rid), description or fallback, mode, expr, limit)
     return out
 
 

@@ -16,7 +16,6 @@ default entirely. See ``docs/message-api.md``.
 from __future__ import annotations
 
 import copy
-import json
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
@@ -24,7 +23,7 @@ from typing import Any, Mapping
 from assistant_bridge.conversation.memory import MemoryLimits
 from assistant_bridge.errors import ConfigurationError, FilterSyntaxError, NotFound
 from assistant_bridge.safety.hap import HapSettings
-from assistant_bridge.settings import Secret, Settings
+from assistant_bridge.settings import Secret, Settings, coerce, parse_json
 
 NO_RESULT_MESSAGE = (
     "I searched my knowledge base for information that might address your query, but did not find anything "
@@ -66,7 +65,9 @@ DEFAULT_ASSISTANTS: dict[str, Any] = {
     },
 }
 
-# settings from environment variables arrive as strings; these keys are converted before validation
+# settings from environment variables arrive as strings: a key the schema types is read as its type; in the
+# tables the schema leaves open (search metadata, generator options) these keys are read as numbers or booleans
+_SCHEMA_TYPES: dict[str, Any] = {"boolean": bool, "integer": int, "number": float, "object": dict, "array": list}
 _NUMBERS = {"timeout_seconds", "connect_timeout_seconds", "session_ttl_seconds", "limit", "top_k", "size",
             "passage_length", "passage_chars", "threshold", "max_turns", "max_bytes", "max_history_turns"}  # fmt: skip
 _BOOLS = {"enabled", "verify_tls"}
@@ -166,36 +167,60 @@ class AssistantsConfig:
         return list(self.pairs)
 
 
-def _coerce_strings(node: Any, key: str = "") -> Any:
-    if isinstance(node, dict):
-        if key == "metadata":
-            return {k: _coerce_strings(v, k) if k in _NUMBERS else v for k, v in node.items()}
-        return {k: _coerce_strings(v, k) for k, v in node.items()}
+def _typed(node: Any, schema: Mapping[str, Any], where: str, root: Mapping[str, Any]) -> Any:
+    """``node`` with every string read as the type the assistants schema gives its key (values from environment
+    variables arrive as strings): ``"false"`` is false, ``"2.5"`` a number, a table or a list may be JSON.
+
+    :raises ConfigurationError: naming the key whose string is not of its type.
+    """
+    while "$ref" in schema:
+        schema = root["$defs"][str(schema["$ref"]).rsplit("/", 1)[-1]]
+    alternatives = schema.get("oneOf")
+    if alternatives:  # environments: a list of ids or a table of overrides
+        if isinstance(node, str) and node.lstrip().startswith("{"):
+            node = parse_json(node, where)
+        want = "object" if isinstance(node, Mapping) else "array"
+        schema = next((a for a in alternatives if a.get("type") == want), {})
+    kind = schema.get("type")
+    if isinstance(node, str) and kind in _SCHEMA_TYPES:
+        node = coerce(_SCHEMA_TYPES[kind], node, where)
+    if isinstance(node, Mapping):
+        props = schema.get("properties", {})
+        extra = schema.get("additionalProperties")
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            sub = props.get(key, extra if isinstance(extra, Mapping) else None)
+            out[key] = _typed(value, sub, f"{where}.{key}", root) if sub is not None else _untyped(value, key)
+        return out
+    if isinstance(node, list) and isinstance(schema.get("items"), Mapping):
+        return [_typed(v, schema["items"], f"{where}[{i}]", root) for i, v in enumerate(node)]
+    return node
+
+
+def _untyped(node: Any, key: str) -> Any:
+    """A value the schema leaves open (search metadata, generator options) passes as given, except a string
+    under a key that conventionally holds a number or a boolean and reads as one."""
+    if isinstance(node, Mapping):
+        return {k: _untyped(v, k) for k, v in node.items()}
     if isinstance(node, list):
-        return [_coerce_strings(v) for v in node]
-    if isinstance(node, str) and key in _NUMBERS:
-        try:
-            return int(node) if node.strip().lstrip("-").isdigit() else float(node)
-        except ValueError:
-            return node
-    if isinstance(node, str) and key in _BOOLS:
-        low = node.strip().lower()
-        if low in ("1", "true", "yes", "on"):
-            return True
-        if low in ("0", "false", "no", "off"):
-            return False
+        return [_untyped(v, "") for v in node]
+    if isinstance(node, str) and key in _NUMBERS | _BOOLS:
+        for tp in (bool,) if key in _BOOLS else (int, float):
+            try:
+                return coerce(tp, node, key)
+            except ConfigurationError:
+                pass
     return node
 
 
 def _raw_table(settings: Settings) -> dict[str, Any]:
+    from assistant_bridge.web.validation import load_schema
+
     raw = settings.extra.get("assistants")
     if raw is None:
         return copy.deepcopy(DEFAULT_ASSISTANTS)
     if isinstance(raw, str):
-        try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ConfigurationError(f"assistants: invalid JSON ({exc.msg})") from None
+        raw = parse_json(raw, "assistants")
     if isinstance(raw, list):  # [[assistants]] with an id each
         table: dict[str, Any] = {}
         for i, entry in enumerate(raw):
@@ -209,7 +234,8 @@ def _raw_table(settings: Settings) -> dict[str, Any]:
         raw = table
     if not isinstance(raw, dict):
         raise ConfigurationError("assistants must be a table of assistants keyed by id")
-    result: dict[str, Any] = _coerce_strings(raw)
+    schema = load_schema("message_assistants")
+    result: dict[str, Any] = _typed(raw, schema, "assistants", schema)
     return result
 
 

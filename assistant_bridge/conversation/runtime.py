@@ -33,7 +33,7 @@ from assistant_bridge.filters import PostFilter, PreFilter, Thresholds, load_fil
 from assistant_bridge.generators import Generator, make_generator
 from assistant_bridge.safety.hap import HapCheck, HapScorer, shared_scorer
 from assistant_bridge.services import Services
-from assistant_bridge.settings import Secret, Settings
+from assistant_bridge.settings import Secret, Settings, build, table
 
 log = logging.getLogger(__name__)
 EXTRAS_KEY = "conversation"
@@ -89,20 +89,11 @@ class MessageSettings:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> MessageSettings:
-        raw = settings.extra.get("message") or {}
-        if not isinstance(raw, Mapping):
-            raise ConfigurationError("message must be a table")
-        unknown = set(raw) - {"filters_dir", "heartbeat_seconds", "max_search_results_bytes", "encoder_threads"}
-        if unknown:
-            raise ConfigurationError(f"unknown setting message.{sorted(unknown)[0]}")
-        try:
-            out = cls(filters_dir=str(raw["filters_dir"]) if raw.get("filters_dir") else None,
-                      heartbeat_seconds=float(raw.get("heartbeat_seconds", 10.0)),
-                      max_search_results_bytes=int(raw.get("max_search_results_bytes", 100_000)),
-                      encoder_threads=int(raw.get("encoder_threads", 1)))  # fmt: skip
-        except (TypeError, ValueError):
-            raise ConfigurationError("message.heartbeat_seconds, message.max_search_results_bytes and "
-                                     "message.encoder_threads must be numbers") from None  # fmt: skip
+        """:raises ConfigurationError: naming the key that is unknown, of the wrong type or out of range."""
+        data = table(settings.extra.get("message"), "message")
+        if not data.get("filters_dir"):  # "" = the default directory
+            data.pop("filters_dir", None)
+        out: MessageSettings = build(cls, data, "message")
         if out.heartbeat_seconds <= 0 or out.max_search_results_bytes < 1000:
             raise ConfigurationError("message.heartbeat_seconds must be > 0 and max_search_results_bytes >= 1000")
         if not 1 <= out.encoder_threads <= 64:

@@ -30,12 +30,12 @@
     # type = "server": url, timeout_seconds, metadata, [relay.search.auth] (none | basic | apikey | bearer)
 
 Values from environment variables arrive as strings (``ASSISTANT_BRIDGE_RELAY__MAX_ROUNDS=3``) and are
-converted here. Every problem is a :class:`~assistant_bridge.errors.ConfigurationError` naming the key.
+converted here as every setting is (:func:`~assistant_bridge.settings.coerce`); a table may be given as JSON.
+Every problem is a :class:`~assistant_bridge.errors.ConfigurationError` naming the key.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
@@ -43,7 +43,7 @@ from typing import Any, Mapping
 from assistant_bridge.errors import ConfigurationError
 from assistant_bridge.relay.auth import credentials_from_config
 from assistant_bridge.relay.client import DEFAULT_VERSION
-from assistant_bridge.settings import Secret, Settings
+from assistant_bridge.settings import Secret, Settings, coerce, table
 
 _TOP = {"url", "assistant_id", "environment_id", "version", "stream", "max_rounds", "max_request_bytes",
         "max_results", "request_debug", "on_search_error", "timeout_seconds", "connect_timeout_seconds", "retries",
@@ -52,41 +52,18 @@ _SEARCH = {"type", "url", "auth", "timeout_seconds", "connect_timeout_seconds", 
            "limit", "passage_length", "verify_tls"}  # fmt: skip
 
 
-def _table(value: Any, where: str) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise ConfigurationError(f"{where}: invalid JSON ({exc.msg})") from None
-    if not isinstance(value, Mapping):
-        raise ConfigurationError(f"{where} must be a table")
-    return dict(value)
-
-
 def _num(raw: Mapping[str, Any], key: str, default: float, where: str, lo: float, hi: float, integer: bool = False) -> Any:
-    value = raw.get(key, default)
-    try:
-        if isinstance(value, bool):
-            raise ValueError
-        num = int(value) if integer else float(value)
-        if integer and float(value) != num:
-            raise ValueError
-    except (TypeError, ValueError):
-        raise ConfigurationError(f"{where}.{key} must be a number, not {value!r}") from None
+    num: float = coerce(float, raw.get(key, default), f"{where}.{key}")
+    if integer and not num.is_integer():
+        raise ConfigurationError(f"{where}.{key} must be an integer")
     if not lo <= num <= hi:
         raise ConfigurationError(f"{where}.{key} must be from {lo:g} to {hi:g}")
-    return num
+    return int(num) if integer else num
 
 
 def _bool(raw: Mapping[str, Any], key: str, default: bool, where: str) -> bool:
-    value = raw.get(key, default)
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
-        return value.lower() in ("1", "true", "yes", "on")
-    raise ConfigurationError(f"{where}.{key} must be true or false")
+    value: bool = coerce(bool, raw.get(key, default), f"{where}.{key}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -135,26 +112,26 @@ class RelayConfig:
     @classmethod
     def from_mapping(cls, value: Any) -> RelayConfig:
         """:raises ConfigurationError: naming the key that is wrong."""
-        raw = _table(value, "relay")
+        raw = table(value, "relay")
         unknown = set(raw) - _TOP
         if unknown:
             raise ConfigurationError(f"unknown setting relay.{sorted(unknown)[0]}")
-        url = str(raw.get("url") or "")
+        url = coerce(str, raw.get("url") or "", "relay.url")
         if url and not url.startswith(("http://", "https://")):
             raise ConfigurationError("relay.url must be an http or https URL (or empty for this service's assistant)")
-        on_error = str(raw.get("on_search_error", "raise"))
+        on_error = coerce(str, raw.get("on_search_error", "raise"), "relay.on_search_error")
         if on_error not in ("raise", "empty"):
             raise ConfigurationError("relay.on_search_error must be raise or empty")
-        auth = _table(raw.get("auth"), "relay.auth")
+        auth = table(raw.get("auth"), "relay.auth")
         if url:
             credentials_from_config(auth, "relay.auth")  # checks the table now
         elif auth:
             raise ConfigurationError("relay.auth needs relay.url: the in-process assistant gets the caller's credentials")
         return cls(
             url=url,
-            assistant_id=str(raw.get("assistant_id", "client-side")),
-            environment_id=str(raw.get("environment_id", "default")),
-            version=str(raw.get("version", DEFAULT_VERSION)),
+            assistant_id=coerce(str, raw.get("assistant_id", "client-side"), "relay.assistant_id"),
+            environment_id=coerce(str, raw.get("environment_id", "default"), "relay.environment_id"),
+            version=coerce(str, raw.get("version", DEFAULT_VERSION), "relay.version"),
             stream=_bool(raw, "stream", True, "relay"),
             max_rounds=_num(raw, "max_rounds", 5, "relay", 1, 20, integer=True),
             max_request_bytes=_num(raw, "max_request_bytes", 100_000, "relay", 2_000, 10_000_000, integer=True),
@@ -167,7 +144,7 @@ class RelayConfig:
             verify_tls=_bool(raw, "verify_tls", True, "relay"),
             auth=MappingProxyType({k: Secret(str(v)) if k in ("token", "apikey", "password") else v
                                    for k, v in auth.items()}),  # fmt: skip
-            search=_search(_table(raw.get("search"), "relay.search")),
+            search=_search(table(raw.get("search"), "relay.search")),
         )  # fmt: skip
 
 
@@ -176,11 +153,11 @@ def _search(raw: dict[str, Any]) -> SearchProviderConfig:
     unknown = set(raw) - _SEARCH
     if unknown:
         raise ConfigurationError(f"unknown setting {where}.{sorted(unknown)[0]}")
-    kind = str(raw.get("type", "builtin"))
+    kind = coerce(str, raw.get("type", "builtin"), f"{where}.type")
     if kind not in ("builtin", "server"):
         raise ConfigurationError(f"{where}.type must be builtin or server")
-    url = str(raw.get("url") or "")
-    auth = _table(raw.get("auth"), f"{where}.auth")
+    url = coerce(str, raw.get("url") or "", f"{where}.url")
+    auth = table(raw.get("auth"), f"{where}.auth")
     if kind == "server":
         if not url.startswith(("http://", "https://")):
             raise ConfigurationError(f"{where}.url must be an http or https URL when {where}.type is server")
@@ -198,7 +175,7 @@ def _search(raw: dict[str, Any]) -> SearchProviderConfig:
         timeout_seconds=_num(raw, "timeout_seconds", 10.0, where, 0.1, 600),
         connect_timeout_seconds=_num(raw, "connect_timeout_seconds", 3.0, where, 0.1, 600),
         retries=_num(raw, "retries", 1, where, 0, 10, integer=True),
-        metadata=MappingProxyType(_table(raw.get("metadata"), f"{where}.metadata")),
+        metadata=MappingProxyType(table(raw.get("metadata"), f"{where}.metadata")),
         mode=mode,
         limit=_num(raw, "limit", 10, where, 1, 200, integer=True) if "limit" in raw else None,
         passage_length=_num(raw, "passage_length", 0, where, 0, 100_000, integer=True) if "passage_length" in raw else None,

@@ -1,4 +1,6 @@
-"""The ``[tools]`` settings table (``settings.extra["tools"]``), checked once when the app starts.
+"""The ``[tools]`` settings table (``settings.extra["tools"]``), checked once when the app starts. Values are
+read like every setting (:func:`~assistant_bridge.settings.build`): strings from environment variables become
+numbers, and ``[tools.rag_search]`` may be given as JSON.
 
 Every key, its default and its meaning::
 
@@ -29,11 +31,10 @@ Every key, its default and its meaning::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any, Mapping
+from dataclasses import dataclass
 
 from assistant_bridge.errors import ConfigurationError
-from assistant_bridge.settings import Settings
+from assistant_bridge.settings import Settings, build, table
 from assistant_bridge.tools.delta_sse import MIN_EVENT_BYTES
 
 
@@ -66,15 +67,7 @@ class ToolSettings:
     @classmethod
     def from_settings(cls, settings: Settings) -> ToolSettings:
         """:raises ConfigurationError: for an unknown key or a value out of range."""
-        raw = settings.extra.get("tools") or {}
-        if not isinstance(raw, Mapping):
-            raise ConfigurationError("tools must be a table")
-        rag_raw = raw.get("rag_search") or {}
-        if not isinstance(rag_raw, Mapping):
-            raise ConfigurationError("tools.rag_search must be a table")
-        rag = RagSearchSettings(**_typed(RagSearchSettings, rag_raw, "tools.rag_search"))
-        top = _typed(cls, {k: v for k, v in raw.items() if k != "rag_search"}, "tools")
-        out = cls(**top, rag_search=rag)
+        out: ToolSettings = build(cls, table(settings.extra.get("tools"), "tools"), "tools")
         out._check()
         return out
 
@@ -104,26 +97,3 @@ class ToolSettings:
             raise ConfigurationError("tools.rag_search.memory_ttl_seconds must be 10-2592000")
         if r.threshold_level not in ("", "rarely", "less_often", "more_often", "most_often"):
             raise ConfigurationError("tools.rag_search.threshold_level must be rarely, less_often, more_often or most_often")
-
-
-def _typed(cls: type, raw: Mapping[str, Any], where: str) -> dict[str, Any]:
-    kinds = {f.name: f.type for f in fields(cls) if f.name != "rag_search"}
-    out: dict[str, Any] = {}
-    for key, value in raw.items():
-        if key not in kinds:
-            raise ConfigurationError(f"unknown setting {where}.{key}")
-        kind = kinds[key]
-        try:
-            if kind in ("int", int):
-                if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-                    raise ValueError
-                out[key] = int(value)
-            elif kind in ("float", float):
-                if isinstance(value, bool):
-                    raise ValueError
-                out[key] = float(value)
-            else:
-                out[key] = str(value)
-        except (TypeError, ValueError):
-            raise ConfigurationError(f"{where}.{key} must be a {kind}, not {value!r}") from None
-    return out
