@@ -153,7 +153,8 @@ class ApiKey:
 class AuthSettings:
     keys: list[ApiKey] = field(default_factory=list)
     api_key_header: str = "X-API-Key"
-    # without keys every request is anonymous: serve allows that on loopback only, and not at all when False
+    # without keys every request is anonymous: serve allows that on loopback only; when False no request is
+    # anonymous (401, however the app is served) and serve refuses to start without keys
     allow_anonymous: bool = True
 
 

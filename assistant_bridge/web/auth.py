@@ -1,10 +1,11 @@
 """Authentication as an assistant configures it for a custom search server: none, HTTP Basic, an API key
 in a configurable header, or Bearer. Each credential maps to a :class:`~assistant_bridge.domain.Principal`.
 
-Anonymous access is allowed only when no credential is configured (and the CLI refuses to listen on a
-non-loopback address in that case). A service or admin key may act for an end user through the
-``X-End-User-ID`` header (``external_user_id`` is accepted too); the end user becomes the principal's
-tenant and its user id.
+Anonymous access is allowed only when no credential is configured and ``auth.allow_anonymous`` is on (the
+default); the CLI also refuses to listen on a non-loopback address in that case. With ``auth.allow_anonymous``
+off and no credential configured, every request that needs a principal is a 401, however the app is served.
+A service or admin key may act for an end user through the ``X-End-User-ID`` header (``external_user_id`` is
+accepted too); the end user becomes the principal's tenant and its user id.
 
 A browser's ``EventSource`` cannot set headers, so the ``GET`` routes that answer ``text/event-stream``
 (marked with :func:`accepts_query_api_key`) also take an API key as the ``api_key`` query parameter, compared
@@ -62,10 +63,13 @@ def _principal(key: ApiKey, index: int) -> Principal:
 def identify(request: Request, auth: AuthSettings) -> tuple[Principal, ApiKey | None]:
     """Find the credential of a request.
 
-    :raises AuthenticationRequired: when credentials are configured and none (or a wrong one) is sent.
+    :raises AuthenticationRequired: when credentials are configured and none (or a wrong one) is sent, or
+        when none are configured and ``auth.allow_anonymous`` is off (no credential can then be right).
     """
     if not auth.keys:
-        return ANONYMOUS, None
+        if auth.allow_anonymous:
+            return ANONYMOUS, None
+        raise AuthenticationRequired("missing or invalid credentials")
     header = request.headers.get("Authorization", "")
     api_key = request.headers.get(auth.api_key_header, "")
     if not api_key and query_api_key_allowed(request):
