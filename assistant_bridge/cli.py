@@ -91,7 +91,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         settings.backend.uri = lite.start()
         supervisor = LiteSupervisor(lite).start()  # restarts the side process if it dies
         env["ASSISTANT_BRIDGE_BACKEND__URI"] = settings.backend.uri
-    from assistant_bridge.metrics import multiprocess_dir
+    from assistant_bridge.metrics_dir import multiprocess_dir  # prometheus_client must not be imported yet
 
     prom = multiprocess_dir(settings.data_path)  # not on the data disk if possible: a full disk means SIGBUS
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = env["PROMETHEUS_MULTIPROC_DIR"] = str(prom)

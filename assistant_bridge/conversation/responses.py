@@ -109,6 +109,8 @@ class TurnTrace:
     outcome: str = ""
     outcome_obj: Outcome | None = None
     errors: list[dict[str, str]] = field(default_factory=list)
+    error_code: str = ""  # the error-tree code of a dependency failure ("connectivity" outcome)
+    error_stage: str = ""  # where it failed: "search" or "generation"
     generator: str = ""
     generator_kind: str = ""
     rewrite: Any = None  # conversation.rewrite.Rewrite of a text turn

@@ -40,6 +40,7 @@ from assistant_bridge.core.results import SearchResult
 from assistant_bridge.domain import Scope
 from assistant_bridge.errors import DependencyError, ValidationFailed
 from assistant_bridge.filters import Thresholds
+from assistant_bridge.logs import user_text
 
 log = logging.getLogger(__name__)
 STREAM_CHUNK_CHARS = 24
@@ -69,7 +70,8 @@ class TurnRequest:
 @dataclass(frozen=True)
 class TurnResult:
     """``pending`` is the search action the client must answer next (``None`` clears it); ``memory`` is what
-    a session remembers of this turn."""
+    a session remembers of this turn; ``trace`` what happened in it (stage timings, scores, a failure), for
+    the caller's metrics."""
 
     generic: tuple[dict[str, Any], ...]
     actions: tuple[dict[str, Any], ...] = ()
@@ -77,6 +79,7 @@ class TurnResult:
     pending: dict[str, Any] | None = None
     outcome: str = ""
     memory: MemoryTurn | None = None
+    trace: rsp.TurnTrace | None = None
 
 
 def chunk_text(text: str, size: int = STREAM_CHUNK_CHARS) -> list[str]:
@@ -189,7 +192,7 @@ class Turn:
                 results = source.search(self.query, self.scope)
             except DependencyError as exc:
                 self.trace.search_ms = (self.clock() - t0) * 1000
-                return self._failure(exc, list(exc.details.get("errors") or []))
+                return self._failure(exc, list(exc.details.get("errors") or []), "search")
             self.trace.search_ms = (self.clock() - t0) * 1000
             self.trace.result_count = len(results)
         self._results = results
@@ -218,7 +221,7 @@ class Turn:
             else:
                 generation = gen.generate(self.query, list(prepared.snippets), self.response_length)  # type: ignore[arg-type]
         except DependencyError as exc:
-            return self._failure(exc, [])
+            return self._failure(exc, [], "generation")
         outcome = finish_generation(prepared, generation, postfilter=post, thresholds=self.thresholds,
                                     generation_ms=(self.clock() - t0) * 1000, clock=self.clock)  # fmt: skip
         return self._outcome(outcome)
@@ -241,8 +244,9 @@ class Turn:
         item = rsp.outcome_item(outcome, self.assistant, self.response_length, self.trace.engine)
         return self._done(item, rsp.outcome_name(outcome))
 
-    def _failure(self, exc: DependencyError, errors: list[dict[str, str]]) -> TurnResult:
+    def _failure(self, exc: DependencyError, errors: list[dict[str, str]], stage: str) -> TurnResult:
         self.trace.errors = errors
+        self.trace.error_code, self.trace.error_stage = exc.code, stage
         log.warning("message.dependency_failed assistant=%s engine=%s code=%s", self.assistant.id,
                     self.trace.engine, exc.code)  # fmt: skip
         return self._done(rsp.text_item(self.assistant.messages.error, errors), "connectivity")
@@ -250,9 +254,10 @@ class Turn:
     def _done(self, item: dict[str, Any], outcome: str) -> TurnResult:
         self.trace.outcome = outcome
         self.trace.total_ms = (self.clock() - self.started) * 1000
-        self._log()
+        self._log(str(item.get("text") or ""))
         debug = rsp.debug_block(self.trace, item) if self.req.debug else None
-        return TurnResult(generic=(item,), debug=debug, outcome=outcome, memory=self._memory(item, outcome))
+        return TurnResult(generic=(item,), debug=debug, outcome=outcome, memory=self._memory(item, outcome),
+                          trace=self.trace)  # fmt: skip
 
     def _action(self, action: dict[str, Any]) -> TurnResult:
         self.trace.outcome = "client_search"
@@ -260,7 +265,8 @@ class Turn:
         self._log()
         debug = rsp.action_debug(self.trace, action) if self.req.debug else None
         return TurnResult(generic=(), actions=(action,), debug=debug, pending=action, outcome="client_search",
-                          memory=MemoryTurn(self.question, self.query, outcome="client_search"))  # fmt: skip
+                          memory=MemoryTurn(self.question, self.query, outcome="client_search"),
+                          trace=self.trace)  # fmt: skip
 
     def _memory(self, item: Mapping[str, Any], outcome: str) -> MemoryTurn:
         ids = [str(rsp.result_json(r, i, self.trace.engine)["id"]) for i, r in enumerate(self._results)]
@@ -274,9 +280,13 @@ class Turn:
         log.info("message.hap_detected assistant=%s stage=%s score=%.3f threshold=%.3f categories=%s",
                  self.assistant.id, stage, verdict.score, verdict.threshold, ",".join(verdict.categories))  # fmt: skip
 
-    def _log(self) -> None:
+    def _log(self, answer: str = "") -> None:
+        """The turn's log line; with ``server.log_user_text`` it also carries the query that was searched, the
+        user's question when a rewrite changed it, and the text of the reply."""
         o = self.trace.outcome_obj
+        texts = user_text(self.rt.services.settings.server.log_user_text, query=self.query,
+                          question=self.question if self.question != self.query else None, answer=answer)  # fmt: skip
         log.info("message.turn assistant=%s environment=%s engine=%s outcome=%s idk_reason=%s results=%d "
                  "search_ms=%.1f total_ms=%.1f", self.assistant.id, self.assistant.environment_id, self.trace.engine,
                  self.trace.outcome, getattr(o, "reason", "-") if self.trace.outcome == "idk" else "-",
-                 self.trace.result_count, self.trace.search_ms, self.trace.total_ms)  # fmt: skip
+                 self.trace.result_count, self.trace.search_ms, self.trace.total_ms, extra=texts)  # fmt: skip

@@ -11,7 +11,8 @@ One round: every ``search`` action of the response is run (in order) and the res
 rank (:func:`~assistant_bridge.relay.wire.merge_results`); the ``search_results`` message echoes the
 response's ``context`` and ``user_id`` and is trimmed to ``max_request_bytes``. A turn that still asks for a
 search after ``max_rounds`` rounds raises :class:`SearchLoopExceeded`. Logs carry counts and timings, never
-the user's text, a query or a result.
+a result, and the user's text, the queries and the answer only when the relay is built with
+``log_user_text`` (``server.log_user_text``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import httpx
 
 from assistant_bridge.domain import Principal, Scope
 from assistant_bridge.errors import BridgeError
+from assistant_bridge.logs import user_text
 from assistant_bridge.relay import wire
 from assistant_bridge.relay.auth import Credentials, credentials_from_config
 from assistant_bridge.relay.client import DEFAULT_VERSION, AssistantClient
@@ -115,11 +117,12 @@ class Relay:
     :param max_results: results per round after merging.
     :param on_search_error: ``raise`` (default) fails the turn with :class:`RelaySearchFailed`; ``empty``
         sends the results of the searches that worked (possibly none), so the assistant answers "no results".
+    :param log_user_text: the turn's log lines also carry the user's text, the queries and the answer.
     """
 
     def __init__(self, client: AssistantClient, provider: SearchProvider, *, max_rounds: int = 5,
                  max_request_bytes: int = 100_000, max_results: int = 50, on_search_error: str = "raise",
-                 stream_supported: bool = True) -> None:  # fmt: skip
+                 stream_supported: bool = True, log_user_text: bool = False) -> None:  # fmt: skip
         if max_rounds < 1:
             raise ValueError("max_rounds must be at least 1")
         self.client = client
@@ -129,6 +132,7 @@ class Relay:
         self.max_results = max_results
         self.on_search_error = on_search_error
         self.stream_supported = stream_supported
+        self.log_user_text = log_user_text
 
     # -- construction -----------------------------------------------------------------------------
     @classmethod
@@ -160,7 +164,8 @@ class Relay:
             transport = transport or httpx.WSGITransport(app=app)
         return cls(client_from_config(cfg, transport), provider, max_rounds=cfg.max_rounds,
                    max_request_bytes=cfg.max_request_bytes, max_results=cfg.max_results,
-                   on_search_error=cfg.on_search_error, stream_supported=cfg.stream)  # fmt: skip
+                   on_search_error=cfg.on_search_error, stream_supported=cfg.stream,
+                   log_user_text=settings.server.log_user_text)  # fmt: skip
 
     def with_provider(self, provider: SearchProvider) -> Relay:
         """A relay sharing this one's assistant connection pool, with another provider (one per caller)."""
@@ -192,7 +197,8 @@ class Relay:
             response = self.client.post(body, session_id=session_id, headers=headers)
         result = self._result(turn, response, session_id)
         log.info("relay.turn rounds=%d searches=%d trimmed=%d outcome=%s ms=%.1f", turn.rounds, len(turn.searches),
-                 turn.trimmed, result.outcome, (time.perf_counter() - started) * 1000)  # fmt: skip
+                 turn.trimmed, result.outcome, (time.perf_counter() - started) * 1000,
+                 extra=user_text(self.log_user_text, text=text, answer=result.text))  # fmt: skip
         return result
 
     def stream(self, text: str, *, session_id: str | None = None, context: Mapping[str, Any] | None = None,
@@ -234,7 +240,8 @@ class Relay:
                     yield "complete_item", {**item, "streaming_metadata": {"id": n}}
         result = self._result(turn, final, session_id)
         log.info("relay.stream rounds=%d searches=%d trimmed=%d outcome=%s", turn.rounds, len(turn.searches),
-                 turn.trimmed, result.outcome)  # fmt: skip
+                 turn.trimmed, result.outcome,
+                 extra=user_text(self.log_user_text, text=text, answer=result.text))  # fmt: skip
         yield "final_response", final
         yield "relay_end", result.summary()
 
@@ -266,14 +273,15 @@ class Relay:
                 f"search provider {self.provider.name} failed: {exc.message}", cause=exc.code)  # fmt: skip
             ms = (time.perf_counter() - t0) * 1000
             turn.searches.append(SearchRecord(turn.rounds, query, filt, 0, ms, failure.code))
-            log.warning("relay.search_failed provider=%s code=%s round=%d", self.provider.name, failure.code, turn.rounds)
+            log.warning("relay.search_failed provider=%s code=%s round=%d", self.provider.name, failure.code,
+                        turn.rounds, extra=user_text(self.log_user_text, query=query))  # fmt: skip
             if self.on_search_error == "raise":
                 raise failure from None
             return None
         ms = (time.perf_counter() - t0) * 1000
         turn.searches.append(SearchRecord(turn.rounds, query, filt, len(results), ms))
         log.info("relay.search provider=%s round=%d results=%d ms=%.1f", self.provider.name, turn.rounds,
-                 len(results), ms)  # fmt: skip
+                 len(results), ms, extra=user_text(self.log_user_text, query=query))  # fmt: skip
         return results
 
     def _result(self, turn: _Turn, response: dict[str, Any], session_id: str | None) -> RelayResult:

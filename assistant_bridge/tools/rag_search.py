@@ -214,12 +214,17 @@ def run_rag_search(
     emit: Emit = lambda _e: None,
     cancelled: Callable[[], bool] = lambda: False,
     clock: Callable[[], float] = time.perf_counter,
+    timings: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """Run one rag_search and return its result (the ``tool_end`` data). Sends every event but ``tool_end``.
 
+    :param timings: filled with ``stage -> milliseconds`` for every stage that ran: ``rewrite`` (when a
+        rewriter is set), ``search``, then the loop's stages (``snippets``, ``pre_filter``, ...), for the
+        caller's metrics.
     :raises Cancelled: when ``cancelled()`` turns true between two steps or two generated deltas.
     :raises BridgeError: what the search, the filters or the generator raise (the caller reports it).
     """
+    stages: dict[str, float] = {} if timings is None else timings
 
     def step() -> None:
         if cancelled():
@@ -236,10 +241,15 @@ def run_rag_search(
             emit(ev.partial(result["response"]))
             return result
     rewrite = c.rewriter.rewrite(inputs.query, inputs.history) if c.rewriter is not None else None
+    if rewrite is not None and rewrite.method != "none":
+        stages["rewrite"] = rewrite.ms
     query = rewrite.query if rewrite is not None else inputs.query
     scope = narrowed(scope, inputs.document_ids)
     step()
-    hits = [h for h in search(query, scope, settings.retrieve_limit, inputs.filter) if chunk_visible(h.chunk, scope)]
+    started = clock()
+    found = search(query, scope, settings.retrieve_limit, inputs.filter)
+    stages["search"] = (clock() - started) * 1000
+    hits = [h for h in found if chunk_visible(h.chunk, scope)]
     emit(ev.phase(ev.RETRIEVAL, "completed", {"retrieved_count": len(hits)}))
     step()
     prepared = prepare_generation(query, [hit_result(h) for h in hits], prefilter=c.prefilter,
@@ -265,6 +275,7 @@ def run_rag_search(
         kept = _kept(outcome)
     else:
         outcome = prepared
+    stages.update((k, v) for k, v in outcome.timings.items() if k != "total")
     step()
     if isinstance(outcome, Answer) and c.hap is not None:
         verdicts["output"] = c.hap.check("output", outcome.text)

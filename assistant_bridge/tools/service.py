@@ -16,6 +16,10 @@ Cancellation: a streamed execution runs in a thread of its own while the respons
 events; when the client goes away the server closes the generator, which sets the execution's cancel flag,
 and the execution stops at its next step (a model call already running finishes first). Background
 executions are not cancelled by a closed stream: their result stays available.
+
+Metrics (route ``rag_search``): :meth:`ToolsRuntime.run` records the stage durations of every execution, the
+outcome of every one that ended (``error`` when it failed), and the outside system whose failure ended it.
+Its ``tools.execution.*`` log lines carry the query, and the answer, only with ``server.log_user_text``.
 """
 
 from __future__ import annotations
@@ -29,9 +33,11 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
+from assistant_bridge import metrics
 from assistant_bridge.conversation.memory import ConversationMemory, MemoryLimits, MemoryTurn
 from assistant_bridge.domain import Scope
-from assistant_bridge.errors import BridgeError, ConfigurationError
+from assistant_bridge.errors import BridgeError, ConfigurationError, DependencyError
+from assistant_bridge.logs import user_text
 from assistant_bridge.services import Services
 from assistant_bridge.tools import events as ev
 from assistant_bridge.tools.config import ToolSettings
@@ -49,6 +55,7 @@ log = logging.getLogger(__name__)
 EXTRAS_KEY = "tools"
 COMPONENTS_KEY = "rag_search"
 INTERNAL_MESSAGE = "internal error; see the server log"
+METRICS_ROUTE = "rag_search"
 MEMORY_KIND = "tool"
 _CITATION_TAG = re.compile(r'\s?<citation id="[^"<>]*">\[\d+\]</citation>')
 
@@ -179,28 +186,36 @@ class ToolsRuntime:
         self.executions.start(rid)
         started = time.perf_counter()
         session_id = job.scope.session_id
+        timings: dict[str, float] = {}
+        generator: str | None = None
+        query = user_text(self.services.settings.server.log_user_text, query=job.inputs.query)
         try:
             inputs = job.inputs
             if session_id:
                 inputs = dataclasses.replace(inputs, history=tuple(self.memory.turns(MEMORY_KIND, session_id)))
-            result = run_rag_search(inputs, job.scope, search=self._search, components=self.components(),
+            components = self.components()
+            generator = components.generator.name
+            result = run_rag_search(inputs, job.scope, search=self._search, components=components,
                                     settings=self.settings.rag_search, execution_id=rid, emit=execution.emit,
-                                    cancelled=execution.cancel.is_set)  # fmt: skip
+                                    cancelled=execution.cancel.is_set, timings=timings)  # fmt: skip
             if session_id:
                 self._remember(session_id, job, result)
         except Cancelled:
+            metrics.observe_stages(METRICS_ROUTE, timings)
             log.info("tools.execution.cancelled id=%s", rid)
             self.executions.fail(rid, execution.cancel_reason, "cancelled", status="cancelled")
             execution.emit(ev.error(execution.cancel_reason, "cancelled"))
             return None
         except BridgeError as exc:
-            log.warning("tools.execution.failed id=%s code=%s", rid, exc.code)
+            self._record_failure(timings, exc, generator, passed_on=raise_errors)
+            log.warning("tools.execution.failed id=%s code=%s", rid, exc.code, extra=query)
             self.executions.fail(rid, exc.message, exc.code)
             execution.emit(ev.error(exc.message, exc.code))
             if raise_errors:
                 raise
             return None
         except Exception:
+            self._record_failure(timings, None, generator)
             log.exception("tools.execution.crashed id=%s", rid)
             self.executions.fail(rid, INTERNAL_MESSAGE, "internal_error")
             execution.emit(ev.error(INTERNAL_MESSAGE, "internal_error"))
@@ -209,9 +224,24 @@ class ToolsRuntime:
             return None
         self.executions.complete(rid, result)
         execution.emit(ev.end(result))
+        metrics.observe_stages(METRICS_ROUTE, timings)
+        metrics.count_outcome(METRICS_ROUTE, result["outcome"], result.get("idk_reason"))
+        answer = user_text(self.services.settings.server.log_user_text, answer=result["response"])
         log.info("tools.execution.completed id=%s outcome=%s contexts=%d cited=%d ms=%.1f", rid, result["outcome"],
-                 len(result["contexts"]), len(result["sources_used"]), (time.perf_counter() - started) * 1000)  # fmt: skip
+                 len(result["contexts"]), len(result["sources_used"]), (time.perf_counter() - started) * 1000,
+                 extra={**query, **answer})  # fmt: skip
         return result
+
+    def _record_failure(self, timings: dict[str, float], exc: BridgeError | None, generator: str | None, *,
+                        passed_on: bool = False) -> None:  # fmt: skip
+        """Metrics of an execution that failed: the stages that ran, outcome ``error``, and the outside system
+        that failed (counted here, with the generator's name, also when ``passed_on``: the error is raised on
+        to become the HTTP answer of a synchronous call)."""
+        metrics.observe_stages(METRICS_ROUTE, timings)
+        metrics.count_outcome(METRICS_ROUTE, "error")
+        if isinstance(exc, DependencyError):
+            backend = metrics.backend_of(exc.code, self.services.settings, generator)
+            metrics.count_backend_error(backend, exc.code, exc if passed_on else None)
 
     def run_sync(self, record: ExecutionRecord, job: Job) -> dict[str, Any]:
         """:raises BridgeError: when the execution fails."""

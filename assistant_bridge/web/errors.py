@@ -1,14 +1,20 @@
-"""Maps the error tree to HTTP: a JSON body that says what is wrong, never a stack trace."""
+"""Maps the error tree to HTTP: a JSON body that says what is wrong, never a stack trace.
+
+A :class:`~assistant_bridge.errors.DependencyError` that becomes an HTTP answer here is counted in
+``assistant_bridge_backend_errors_total`` unless the layer that raised it counted it already; failures a
+route answers in another way (a connectivity message, an error event in a stream) are counted by that route.
+"""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
 
-from flask import Flask, jsonify
+from flask import Flask, current_app, jsonify
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
-from assistant_bridge.errors import BridgeError, PayloadTooLarge
+from assistant_bridge import metrics
+from assistant_bridge.errors import BridgeError, DependencyError, PayloadTooLarge
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +31,8 @@ def install_error_handlers(app: Flask) -> None:
     def _bridge(err: BridgeError) -> tuple[Any, int]:
         if err.status >= 500:
             log.warning("request.dependency_error code=%s", err.code)
+        if isinstance(err, DependencyError):
+            metrics.count_http_error(err, current_app.config["SETTINGS"])
         return error_response(err)
 
     @app.errorhandler(RequestEntityTooLarge)

@@ -13,22 +13,32 @@ planner model. Failures after that arrive in the stream as exception members.
 Scope: the credential's principal decides what can be read. ``userContext.userId`` narrows the search to that
 end user only for credentials that may act for end users (service or admin keys, like ``X-End-User-ID``); a
 user key may repeat its own user id, any other id is refused (403).
+
+Metrics (route ``agentic``) are read off the stream as it passes (:func:`observed`): the time from each
+step's ``IN_PROGRESS`` trace to its end (``planning``, ``speculative_retrieval``, ``retrieval``,
+``document_expansion``), ``generation`` from the last trace to the result, the outcome of the run, and the
+failures its traces and exception members report.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+import re
+import time
+from typing import Any, Iterator
 
 from flask import Blueprint, Flask, g, jsonify, request
 
-from assistant_bridge.agentic.events import StreamEvent
+from assistant_bridge import metrics
+from assistant_bridge.agentic.events import ExceptionEvent, ResultEvent, StreamEvent, TraceEvent
+from assistant_bridge.agentic.loop import AgenticRun
 from assistant_bridge.agentic.request import parse_request
 from assistant_bridge.agentic.runtime import runtime_for
 from assistant_bridge.conversation.sse import EventPump
 from assistant_bridge.domain import Scope
 from assistant_bridge.errors import BridgeError, DependencyError, ValidationFailed
 from assistant_bridge.services import Services
+from assistant_bridge.settings import Settings
 from assistant_bridge.web.app import json_body, principal, services, settings
 from assistant_bridge.web.auth import END_USER_HEADERS, identify
 from assistant_bridge.web.sse import frame, json_payload, sse_response
@@ -38,6 +48,17 @@ bp = Blueprint("agentic", __name__)
 _ERROR_TYPES = {400: "ValidationException", 401: "AccessDeniedException", 403: "AccessDeniedException",
                 404: "ResourceNotFoundException", 413: "ValidationException", 415: "ValidationException",
                 422: "ValidationException", 429: "ThrottlingException"}  # fmt: skip
+ROUTE = "agentic"
+_STAGES = {"Planning": "planning", "SpeculativeRetrieval": "speculative_retrieval", "Retrieval": "retrieval",
+           "FullDocumentExpansion": "document_expansion"}  # fmt: skip
+_FAILURE_CODE = re.compile(r"^([a-z_]+): ")  # a trace failure reads "<error code>: <message>"
+
+
+def _codes(cls: type[BridgeError]) -> frozenset[str]:
+    return frozenset({cls.code}).union(*(_codes(sub) for sub in cls.__subclasses__()))
+
+
+_DEPENDENCY_CODES = _codes(DependencyError)
 
 
 def error_type(err: BridgeError) -> str:
@@ -53,6 +74,8 @@ def init_app(app: Flask, svc: Services) -> None:
 
 @bp.errorhandler(BridgeError)
 def _error(err: BridgeError) -> Any:
+    if isinstance(err, DependencyError):
+        metrics.count_http_error(err, settings())
     body = err.to_json()
     body["message"] = err.message
     resp = jsonify(body)
@@ -83,6 +106,60 @@ class _Pump(EventPump):
         return frame("internalServerException", json_payload({"message": "internal error; see the server log"}))
 
 
+def observed(run: AgenticRun, settings: Settings) -> Iterator[StreamEvent]:
+    """``run.events()`` unchanged, recording the run's metrics on the way: step durations, the outcome
+    (``answer``; ``idk`` when the result says the decline text, with reason ``no_results`` when nothing was
+    found; ``blocked`` by a guardrail; ``error`` for an exception member or a crash; nothing when the client
+    left first), and each dependency failure reported by a trace or by the generator's exception member."""
+    started: dict[str, float] = {}
+    last = time.perf_counter()
+    outcome: str | None = None
+    reason: str | None = None
+    events = run.events()
+    try:
+        for event in events:
+            now = time.perf_counter()
+            if isinstance(event, TraceEvent):
+                stage = _STAGES.get(event.step, "other")
+                if event.status == "IN_PROGRESS":
+                    started[stage] = now
+                elif stage in started:
+                    metrics.observe_stage(ROUTE, stage, now - started.pop(stage))
+                for failure in event.failures:
+                    m = _FAILURE_CODE.match(failure)
+                    if m and m.group(1) in _DEPENDENCY_CODES:
+                        metrics.count_backend_error(metrics.backend_of(m.group(1), settings), m.group(1))
+                last = now
+            elif isinstance(event, ResultEvent):
+                if event.guardrail_action == "INTERVENED":
+                    outcome = "blocked"
+                elif not event.results:
+                    outcome = "no_results"
+                elif event.answer == run.options.no_results_text:  # declined, or nothing fit the context
+                    outcome, reason = "idk", "other"
+                else:
+                    outcome = "answer"
+                if event.answer is not None and outcome == "answer":
+                    metrics.observe_stage(ROUTE, "generation", now - last)
+            elif isinstance(event, ExceptionEvent):
+                outcome = "error"
+                if event.extra.get("resourceName") == "generator":
+                    backend = metrics.backend_of("generator_error", settings, getattr(run.generator, "name", None))
+                    metrics.count_backend_error(backend, "generator_error")
+            yield event
+    except Exception as exc:
+        outcome = "error"
+        if isinstance(exc, DependencyError):
+            metrics.count_backend_error(metrics.backend_of(exc.code, settings), exc.code)
+        raise
+    finally:
+        close = getattr(events, "close", None)
+        if close is not None:
+            close()
+        if outcome is not None:
+            metrics.count_outcome(ROUTE, outcome, reason)
+
+
 @bp.post("/agenticRetrieveStream")
 @bp.post("/v1/agentic-retrieve-stream")
 def agentic_retrieve_stream() -> Any:
@@ -99,4 +176,5 @@ def agentic_retrieve_stream() -> Any:
         user = None  # a user key naming itself narrows nothing
     scope = Scope(principal=principal(user))
     run = rt.build_run(req, scope, run_id=str(g.get("request_id", "run"))[:16])
-    return sse_response(iter(_Pump(run.events, rt.settings.heartbeat_seconds)))
+    conf = settings()
+    return sse_response(iter(_Pump(lambda: observed(run, conf), rt.settings.heartbeat_seconds)))

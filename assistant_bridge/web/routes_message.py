@@ -17,6 +17,9 @@ turn itself lives in :mod:`assistant_bridge.conversation.turn`; see ``docs/messa
 A session turn reads the session's remembered turns (for query rewriting) and records its own; a stateless
 turn has no memory. An expired session is a 404 like an unknown one: the client creates a new session, which
 starts with an empty memory (``docs/conversation-and-safety.md``).
+
+Every turn that ran is counted in the metrics (route ``message``): its stage durations, its outcome, why it
+did not answer, and the outside system that failed, from the turn's trace (:func:`record_turn`).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any
 
 from flask import Blueprint, Flask, jsonify, request
 
+from assistant_bridge import metrics
 from assistant_bridge.conversation.assistants import Assistant
 from assistant_bridge.conversation.envelope import context_pending, previous_turns, response_body, turn_request
 from assistant_bridge.conversation.runtime import ConversationRuntime, runtime_for
@@ -35,6 +39,7 @@ from assistant_bridge.conversation.sse import EventPump
 from assistant_bridge.conversation.turn import Turn, TurnResult
 from assistant_bridge.errors import BridgeError, ValidationFailed
 from assistant_bridge.services import Services
+from assistant_bridge.settings import Settings
 from assistant_bridge.web.app import json_body, principal, scope, services, settings
 from assistant_bridge.web.auth import identify
 from assistant_bridge.web.sse import sse_response
@@ -63,6 +68,29 @@ def _assistant(assistant_id: str, environment_id: str | None) -> tuple[Conversat
     return rt, rt.assistants.get(assistant_id, environment_id)
 
 
+def record_turn(result: TurnResult, settings: Settings, route: str = "message") -> None:
+    """Count a finished turn in the metrics: the time of each stage that ran (``rewrite`` when a rewrite was
+    attempted, ``search``, then the loop's stages), its outcome with the IDK reason, and the outside system
+    whose failure gave the connectivity answer."""
+    trace = result.trace
+    if trace is None:
+        return
+    stages: dict[str, float] = {}
+    if trace.rewrite is not None and trace.rewrite.method != "none":
+        stages["rewrite"] = trace.rewrite.ms
+    if trace.search_called:
+        stages["search"] = trace.search_ms
+    outcome = trace.outcome_obj
+    if outcome is not None:
+        stages.update(outcome.timings)
+    metrics.observe_stages(route, stages)
+    metrics.count_outcome(route, result.outcome, getattr(outcome, "reason", None))
+    if trace.error_code:
+        backend = trace.generator if trace.error_stage == "generation" and trace.generator else \
+            metrics.backend_of(trace.error_code, settings)  # fmt: skip
+        metrics.count_backend_error(backend, trace.error_code)
+
+
 def _optional_body(schema: str) -> dict[str, Any]:
     if not request.get_data(cache=True).strip():
         return {}
@@ -89,20 +117,29 @@ def _message(assistant_id: str, environment_id: str | None, session_id: str | No
     turn = Turn(rt, assistant, req, scope(session_id=session_id))
     user_id = body.get("user_id") or caller.user_id
     context = body.get("context")
+    conf = settings()
 
     def finish(result: TurnResult) -> dict[str, Any]:
         if session is not None:
             rt.sessions.record_turn(session, result.pending, result.memory, assistant.conversational.memory)
-        return response_body(result, user_id=user_id, context=context, turn_count=turns + 1, session_id=session_id)
+        out = response_body(result, user_id=user_id, context=context, turn_count=turns + 1, session_id=session_id)
+        record_turn(result, conf)
+        return out
 
     if not stream:
-        return jsonify(finish(turn.run()))
+        try:
+            result = turn.run()
+        except BridgeError:  # a model that failed to load: the turn could not run
+            metrics.count_outcome("message", "error")
+            raise
+        return jsonify(finish(result))
 
     def produce() -> Any:
         for name, payload in turn.events():
             yield ("final_response", finish(payload)) if name == "final" else (name, payload)
 
     def on_error(exc: BaseException) -> dict[str, Any]:
+        metrics.count_outcome("message", "error")
         if isinstance(exc, BridgeError):
             return {"code": exc.code, "message": exc.message}
         return {"code": "internal_error", "message": "internal error; see the server log"}

@@ -18,6 +18,11 @@ never gets another tenant's documents through the relay.
 
 "I don't know" is recognised from ``output.debug``, so the relay asks the assistant for it
 (``relay.request_debug``) and removes it from the answer unless the caller set ``options.debug``.
+
+Metrics (route ``relay``): each relayed turn's outcome, the time of each search it ran (stage ``search``) and
+the searches that failed without failing the turn (``relay.on_search_error = "empty"``); an error that ends
+the turn counts as outcome ``error`` (and as a backend error where it becomes the answer). The in-process
+assistant counts its own turns under route ``message``.
 """
 
 from __future__ import annotations
@@ -30,18 +35,21 @@ from typing import Any, Iterator, Mapping
 import httpx
 from flask import Blueprint, Flask, current_app, g, jsonify, request
 
-from assistant_bridge.errors import BridgeError
+from assistant_bridge import metrics
+from assistant_bridge.errors import BridgeError, DependencyError
 from assistant_bridge.relay.config import RelayConfig
 from assistant_bridge.relay.errors import SessionNotFound
 from assistant_bridge.relay.providers import SearchProvider, ServicesProvider
 from assistant_bridge.relay.relay import Relay, RelayResult, client_from_config, provider_from_config
 from assistant_bridge.services import Services
+from assistant_bridge.settings import Settings
 from assistant_bridge.web.app import json_body, principal, scope, services, settings
 from assistant_bridge.web.auth import END_USER_HEADERS
 from assistant_bridge.web.sse import HEARTBEAT, comment, frame, json_payload, pump, sse_response
 
 log = logging.getLogger(__name__)
 bp = Blueprint("relay", __name__)
+ROUTE = "relay"
 EXT_KEY = "relay"
 HEARTBEAT_SECONDS = 10.0
 _END = object()
@@ -64,7 +72,8 @@ class _RelayHolder:
                                           else _NoProvider())  # fmt: skip
                 self._relay = Relay(client_from_config(cfg, transport), shared, max_rounds=cfg.max_rounds,
                                     max_request_bytes=cfg.max_request_bytes, max_results=cfg.max_results,
-                                    on_search_error=cfg.on_search_error, stream_supported=cfg.stream)  # fmt: skip
+                                    on_search_error=cfg.on_search_error, stream_supported=cfg.stream,
+                                    log_user_text=svc.settings.server.log_user_text)  # fmt: skip
             return self._relay
 
 
@@ -118,6 +127,26 @@ def _strip_debug(response: Mapping[str, Any], keep: bool) -> dict[str, Any]:
     return out
 
 
+def record_turn(summary: Mapping[str, Any], conf: Settings) -> None:
+    """Count a relayed turn from its summary (:meth:`RelayResult.summary`, the ``relay_end`` event)."""
+    for search in summary.get("searches") or ():
+        metrics.observe_stage(ROUTE, "search", float(search.get("ms") or 0.0) / 1000.0)
+        code = search.get("error")
+        if code:
+            metrics.count_backend_error(metrics.backend_of(str(code), conf), str(code))
+    metrics.count_outcome(ROUTE, str(summary.get("outcome") or ""))
+
+
+def _failed(exc: BridgeError, conf: Settings, *, answered_in_band: bool) -> None:
+    """Count a turn that an outside system failed (``exc`` is a dependency error; a ``session_not_found`` is
+    the caller's and counts nothing), and that system when the failure is answered in the stream (one that
+    becomes the HTTP answer is counted by the HTTP layer)."""
+    if isinstance(exc, DependencyError):
+        metrics.count_outcome(ROUTE, "error")
+        if answered_in_band:
+            metrics.count_backend_error(metrics.backend_of(exc.code, conf), exc.code)
+
+
 def _turn_args(body: Mapping[str, Any]) -> dict[str, Any]:
     caller = principal()
     opts, _ = _options(body)
@@ -131,7 +160,13 @@ def relay_message() -> Any:
     args = _turn_args(body)
     _, keep = _options(body)
     relay, headers = _relay_for_request()
-    result: RelayResult = relay.send(body["text"], headers=headers, **args)
+    conf = settings()
+    try:
+        result: RelayResult = relay.send(body["text"], headers=headers, **args)
+    except BridgeError as exc:
+        _failed(exc, conf, answered_in_band=False)
+        raise
+    record_turn(result.summary(), conf)
     out = _strip_debug(result.response, keep)
     out["relay"] = {**result.summary(), "search_results": list(result.search_results)}
     return jsonify(out)
@@ -146,6 +181,7 @@ def relay_message_stream() -> Any:
     args = _turn_args(body)
     _, keep = _options(body)
     relay, headers = _relay_for_request()
+    conf = settings()
     events: queue.Queue[Any] = queue.Queue(maxsize=256)
     stop = threading.Event()
 
@@ -164,14 +200,18 @@ def relay_message_stream() -> Any:
             for name, payload in stream:
                 if name == "final_response":
                     payload = _strip_debug(payload, keep)
+                elif name == "relay_end":
+                    record_turn(payload, conf)
                 if not put((name, payload)):
                     return
         except SessionNotFound as exc:  # a 404 when it comes first, else reported in-band
             put(exc)
         except BridgeError as exc:  # the stream is open: report in-band
+            _failed(exc, conf, answered_in_band=True)
             log.warning("relay.stream_failed code=%s", exc.code)
             put(("error", {"code": exc.code, "message": exc.message}))
         except Exception as exc:  # noqa: BLE001 - never a trace on the wire; logged with its type
+            metrics.count_outcome(ROUTE, "error")
             log.exception("relay.stream_crashed type=%s", type(exc).__name__)
             put(("error", {"code": "internal_error", "message": "internal error; see the server log"}))
         finally:

@@ -4,18 +4,27 @@ Request ``{query, filter?, metadata?}``; ``metadata`` may carry ``collection``, 
 ``size``), ``mode`` (lexical | dense | hybrid) and ``passage_length`` (characters; alias ``passage_chars``);
 other keys are ignored. The response never exceeds ``search.max_response_bytes`` (100 KB by default); when
 results are dropped or shortened to fit, ``X-Results-Trimmed`` says how many.
+
+Each search is logged (``search.done``, with the query only when ``server.log_user_text`` is on) and timed
+in the metrics (route ``search``: stage ``search``, embedding included, and ``embedding`` alone when the
+mode embeds the query). A failing backend is counted where its error becomes the HTTP answer
+(:mod:`assistant_bridge.web.errors`).
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from flask import Blueprint, jsonify
 
+from assistant_bridge import metrics
 from assistant_bridge.core.custom_search import fit_within, hit_to_result
 from assistant_bridge.core.filters import parse_filter
 from assistant_bridge.errors import ValidationFailed
+from assistant_bridge.logs import user_text
+from assistant_bridge.services import SearchTimings
 from assistant_bridge.web.app import json_body, scope, services, settings
 
 log = logging.getLogger(__name__)
@@ -56,9 +65,17 @@ def search() -> Any:
     body = json_body("search_request", max_bytes=s.search.max_response_bytes)
     opts = search_options(body.get("metadata") or {})
     expr = parse_filter(body.get("filter"))
-    hits = services().search(body["query"], scope(), mode=opts["mode"], limit=opts["limit"], filter=expr)
+    svc, timings = services(), SearchTimings()
+    started = time.perf_counter()
+    hits = svc.search(body["query"], scope(), mode=opts["mode"], limit=opts["limit"], filter=expr, timings=timings)
+    ms = (time.perf_counter() - started) * 1000
+    stages = {"search": ms, "embedding": timings.embed_ms} if opts["mode"] != "lexical" else {"search": ms}
+    metrics.observe_stages("search", stages)
     results = [hit_to_result(h, body["query"], opts["passage_chars"]) for h in hits]
     out, trimmed = fit_within(results, s.search.max_response_bytes)
+    log.info("search.done mode=%s limit=%d results=%d trimmed=%d embed_ms=%.1f ms=%.1f", opts["mode"], opts["limit"],
+             len(hits), trimmed, timings.embed_ms, ms,
+             extra=user_text(s.server.log_user_text, query=body["query"]))  # fmt: skip
     resp = jsonify(out)
     if trimmed:
         resp.headers["X-Results-Trimmed"] = str(trimmed)
