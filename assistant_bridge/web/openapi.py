@@ -11,7 +11,8 @@ published. :func:`build_document`:
 * adds the error responses the routes share (``x-common-errors`` of the base file), the ``X-End-User-ID``
   header to authenticated operations, and the ``X-Request-ID`` header to every response;
 * sets the security requirements of the running configuration: API key (in ``auth.api_key_header``),
-  Bearer or Basic, and anonymous access only when no credential is configured; the ``GET`` operations that
+  Bearer or Basic, and anonymous access only when no credential is configured and ``auth.allow_anonymous``
+  is on; the ``GET`` operations that
   answer ``text/event-stream`` also accept the API key as the ``api_key`` query parameter (``ApiKeyQuery``,
   see :func:`assistant_bridge.web.auth.accepts_query_api_key`).
 """
@@ -127,7 +128,7 @@ def build_document(settings: Settings | None = None, schema_dir: Path = SCHEMA_D
             raise ValueError(f"components.schemas.{name} is defined twice")
         schemas[name] = _rewrite(json.loads(path.read_text(encoding="utf-8")), name)
     api_key_header = settings.auth.api_key_header if settings else "X-API-Key"
-    anonymous = not (settings and settings.auth.keys)
+    anonymous = not (settings and (settings.auth.keys or not settings.auth.allow_anonymous))
     doc["components"]["securitySchemes"]["ApiKeyAuth"]["name"] = api_key_header
     credentials: list[dict[str, list[str]]] = [{"ApiKeyAuth": []}, {"BearerAuth": []}, {"BasicAuth": []}]
     doc["security"] = credentials + ([{}] if anonymous else [])

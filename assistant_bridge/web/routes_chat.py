@@ -44,7 +44,7 @@ def chat_page() -> Any:
     s = settings()
     page = (STATIC_DIR / "chat.html").read_text(encoding="utf-8")
     page = page.replace("{{API_KEY_HEADER}}", html.escape(s.auth.api_key_header, quote=True))
-    page = page.replace("{{AUTH_REQUIRED}}", "true" if s.auth.keys else "false")
+    page = page.replace("{{AUTH_REQUIRED}}", "true" if s.auth.keys or not s.auth.allow_anonymous else "false")
     return _secure(Response(page, mimetype="text/html"), "no-cache")
 
 

@@ -39,11 +39,13 @@ def readyz() -> Any:
 
 @bp.get("/metrics")
 def prometheus_metrics() -> Any:
-    """Prometheus exposition. Open on an unauthenticated (loopback-only) service; with credentials
-    configured it needs an admin credential."""
+    """Prometheus exposition. Open on an unauthenticated (loopback-only) service that allows anonymous
+    callers; with credentials configured it needs an admin credential, and with ``auth.allow_anonymous`` off
+    and no credentials nobody may read it (401)."""
     from assistant_bridge.web.app import principal, settings
 
-    if settings().auth.keys and not principal().admin:
+    auth = settings().auth
+    if (auth.keys or not auth.allow_anonymous) and not principal().admin:
         raise Forbidden("metrics need an admin credential")
     body, ctype = metrics.render()
     return Response(body, content_type=ctype)

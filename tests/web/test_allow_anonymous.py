@@ -53,7 +53,7 @@ def _call(app: Any, method: str, path: str, doc_id: str, headers: dict[str, str]
 def test_every_protected_route_refuses_an_anonymous_caller_like_a_secured_app(tmp_path: Path) -> None:
     closed, closed_doc = _app(tmp_path, "closed", allow_anonymous=False)
     secured, secured_doc = _app(tmp_path, "secured", keys=KEYS)
-    routes = [(method, path) for method, path in _protected() if path != "/metrics"]  # see the last test
+    routes = _protected()
     assert len(routes) > 25
     for method, path in routes:
         got = _call(closed, method, path, closed_doc)
@@ -85,7 +85,18 @@ def test_anonymous_use_stays_the_default(tmp_path: Path) -> None:
     assert c.get(f"/v1/documents/{doc_id}").status_code == 200
 
 
-@pytest.mark.xfail(strict=True, reason="/metrics checks credentials only when auth.keys is set")
 def test_metrics_refuse_an_anonymous_caller(tmp_path: Path) -> None:
     closed, _ = _app(tmp_path, "closed", allow_anonymous=False)
     assert closed.test_client().get("/metrics").status_code == 401
+
+
+def test_the_api_document_and_the_chat_page_do_not_offer_anonymous_access(tmp_path: Path) -> None:
+    closed, _ = _app(tmp_path, "closed", allow_anonymous=False)
+    open_, _ = _app(tmp_path, "open")
+    assert {} not in closed.test_client().get("/openapi.json").get_json()["security"]
+    assert {} in open_.test_client().get("/openapi.json").get_json()["security"]
+    closed_page = closed.test_client().get("/chat").get_data(as_text=True)
+    open_page = open_.test_client().get("/chat").get_data(as_text=True)
+    # the page asks for a key only where one is needed
+    assert '<meta name="ab-auth-required" content="true">' in closed_page
+    assert '<meta name="ab-auth-required" content="false">' in open_page
