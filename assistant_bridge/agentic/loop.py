@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Literal, Protocol, Sequenc
 
 from assistant_bridge.domain import SearchHit
 from assistant_bridge.errors import BridgeError, DependencyError
+from assistant_bridge.logs import user_text
 
 from .analysis import analyze
 from .answer import answer_snippets, citation_spans, fit_to_context
@@ -121,6 +122,7 @@ class AgenticRun:
     :param fetch_document: reads a whole document within the caller's scope; ``None`` disables expansion.
     :param prefilter: the pre-generation filter, one signal of sufficiency; ``threshold`` is its pass mark.
     :param clock: seconds since the epoch (trace timestamps are milliseconds).
+    :param log_user_text: the ``agentic.run`` log line also carries the question (``server.log_user_text``).
     """
 
     def __init__(self, question: str, retrievers: Sequence[RetrieverBinding], *, planner: Planner,
@@ -128,7 +130,8 @@ class AgenticRun:
                  threshold: float | None = None, guardrail: Guardrail | None = None,
                  fetch_document: Callable[[str], FullDocument | None] | None = None,
                  options: RunOptions = RunOptions(), clock: Callable[[], float] = time.time,
-                 run_id: str = "run", conversation: Sequence[tuple[str, str]] = ()) -> None:  # fmt: skip
+                 run_id: str = "run", conversation: Sequence[tuple[str, str]] = (),
+                 log_user_text: bool = False) -> None:  # fmt: skip
         if options.max_iterations < 1:
             raise ValueError("max_iterations must be at least 1")
         if options.generate and generator is None:
@@ -145,6 +148,7 @@ class AgenticRun:
         self.clock = clock
         self.run_id = run_id
         self.conversation = tuple(conversation)
+        self.log_user_text = log_user_text
         self.evidence = Evidence()
         self.history: list[SubQuery] = []
         self.healthy = [b.id for b in retrievers]
@@ -181,7 +185,8 @@ class AgenticRun:
         finally:
             log.info("agentic.run run=%s iterations=%d calls=%d expansions=%d results=%d stopped=%s ms=%.0f",
                      self.run_id, self.stats.iterations, self.stats.retrieval_calls, self.stats.expansions,
-                     len(self.evidence), self.stats.stopped or "incomplete", (time.perf_counter() - started) * 1000)
+                     len(self.evidence), self.stats.stopped or "incomplete", (time.perf_counter() - started) * 1000,
+                     extra=user_text(self.log_user_text, query=self.question))
 
     def _run(self) -> Iterator[StreamEvent]:
         if self.guardrail is not None:

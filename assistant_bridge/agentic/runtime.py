@@ -308,7 +308,8 @@ class AgenticRuntime:
                           generator=self.generator() if request.generate else None, prefilter=prefilter,
                           threshold=threshold, guardrail=guardrail, fetch_document=self.fetch_document(scope),
                           options=self.options(request), clock=self.clock, run_id=run_id,
-                          conversation=request.conversation)  # fmt: skip
+                          conversation=request.conversation,
+                          log_user_text=self.services.settings.server.log_user_text)  # fmt: skip
 
 
 def runtime_for(services: Services) -> AgenticRuntime:

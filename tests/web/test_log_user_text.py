@@ -1,5 +1,5 @@
-"""``server.log_user_text``: off (the default), no log line of a turn, a search, a tool execution or a relayed
-turn carries the query or the answer; on, their events carry them as fields, clipped."""
+"""``server.log_user_text``: off (the default), no log line of a turn, a search, a tool execution, a relayed
+turn or an agentic run carries the query or the answer; on, their events carry them as fields, clipped."""
 
 from __future__ import annotations
 
@@ -21,10 +21,15 @@ DOC = ("Board minutes", f"The {SECRET} closes in May. Reset your password before
 def run_everything(tmp_path: Path, log_user_text: bool) -> Any:
     """An app with ``server.log_user_text`` as given, after a turn, a search, a rag_search and a relayed turn
     that all carry :data:`SECRET`."""
+    from assistant_bridge.agentic.runtime import AgenticRuntime
+    from assistant_bridge.filters import FakePreFilter
+    from assistant_bridge.generators import FakeGenerator
     from tests.tools.helpers import components
 
     app, services, _ = build(tmp_path, server={"log_user_text": log_user_text})
     services.extras["rag_search"] = components()
+    services.extras["agentic"] = AgenticRuntime(services, generator=FakeGenerator(), prefilter=FakePreFilter(0.9),
+                                                threshold=0.5)  # fmt: skip
     with app.test_client() as client:
         ingest(client, [DOC])
         checked(ask(client, f"when does the {SECRET} close"))
@@ -33,6 +38,10 @@ def run_everything(tmp_path: Path, log_user_text: bool) -> Any:
         assert resp.status_code == 200, resp.get_json()
         resp = client.post("/v1/relay/message", json={"text": f"and the {SECRET}?"})
         assert resp.status_code == 200, resp.get_json()
+        resp = client.post("/agenticRetrieveStream", json={
+            "messages": [{"role": "user", "content": {"text": f"who signed the {SECRET}"}}],
+            "retrievers": [{"configuration": {"knowledgeBase": {"knowledgeBaseId": "default"}}}]})
+        assert resp.status_code == 200 and resp.get_data(as_text=True), resp.get_data(as_text=True)[:500]
     return app
 
 
@@ -43,7 +52,8 @@ def records(caplog: Any, event: str) -> list[logging.LogRecord]:
 def test_off_no_line_carries_user_text(tmp_path: Path, caplog: Any) -> None:
     caplog.set_level(logging.DEBUG)
     run_everything(tmp_path, log_user_text=False)
-    for event in ("message.turn", "search.done", "tools.execution.completed", "relay.turn", "relay.search"):
+    for event in ("message.turn", "search.done", "tools.execution.completed", "relay.turn", "relay.search",
+                  "agentic.run"):
         assert records(caplog, event), f"no {event} was logged"
     json_fmt, text_fmt = JsonFormatter(), TextFormatter()
     for record in caplog.records:
@@ -72,6 +82,7 @@ def test_on_the_events_carry_the_query_and_the_answer(tmp_path: Path, caplog: An
     relayed = fields("relay.turn")
     assert relayed["text"] == f"and the {SECRET}?" and SECRET in relayed["answer"]
     assert fields("relay.search")["query"] == f"and the {SECRET}?"
+    assert fields("agentic.run")["query"] == f"who signed the {SECRET}"
 
 
 def test_long_texts_are_clipped(tmp_path: Path, caplog: Any) -> None:
