@@ -15,9 +15,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from assistant_bridge.backends.lite_server import free_port
+from tests.served_process import stop, wait_ready
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -135,17 +134,7 @@ class Served:
 
     def wait_ready(self, timeout: float = 300) -> float:
         """Seconds until ``/readyz`` answered 200."""
-        started = time.monotonic()
-        while time.monotonic() - started < timeout:
-            if self.proc.poll() is not None:
-                raise AssertionError("serve exited: " + self.log_text()[-3000:])
-            try:
-                if httpx.get(self.base + "/readyz", timeout=5).status_code == 200:
-                    return time.monotonic() - started
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
-        raise AssertionError("serve did not become ready: " + self.log_text()[-3000:])
+        return wait_ready(self.proc, self.base + "/readyz", self.log_path, timeout)
 
     def log_text(self) -> str:
         self._log.flush()
@@ -164,13 +153,9 @@ class Served:
         return {pid for pid, cmd in children(self.proc.pid).items() if "milvus_lite" not in cmd}
 
     def stop(self, timeout: float = 60) -> int | None:
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(10)
-                self._kill_lite()
+        """SIGTERM to the arbiter alone (it stops its workers and the side process); after ``timeout`` s SIGKILL
+        to the process group and to the side process. Returns the exit code."""
+        if stop(self.proc, group=False, timeout=timeout):
+            self._kill_lite()
         self._log.close()
         return self.proc.returncode

@@ -11,11 +11,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterator
@@ -26,6 +24,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from assistant_bridge.backends.lite_server import free_port
 from tests.reliability.served import REPO, children
+from tests.served_process import served_process
 
 MESSAGE = "/v2/assistants/{}/environments/default/message"
 
@@ -72,32 +71,11 @@ def served(tmp_path_factory: Any) -> Iterator[tuple[str, subprocess.Popen[bytes]
         },
     }  # fmt: skip
     (work / "config.yaml").write_text(json.dumps(config))  # JSON is YAML
-    log = open(work / "serve.log", "wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "assistant_bridge", "serve", "--workers", "2", "--port", str(port),
-         "--data-dir", str(work / "data"), "--config", str(work / "config.yaml")],
-        cwd=REPO, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
+    cmd = [sys.executable, "-m", "assistant_bridge", "serve", "--workers", "2", "--port", str(port),
+           "--data-dir", str(work / "data"), "--config", str(work / "config.yaml")]  # fmt: skip
     base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 240
-        while True:
-            assert proc.poll() is None, (work / "serve.log").read_text()[-3000:]
-            assert time.monotonic() < deadline, (work / "serve.log").read_text()[-3000:]
-            try:
-                if httpx.get(base + "/readyz", timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
+    with served_process(cmd, work / "serve.log", base + "/readyz", timeout=240, stop_timeout=60, cwd=REPO) as proc:
         yield base, proc
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-        log.close()
 
 
 def _series(base: str) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:

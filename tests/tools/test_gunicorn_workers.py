@@ -4,8 +4,6 @@ and the other worker streams and reads it from the shared SQLite store."""
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -16,6 +14,7 @@ import pytest
 
 from assistant_bridge.backends.lite_server import free_port
 from assistant_bridge.client.sse import iter_json_events
+from tests.served_process import served_process
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,32 +26,19 @@ def base(tmp_path_factory: Any) -> Iterator[str]:
     data = tmp_path_factory.mktemp("workers")
     port = free_port()
     env = {**os.environ, "RAG_TEST_DATA_DIR": str(data), "PYTHONPATH": str(ROOT)}
-    log = open(data / "gunicorn.log", "wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-w", "2", "-k", "gthread", "--threads", "4", "-b", f"127.0.0.1:{port}",
-         "tests.tools.gunicorn_app:create()"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
+    cmd = [sys.executable, "-m", "gunicorn", "-w", "2", "-k", "gthread", "--threads", "4", "-b", f"127.0.0.1:{port}",
+           "tests.tools.gunicorn_app:create()"]  # fmt: skip
     url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        pids: set[str] = set()
-        while time.monotonic() < deadline and len(pids) < 2:
-            if proc.poll() is not None:
-                raise AssertionError((data / "gunicorn.log").read_text()[-3000:])
-            try:
-                pids.add(httpx.get(f"{url}/healthz", timeout=2).headers.get("X-Worker-PID", ""))
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        assert len(pids) >= 2, "both workers should answer"
+    pids: set[str] = set()
+
+    def both_workers_answer() -> bool:
+        """both workers answering /healthz"""
+        pids.add(httpx.get(f"{url}/healthz", timeout=2).headers.get("X-Worker-PID", ""))
+        return len(pids) >= 2
+
+    with served_process(cmd, data / "gunicorn.log", both_workers_answer, timeout=60, interval=0.2, stop_timeout=20,
+                        cwd=ROOT, env=env):  # fmt: skip
         yield url
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-        log.close()
 
 
 def test_other_worker_streams_an_execution_it_did_not_run(base: str) -> None:

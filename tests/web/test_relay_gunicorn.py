@@ -5,12 +5,7 @@ of two workers, with credentials forwarded."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 import sys
-import time
-from pathlib import Path
 from typing import Any, Iterator
 
 import httpx
@@ -18,6 +13,7 @@ import pytest
 
 from assistant_bridge.backends.lite_server import free_port
 from assistant_bridge.client.sse import parse_sse
+from tests.served_process import served_process
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 KEY = "relay-gunicorn-key-01"
@@ -46,31 +42,10 @@ search = {{type = "client"}}
 conversational_search = {{enabled = false}}  # no model files needed: this test is about the relay
 """)
     port = free_port()
-    log = open(data / "serve.log", "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "assistant_bridge", "serve", "--config", str(config),
-                             "--port", str(port)], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+    cmd = [sys.executable, "-m", "assistant_bridge", "serve", "--config", str(config), "--port", str(port)]
     base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise AssertionError((data / "serve.log").read_text()[-3000:])
-            try:
-                if httpx.get(f"{base}/healthz", timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.3)
-        else:
-            raise AssertionError("service did not start: " + (data / "serve.log").read_text()[-3000:])
+    with served_process(cmd, data / "serve.log", f"{base}/healthz", timeout=120, interval=0.3, stop_timeout=30):
         yield base
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-        log.close()
 
 
 def test_relay_message_in_a_gunicorn_worker(server: str) -> None:

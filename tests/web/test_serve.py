@@ -5,10 +5,7 @@ default multilingual embedder, and answers ``/v1/search`` from any worker."""
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -16,6 +13,7 @@ import httpx
 import pytest
 
 from assistant_bridge.backends.lite_server import free_port
+from tests.served_process import served_process
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -26,34 +24,13 @@ def server(tmp_path_factory: Any) -> Iterator[str]:
     data = tmp_path_factory.mktemp("serve")
     port = free_port()
     env = {**os.environ, "ASSISTANT_BRIDGE_BACKEND__LITE_PORT": str(free_port())}
-    log = open(data / "serve.log", "wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "assistant_bridge", "serve", "--sample", "--workers", "2", "--port", str(port),
-         "--data-dir", str(data / "d")],
-        stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
-    )  # fmt: skip
+    cmd = [sys.executable, "-m", "assistant_bridge", "serve", "--sample", "--workers", "2", "--port", str(port),
+           "--data-dir", str(data / "d")]  # fmt: skip
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 240
-    try:
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise AssertionError((data / "serve.log").read_text()[-3000:])
-            try:
-                if httpx.get(f"{base}/readyz", timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
-        else:
-            raise AssertionError("service did not become ready: " + (data / "serve.log").read_text()[-3000:])
+    # on the way out SIGTERM reaches the whole process group (the arbiter and its workers at once): serve must still
+    # stop its side process (in a session of its own) and remove its state file
+    with served_process(cmd, data / "serve.log", f"{base}/readyz", timeout=240, stop_timeout=30, env=env):
         yield base
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-        log.close()
     assert not (Path(data / "d") / "milvus-lite.json").exists(), "side process state left behind"
 
 
