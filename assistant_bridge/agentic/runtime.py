@@ -34,6 +34,7 @@ from typing import Any, Callable, Mapping
 from assistant_bridge.core.filters import And, Expr, parse_filter
 from assistant_bridge.domain import Chunk, Scope, SearchHit
 from assistant_bridge.errors import BridgeError, ConfigurationError, ModelLoadError, NotFound, ValidationFailed
+from assistant_bridge.generators.options import generator_table
 from assistant_bridge.services import Services
 from assistant_bridge.settings import Secret, build, coerce, table
 
@@ -93,7 +94,7 @@ class AgenticSettings:
         if data.get("planner") is not None:
             data["planner"] = _planner(data["planner"])
         if data.get("generator") is not None:
-            data["generator"] = table(data["generator"], "agentic.generator")
+            data["generator"] = generator_table(data["generator"], "agentic.generator")
         out: AgenticSettings = build(cls, data, "agentic")
         if not 2 <= out.default_max_iterations <= out.max_iterations:
             raise ConfigurationError("agentic.default_max_iterations must be from 2 to agentic.max_iterations")

@@ -22,6 +22,7 @@ from typing import Any, Mapping
 
 from assistant_bridge.conversation.memory import MemoryLimits
 from assistant_bridge.errors import ConfigurationError, FilterSyntaxError, NotFound
+from assistant_bridge.generators.options import generator_table
 from assistant_bridge.safety.hap import HapSettings
 from assistant_bridge.settings import Secret, Settings, coerce, parse_json
 
@@ -340,9 +341,7 @@ def _resolve(aid: str, eid: str, data: Mapping[str, Any], settings: Settings) ->
     where = f"assistants.{aid}" + (f".environments.{eid}" if data.get("_env") else "")
     cs = data.get("conversational_search", {})
     msgs = data.get("messages", {})
-    gen = {k: Secret(str(v)) if k in _SECRET_KEYS and v else v
-           for k, v in (data.get("generator") or {"kind": "extractive"}).items()}  # fmt: skip
-    gen.setdefault("kind", "extractive")
+    gen = generator_table(data.get("generator"), f"{where}.generator")
     return Assistant(
         id=aid, environment_id=eid, name=data.get("name", aid),
         search=_search(data.get("search", {}), settings, f"{where}.search"),

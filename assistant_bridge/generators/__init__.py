@@ -3,6 +3,8 @@
 * ``extractive`` (default, embedded, no LLM): selects and orders snippet sentences, exact citations.
 * ``openai``: any OpenAI-compatible ``/chat/completions`` endpoint (vLLM, llama.cpp server, Ollama, TGI…).
 * ``fake``: deterministic, for tests.
+
+The ``generator`` tables of the settings are read with declared types by :func:`generator_table`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from assistant_bridge.generators.base import (
     is_declined,
 )
 from assistant_bridge.generators.fake import FakeGenerator
+from assistant_bridge.generators.options import generator_table
 
 __all__ = [
     "IDK_TEXT",
@@ -29,6 +32,7 @@ __all__ = [
     "Generator",
     "ResponseLength",
     "approx_tokens",
+    "generator_table",
     "is_declined",
     "make_generator",
 ]
