@@ -3,8 +3,9 @@
 aggregated at ``/metrics``.
 
 Metric names are defined here once; other modules record through the helpers (:func:`observe_stages`,
-:func:`count_outcome`, :func:`count_backend_error`, :func:`count_http_error`). The core loop records nothing:
-the layer that calls it (routes, the tool runtime) hands its per-stage timings and outcome to these helpers.
+:func:`count_outcome`, :func:`count_backend_error`, :func:`count_fallback`, :func:`count_http_error`). The
+core loop records nothing: the layer that calls it (routes, the tool runtime) hands its per-stage timings
+and outcome to these helpers.
 
 Every label value is one of a small fixed set (a route name, a stage name, an outcome, an IDK reason, a
 configured backend kind, an error code of the error tree): never user text, an id or a tenant. Values
@@ -56,6 +57,9 @@ _OUTCOMES = {
     "connectivity": "error", "error": "error", "hap": "blocked", "blocked": "blocked",
     "client_search": "client_search",
 }  # fmt: skip
+# a model whose failure a turn survives by falling back (component -> the metric's backend): the agentic LLM
+# planner (the embedded planner plans instead) and the query-rewrite LLM (the last message is searched as sent)
+FALLBACK_BACKENDS = {"planner": "planner_llm", "rewrite": "rewrite_llm"}
 _RELAY_SEARCH_CODES = frozenset({"relay_search_failed", "invalid_search_results"})
 _RELAY_CODES = frozenset({"relay_error", "assistant_unavailable", "assistant_http_error", "token_exchange_failed",
                           "malformed_assistant_response", "invalid_search_action", "search_loop_exceeded",
@@ -142,6 +146,17 @@ def count_backend_error(backend: str, code: str, passed_on: BaseException | None
     if passed_on is not None:
         _passed_on.add(passed_on)
     BACKEND_ERRORS.labels(backend=backend[:64], code=code[:64]).inc()
+
+
+def count_fallback(component: str, code: str) -> None:
+    """Count one failure of a model that the turn survived by falling back, so that a model that is down
+    shows even though every turn still answers.
+
+    :param component: ``planner`` (the agentic LLM planner) or ``rewrite`` (the query-rewrite LLM); recorded
+        as backend ``planner_llm`` or ``rewrite_llm`` (anything else as ``other``).
+    :param code: the failure's code in the error tree (``generator_error``...).
+    """
+    count_backend_error(FALLBACK_BACKENDS.get(component, "other"), code)
 
 
 def count_http_error(error: DependencyError, settings: Settings) -> None:

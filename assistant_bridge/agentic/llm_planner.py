@@ -10,7 +10,9 @@ best passages found so far (numbered, with their document ids), and must answer 
 The reply is checked: unknown retriever ids are dropped (an empty list means every retriever), sub-queries
 already made are dropped, at most :data:`MAX_SUB_QUERIES` are kept, and only documents of passages shown to
 the model may be expanded. When the model fails or answers something unusable, the embedded planner plans
-that iteration instead and the plan carries a warning saying so (it shows in the Planning trace).
+that iteration instead: the plan carries a warning saying so (it shows in the Planning trace) and the
+failure's error code (:attr:`~.planner.Plan.fallback_code`, ``generator_error`` for an unusable answer), and
+``agentic.planner_fallback`` is logged without the question.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import logging
 import re
 from typing import Any
 
-from assistant_bridge.errors import DependencyError
+from assistant_bridge.errors import DependencyError, GeneratorError
 
 from .analysis import fold
 from .chat import ChatClient
@@ -129,12 +131,13 @@ class LLMPlanner:
             raw = self.chat.complete(build_messages(state), json_mode=True, max_tokens=self.max_tokens)
             return parse_plan(raw, state, self.chat.model)
         except DependencyError as exc:
-            why = exc.message
+            why, code = exc.message, exc.code
         except PlanError as exc:
-            why = str(exc)
+            why, code = str(exc), GeneratorError.code  # the model answered garbage
         self.failures += 1
-        log.warning("agentic.llm_planner_fallback iteration=%d", state.iteration)
+        log.warning("agentic.planner_fallback iteration=%d code=%s model=%s", state.iteration, code, self.chat.model)
         plan = self.fallback.plan(state)
         note = f"The planner model failed ({why}); the embedded planner planned this iteration."
         return Plan(sub_queries=plan.sub_queries, sufficient=plan.sufficient, expand_documents=plan.expand_documents,
-                    reason=plan.reason, planner=plan.planner, warnings=(*plan.warnings, note))  # fmt: skip
+                    reason=plan.reason, planner=plan.planner, warnings=(*plan.warnings, note),
+                    fallback_code=code)  # fmt: skip

@@ -106,11 +106,20 @@ class RunOptions:
 
 @dataclass
 class RunStats:
+    """What a run did, for its log line and the caller's metrics.
+
+    :param planner_fallbacks: the error code of each round the planner model failed to plan (another
+        planner planned it), in order.
+    :param generator_error: the error code of the generator's failure, when the answer could not be generated.
+    """
+
     retrieval_calls: int = 0
     iterations: int = 0
     expansions: int = 0
     stopped: str = ""
     failed_retrievers: list[str] = field(default_factory=list)
+    planner_fallbacks: list[str] = field(default_factory=list)
+    generator_error: str | None = None
 
 
 class AgenticRun:
@@ -206,6 +215,8 @@ class AgenticRun:
             yield self._trace("Planning", "IN_PROGRESS",
                               f"Planning iteration {iteration} of {self.options.max_iterations}.")
             plan = self.planner.plan(self._state(iteration))
+            if plan.fallback_code is not None:
+                self.stats.planner_fallbacks.append(plan.fallback_code)
             subs = [SubQuery(s.text, r, s.target, s.purpose) for s in plan.sub_queries
                     if (r := tuple(x for x in s.retrievers if x in self.healthy))]  # fmt: skip
             known = {v.document_id for v in self.evidence.views(limit=None)}
@@ -344,6 +355,7 @@ class AgenticRun:
                     stream.close()
         except DependencyError as exc:
             log.warning("agentic.generation_failed run=%s code=%s", self.run_id, exc.code)
+            self.stats.generator_error = exc.code
             yield ResultEvent(results, warnings=(MessageWarning("The answer could not be generated."),))
             yield ExceptionEvent("dependencyFailedException", f"Answer generation failed: {exc.message}",
                                  {"resourceName": "generator"})  # fmt: skip

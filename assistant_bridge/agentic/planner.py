@@ -88,12 +88,16 @@ class PlanningState:
 
 @dataclass(frozen=True)
 class Plan:
+    """One round's decision. ``fallback_code`` is the error code (of the error tree) of the planner model's
+    failure when another planner planned this round instead; the caller counts it."""
+
     sub_queries: tuple[SubQuery, ...] = ()
     sufficient: bool = False
     expand_documents: tuple[str, ...] = ()
     reason: str = ""
     planner: str = "embedded"
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    fallback_code: str | None = None
 
     @property
     def stops(self) -> bool:

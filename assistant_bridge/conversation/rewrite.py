@@ -10,12 +10,14 @@ Two contextual modes (spec §A.3), per assistant (``conversational_search.contex
 
 The rewritten query is what the turn searches, filters and answers; both it and the original message go to
 ``output.debug`` (:meth:`Rewrite.to_json`). Invariant: :meth:`Rewriter.rewrite` never raises for a failing
-LLM; it falls back to the last message and says why in :attr:`Rewrite.fallback_reason`. No I/O here (the
-LLM client lives in :mod:`.rewrite_llm`).
+LLM; it falls back to the last message, says why in :attr:`Rewrite.fallback_reason`, keeps the failure's
+error code in :attr:`Rewrite.error_code` (the caller counts it in its metrics) and logs ``rewrite.fallback``
+without the message. No I/O here (the LLM client lives in :mod:`.rewrite_llm`).
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Protocol, Sequence
@@ -24,8 +26,9 @@ import httpx
 
 from assistant_bridge.conversation.memory import MemoryTurn
 from assistant_bridge.conversation.rewrite_embedded import MAX_QUERY_CHARS, EmbeddedRewriter
-from assistant_bridge.errors import ConfigurationError, DependencyError
+from assistant_bridge.errors import ConfigurationError, DependencyError, GeneratorError
 
+log = logging.getLogger(__name__)
 CONTEXTUAL_MODES = ("single_turn", "entire_conversation")
 
 
@@ -43,6 +46,8 @@ class Rewrite:
         ``http_<status>``, ``bad_response``, ``empty_rewrite``).
     :param history_turns: how many remembered turns were available.
     :param ms: time spent rewriting.
+    :param error_code: the failure's code in the error tree (``generator_error``...) when the LLM rewrite
+        failed; not part of :meth:`to_json`.
     """
 
     query: str
@@ -54,6 +59,7 @@ class Rewrite:
     fallback_reason: str | None = None
     history_turns: int = 0
     ms: float = 0.0
+    error_code: str | None = None
 
     @property
     def rewritten(self) -> bool:
@@ -100,18 +106,23 @@ class Rewriter:
         follow_up: bool | None = None
         carried: tuple[str, ...] = ()
         reason: str | None = None
+        code: str | None = None
         try:
             if isinstance(self.primary, EmbeddedRewriter):
                 query, decision, terms = self.primary.analyse(question, history)
                 follow_up, carried = decision.follow_up, tuple(terms)
             else:
                 query = self.primary.rewrite(question, history).strip()
-                reason = None if query else "empty_rewrite"
+                if not query:
+                    reason, code = "empty_rewrite", GeneratorError.code  # the model answered nothing usable
         except DependencyError as exc:
-            query, reason = "", str(exc.details.get("reason") or exc.code)
+            query, reason, code = "", str(exc.details.get("reason") or exc.code), exc.code
         ms = (self._clock() - started) * 1000
         if reason is not None:
-            return Rewrite(query=question, method="fallback", fallback_reason=reason, ms=ms, **base)  # type: ignore[arg-type]
+            log.warning("rewrite.fallback mode=%s rewriter=%s code=%s reason=%s", self.mode, self.primary.name, code,
+                        reason)  # fmt: skip
+            return Rewrite(query=question, method="fallback", fallback_reason=reason, ms=ms, error_code=code,
+                           **base)  # type: ignore[arg-type]
         return Rewrite(query=query[:MAX_QUERY_CHARS], method=self.primary.name, follow_up=follow_up, carried=carried,
                        ms=ms, **base)  # type: ignore[arg-type]
 

@@ -229,8 +229,6 @@ class Turn:
     def _rewrite(self) -> None:
         rw = self.rt.rewriter(self.assistant).rewrite(self.question, self.req.history)
         self.rewrite, self.query, self.trace.query, self.trace.rewrite = rw, rw.query, rw.query, rw
-        if rw.method == "fallback":
-            log.warning("message.rewrite_fallback assistant=%s reason=%s", self.assistant.id, rw.fallback_reason)
 
     # -- endings ----------------------------------------------------------------------------------
     def _outcome(self, outcome: Outcome) -> TurnResult:

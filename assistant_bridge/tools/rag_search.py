@@ -215,12 +215,15 @@ def run_rag_search(
     cancelled: Callable[[], bool] = lambda: False,
     clock: Callable[[], float] = time.perf_counter,
     timings: dict[str, float] | None = None,
+    on_fallback: Callable[[str, str], None] = lambda _component, _code: None,
 ) -> dict[str, Any]:
     """Run one rag_search and return its result (the ``tool_end`` data). Sends every event but ``tool_end``.
 
     :param timings: filled with ``stage -> milliseconds`` for every stage that ran: ``rewrite`` (when a
         rewriter is set), ``search``, then the loop's stages (``snippets``, ``pre_filter``, ...), for the
         caller's metrics.
+    :param on_fallback: called with ``(component, error code)`` when a model failed and the run went on
+        without it: ``("rewrite", code)`` when the LLM rewrite failed and the query is searched as sent.
     :raises Cancelled: when ``cancelled()`` turns true between two steps or two generated deltas.
     :raises BridgeError: what the search, the filters or the generator raise (the caller reports it).
     """
@@ -243,6 +246,8 @@ def run_rag_search(
     rewrite = c.rewriter.rewrite(inputs.query, inputs.history) if c.rewriter is not None else None
     if rewrite is not None and rewrite.method != "none":
         stages["rewrite"] = rewrite.ms
+    if rewrite is not None and rewrite.error_code is not None:
+        on_fallback("rewrite", rewrite.error_code)
     query = rewrite.query if rewrite is not None else inputs.query
     scope = narrowed(scope, inputs.document_ids)
     step()

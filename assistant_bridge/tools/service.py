@@ -197,7 +197,8 @@ class ToolsRuntime:
             generator = components.generator.name
             result = run_rag_search(inputs, job.scope, search=self._search, components=components,
                                     settings=self.settings.rag_search, execution_id=rid, emit=execution.emit,
-                                    cancelled=execution.cancel.is_set, timings=timings)  # fmt: skip
+                                    cancelled=execution.cancel.is_set, timings=timings,
+                                    on_fallback=metrics.count_fallback)  # fmt: skip
             if session_id:
                 self._remember(session_id, job, result)
         except Cancelled:

@@ -16,8 +16,9 @@ user key may repeat its own user id, any other id is refused (403).
 
 Metrics (route ``agentic``) are read off the stream as it passes (:func:`observed`): the time from each
 step's ``IN_PROGRESS`` trace to its end (``planning``, ``speculative_retrieval``, ``retrieval``,
-``document_expansion``), ``generation`` from the last trace to the result, the outcome of the run, and the
-failures its traces and exception members report.
+``document_expansion``), ``generation`` from the last trace to the result, the outcome of the run, the
+failures its traces and exception members report, and from the run's stats the rounds the planner model
+failed (backend ``planner_llm``) and the generator's error code.
 """
 
 from __future__ import annotations
@@ -110,14 +111,24 @@ def observed(run: AgenticRun, settings: Settings) -> Iterator[StreamEvent]:
     """``run.events()`` unchanged, recording the run's metrics on the way: step durations, the outcome
     (``answer``; ``idk`` when the result says the decline text, with reason ``no_results`` when nothing was
     found; ``blocked`` by a guardrail; ``error`` for an exception member or a crash; nothing when the client
-    left first), and each dependency failure reported by a trace or by the generator's exception member."""
+    left first), each dependency failure reported by a trace or by the generator's exception member (with the
+    code the run's stats keep), and each round the planner model failed and the embedded planner planned."""
     started: dict[str, float] = {}
     last = time.perf_counter()
     outcome: str | None = None
     reason: str | None = None
+    fallbacks = 0
+
+    def count_fallbacks() -> None:
+        nonlocal fallbacks
+        for code in run.stats.planner_fallbacks[fallbacks:]:
+            metrics.count_fallback("planner", code)
+        fallbacks = len(run.stats.planner_fallbacks)
+
     events = run.events()
     try:
         for event in events:
+            count_fallbacks()
             now = time.perf_counter()
             if isinstance(event, TraceEvent):
                 stage = _STAGES.get(event.step, "other")
@@ -145,7 +156,7 @@ def observed(run: AgenticRun, settings: Settings) -> Iterator[StreamEvent]:
                 outcome = "error"
                 if event.extra.get("resourceName") == "generator":
                     backend = metrics.backend_of("generator_error", settings, getattr(run.generator, "name", None))
-                    metrics.count_backend_error(backend, "generator_error")
+                    metrics.count_backend_error(backend, run.stats.generator_error or "generator_error")
             yield event
     except Exception as exc:
         outcome = "error"
@@ -156,6 +167,7 @@ def observed(run: AgenticRun, settings: Settings) -> Iterator[StreamEvent]:
         close = getattr(events, "close", None)
         if close is not None:
             close()
+        count_fallbacks()
         if outcome is not None:
             metrics.count_outcome(ROUTE, outcome, reason)
 

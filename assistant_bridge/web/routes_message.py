@@ -70,14 +70,17 @@ def _assistant(assistant_id: str, environment_id: str | None) -> tuple[Conversat
 
 def record_turn(result: TurnResult, settings: Settings, route: str = "message") -> None:
     """Count a finished turn in the metrics: the time of each stage that ran (``rewrite`` when a rewrite was
-    attempted, ``search``, then the loop's stages), its outcome with the IDK reason, and the outside system
-    whose failure gave the connectivity answer."""
+    attempted, ``search``, then the loop's stages), its outcome with the IDK reason, the outside system
+    whose failure gave the connectivity answer, and a failed LLM rewrite (backend ``rewrite_llm``; the turn
+    searched the message as sent)."""
     trace = result.trace
     if trace is None:
         return
     stages: dict[str, float] = {}
     if trace.rewrite is not None and trace.rewrite.method != "none":
         stages["rewrite"] = trace.rewrite.ms
+    if trace.rewrite is not None and trace.rewrite.error_code is not None:
+        metrics.count_fallback("rewrite", trace.rewrite.error_code)
     if trace.search_called:
         stages["search"] = trace.search_ms
     outcome = trace.outcome_obj
