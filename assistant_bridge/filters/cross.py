@@ -8,7 +8,8 @@ The model is all-MiniLM-L6-v2 (6 layers, 384 wide, Apache-2.0) fine-tuned as a b
 ``filters_models/train_cross.py`` and exported to int8 ONNX; its WordPiece tokenizer ships beside it.
 
 Cost control: a snippet is cut into windows of whole sentences of at most :data:`WINDOW_TOKENS` tokens;
-only the :data:`MAX_WINDOWS` windows that share the most words with the query are scored, in one batch.
+only the :data:`MAX_WINDOWS` windows that share the most words with the query are scored, each in its
+own onnxruntime call (see :meth:`CrossEncoder._run`).
 The same windowing code builds the training pairs, so training and serving see the same inputs.
 
 Invariants: :meth:`CrossEncoder.scores` accepts any strings and returns one probability in [0, 1] per
