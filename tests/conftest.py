@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import re
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -12,8 +13,9 @@ import pytest
 
 from assistant_bridge.backends.memory import MemoryBackend
 from assistant_bridge.embedders.base import HashingEmbedder
+from assistant_bridge.errors import ConfigurationError
 from assistant_bridge.services import Services
-from assistant_bridge.settings import Settings, load_settings
+from assistant_bridge.settings import ENV_PREFIX, Settings, load_settings
 from assistant_bridge.store import SQLiteStore
 
 # background threads (Milvus Lite, executions) may log after pytest closed its capture streams
@@ -28,18 +30,35 @@ KEYS = [
 ]
 
 
-def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
-    base: dict[str, Any] = {
+def _local(tmp_path: Path) -> dict[str, Any]:
+    """The settings every test starts from: data under ``tmp_path``, the in-memory backend, the hashing
+    embedder."""
+    return {
         "data_dir": str(tmp_path / "data"),
         "backend": {"kind": "memory"},
         "embedder": {"kind": "hashing"},
     }
+
+
+def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
+    base = _local(tmp_path)
     for k, v in overrides.items():
         if isinstance(v, dict) and isinstance(base.get(k), dict):
             base[k] = {**base[k], **v}
         else:
             base[k] = v
     return load_settings(env={}, overrides=base)
+
+
+def env_settings(tmp_path: Path, **env: str) -> Settings:
+    """Settings from environment variables ``env`` (names without the ``ASSISTANT_BRIDGE_`` prefix) over the
+    in-memory test backend."""
+    return load_settings(env={ENV_PREFIX + k: v for k, v in env.items()}, overrides=_local(tmp_path))
+
+
+def refused(key: str) -> Any:
+    """``pytest.raises`` for a ConfigurationError that names ``key``."""
+    return pytest.raises(ConfigurationError, match=re.escape(key))
 
 
 def make_services(settings: Settings) -> Services:

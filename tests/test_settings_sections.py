@@ -4,7 +4,6 @@ numbers and lists are converted, a table may be one JSON variable, and a wrong v
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -15,27 +14,13 @@ from assistant_bridge.agentic.guardrail import load_guardrails
 from assistant_bridge.agentic.runtime import AgenticRuntime, AgenticSettings, load_retrievers
 from assistant_bridge.conversation.assistants import load_assistants
 from assistant_bridge.conversation.runtime import MessageSettings
-from assistant_bridge.errors import ConfigurationError
 from assistant_bridge.generators import FakeGenerator
 from assistant_bridge.relay import RelayConfig
-from assistant_bridge.settings import Secret, Settings, coerce, load_settings, table
+from assistant_bridge.settings import Secret, coerce, table
 from assistant_bridge.tools.config import ToolSettings
-from tests.conftest import make_services
+from tests.conftest import env_settings, make_services, refused
 
 pytestmark = pytest.mark.unit
-P = "ASSISTANT_BRIDGE_"
-
-
-def env_settings(tmp_path: Path, **env: str) -> Settings:
-    """Settings from ``env`` (names without the prefix) over the in-memory test backend."""
-    return load_settings(env={P + k: v for k, v in env.items()},
-                         overrides={"data_dir": str(tmp_path / "data"), "backend": {"kind": "memory"},
-                                    "embedder": {"kind": "hashing"}})  # fmt: skip
-
-
-def refused(key: str) -> Any:
-    """``pytest.raises`` for a ConfigurationError that names ``key``."""
-    return pytest.raises(ConfigurationError, match=re.escape(key))
 
 
 # ---------------------------------------------------------------------------------------------- the helper

@@ -4,7 +4,6 @@ a secret, and a wrong value, an unknown key or an unknown kind stops start-up na
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -13,24 +12,12 @@ import pytest
 from assistant_bridge.agentic.runtime import AgenticRuntime, AgenticSettings
 from assistant_bridge.conversation.assistants import load_assistants
 from assistant_bridge.conversation.runtime import ConversationRuntime
-from assistant_bridge.errors import ConfigurationError
 from assistant_bridge.generators import generator_table
 from assistant_bridge.generators.openai_chat import OpenAIChatGenerator
-from assistant_bridge.settings import Secret, Settings, load_settings
-from tests.conftest import make_services
+from assistant_bridge.settings import Secret
+from tests.conftest import env_settings, make_services, refused
 
 pytestmark = pytest.mark.unit
-P = "ASSISTANT_BRIDGE_"
-
-
-def env_settings(tmp_path: Path, **env: str) -> Settings:
-    return load_settings(env={P + k: v for k, v in env.items()},
-                         overrides={"data_dir": str(tmp_path / "data"), "backend": {"kind": "memory"},
-                                    "embedder": {"kind": "hashing"}})  # fmt: skip
-
-
-def refused(key: str) -> Any:
-    return pytest.raises(ConfigurationError, match=re.escape(key))
 
 
 def test_values_are_read_as_their_declared_types() -> None:
