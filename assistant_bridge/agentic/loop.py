@@ -111,6 +111,8 @@ class RunStats:
     :param planner_fallbacks: the error code of each round the planner model failed to plan (another
         planner planned it), in order.
     :param generator_error: the error code of the generator's failure, when the answer could not be generated.
+    :param dependency_failures: the error code of each search or document read that an outside system failed
+        (a :class:`~assistant_bridge.errors.DependencyError`), in order.
     """
 
     retrieval_calls: int = 0
@@ -120,6 +122,7 @@ class RunStats:
     failed_retrievers: list[str] = field(default_factory=list)
     planner_fallbacks: list[str] = field(default_factory=list)
     generator_error: str | None = None
+    dependency_failures: list[str] = field(default_factory=list)
 
 
 class AgenticRun:
@@ -173,6 +176,10 @@ class AgenticRun:
         return TraceEvent(id=f"{self.run_id}-{self._seq:03d}", timestamp=int(self.clock() * 1000), step=step,
                           status=status, message=message, actions=tuple(actions), retrievers=tuple(retrievers),
                           retrieved=tuple(retrieved), failures=tuple(failures), warnings=tuple(warnings))  # fmt: skip
+
+    def _failed(self, exc: BridgeError) -> None:
+        if isinstance(exc, DependencyError):
+            self.stats.dependency_failures.append(exc.code)
 
     def _state(self, iteration: int) -> PlanningState:
         views = self.evidence.views(self.options.rerank, limit=10)
@@ -267,6 +274,7 @@ class AgenticRun:
                     hits = binding.search(sq.text, binding.limit)
                 except BridgeError as exc:
                     log.warning("agentic.retriever_failed run=%s retriever=%s code=%s", self.run_id, rid, exc.code)
+                    self._failed(exc)
                     failures[rid].append(f"{exc.code}: {exc.message}")
                     continue
                 ok[rid] += 1
@@ -306,6 +314,7 @@ class AgenticRun:
                 doc = self.fetch_document(doc_id)
             except BridgeError as exc:
                 log.warning("agentic.expansion_failed run=%s code=%s", self.run_id, exc.code)
+                self._failed(exc)
                 yield self._trace("FullDocumentExpansion", "FAILED", "The document could not be read.",
                                   actions=[action], failures=[f"{exc.code}: {exc.message}"])  # fmt: skip
                 continue

@@ -16,15 +16,14 @@ user key may repeat its own user id, any other id is refused (403).
 
 Metrics (route ``agentic``) are read off the stream as it passes (:func:`observed`): the time from each
 step's ``IN_PROGRESS`` trace to its end (``planning``, ``speculative_retrieval``, ``retrieval``,
-``document_expansion``), ``generation`` from the last trace to the result, the outcome of the run, the
-failures its traces and exception members report, and from the run's stats the rounds the planner model
-failed (backend ``planner_llm``) and the generator's error code.
+``document_expansion``), ``generation`` from the last trace to the result and the outcome of the run; and
+from the run's stats the searches and document reads an outside system failed, the generator's error code
+and the rounds the planner model failed (backend ``planner_llm``).
 """
 
 from __future__ import annotations
 
 import logging
-import re
 import time
 from typing import Any, Iterator
 
@@ -52,14 +51,6 @@ _ERROR_TYPES = {400: "ValidationException", 401: "AccessDeniedException", 403: "
 ROUTE = "agentic"
 _STAGES = {"Planning": "planning", "SpeculativeRetrieval": "speculative_retrieval", "Retrieval": "retrieval",
            "FullDocumentExpansion": "document_expansion"}  # fmt: skip
-_FAILURE_CODE = re.compile(r"^([a-z_]+): ")  # a trace failure reads "<error code>: <message>"
-
-
-def _codes(cls: type[BridgeError]) -> frozenset[str]:
-    return frozenset({cls.code}).union(*(_codes(sub) for sub in cls.__subclasses__()))
-
-
-_DEPENDENCY_CODES = _codes(DependencyError)
 
 
 def error_type(err: BridgeError) -> str:
@@ -111,24 +102,16 @@ def observed(run: AgenticRun, settings: Settings) -> Iterator[StreamEvent]:
     """``run.events()`` unchanged, recording the run's metrics on the way: step durations, the outcome
     (``answer``; ``idk`` when the result says the decline text, with reason ``no_results`` when nothing was
     found; ``blocked`` by a guardrail; ``error`` for an exception member or a crash; nothing when the client
-    left first), each dependency failure reported by a trace or by the generator's exception member (with the
-    code the run's stats keep), and each round the planner model failed and the embedded planner planned."""
+    left first), and from the run's stats, when it ends, each search or document read an outside system
+    failed, the generator's failure, and each round the planner model failed and the embedded planner
+    planned."""
     started: dict[str, float] = {}
     last = time.perf_counter()
     outcome: str | None = None
     reason: str | None = None
-    fallbacks = 0
-
-    def count_fallbacks() -> None:
-        nonlocal fallbacks
-        for code in run.stats.planner_fallbacks[fallbacks:]:
-            metrics.count_fallback("planner", code)
-        fallbacks = len(run.stats.planner_fallbacks)
-
     events = run.events()
     try:
         for event in events:
-            count_fallbacks()
             now = time.perf_counter()
             if isinstance(event, TraceEvent):
                 stage = _STAGES.get(event.step, "other")
@@ -136,10 +119,6 @@ def observed(run: AgenticRun, settings: Settings) -> Iterator[StreamEvent]:
                     started[stage] = now
                 elif stage in started:
                     metrics.observe_stage(ROUTE, stage, now - started.pop(stage))
-                for failure in event.failures:
-                    m = _FAILURE_CODE.match(failure)
-                    if m and m.group(1) in _DEPENDENCY_CODES:
-                        metrics.count_backend_error(metrics.backend_of(m.group(1), settings), m.group(1))
                 last = now
             elif isinstance(event, ResultEvent):
                 if event.guardrail_action == "INTERVENED":
@@ -154,9 +133,6 @@ def observed(run: AgenticRun, settings: Settings) -> Iterator[StreamEvent]:
                     metrics.observe_stage(ROUTE, "generation", now - last)
             elif isinstance(event, ExceptionEvent):
                 outcome = "error"
-                if event.extra.get("resourceName") == "generator":
-                    backend = metrics.backend_of("generator_error", settings, getattr(run.generator, "name", None))
-                    metrics.count_backend_error(backend, run.stats.generator_error or "generator_error")
             yield event
     except Exception as exc:
         outcome = "error"
@@ -167,7 +143,14 @@ def observed(run: AgenticRun, settings: Settings) -> Iterator[StreamEvent]:
         close = getattr(events, "close", None)
         if close is not None:
             close()
-        count_fallbacks()
+        stats = run.stats
+        for code in stats.dependency_failures:
+            metrics.count_backend_error(metrics.backend_of(code, settings), code)
+        if stats.generator_error is not None:
+            backend = metrics.backend_of("generator_error", settings, getattr(run.generator, "name", None))
+            metrics.count_backend_error(backend, stats.generator_error)
+        for code in stats.planner_fallbacks:
+            metrics.count_fallback("planner", code)
         if outcome is not None:
             metrics.count_outcome(ROUTE, outcome, reason)
 

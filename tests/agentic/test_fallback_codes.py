@@ -1,5 +1,6 @@
 """The error codes a run keeps for its caller's metrics: each round the planner model could not plan (the
-embedded planner planned it) and the generator's failure, with the code of the error tree."""
+embedded planner planned it), the generator's failure and each search an outside system failed, with the code
+of the error tree."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from assistant_bridge.agentic.chat import FakeChatClient
 from assistant_bridge.agentic.events import ExceptionEvent
 from assistant_bridge.agentic.llm_planner import LLMPlanner
 from assistant_bridge.agentic.loop import AgenticRun, RetrieverBinding, RunOptions
-from assistant_bridge.errors import BackendUnavailable, EmbedderError, GeneratorError
+from assistant_bridge.domain import SearchHit
+from assistant_bridge.errors import BackendUnavailable, EmbedderError, GeneratorError, ValidationFailed
 from assistant_bridge.generators import FakeGenerator
 
 from .conftest import Clock, build_backend, search_on
@@ -54,3 +56,19 @@ def test_the_generators_error_code_is_kept() -> None:
     events = list(run.events())
     assert isinstance(events[-1], ExceptionEvent) and events[-1].extra == {"resourceName": "generator"}
     assert run.stats.generator_error == "embedder_error"
+
+
+def test_each_failed_search_keeps_its_code_and_a_request_error_is_not_kept() -> None:
+    def down(query: str, limit: int) -> list[SearchHit]:
+        raise BackendUnavailable("Milvus search failed")
+
+    def refused(query: str, limit: int) -> list[SearchHit]:
+        raise ValidationFailed("bad filter")
+
+    run = AgenticRun(QUESTION, [RetrieverBinding("kb", search_on(build_backend())), RetrieverBinding("down", down),
+                                RetrieverBinding("refused", refused)],
+                     planner=LLMPlanner(FakeChatClient('{"sufficient": true}')), generator=FakeGenerator(),
+                     clock=Clock(), options=RunOptions(max_iterations=1))  # fmt: skip
+    list(run.events())
+    assert run.stats.dependency_failures == ["backend_unavailable"]
+    assert set(run.stats.failed_retrievers) == {"down", "refused"}
