@@ -36,11 +36,14 @@ class EncoderEmbedder:
         if warm is not None:
             warm()
 
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
         return normalize_rows(self._encoder.encode(list(texts)))
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts)
+
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        return normalize_rows(self._encoder.encode(list(texts)))
+        return self._encode(texts)
 
     def count_tokens(self, text: str) -> int:
         return len(text.split())
@@ -77,9 +80,3 @@ class UseSentenceEmbedder(EncoderEmbedder):
             return normalize_rows(self._encoder.encode([text or " " for text in texts]))
         except (ValueError, RuntimeError, IndexError) as exc:
             raise EmbedderError(f"sentence embedding failed: {type(exc).__name__}") from exc
-
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return self._encode(texts)
-
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        return self._encode(texts)
