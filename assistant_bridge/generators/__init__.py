@@ -22,7 +22,7 @@ from assistant_bridge.generators.base import (
     is_declined,
 )
 from assistant_bridge.generators.fake import FakeGenerator
-from assistant_bridge.generators.options import generator_table
+from assistant_bridge.generators.options import ALIASES, generator_table
 
 __all__ = [
     "IDK_TEXT",
@@ -67,7 +67,8 @@ def make_generator(kind: str = "extractive", **options: Any) -> Generator:
         ``context_tokens``, ``temperature``) or ``fake``.
     :raises ConfigurationError: for an unknown kind or missing options.
     """
-    if kind in ("extractive", "default"):
+    canonical = ALIASES.get(kind, kind)  # the same aliases the settings tables accept
+    if canonical == "extractive":
         from assistant_bridge.generators.extractive import ExtractiveGenerator
 
         opts = dict(options)
@@ -76,7 +77,7 @@ def make_generator(kind: str = "extractive", **options: Any) -> Generator:
             return ExtractiveGenerator(embedder, **opts)
         except TypeError as exc:
             raise ConfigurationError(f"generator (extractive): {exc}") from None
-    if kind in ("openai", "openai-compatible"):
+    if canonical == "openai":
         from assistant_bridge.generators.openai_chat import OpenAIChatGenerator
 
         if not options.get("base_url") or not options.get("model"):
@@ -85,6 +86,6 @@ def make_generator(kind: str = "extractive", **options: Any) -> Generator:
             return OpenAIChatGenerator(**options)
         except TypeError as exc:
             raise ConfigurationError(f"generator (openai): {exc}") from None
-    if kind == "fake":
+    if canonical == "fake":
         return FakeGenerator(**options)
     raise ConfigurationError(f"unknown generator kind {kind!r}; use extractive, openai or fake")
