@@ -51,6 +51,12 @@ def query_api_key_allowed(request: Request) -> bool:
     return bool(getattr(view, _QUERY_KEY_MARK, False))
 
 
+def anonymous_allowed(auth: AuthSettings) -> bool:
+    """Whether a request without credentials is served: no credential is configured and
+    ``auth.allow_anonymous`` is on."""
+    return not auth.keys and auth.allow_anonymous
+
+
 def _match(secret: str, candidate: str) -> bool:
     return hmac.compare_digest(secret.encode(), candidate.encode())
 
@@ -66,10 +72,8 @@ def identify(request: Request, auth: AuthSettings) -> tuple[Principal, ApiKey | 
     :raises AuthenticationRequired: when credentials are configured and none (or a wrong one) is sent, or
         when none are configured and ``auth.allow_anonymous`` is off (no credential can then be right).
     """
-    if not auth.keys:
-        if auth.allow_anonymous:
-            return ANONYMOUS, None
-        raise AuthenticationRequired("missing or invalid credentials")
+    if anonymous_allowed(auth):
+        return ANONYMOUS, None
     header = request.headers.get("Authorization", "")
     api_key = request.headers.get(auth.api_key_header, "")
     if not api_key and query_api_key_allowed(request):

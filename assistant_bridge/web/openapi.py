@@ -27,6 +27,7 @@ import yaml
 from flask import Blueprint, Response, current_app
 
 from assistant_bridge.settings import Settings
+from assistant_bridge.web.auth import anonymous_allowed
 from assistant_bridge.web.validation import SCHEMA_DIR
 
 bp = Blueprint("openapi", __name__)
@@ -128,7 +129,7 @@ def build_document(settings: Settings | None = None, schema_dir: Path = SCHEMA_D
             raise ValueError(f"components.schemas.{name} is defined twice")
         schemas[name] = _rewrite(json.loads(path.read_text(encoding="utf-8")), name)
     api_key_header = settings.auth.api_key_header if settings else "X-API-Key"
-    anonymous = not (settings and (settings.auth.keys or not settings.auth.allow_anonymous))
+    anonymous = settings is None or anonymous_allowed(settings.auth)
     doc["components"]["securitySchemes"]["ApiKeyAuth"]["name"] = api_key_header
     credentials: list[dict[str, list[str]]] = [{"ApiKeyAuth": []}, {"BearerAuth": []}, {"BasicAuth": []}]
     doc["security"] = credentials + ([{}] if anonymous else [])

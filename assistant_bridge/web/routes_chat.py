@@ -16,6 +16,7 @@ from typing import Any
 from flask import Blueprint, Response, abort, send_from_directory
 
 from assistant_bridge.web.app import settings
+from assistant_bridge.web.auth import anonymous_allowed
 
 bp = Blueprint("chat", __name__)
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -44,7 +45,7 @@ def chat_page() -> Any:
     s = settings()
     page = (STATIC_DIR / "chat.html").read_text(encoding="utf-8")
     page = page.replace("{{API_KEY_HEADER}}", html.escape(s.auth.api_key_header, quote=True))
-    page = page.replace("{{AUTH_REQUIRED}}", "true" if s.auth.keys or not s.auth.allow_anonymous else "false")
+    page = page.replace("{{AUTH_REQUIRED}}", "false" if anonymous_allowed(s.auth) else "true")
     return _secure(Response(page, mimetype="text/html"), "no-cache")
 
 

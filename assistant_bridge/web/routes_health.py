@@ -11,6 +11,7 @@ from assistant_bridge.errors import Forbidden
 
 from assistant_bridge.errors import BridgeError
 from assistant_bridge.services import Services
+from assistant_bridge.web.auth import anonymous_allowed
 
 bp = Blueprint("health", __name__)
 
@@ -44,8 +45,7 @@ def prometheus_metrics() -> Any:
     and no credentials nobody may read it (401)."""
     from assistant_bridge.web.app import principal, settings
 
-    auth = settings().auth
-    if (auth.keys or not auth.allow_anonymous) and not principal().admin:
+    if not anonymous_allowed(settings().auth) and not principal().admin:
         raise Forbidden("metrics need an admin credential")
     body, ctype = metrics.render()
     return Response(body, content_type=ctype)
