@@ -187,12 +187,8 @@ class AgenticRuntime:
         self._prefilter_resolved = prefilter is not None
         self.chat = chat
         if chat is None and self.settings.planner is not None:
-            p = dict(self.settings.planner)
-            key = p.pop("api_key", None)
-            try:
-                self.chat = OpenAIChatClient(**p, api_key=key.get() if isinstance(key, Secret) else key)
-            except TypeError as exc:
-                raise ConfigurationError(f"agentic.planner: {exc}") from None
+            # from_table kept only OpenAIChatClient's options, each of its type (the key a Secret)
+            self.chat = OpenAIChatClient(**self.settings.planner)
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------------------------- components
