@@ -162,10 +162,16 @@ class Relay:
 
                 app = create_app(settings, services)
             transport = transport or httpx.WSGITransport(app=app)
+        return cls.from_config(cfg, provider, transport, log_user_text=settings.server.log_user_text)
+
+    @classmethod
+    def from_config(cls, cfg: RelayConfig, provider: SearchProvider, transport: httpx.BaseTransport | None = None,
+                    *, log_user_text: bool = False) -> Relay:  # fmt: skip
+        """The relay of a checked ``[relay]`` table, with the given search provider."""
         return cls(client_from_config(cfg, transport), provider, max_rounds=cfg.max_rounds,
                    max_request_bytes=cfg.max_request_bytes, max_results=cfg.max_results,
                    on_search_error=cfg.on_search_error, stream_supported=cfg.stream,
-                   log_user_text=settings.server.log_user_text)  # fmt: skip
+                   log_user_text=log_user_text)  # fmt: skip
 
     def with_provider(self, provider: SearchProvider) -> Relay:
         """A relay sharing this one's assistant connection pool, with another provider (one per caller)."""

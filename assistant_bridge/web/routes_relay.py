@@ -40,7 +40,7 @@ from assistant_bridge.errors import BridgeError, DependencyError
 from assistant_bridge.relay.config import RelayConfig
 from assistant_bridge.relay.errors import SessionNotFound
 from assistant_bridge.relay.providers import SearchProvider, ServicesProvider
-from assistant_bridge.relay.relay import Relay, RelayResult, client_from_config, provider_from_config
+from assistant_bridge.relay.relay import Relay, RelayResult, provider_from_config
 from assistant_bridge.services import Services
 from assistant_bridge.settings import Settings
 from assistant_bridge.web.app import json_body, principal, scope, services, settings
@@ -70,10 +70,7 @@ class _RelayHolder:
                 transport = httpx.WSGITransport(app=app) if cfg.in_process else None
                 shared: SearchProvider = (provider_from_config(cfg, None, None) if cfg.search.type == "server"  # type: ignore[arg-type]
                                           else _NoProvider())  # fmt: skip
-                self._relay = Relay(client_from_config(cfg, transport), shared, max_rounds=cfg.max_rounds,
-                                    max_request_bytes=cfg.max_request_bytes, max_results=cfg.max_results,
-                                    on_search_error=cfg.on_search_error, stream_supported=cfg.stream,
-                                    log_user_text=svc.settings.server.log_user_text)  # fmt: skip
+                self._relay = Relay.from_config(cfg, shared, transport, log_user_text=svc.settings.server.log_user_text)
             return self._relay
 
 
