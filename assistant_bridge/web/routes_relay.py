@@ -163,9 +163,10 @@ def relay_message() -> Any:
     except BridgeError as exc:
         _failed(exc, conf, answered_in_band=False)
         raise
-    record_turn(result.summary(), conf)
+    summary = result.summary()
+    record_turn(summary, conf)
     out = _strip_debug(result.response, keep)
-    out["relay"] = {**result.summary(), "search_results": list(result.search_results)}
+    out["relay"] = {**summary, "search_results": list(result.search_results)}
     return jsonify(out)
 
 
