@@ -45,6 +45,7 @@ from assistant_bridge.web.auth import identify
 from assistant_bridge.web.sse import sse_response
 
 bp = Blueprint("message", __name__)
+ROUTE = "message"  # of the metrics
 _ENV = "/v2/assistants/<assistant_id>/environments/<environment_id>"
 _NOENV = "/v2/assistants/<assistant_id>"
 _VERSION = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -68,7 +69,7 @@ def _assistant(assistant_id: str, environment_id: str | None) -> tuple[Conversat
     return rt, rt.assistants.get(assistant_id, environment_id)
 
 
-def record_turn(result: TurnResult, settings: Settings, route: str = "message") -> None:
+def record_turn(result: TurnResult, settings: Settings) -> None:
     """Count a finished turn in the metrics: the time of each stage that ran (``rewrite`` when a rewrite was
     attempted, ``search``, then the loop's stages), its outcome with the IDK reason, the outside system
     whose failure gave the connectivity answer, and a failed LLM rewrite (backend ``rewrite_llm``; the turn
@@ -86,8 +87,8 @@ def record_turn(result: TurnResult, settings: Settings, route: str = "message") 
     outcome = trace.outcome_obj
     if outcome is not None:
         stages.update(outcome.timings)
-    metrics.observe_stages(route, stages)
-    metrics.count_outcome(route, result.outcome, getattr(outcome, "reason", None))
+    metrics.observe_stages(ROUTE, stages)
+    metrics.count_outcome(ROUTE, result.outcome, getattr(outcome, "reason", None))
     if trace.error_code:
         backend = trace.generator if trace.error_stage == "generation" and trace.generator else \
             metrics.backend_of(trace.error_code, settings)  # fmt: skip
@@ -133,7 +134,7 @@ def _message(assistant_id: str, environment_id: str | None, session_id: str | No
         try:
             result = turn.run()
         except BridgeError:  # a model that failed to load: the turn could not run
-            metrics.count_outcome("message", "error")
+            metrics.count_outcome(ROUTE, "error")
             raise
         return jsonify(finish(result))
 
@@ -142,7 +143,7 @@ def _message(assistant_id: str, environment_id: str | None, session_id: str | No
             yield ("final_response", finish(payload)) if name == "final" else (name, payload)
 
     def on_error(exc: BaseException) -> dict[str, Any]:
-        metrics.count_outcome("message", "error")
+        metrics.count_outcome(ROUTE, "error")
         if isinstance(exc, BridgeError):
             return {"code": exc.code, "message": exc.message}
         return {"code": "internal_error", "message": "internal error; see the server log"}
