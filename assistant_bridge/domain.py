@@ -43,7 +43,8 @@ class Principal:
 
     ``tenant`` is the end user (``X-End-User-ID`` / ``external_user_id``) a service key acts for; when it is
     set the caller sees only that tenant's documents plus global ones. ``admin`` callers without a tenant see
-    everything (the UBIK "API key without external_user_id" rule).
+    everything (the UBIK "API key without external_user_id" rule). Who may *change* a document is
+    :mod:`assistant_bridge.core.authz`'s rule.
     """
 
     user_id: str
@@ -51,6 +52,7 @@ class Principal:
     tenant: str | None = None
     admin: bool = False
     key_id: str = "anonymous"
+    admin_workspaces: tuple[str, ...] = ()  # workspaces whose documents this credential administers
 
 
 @dataclass(frozen=True)

@@ -145,6 +145,7 @@ class ApiKey:
     workspaces: list[str] = field(default_factory=list)
     tenant: str = ""
     admin: bool = False
+    admin_workspaces: list[str] = field(default_factory=list)  # may change any document shared with these
     service: bool = False  # may act for end users through X-End-User-ID / external_user_id
     rate_limit_per_minute: int = 0
 

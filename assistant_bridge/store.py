@@ -17,7 +17,8 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from assistant_bridge.domain import Document, Ownership
+from assistant_bridge.core.scope import ScopeClauses, scope_clauses
+from assistant_bridge.domain import Document, Ownership, Scope
 from assistant_bridge.errors import InsufficientStorage
 
 _SCHEMA = """
@@ -28,6 +29,7 @@ CREATE TABLE IF NOT EXISTS documents (
 );
 CREATE INDEX IF NOT EXISTS documents_hash ON documents(content_hash);
 CREATE INDEX IF NOT EXISTS documents_session ON documents(session_id);
+CREATE INDEX IF NOT EXISTS documents_listing ON documents(created_at, id);
 CREATE TABLE IF NOT EXISTS embeddings (
   model TEXT, text_hash TEXT, vector BLOB, PRIMARY KEY (model, text_hash)
 );
@@ -80,8 +82,33 @@ class SQLiteStore:
         return self.execute("DELETE FROM documents WHERE id = ?", (document_id,)).rowcount > 0
 
     def list_documents(self, limit: int = 1000) -> list[Document]:
+        """The oldest ``limit`` documents of anyone (maintenance and tests; requests use :meth:`documents_page`)."""
         rows = self.execute("SELECT * FROM documents ORDER BY created_at LIMIT ?", (limit,)).fetchall()
         return [_doc(r) for r in rows]
+
+    def documents_page(self, scope: Scope, *, limit: int = 100, after: tuple[float, str] | None = None,
+                       session_id: str | None = None, status: str | None = None,
+                       mime_type: str | None = None) -> tuple[list[Document], int]:  # fmt: skip
+        """The documents ``scope`` may see, newest first, at most ``limit`` of them after the keyset ``after``
+        (``(created_at, id)`` of the last one of the previous page), and how many match in all.
+
+        The visibility rule is applied in SQL (:func:`_scope_sql`, the rule of
+        :func:`~assistant_bridge.core.scope.chunk_visible`), so a page is never emptied by other people's rows.
+        """
+        where, params = _scope_sql(scope_clauses(scope))
+        for column, value in (("session_id", session_id), ("status", status), ("mime_type", mime_type)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        total = int(self.execute(f"SELECT COUNT(*) FROM documents WHERE {' AND '.join(where)}", params).fetchone()[0])
+        if after is not None:
+            where.append("(created_at < ? OR (created_at = ? AND id < ?))")
+            params.extend([after[0], after[0], after[1]])
+        rows = self.execute(
+            f"SELECT * FROM documents WHERE {' AND '.join(where)} ORDER BY created_at DESC, id DESC LIMIT ?",
+            [*params, limit],
+        ).fetchall()
+        return [_doc(r) for r in rows], total
 
     def set_document_ownership(self, document_id: str, ownership: Ownership) -> None:
         self.execute(
@@ -124,6 +151,28 @@ def _full_disk_errors() -> Iterator[None]:
         if exc.errno == errno.ENOSPC:
             raise InsufficientStorage("the data directory is out of space; nothing was written") from None
         raise
+
+
+def _scope_sql(c: ScopeClauses) -> tuple[list[str], list[Any]]:
+    """The visibility rule as SQL over the ``documents`` table: clauses to AND, and their parameters."""
+    where = ["(session_id = '' OR session_id = ? OR owner = ?)"]
+    params: list[Any] = [c.session_id, c.user_id]
+    if c.document_ids is not None:
+        where.append(f"id IN ({','.join('?' * len(c.document_ids))})" if c.document_ids else "0")
+        params.extend(c.document_ids)
+    if not c.restricted:
+        return where, params
+    workspaces = f"EXISTS (SELECT 1 FROM json_each(documents.workspaces) WHERE value IN ({','.join('?' * len(c.workspaces))}))"
+    user_rule = ("owner = ? OR (session_id != '' AND session_id = ?)" + (f" OR {workspaces}" if c.workspaces else "")
+                 + " OR (owner = '' AND workspaces = '[]')")  # fmt: skip
+    user_params: list[Any] = [c.user_id, c.session_id, *c.workspaces]
+    if c.tenant is not None:
+        where.append(f"(tenant = ? OR (tenant = '' AND ({user_rule})))")
+        params.extend([c.tenant, *user_params])
+    else:
+        where.append(f"(tenant = '' AND ({user_rule}))")
+        params.extend(user_params)
+    return where, params
 
 
 def _doc(row: Sequence[Any]) -> Document:

@@ -16,6 +16,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from assistant_bridge.backends.base import SearchBackend
+from assistant_bridge.core import authz
+from assistant_bridge.core.authz import Action
 from assistant_bridge.core.chunking import chunk_document
 from assistant_bridge.core.scope import chunk_visible
 from assistant_bridge.domain import Chunk, Document, Ownership, Scope
@@ -136,22 +138,31 @@ class Ingestor:
             return np.zeros((0, self.embedder.dim), dtype=np.float32)
         return np.vstack([cached[h] for h in hashes])
 
+    def _writable(self, document_id: str, scope: Scope, action: Action) -> Document:
+        doc = self.store.get_document(document_id)
+        if doc is None or not document_visible(doc, scope):
+            raise NotFound(f"document {document_id} not found")
+        authz.require(action, scope.principal, doc.ownership)
+        return doc
+
     def delete(self, document_id: str, scope: Scope) -> Document:
         """Remove a document and its chunks.
 
         :raises NotFound: when the document does not exist or the caller cannot see it.
+        :raises Forbidden: when the caller may see it but not delete it (:mod:`assistant_bridge.core.authz`).
         """
-        doc = self.store.get_document(document_id)
-        if doc is None or not document_visible(doc, scope):
-            raise NotFound(f"document {document_id} not found")
+        doc = self._writable(document_id, scope, "delete")
         self.backend.delete_document(document_id)
         self.store.delete_document(document_id)
         return doc
 
     def attach_to_session(self, document_id: str, session_id: str, scope: Scope) -> Document:
-        doc = self.store.get_document(document_id)
-        if doc is None or not document_visible(doc, scope):
-            raise NotFound(f"document {document_id} not found")
+        """Move a document into a chat session (the session id already checked for the caller).
+
+        :raises NotFound: as for :meth:`delete`.
+        :raises Forbidden: when the caller is neither its owner nor an admin.
+        """
+        doc = self._writable(document_id, scope, "attach")
         ownership = replace(doc.ownership, session_id=session_id)
         chunks = self.backend.document_chunks(document_id, scope)
         moved = [replace(c, ownership=ownership) for c in chunks]

@@ -63,7 +63,8 @@ def _match(secret: str, candidate: str) -> bool:
 
 def _principal(key: ApiKey, index: int) -> Principal:
     return Principal(user_id=key.user_id, workspaces=tuple(key.workspaces), tenant=key.tenant or None,
-                     admin=key.admin, key_id=f"key{index}")  # fmt: skip
+                     admin=key.admin, key_id=f"key{index}",
+                     admin_workspaces=tuple(key.admin_workspaces))  # fmt: skip
 
 
 def identify(request: Request, auth: AuthSettings) -> tuple[Principal, ApiKey | None]:

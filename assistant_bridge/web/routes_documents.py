@@ -9,17 +9,22 @@ workspaces must be among the caller's own (admins may share with any and may pub
 
 from __future__ import annotations
 
+import base64
+import json
 from typing import Any
 
 from flask import Blueprint, jsonify, request
 
-from assistant_bridge.domain import Document, Ownership, Principal
-from assistant_bridge.errors import Forbidden, NotFound, PayloadTooLarge, ValidationFailed
+from assistant_bridge.domain import Document, Ownership, Principal, Scope
+from assistant_bridge.core.authz import ownership_for_create
+from assistant_bridge.errors import NotFound, PayloadTooLarge, ValidationFailed
+from assistant_bridge.ingest.parsers import FORMAT_MIME
 from assistant_bridge.ingest.service import document_visible
 from assistant_bridge.web.app import json_body, principal, scope, services, settings
 from assistant_bridge.web.auth import ANONYMOUS
 
 bp = Blueprint("documents", __name__)
+MAX_PAGE = 1000
 
 
 def document_json(doc: Document, *, with_text: bool = False) -> dict[str, Any]:
@@ -42,16 +47,8 @@ def ownership_for(p: Principal, workspaces: list[str], session_id: str | None, v
 
         # a session id of another caller answers 404, as if it did not exist
         tools_for(services()).sessions.check(session_id, p)
-    if visibility == "public" or p is ANONYMOUS:
-        if not p.admin:
-            raise Forbidden("only admin credentials may publish documents to everyone")
-        owner = ""
-    else:
-        owner = p.user_id
-    if not p.admin and not set(workspaces) <= set(p.workspaces):
-        raise Forbidden("a document can only be shared with workspaces the caller belongs to")
-    return Ownership(owner_user_id=owner, workspace_ids=tuple(sorted(set(workspaces))), tenant=p.tenant or "",
-                     session_id=session_id or "")  # fmt: skip
+    return ownership_for_create(p, workspaces, public=visibility == "public" or p is ANONYMOUS,
+                                session_id=session_id or "")  # fmt: skip
 
 
 @bp.post("/v1/documents")
@@ -90,9 +87,52 @@ def _visible_document(document_id: str) -> Document:
 
 @bp.get("/v1/documents")
 def list_documents() -> Any:
-    sc = scope()
-    docs = [document_json(d) for d in services().store.list_documents() if document_visible(d, sc)]
-    return jsonify({"documents": docs})
+    """``?limit=`` (1-1000, default 100), ``?cursor=`` (a ``next_cursor``), ``?session_id=``, ``?status=``,
+    ``?kind=`` (``text``, ``markdown``, ``html``, ``pdf``, ``vtt``, ``srt``); newest first."""
+    kind = request.args.get("kind")
+    if kind is not None and kind not in FORMAT_MIME:
+        raise ValidationFailed(f"kind must be one of {', '.join(FORMAT_MIME)}", path="kind")
+    return jsonify(document_page(scope(), session_id=request.args.get("session_id"),
+                                 status=request.args.get("status"), mime_type=FORMAT_MIME.get(kind or "")))  # fmt: skip
+
+
+def document_page(sc: Scope, **filters: str | None) -> dict[str, Any]:
+    """One page of the documents ``sc`` may see, read from ``?limit=`` and ``?cursor=``:
+    ``{documents, next_cursor, total}`` (``next_cursor`` null on the last page)."""
+    limit = _int_arg("limit", default=100, low=1, high=MAX_PAGE)
+    after = decode_cursor(request.args.get("cursor"))
+    rows, total = services().store.documents_page(sc, limit=limit + 1, after=after, **filters)
+    page = rows[:limit]
+    next_cursor = encode_cursor(page[-1].created_at, page[-1].id) if len(rows) > limit else None
+    docs = [d for d in page if document_visible(d, sc)]  # the SQL rule, checked again as every read path does
+    return {"documents": [document_json(d) for d in docs], "next_cursor": next_cursor, "total": total}
+
+
+def _int_arg(name: str, *, default: int, low: int, high: int) -> int:
+    raw = request.args.get(name)
+    if raw is None:
+        return default
+    if not raw.isdigit() or len(raw) > 6 or not low <= int(raw) <= high:
+        raise ValidationFailed(f"{name} must be a whole number from {low} to {high}", path=name)
+    return int(raw)
+
+
+def encode_cursor(created_at: float, document_id: str) -> str:
+    raw = json.dumps([created_at, document_id], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str | None) -> tuple[float, str] | None:
+    """:raises ValidationFailed: for anything that is not a cursor this service made."""
+    if cursor is None:
+        return None
+    try:
+        created_at, document_id = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        if isinstance(created_at, (int, float)) and not isinstance(created_at, bool) and isinstance(document_id, str):
+            return float(created_at), document_id
+    except (ValueError, TypeError):
+        pass
+    raise ValidationFailed("cursor is not a next_cursor of this listing", path="cursor")
 
 
 @bp.get("/v1/documents/<document_id>")

@@ -33,15 +33,14 @@ from flask import Blueprint, Flask, jsonify, request
 
 from assistant_bridge.core.filters import parse_filter
 from assistant_bridge.domain import Principal, Scope
-from assistant_bridge.errors import Forbidden, NotFound, ValidationFailed
-from assistant_bridge.ingest.service import document_visible
+from assistant_bridge.errors import ValidationFailed
 from assistant_bridge.services import Services
 from assistant_bridge.tools.registry import TOOLS, resolve
 from assistant_bridge.tools.rag_search import RagSearchInputs
 from assistant_bridge.tools.service import Job, ToolsRuntime, tools_for
 from assistant_bridge.web.app import json_body, principal, services, settings
 from assistant_bridge.web.auth import accepts_query_api_key, identify
-from assistant_bridge.web.routes_documents import document_json
+from assistant_bridge.web.routes_documents import document_json, document_page
 from assistant_bridge.web.sse import MIMETYPE, sse_response
 from assistant_bridge.web.validation import load_schema
 
@@ -166,13 +165,7 @@ def attach_document(session_id: str) -> Any:
     rt.sessions.check(session_id, caller, field="session_id")
     svc = services()
     document_id = str(uuid.UUID(body["document_id"]))
-    doc = svc.store.get_document(document_id)
     scope = Scope(principal=caller)
-    if doc is None or not document_visible(doc, scope):
-        raise NotFound(f"document {document_id} not found")
-    own = doc.ownership
-    if not (caller.admin and caller.tenant is None) and (own.owner_user_id, own.tenant) != (caller.user_id, caller.tenant or ""):
-        raise Forbidden("only the owner of a document may attach it to a session")
     attached = svc.ingestor.attach_to_session(document_id, session_id, scope)
     return jsonify({"session_id": session_id, "document": document_json(attached)})
 
@@ -181,7 +174,5 @@ def attach_document(session_id: str) -> Any:
 def session_documents(session_id: str) -> Any:
     caller = principal()
     _runtime().sessions.check(session_id, caller, field="session_id")
-    scope = Scope(principal=caller, session_id=session_id)
-    docs = [d for d in services().store.list_documents(limit=100_000)
-            if d.ownership.session_id == session_id and document_visible(d, scope)]  # fmt: skip
-    return jsonify({"session_id": session_id, "documents": [document_json(d) for d in docs]})
+    page = document_page(Scope(principal=caller, session_id=session_id), session_id=session_id)
+    return jsonify({"session_id": session_id, **page})
