@@ -227,11 +227,12 @@ class MilvusBackend:
         except MilvusException as exc:
             if "released" in str(exc) or "not loaded" in str(exc).lower():
                 self._reload()
-            log.warning("milvus.error op=%s code=%s", what, getattr(exc, "code", None))
-            reason = getattr(exc, "message", str(exc))[:200]
-            if "No space left on device" in reason:
+            code = getattr(exc, "code", None)
+            # the message can quote the query expression, scope clauses included: the log has it, a body never
+            log.warning("milvus.error op=%s code=%s", what, code, extra={"reason": str(getattr(exc, "message", exc))[:200]})
+            if "No space left on device" in str(exc):
                 raise InsufficientStorage(f"Milvus {what} failed: out of space; nothing was written") from exc
-            raise BackendUnavailable(f"Milvus {what} failed", reason=reason) from exc
+            raise BackendUnavailable(f"Milvus {what} failed", milvus_code=code) from exc
         except (OSError, RuntimeError, ValueError) as exc:
             log.warning("milvus.error op=%s type=%s", what, type(exc).__name__)
             self._client = None

@@ -10,12 +10,21 @@ import codecs
 import re
 import unicodedata
 
+from assistant_bridge.core.citations import CJK_CHARS
 from assistant_bridge.errors import DocumentParseError
 
-# Tried in this order after UTF-8 and any declared charset. cp1252 comes before cp932 because French
-# cp1252 text often decodes as (wrong) cp932, while cp932 Japanese almost always contains a byte that cp1252
-# leaves undefined (0x81 leads the Japanese punctuation and spaces).
-FALLBACK_ENCODINGS: tuple[str, ...] = ("cp1252", "cp932")
+# Legacy encodings tried after UTF-8 and any declared charset. Each one that decodes the bytes is scored by
+# how plausible its non-ASCII characters are (Japanese script for the Japanese encodings, accented letters
+# inside words for cp1252), and the most plausible wins; bytes that no encoding makes plausible are refused
+# rather than stored as mojibake (EUC-JP decodes "as cp1252" without an error, into nonsense).
+FALLBACK_ENCODINGS: tuple[str, ...] = ("euc_jp", "cp932", "cp1252")
+_JAPANESE_ENCODINGS = frozenset({"euc_jp", "cp932"})
+_JAPANESE = re.compile(f"[{CJK_CHARS}\u3000-\u303f\uff01-\uff65]")
+_KANA = re.compile("[\u3040-\u30ff]")
+_LATIN_PUNCTUATION = frozenset("«»€’‘“”–—…°·©®™§¶")
+# ISO-2022-JP is 7-bit: it decodes as ASCII (and UTF-8) without an error, so its escape sequences tell
+_ISO2022_JP_ESCAPE = re.compile(rb"\x1b(?:\$[@B]|\$\(D|\([BJI])")
+PLAUSIBLE = 0.9  # the share of plausible non-ASCII characters below which no legacy encoding is believed
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f\u200b\u200c\u200d\u2060\ufeff]")
 _TRAILING_SPACE = re.compile(r"[ \t\u00a0\u3000]+\n")
@@ -24,10 +33,11 @@ _INLINE_SPACE = re.compile(r"[ \t]+")
 
 
 def decode_bytes(data: bytes, *, declared: str | None = None) -> str:
-    """Decode text bytes: BOM, then UTF-8, then ``declared``, then :data:`FALLBACK_ENCODINGS`.
+    """Decode text bytes: BOM, then ISO-2022-JP when its escape sequences are there, then UTF-8, then
+    ``declared``, then the most plausible of :data:`FALLBACK_ENCODINGS`.
 
-    :raises DocumentParseError: for binary data (NUL bytes without a UTF-16 BOM) or bytes no candidate
-        encoding accepts.
+    :raises DocumentParseError: for binary data (NUL bytes without a UTF-16 BOM), or bytes that no candidate
+        encoding decodes into plausible text (naming the encodings tried).
     """
     if data.startswith(codecs.BOM_UTF8):
         data = data[len(codecs.BOM_UTF8) :]
@@ -38,19 +48,58 @@ def decode_bytes(data: bytes, *, declared: str | None = None) -> str:
             raise DocumentParseError("The file starts with a UTF-16 mark but is not valid UTF-16.") from exc
     if b"\x00" in data[:8192]:
         raise DocumentParseError("The file looks binary (it contains NUL bytes), not text.")
-    candidates = ["utf-8"]
-    if declared:
-        candidates.append(declared)
-    candidates.extend(FALLBACK_ENCODINGS)
+    if _ISO2022_JP_ESCAPE.search(data[:65536]):
+        try:
+            return data.decode("iso2022_jp_ext")
+        except UnicodeDecodeError:
+            pass
+    candidates = ["utf-8", *([declared] if declared else [])]
     for encoding in candidates:
         try:
             return data.decode(encoding)
         except (UnicodeDecodeError, LookupError):
             continue
+    scored: list[tuple[float, int, str]] = []
+    for rank, encoding in enumerate(FALLBACK_ENCODINGS):
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        scored.append((plausibility(text, encoding), -rank, text))
+    if scored:
+        score, _, text = max(scored)
+        if score >= PLAUSIBLE:
+            return text
     raise DocumentParseError(
-        "The text is not valid UTF-8 and no fallback encoding could decode it; save it as UTF-8.",
-        tried=candidates,
+        "The text is not valid UTF-8 and its encoding could not be told (it does not read as Japanese in "
+        "EUC-JP or Shift_JIS, nor as Western text in cp1252); save it as UTF-8 or send its charset.",
+        tried=[*candidates, *FALLBACK_ENCODINGS],
     )
+
+
+def plausibility(text: str, encoding: str) -> float:
+    """The share of ``text``'s non-ASCII characters that make sense in ``encoding``: Japanese script and
+    punctuation for a Japanese encoding (halved without any kana); for cp1252, letters next to an ASCII letter or another accented one
+    (``été``, ``Größe``) and common typographic marks (a Japanese text read as cp1252 is runs of symbols)."""
+    japanese = encoding in _JAPANESE_ENCODINGS
+    total = good = 0
+    for i, ch in enumerate(text):
+        if ord(ch) < 128:
+            continue
+        total += 1
+        if japanese:
+            good += bool(_JAPANESE.match(ch))
+        elif ch in _LATIN_PUNCTUATION:
+            good += 1
+        elif ch.isalpha() and ord(ch) < 0x250:
+            near = text[max(i - 1, 0) : i] + text[i + 1 : i + 2]
+            good += any(c.isascii() and c.isalpha() for c in near) or len(near) == 2 and all(
+                c.isalpha() and ord(c) < 0x250 for c in near)  # fmt: skip
+    if total == 0:
+        return 1.0
+    if japanese and not _KANA.search(text):
+        return 0.5 * good / total  # Japanese prose always has kana; lone kanji are Western bytes misread
+    return good / total
 
 
 def clean_text(text: str) -> str:

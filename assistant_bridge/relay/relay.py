@@ -342,6 +342,6 @@ def relay_message(url: str, text: str, *, provider: SearchProvider, auth: Creden
     try:
         return relay.send(text, session_id=session_id, context=context, user_id=user_id)
     finally:
-        relay.close()
+        relay.client.close()  # the client is this call's; the provider is the caller's, who may use it again
 
 

@@ -7,7 +7,7 @@ clients) are warmed up once per worker on first use or by gunicorn's ``post_work
 from __future__ import annotations
 
 import importlib
-import json
+import io
 import logging
 import time
 import uuid
@@ -15,6 +15,7 @@ from typing import Any
 
 from flask import Flask, Response, current_app, g, request
 
+from assistant_bridge.core import strict_json
 from assistant_bridge.domain import Principal, Scope
 from assistant_bridge.errors import PayloadTooLarge, ValidationFailed
 from assistant_bridge.services import Services
@@ -64,6 +65,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     def _start() -> None:
         g.request_id = request.headers.get("X-Request-ID") or uuid.uuid4().hex
         g.started = time.perf_counter()
+        _refuse_nul(request.path, request.query_string)
         _limit_body(settings)
 
     @app.after_request
@@ -82,6 +84,13 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     return app
 
 
+def _refuse_nul(path: str, query: bytes) -> None:
+    """A NUL in the path or the query string is no id or value of this service (and would reach SQLite and
+    backend expressions): 400, like a NUL in a JSON body (:mod:`assistant_bridge.core.strict_json`)."""
+    if "\x00" in path or b"%00" in query or b"\x00" in query:
+        raise ValidationFailed("the URL holds a NUL character, which is not allowed")
+
+
 def _limit_body(s: Settings) -> None:
     """Every route refuses a body over ``server.max_request_bytes`` (uploads: ``ingest.max_upload_bytes`` plus
     room for the form fields), whether or not it reads it; a body without Content-Length is cut at the limit."""
@@ -90,6 +99,17 @@ def _limit_body(s: Settings) -> None:
     request.max_content_length = limit
     if request.content_length is not None and request.content_length > limit:
         raise PayloadTooLarge(f"request body is over the {limit}-byte limit of this route", limit=limit)
+    if request.content_length is None and request.environ.get("wsgi.input_terminated"):
+        # a chunked body: werkzeug would stop reading at the limit and hand on what it read, so count it here
+        # as it streams in, and give the route the whole of it (or refuse it) like a body with a length
+        raw = request.environ["wsgi.input"].read(limit + 1)
+        if len(raw) > limit:
+            raise PayloadTooLarge(f"request body is over the {limit}-byte limit of this route", limit=limit)
+        request.environ["wsgi.input"] = io.BytesIO(raw)
+        request.environ["CONTENT_LENGTH"] = str(len(raw))
+        request.environ.pop("wsgi.input_terminated", None)
+        for cached in ("stream", "content_length"):  # werkzeug caches both on first access
+            request.__dict__.pop(cached, None)
 
 
 def services() -> Services:
@@ -127,8 +147,4 @@ def json_body(schema: str, *, max_bytes: int | None = None) -> Any:
         raise PayloadTooLarge(f"request body is over the {limit}-byte limit of this route", limit=limit)
     if not raw:
         raise ValidationFailed("request body is empty; a JSON object is expected")
-    try:
-        body = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValidationFailed(f"request body is not valid JSON: {getattr(exc, 'msg', 'bad encoding')}") from None
-    return validate(schema, body)
+    return validate(schema, strict_json.loads(raw))

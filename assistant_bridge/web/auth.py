@@ -77,7 +77,7 @@ def identify(request: Request, auth: AuthSettings) -> tuple[Principal, ApiKey | 
         return ANONYMOUS, None
     header = request.headers.get("Authorization", "")
     api_key = request.headers.get(auth.api_key_header, "")
-    if not api_key and query_api_key_allowed(request):
+    if not api_key and not header and query_api_key_allowed(request):  # a header of any kind wins
         api_key = request.args.get(QUERY_API_KEY, "")
     for i, key in enumerate(auth.keys):
         secret = key.key.get()

@@ -16,12 +16,14 @@ from typing import Any
 from flask import Blueprint, jsonify, request
 
 from assistant_bridge.domain import Document, Ownership, Principal, Scope
+from assistant_bridge.core import strict_json
 from assistant_bridge.core.authz import ownership_for_create
 from assistant_bridge.errors import NotFound, PayloadTooLarge, ValidationFailed
 from assistant_bridge.ingest.parsers import FORMAT_MIME
 from assistant_bridge.ingest.service import document_visible
 from assistant_bridge.web.app import json_body, principal, scope, services, settings
 from assistant_bridge.web.auth import ANONYMOUS
+from assistant_bridge.web.validation import validate
 
 bp = Blueprint("documents", __name__)
 MAX_PAGE = 1000
@@ -61,8 +63,11 @@ def create_document() -> Any:
         data = upload.read(settings().ingest.max_upload_bytes + 1)
         if len(data) > settings().ingest.max_upload_bytes:
             raise PayloadTooLarge(f"file is over the {settings().ingest.max_upload_bytes}-byte upload limit")
-        form = request.form
+        form = validate("document_upload", {name: request.form.get(name) for name in request.form})
+        strict_json.check(form)  # no NUL in a form field either
         workspaces = [w.strip() for w in form.get("workspaces", "").split(",") if w.strip()]
+        if len(workspaces) > 64 or any(len(w) > 256 for w in workspaces):
+            raise ValidationFailed("workspaces: at most 64 workspace ids of at most 256 characters", path="$.workspaces")
         own = ownership_for(principal(form.get("external_user_id")), workspaces, form.get("session_id"),
                             form.get("visibility", "private"))  # fmt: skip
         result = svc.ingestor.ingest_bytes(upload.filename, data, own, title=form.get("title") or None,
