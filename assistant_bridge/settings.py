@@ -157,6 +157,8 @@ class AuthSettings:
     # without keys every request is anonymous: serve allows that on loopback only; when False no request is
     # anonymous (401, however the app is served) and serve refuses to start without keys
     allow_anonymous: bool = True
+    # failed logins per minute from one client address (or with one key prefix) before 429 + Retry-After
+    failed_logins_per_minute: int = 20
 
 
 @dataclass

@@ -32,11 +32,13 @@ KEYS = [
 
 def _local(tmp_path: Path) -> dict[str, Any]:
     """The settings every test starts from: data under ``tmp_path``, the in-memory backend, the hashing
-    embedder."""
+    embedder; failed logins are not throttled (tests send many wrong credentials on purpose; the throttle has
+    its own tests)."""
     return {
         "data_dir": str(tmp_path / "data"),
         "backend": {"kind": "memory"},
         "embedder": {"kind": "hashing"},
+        "auth": {"failed_logins_per_minute": 0},
     }
 
 

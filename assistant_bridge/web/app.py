@@ -11,18 +11,19 @@ import io
 import logging
 import time
 import uuid
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 from flask import Flask, Response, current_app, g, request
 
 from assistant_bridge.core import strict_json
 from assistant_bridge.domain import Principal, Scope
-from assistant_bridge.errors import PayloadTooLarge, ValidationFailed
+from assistant_bridge.errors import AuthenticationRequired, PayloadTooLarge, ValidationFailed
 from assistant_bridge.services import Services
-from assistant_bridge.settings import Settings, load_settings
+from assistant_bridge.settings import ApiKey, Settings, load_settings
 from assistant_bridge import metrics
-from assistant_bridge.web.auth import authenticate_key
-from assistant_bridge.web.ratelimit import RateLimiter
+from assistant_bridge.web.auth import anonymous_allowed, authenticate_key, identify, presented_credential
+from assistant_bridge.web.ratelimit import LoginThrottle, RateLimiter
 from assistant_bridge.web.errors import install_error_handlers
 from assistant_bridge.web.validation import validate
 
@@ -53,6 +54,8 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.extensions["services"] = services or Services.from_settings(settings)
     app.extensions["rate_limiter"] = RateLimiter(app.extensions["services"].store)
+    app.extensions["login_throttle"] = LoginThrottle(app.extensions["services"].store,
+                                                     settings.auth.failed_logins_per_minute)  # fmt: skip
     install_error_handlers(app)
     for name in ROUTE_MODULES:
         module = importlib.import_module(name)
@@ -125,12 +128,37 @@ def settings() -> Settings:
 
 def principal(body_end_user: str | None = None) -> Principal:
     if "principal" not in g:
-        g.principal, key = authenticate_key(request, settings().auth, body_end_user)
+        with _throttled():
+            g.principal, key = authenticate_key(request, settings().auth, body_end_user)
         if key is not None and key.rate_limit_per_minute:
             limiter: RateLimiter = current_app.extensions["rate_limiter"]
             limiter.hit(g.principal.key_id, key.rate_limit_per_minute)
     p: Principal = g.principal
     return p
+
+
+def credential() -> tuple[Principal, ApiKey | None]:
+    """The request's credential and the principal it maps to, before any end user is applied (a 401 before
+    anything else is revealed); failed logins are throttled as in :func:`principal`."""
+    with _throttled():
+        return identify(request, settings().auth)
+
+
+@contextmanager
+def _throttled() -> Iterator[None]:
+    """Refuse a client over ``auth.failed_logins_per_minute`` with 429, and count a failed login."""
+    auth = settings().auth
+    if anonymous_allowed(auth):
+        yield
+        return
+    throttle: LoginThrottle = current_app.extensions["login_throttle"]
+    address, offered = request.remote_addr or "", presented_credential(request, auth)
+    throttle.check(address, offered)
+    try:
+        yield
+    except AuthenticationRequired:
+        throttle.failed(address, offered)
+        raise
 
 
 def scope(session_id: str | None = None, document_ids: tuple[str, ...] | None = None) -> Scope:

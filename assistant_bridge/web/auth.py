@@ -95,6 +95,23 @@ def identify(request: Request, auth: AuthSettings) -> tuple[Principal, ApiKey | 
     raise AuthenticationRequired("missing or invalid credentials")
 
 
+def presented_credential(request: Request, auth: AuthSettings) -> str:
+    """What the request offers as a credential (API key, token or Basic user name), for login throttling;
+    "" when it offers none."""
+    header = request.headers.get("Authorization", "")
+    if header[:6].lower() == "basic ":
+        try:
+            return base64.b64decode(header[6:].strip(), validate=True).decode().partition(":")[0]
+        except (binascii.Error, UnicodeDecodeError):
+            return header[6:].strip()
+    if header:
+        return header.partition(" ")[2].strip() or header
+    api_key = request.headers.get(auth.api_key_header, "")
+    if not api_key and query_api_key_allowed(request):
+        api_key = request.args.get(QUERY_API_KEY, "")
+    return api_key
+
+
 def end_user(request: Request, body_value: str | None = None) -> str | None:
     for name in END_USER_HEADERS:
         value = request.headers.get(name)

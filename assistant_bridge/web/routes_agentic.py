@@ -39,8 +39,8 @@ from assistant_bridge.domain import Scope
 from assistant_bridge.errors import BridgeError, DependencyError, ValidationFailed
 from assistant_bridge.services import Services
 from assistant_bridge.settings import Settings
-from assistant_bridge.web.app import json_body, principal, services, settings
-from assistant_bridge.web.auth import END_USER_HEADERS, identify
+from assistant_bridge.web.app import credential, json_body, principal, services, settings
+from assistant_bridge.web.auth import END_USER_HEADERS
 from assistant_bridge.web.sse import frame, json_payload, sse_response
 
 log = logging.getLogger(__name__)
@@ -158,7 +158,7 @@ def observed(run: AgenticRun, settings: Settings) -> Iterator[StreamEvent]:
 @bp.post("/agenticRetrieveStream")
 @bp.post("/v1/agentic-retrieve-stream")
 def agentic_retrieve_stream() -> Any:
-    caller, key = identify(request, settings().auth)  # 401 before anything else is revealed
+    caller, key = credential()  # 401 before anything else is revealed
     body = json_body("agentic_request")
     rt = runtime_for(services())
     req = parse_request(body, known_retrievers=rt.retrievers.keys(), max_iterations_cap=rt.settings.max_iterations,

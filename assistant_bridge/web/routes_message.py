@@ -40,8 +40,7 @@ from assistant_bridge.conversation.turn import Turn, TurnResult
 from assistant_bridge.errors import BridgeError, ValidationFailed
 from assistant_bridge.services import Services
 from assistant_bridge.settings import Settings
-from assistant_bridge.web.app import json_body, principal, scope, services, settings
-from assistant_bridge.web.auth import identify
+from assistant_bridge.web.app import credential, json_body, principal, scope, services, settings
 from assistant_bridge.web.sse import sse_response
 
 bp = Blueprint("message", __name__)
@@ -61,7 +60,7 @@ def _runtime() -> ConversationRuntime:
 
 
 def _assistant(assistant_id: str, environment_id: str | None) -> tuple[ConversationRuntime, Assistant]:
-    identify(request, settings().auth)  # 401 before anything else is revealed
+    credential()  # 401 before anything else is revealed
     version = request.args.get("version")
     if version is not None and not _VERSION.match(version):
         raise ValidationFailed("version must be a date, YYYY-MM-DD", path="version")

@@ -38,8 +38,8 @@ from assistant_bridge.services import Services
 from assistant_bridge.tools.registry import TOOLS, resolve
 from assistant_bridge.tools.rag_search import RagSearchInputs
 from assistant_bridge.tools.service import Job, ToolsRuntime, tools_for
-from assistant_bridge.web.app import json_body, principal, services, settings
-from assistant_bridge.web.auth import accepts_query_api_key, identify
+from assistant_bridge.web.app import credential, json_body, principal, services, settings
+from assistant_bridge.web.auth import accepts_query_api_key
 from assistant_bridge.web.routes_documents import document_json, document_page
 from assistant_bridge.web.sse import MIMETYPE, sse_response
 from assistant_bridge.web.validation import load_schema
@@ -114,7 +114,7 @@ def get_tool(tool_id: str) -> Any:
 
 @bp.post("/v1/tools/<tool_id>/execute")
 def execute(tool_id: str) -> Any:
-    identify(request, settings().auth)  # 401 before anything else is revealed
+    credential()  # 401 before anything else is revealed
     spec = resolve(tool_id)
     mode = _mode()
     body = json_body(spec.input_schema)

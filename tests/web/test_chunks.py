@@ -81,8 +81,10 @@ def test_invisible_unknown_and_odd_chunk_ids_are_404(c: Any) -> None:
         for who, end_user in (("alice", None), ("carol", None), ("service", None)):
             resp = c.get(path, headers=headers_for(who, end_user))
             assert resp.status_code == 404 and resp.get_json()["error"]["code"] == "not_found"
-    for odd in ("nope", "x" * 300, chunk_id(doc, 7), "%00"):
+    for odd in ("nope", "x" * 300, chunk_id(doc, 7)):
         assert c.get(f"/v1/chunks/{odd}", headers=headers_for("bob")).status_code == 404
+    nul = c.get("/v1/chunks/%00", headers=headers_for("bob"))  # refused at the edge, before any backend
+    assert nul.status_code == 400 and nul.get_json()["error"]["code"] == "validation_error"
     assert c.get(f"/v1/chunks/{chunk_id(doc)}").status_code == 401
 
 
