@@ -1,4 +1,4 @@
-"""Command line: ``assistant-bridge serve | ingest | ask``.
+"""Command line: ``assistant-bridge serve | ingest | recover | ask``.
 
 ``serve`` runs gunicorn with the Flask app factory. On the embedded default it first starts a managed
 ``milvus-lite server`` side process (Milvus Lite locks its data directory to one process) and points every
@@ -141,22 +141,52 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     svc = Services.from_settings(settings)
     svc.warm_up()
     own = Ownership(owner_user_id=args.owner or "", workspace_ids=tuple(args.workspace or ()), tenant=args.tenant or "")
-    failed = created = skipped = 0
+    failed: list[str] = []
+    created = skipped = 0
+    interrupted = False
     bar = tqdm(paths, unit="file", disable=args.quiet or not sys.stderr.isatty())
-    for path in bar:
-        bar.set_postfix_str(path.name[:30])
-        try:
-            res = svc.ingestor.ingest_bytes(path.name, path.read_bytes(), own)
-        except BridgeError as exc:
-            failed += 1
-            print(f"{path}: {exc.message}", file=sys.stderr)
-            continue
-        created += res.created
-        skipped += not res.created
+    try:
+        for path in bar:
+            bar.set_postfix_str(path.name[:30])
+            try:
+                res = svc.ingestor.ingest_bytes(path.name, path.read_bytes(), own)
+            except (BridgeError, OSError) as exc:
+                failed.append(str(path))
+                bar.write(f"{path}: {getattr(exc, 'message', None) or exc}", file=sys.stderr)
+                continue
+            created += res.created
+            skipped += not res.created
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (main turns it into this)
+        interrupted = True
+    finally:
+        bar.close()
+    done = created + skipped + len(failed)
     total = svc.backend.count()
     svc.backend.close()
-    print(f"ingested {created} new, {skipped} already present, {failed} failed; {total} chunks in the index")
-    return 1 if failed and not created and not skipped else 0
+    print(f"ingested {created} new, {skipped} already present, {len(failed)} failed"
+          f"{f'; interrupted after {done} of {len(paths)} files' if interrupted else ''}; {total} chunks in the index")
+    for name in failed[:20]:
+        print(f"failed: {name}", file=sys.stderr)
+    if len(failed) > 20:
+        print(f"failed: … and {len(failed) - 20} more", file=sys.stderr)
+    if interrupted:
+        return 130
+    return 1 if failed else 0
+
+
+def cmd_recover(args: argparse.Namespace) -> int:
+    """Settle what a crash left half-written (``Ingestor.recover``); safe while the service runs."""
+    from assistant_bridge.services import Services
+
+    settings = _settings(args)
+    _use_running_lite(settings)
+    svc = Services.from_settings(settings)
+    svc.warm_up()  # warm-up runs a recovery pass already
+    settled = svc.ingestor.recover()
+    left = len(svc.store.intents())
+    svc.backend.close()
+    print(f"recovery: {settled} more settled; {left} still open (a running writer's, or a backend still down)")
+    return 1 if left else 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -178,6 +208,9 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--tenant", help="external user id / tenant (default: global)")
     ingest.add_argument("--quiet", action="store_true")
     ingest.set_defaults(func=cmd_ingest)
+    recover = sub.add_parser("recover", help="remove what a crash left half-written (also done at start-up)")
+    _common(recover)
+    recover.set_defaults(func=cmd_recover)
     try:
         from assistant_bridge.cli_ask import add_ask_command
     except ImportError:
@@ -187,15 +220,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from assistant_bridge import logs
 
     args = build_parser().parse_args(argv)
     logs.configure(os.environ.get("ASSISTANT_BRIDGE_LOG_LEVEL", "INFO"),
                    "json" if args.command == "serve" else os.environ.get("ASSISTANT_BRIDGE_LOG_FORMAT", "text"))  # fmt: skip
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0)) if args.command != "serve" else None
+    if args.command != "serve":
+        signal.signal(signal.SIGTERM, _interrupt)
     try:
         return int(args.func(args))
     except BridgeError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

@@ -61,6 +61,9 @@ class Services:
             t = time.perf_counter()
             self.embedder.warm_up()
             self.backend.warm_up()
+            settled = self.ingestor.recover()  # what a crashed writer left (``ingest.service``)
+            if settled:
+                log.warning("ingest.recovery settled=%d", settled)
             for component in self.extras.values():
                 warm = getattr(component, "warm_up", None)
                 if callable(warm):

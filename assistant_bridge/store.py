@@ -30,6 +30,9 @@ CREATE TABLE IF NOT EXISTS documents (
 CREATE INDEX IF NOT EXISTS documents_hash ON documents(content_hash);
 CREATE INDEX IF NOT EXISTS documents_session ON documents(session_id);
 CREATE INDEX IF NOT EXISTS documents_listing ON documents(created_at, id);
+CREATE TABLE IF NOT EXISTS ingest_intents (
+  document_id TEXT PRIMARY KEY, kind TEXT NOT NULL, worker TEXT NOT NULL, started_at REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS embeddings (
   model TEXT, text_hash TEXT, vector BLOB, PRIMARY KEY (model, text_hash)
 );
@@ -116,6 +119,29 @@ class SQLiteStore:
             (ownership.owner_user_id, json.dumps(list(ownership.workspace_ids)), ownership.tenant,
              ownership.session_id, document_id),
         )  # fmt: skip
+
+    # -- ingestion intents (crash safety, ``ingest.recovery``) --------------------------------------------
+    def begin_intent(self, document_id: str, kind: str, worker: str) -> None:
+        self.execute("INSERT OR REPLACE INTO ingest_intents (document_id, kind, worker, started_at) VALUES (?,?,?,?)",
+                     (document_id, kind, worker, now()))  # fmt: skip
+
+    def end_intent(self, document_id: str) -> None:
+        self.execute("DELETE FROM ingest_intents WHERE document_id = ?", (document_id,))
+
+    def abandon_intent(self, document_id: str) -> None:
+        """Leave an intent to the next recovery pass of any process (its writer gave up on it)."""
+        self.execute("UPDATE ingest_intents SET worker = '' WHERE document_id = ?", (document_id,))
+
+    def intents(self) -> list[tuple[str, str, str, float]]:
+        """Every open intent: ``(document_id, kind, worker, started_at)``."""
+        rows = self.execute("SELECT document_id, kind, worker, started_at FROM ingest_intents ORDER BY started_at")
+        return [(str(a), str(b), str(c), float(d)) for a, b, c, d in rows.fetchall()]
+
+    def claim_intent(self, document_id: str, worker: str, new_worker: str) -> bool:
+        """Take an intent over from ``worker`` (dead, or ``""``); only one process wins the race."""
+        cur = self.execute("UPDATE ingest_intents SET worker = ? WHERE document_id = ? AND worker = ?",
+                           (new_worker, document_id, worker))  # fmt: skip
+        return cur.rowcount == 1
 
     # -- embedding cache ----------------------------------------------------------------------------
     def cached_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:

@@ -3,6 +3,14 @@
 Invariants: a document id is derived from its content hash and its ownership, so ingesting the same file
 twice is a no-op; every chunk is embedded *before* anything is written, and a failed write removes what it
 wrote, so a bad file or a backend outage never leaves a half-written document behind.
+
+Crash safety: before its first chunk is written, a document gets an *intent* record in the store (and so
+does a session attachment, which rewrites every chunk); the record goes when the document's row is written.
+A process killed in between (``kill -9`` of a worker or of the whole service, a side process that dies so
+that the rollback fails too) leaves the intent behind, and :meth:`Ingestor.recover` — run when a worker
+starts, before every ingestion, and by ``assistant-bridge recover`` — removes the chunks of a document that
+was never recorded, and puts back the recorded ownership of a half-moved one. Only intents whose process is
+gone (:func:`~assistant_bridge.workers.worker_alive`) or that their writer gave up are touched.
 """
 
 from __future__ import annotations
@@ -20,14 +28,23 @@ from assistant_bridge.core import authz
 from assistant_bridge.core.authz import Action
 from assistant_bridge.core.chunking import chunk_document
 from assistant_bridge.core.scope import chunk_visible
-from assistant_bridge.domain import Chunk, Document, Ownership, Scope
+from assistant_bridge.domain import Chunk, Document, Ownership, Principal, Scope
 from assistant_bridge.embedders.base import Embedder
 from assistant_bridge.errors import BridgeError, DocumentParseError, NotFound
 from assistant_bridge.ingest.parsers import ParsedDocument, parse_file, parse_text
 from assistant_bridge.settings import IngestSettings
 from assistant_bridge.store import SQLiteStore, now
+from assistant_bridge.workers import worker_alive, worker_id
+from assistant_bridge import faults
 
 log = logging.getLogger(__name__)
+_INGESTOR = Principal(user_id="ingestor", admin=True, key_id="ingestor")
+
+
+def every_chunk(doc: Document) -> Scope:
+    """A scope that reads every chunk of ``doc`` (in its chat session, if any), for writes whose caller was
+    checked already and for recovery."""
+    return Scope(principal=_INGESTOR, session_id=doc.ownership.session_id or None, document_ids=(doc.id,))
 NAMESPACE = uuid.UUID("6f1c1c1e-4a55-4d3b-9a53-0b7a3f0e2b11")
 
 
@@ -102,13 +119,17 @@ class Ingestor:
         doc = Document(id=doc_id, title=doc_title, filename=filename, content_hash=content_hash,
                        mime_type=parsed.mime_type, ownership=ownership, chunk_count=len(chunks), created_at=now(),
                        url=url, language=parsed.language, status="ready", text=parsed.text)  # fmt: skip
+        self.recover()
+        self.store.begin_intent(doc_id, "write", worker_id())
         try:
             for i in range(0, len(chunks), self.settings.batch_size):
                 self.backend.upsert(chunks[i : i + self.settings.batch_size], vectors[i : i + self.settings.batch_size])
+                faults.point("ingest.after_batch")
             self.store.put_document(doc)  # a full disk here must not leave chunks without their document
         except BridgeError:
             self._rollback(doc_id)
             raise
+        self.store.end_intent(doc_id)
         log.info("ingest.document id=%s chunks=%d mime=%s", doc_id, len(chunks), parsed.mime_type)
         return IngestResult(doc, created=True)
 
@@ -117,6 +138,45 @@ class Ingestor:
             self.backend.delete_document(doc_id)
         except BridgeError:
             log.error("ingest.rollback_failed id=%s", doc_id)
+            self.store.abandon_intent(doc_id)  # the next recovery pass, of any process, removes them
+        else:
+            self.store.end_intent(doc_id)
+
+    def recover(self) -> int:
+        """Finish what crashed writers left (see the module docstring); returns how many intents were settled.
+
+        An intent whose repair fails (the backend still down) stays for the next pass; nothing raises.
+        """
+        settled = 0
+        me = worker_id()
+        for document_id, kind, worker, _ in self.store.intents():
+            if worker == me or (worker and worker_alive(worker) is not False):
+                continue  # ours and in progress, or a live (or another host's) writer's
+            if not self.store.claim_intent(document_id, worker, me):
+                continue  # another process took it
+            try:
+                self._settle(document_id, kind)
+            except BridgeError as exc:
+                log.warning("ingest.recovery_failed id=%s kind=%s code=%s", document_id, kind, exc.code)
+                self.store.abandon_intent(document_id)
+                continue
+            self.store.end_intent(document_id)
+            settled += 1
+        return settled
+
+    def _settle(self, document_id: str, kind: str) -> None:
+        doc = self.store.get_document(document_id)
+        if kind.startswith("attach:") and doc is not None:
+            # half moved: some chunks are in the target session already, the row still has the old ownership
+            target = replace(doc, ownership=replace(doc.ownership, session_id=kind.partition(":")[2]))
+            found = {c.id: c for d in (doc, target) for c in self.backend.document_chunks(document_id, every_chunk(d))}
+            chunks = list(found.values())
+            moved = [replace(c, ownership=doc.ownership) for c in chunks]
+            self.backend.upsert(moved, self.embed_passages([f"{c.title}. {c.text}" for c in moved]))
+            log.warning("ingest.recovered id=%s kind=attach chunks=%d", document_id, len(moved))
+        elif doc is None:
+            removed = self.backend.delete_document(document_id)
+            log.warning("ingest.recovered id=%s kind=%s removed_chunks=%d", document_id, kind, removed)
 
     def embed_passages(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None,
                        batch: int = 16) -> np.ndarray:  # fmt: skip
@@ -140,7 +200,8 @@ class Ingestor:
 
     def _writable(self, document_id: str, scope: Scope, action: Action) -> Document:
         doc = self.store.get_document(document_id)
-        if doc is None or not document_visible(doc, scope):
+        # an admin reaches every document, those of chat sessions too, which even it cannot read outside them
+        if doc is None or not (document_visible(doc, scope) or authz.is_admin(scope.principal)):
             raise NotFound(f"document {document_id} not found")
         authz.require(action, scope.principal, doc.ownership)
         return doc
@@ -164,9 +225,15 @@ class Ingestor:
         """
         doc = self._writable(document_id, scope, "attach")
         ownership = replace(doc.ownership, session_id=session_id)
-        chunks = self.backend.document_chunks(document_id, scope)
+        chunks = self.backend.document_chunks(document_id, every_chunk(doc))  # all of them, whoever may read them
         moved = [replace(c, ownership=ownership) for c in chunks]
         vectors = self.embed_passages([f"{c.title}. {c.text}" for c in moved])
-        self.backend.upsert(moved, vectors)
-        self.store.set_document_ownership(document_id, ownership)
+        self.store.begin_intent(document_id, f"attach:{session_id}", worker_id())
+        try:
+            self.backend.upsert(moved, vectors)
+            self.store.set_document_ownership(document_id, ownership)
+        except BridgeError:
+            self.store.abandon_intent(document_id)  # recovery puts the recorded ownership back on every chunk
+            raise
+        self.store.end_intent(document_id)
         return replace(doc, ownership=ownership)

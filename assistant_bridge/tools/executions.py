@@ -17,8 +17,6 @@ and reports them ``failed`` (code ``worker_lost``). Whatever the host, an execut
 from __future__ import annotations
 
 import json
-import os
-import socket
 import time
 import uuid
 from dataclasses import dataclass
@@ -29,6 +27,7 @@ from assistant_bridge.domain import Principal
 from assistant_bridge.errors import NotFound
 from assistant_bridge.store import SQLiteStore
 from assistant_bridge.tools.events import ToolEvent
+from assistant_bridge.workers import worker_alive, worker_id
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tool_executions (
@@ -56,8 +55,6 @@ def owner_key(principal: Principal) -> str:
     return f"{principal.key_id}|{principal.user_id}|{principal.tenant or ''}"
 
 
-def worker_id() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 def _iso(ts: float | None) -> str | None:
@@ -106,16 +103,6 @@ def _record(row: Any) -> ExecutionRecord:
     return ExecutionRecord(id_, tool_id, name, owner, user, status, mode, json.loads(inputs),
                            json.loads(outputs) if outputs else None, error, code, worker, created, started,
                            completed)  # fmt: skip
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class ExecutionStore:
@@ -199,8 +186,7 @@ class ExecutionStore:
         if rec.terminal:
             return rec
         code = message = None
-        host, _, pid = rec.worker.rpartition(":")
-        if host == socket.gethostname() and pid.isdigit() and not _pid_alive(int(pid)):
+        if worker_alive(rec.worker) is False:
             code, message = "worker_lost", "the worker running this execution stopped"
         elif self._clock() - rec.created_at > self.max_execution_seconds:
             code, message = "timeout", f"the execution did not finish within {self.max_execution_seconds:g} s"

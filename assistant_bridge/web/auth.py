@@ -62,7 +62,9 @@ def _match(secret: str, candidate: str) -> bool:
 
 
 def _principal(key: ApiKey, index: int) -> Principal:
-    return Principal(user_id=key.user_id, workspaces=tuple(key.workspaces), tenant=key.tenant or None,
+    # a workspace admin is a member of the workspaces it administers: it reads what it may delete
+    workspaces = tuple(dict.fromkeys([*key.workspaces, *key.admin_workspaces]))
+    return Principal(user_id=key.user_id, workspaces=workspaces, tenant=key.tenant or None,
                      admin=key.admin, key_id=f"key{index}",
                      admin_workspaces=tuple(key.admin_workspaces))  # fmt: skip
 

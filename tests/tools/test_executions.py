@@ -3,6 +3,7 @@ settings."""
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from pathlib import Path
@@ -74,8 +75,7 @@ def test_dead_worker_and_overdue_executions_are_reported_failed(store: SQLiteSto
     now = [0.0]
     ex = ExecutionStore(store, max_execution_seconds=60, clock=lambda: now[0])
     rec = ex.create(RAG_SEARCH.id, "rag_search", ALICE, {}, "async")
-    host = rec.worker.rpartition(":")[0]
-    store.execute("UPDATE tool_executions SET worker=? WHERE id=?", (f"{host}:999999999", rec.id))
+    store.execute("UPDATE tool_executions SET worker=? WHERE id=?", (f"{socket.gethostname()}:999999999:1", rec.id))
     got = ex.get(rec.id)
     assert got is not None and (got.status, got.error_code) == ("failed", "worker_lost")
     live = ex.create(RAG_SEARCH.id, "rag_search", ALICE, {}, "async")
