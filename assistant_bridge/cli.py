@@ -78,38 +78,42 @@ def _use_running_lite(settings: Settings) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     settings = _settings(args, host=args.host, port=args.port, workers=args.workers)
     check_exposure(settings)
-    lite = None
-    env = dict(os.environ)
-    if settings.backend.kind == "milvus-lite" and not settings.backend.uri:
-        from assistant_bridge.backends.lite_server import LiteServer, running_uri
-
-        if running_uri(settings.data_path):
-            raise ConfigurationError(f"another service already serves {settings.data_path}; stop it or use another --data-dir")
-        from assistant_bridge.backends.lite_supervisor import LiteSupervisor
-
-        lite = LiteServer(settings.data_path, settings.backend.lite_port)
-        settings.backend.uri = lite.start()
-        supervisor = LiteSupervisor(lite).start()  # restarts the side process if it dies
-        env["ASSISTANT_BRIDGE_BACKEND__URI"] = settings.backend.uri
     from assistant_bridge.metrics_dir import multiprocess_dir  # prometheus_client must not be imported yet
 
     prom = multiprocess_dir(settings.data_path)  # not on the data disk if possible: a full disk means SIGBUS
+    env = dict(os.environ)
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = env["PROMETHEUS_MULTIPROC_DIR"] = str(prom)
+    lite = supervisor = None
     owner = os.getpid()
     try:
+        from assistant_bridge.web.server import preflight, run_gunicorn
+
+        preflight(settings)  # every feature section checked here: a typo is one line, before anything starts
+        if settings.backend.kind == "milvus-lite" and not settings.backend.uri:
+            from assistant_bridge.backends.lite_server import LiteServer, running_uri
+
+            if running_uri(settings.data_path):
+                raise ConfigurationError(f"another service already serves {settings.data_path}; stop it or use another --data-dir")
+            from assistant_bridge.backends.lite_supervisor import LiteSupervisor
+
+            lite = LiteServer(settings.data_path, settings.backend.lite_port)
+            settings.backend.uri = lite.start()
+            supervisor = LiteSupervisor(lite).start()  # restarts the side process if it dies
+            env["ASSISTANT_BRIDGE_BACKEND__URI"] = settings.backend.uri
         if args.sample:
-            cmd = [sys.executable, "-m", "assistant_bridge", "ingest", "--sample", "--data-dir", str(settings.data_path)]
+            cmd = [sys.executable, "-m", "assistant_bridge", "ingest", "--sample", "--quiet", "--data-dir",
+                   str(settings.data_path)]  # fmt: skip
             if args.config:
                 cmd += ["--config", args.config]
-            subprocess.run(cmd, check=True, env=env)
-        from assistant_bridge.web.server import run_gunicorn
-
+            if subprocess.run(cmd, env={**env, "ASSISTANT_BRIDGE_LOG_FORMAT": "json"}).returncode != 0:
+                raise BridgeError("the sample corpus could not be ingested (see the log lines above)")
         return run_gunicorn(settings)
     finally:
         # gunicorn workers leave through here too (SystemExit after the fork): only the serve process cleans up
         if os.getpid() == owner:
-            if lite is not None:
+            if supervisor is not None:
                 supervisor.stop()
+            if lite is not None:
                 lite.stop()
             shutil.rmtree(prom, ignore_errors=True)
 
@@ -163,8 +167,12 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     done = created + skipped + len(failed)
     total = svc.backend.count()
     svc.backend.close()
-    print(f"ingested {created} new, {skipped} already present, {len(failed)} failed"
-          f"{f'; interrupted after {done} of {len(paths)} files' if interrupted else ''}; {total} chunks in the index")
+    summary = {"new_files": created, "present_files": skipped, "failed_files": len(failed), "files": len(paths),
+               "done_files": done, "interrupted": interrupted, "chunks": total}  # fmt: skip
+    log.info("ingest.summary", extra=summary)
+    if not args.quiet:
+        print(f"ingested {created} new, {skipped} already present, {len(failed)} failed"
+              f"{f'; interrupted after {done} of {len(paths)} files' if interrupted else ''}; {total} chunks in the index")
     for name in failed[:20]:
         print(f"failed: {name}", file=sys.stderr)
     if len(failed) > 20:
@@ -206,7 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--owner", help="owner user id (default: public)")
     ingest.add_argument("--workspace", action="append", help="share with a workspace (repeatable)")
     ingest.add_argument("--tenant", help="external user id / tenant (default: global)")
-    ingest.add_argument("--quiet", action="store_true")
+    ingest.add_argument("--quiet", action="store_true", help="no progress bar and no summary line (it is logged)")
     ingest.set_defaults(func=cmd_ingest)
     recover = sub.add_parser("recover", help="remove what a crash left half-written (also done at start-up)")
     _common(recover)

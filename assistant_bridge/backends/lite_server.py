@@ -11,10 +11,12 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -60,6 +62,24 @@ def free_port(preferred: int = 0) -> int:
         return int(s.getsockname()[1])
 
 
+_SERIOUS = re.compile(rb"(?i)\b(?:warn(?:ing)?|error|fatal|critical|traceback|exception)\b")
+
+
+def _relay_output(proc: subprocess.Popen[bytes], log_path: Path) -> None:
+    """Copy the side process's output to ``milvus-lite.log`` (its whole story, for diagnosis) and into the
+    service's own JSON log as ``milvus_lite.output`` events: warnings and errors at WARNING, the rest (its
+    routine INFO chatter) at DEBUG, so that ``serve`` speaks one format."""
+    assert proc.stdout is not None
+    with open(log_path, "ab") as out:
+        for raw in iter(proc.stdout.readline, b""):
+            out.write(raw)
+            out.flush()
+            line = raw.decode("utf-8", "replace").rstrip()
+            if line:
+                level = logging.WARNING if _SERIOUS.search(raw) else logging.DEBUG
+                log.log(level, "milvus_lite.output", extra={"pid": proc.pid, "line": line[:2000]})
+
+
 class LiteServer:
     def __init__(self, data_dir: Path, port: int = 19531, startup_timeout: float = 60.0) -> None:
         self.data_dir = data_dir
@@ -77,8 +97,9 @@ class LiteServer:
         log_path = self.data_dir / "milvus-lite.log"
         cmd = [sys.executable, "-m", "milvus_lite", "server", "--data-dir", str(self.db_path),
                "--host", "127.0.0.1", "--port", str(self.port)]  # fmt: skip
-        with open(log_path, "ab") as out:
-            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        threading.Thread(target=_relay_output, args=(self.proc, log_path), name="milvus-lite-output",
+                         daemon=True).start()  # fmt: skip
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

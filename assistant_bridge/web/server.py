@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import logging
+import os
+import sys
 from typing import Any
 
 from gunicorn.app.base import BaseApplication
 from gunicorn.glogging import Logger
+from gunicorn.workers.gthread import ThreadWorker
 
-from assistant_bridge.logs import RedactQuerySecrets
+from assistant_bridge.logs import JsonFormatter, RedactQuerySecrets
 from assistant_bridge.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -31,15 +34,51 @@ def _child_exit(server: Any, worker: Any) -> None:
         multiprocess.mark_process_dead(worker.pid)  # type: ignore[no-untyped-call]
 
 
+class GracefulThreadWorker(ThreadWorker):  # type: ignore[misc]
+    """gunicorn's ``gthread`` worker, which always leaves before the arbiter's SIGKILL when stopped.
+
+    Two things kept it past ``graceful_timeout`` (and had the arbiter report "Worker was sent SIGKILL!
+    Perhaps out of memory?"): a thread blocked reading a request the client never finishes (an idle
+    keep-alive client that has sent half a request line), which the interpreter joins at exit however long
+    it blocks; and a graceful wait that ends at the very moment the arbiter kills. So this worker stops
+    waiting for its connections :data:`MARGIN` seconds before the arbiter would kill it, and then leaves at
+    once (logs flushed), abandoning such threads.
+    """
+
+    MARGIN = 2
+
+    def init_process(self) -> None:
+        # this process's own copy of the settings: the arbiter keeps the full timeout
+        self.cfg.set("graceful_timeout", max(int(self.cfg.graceful_timeout) - self.MARGIN, 1))
+        super().init_process()
+
+    def run(self) -> None:
+        code = 0
+        try:
+            super().run()
+        except SystemExit as exc:  # SIGQUIT/SIGINT: gunicorn exits from its signal handler
+            code = exc.code if isinstance(exc.code, int) else 0
+        except BaseException:
+            log.exception("worker.run_failed")
+            code = 1
+        logging.shutdown()
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        os._exit(code)
+
+
 class RedactingLogger(Logger):  # type: ignore[misc]
-    """gunicorn's logger, without API keys: it logs the raw request URI (query string included) when a
-    request fails, and its loggers do not propagate to the root handler of :func:`assistant_bridge.logs.configure`."""
+    """gunicorn's logger, in the service's JSON format and without API keys: it logs the raw request URI
+    (query string included) when a request fails, and its loggers do not propagate to the root handler of
+    :func:`assistant_bridge.logs.configure`."""
 
     def setup(self, cfg: Any) -> None:
         super().setup(cfg)
         for logger in (self.error_log, self.access_log):
             if not any(isinstance(f, RedactQuerySecrets) for f in logger.filters):
                 logger.addFilter(RedactQuerySecrets())
+            for handler in logger.handlers:  # the service's one format: JSON lines, as every other component
+                handler.setFormatter(JsonFormatter())
 
 
 class BridgeApplication(BaseApplication):  # type: ignore[misc]
@@ -52,7 +91,7 @@ class BridgeApplication(BaseApplication):  # type: ignore[misc]
         cfg = {
             "bind": f"[{s.host}]:{s.port}" if ":" in s.host else f"{s.host}:{s.port}",
             "workers": s.workers,
-            "worker_class": "gthread",
+            "worker_class": GracefulThreadWorker,
             "threads": s.threads,
             "timeout": s.timeout,
             "graceful_timeout": s.graceful_timeout,
@@ -73,6 +112,18 @@ class BridgeApplication(BaseApplication):  # type: ignore[misc]
         from assistant_bridge.web.app import create_app
 
         return create_app(self.settings)
+
+
+def preflight(settings: Settings) -> None:
+    """Build the app once in the serving process, over a throw-away store, before any port is bound: every
+    feature section is read and checked as a worker would, so a wrong key is a :class:`ConfigurationError`
+    here (one line from the CLI) and not a traceback per worker after start-up. Nothing is loaded or
+    connected: the backend and the models are lazy until a worker warms up."""
+    from assistant_bridge.services import Services
+    from assistant_bridge.store import SQLiteStore
+    from assistant_bridge.web.app import create_app
+
+    create_app(settings, Services.from_settings(settings, store=SQLiteStore(":memory:")))
 
 
 def run_gunicorn(settings: Settings) -> int:
