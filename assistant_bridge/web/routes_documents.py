@@ -95,8 +95,6 @@ def list_documents() -> Any:
     """``?limit=`` (1-1000, default 100), ``?cursor=`` (a ``next_cursor``), ``?session_id=``, ``?status=``,
     ``?kind=`` (``text``, ``markdown``, ``html``, ``pdf``, ``vtt``, ``srt``); newest first."""
     kind = request.args.get("kind")
-    if kind is not None and kind not in FORMAT_MIME:
-        raise ValidationFailed(f"kind must be one of {', '.join(FORMAT_MIME)}", path="kind")
     return jsonify(document_page(scope(), session_id=request.args.get("session_id"),
                                  status=request.args.get("status"), mime_type=FORMAT_MIME.get(kind or "")))  # fmt: skip
 
@@ -104,6 +102,7 @@ def list_documents() -> Any:
 def document_page(sc: Scope, **filters: str | None) -> dict[str, Any]:
     """One page of the documents ``sc`` may see, read from ``?limit=`` and ``?cursor=``:
     ``{documents, next_cursor, total}`` (``next_cursor`` null on the last page)."""
+    validate("document_list_query", request.args.to_dict())
     limit = _int_arg("limit", default=100, low=1, high=MAX_PAGE)
     after = decode_cursor(request.args.get("cursor"))
     rows, total = services().store.documents_page(sc, limit=limit + 1, after=after, **filters)
@@ -118,7 +117,7 @@ def _int_arg(name: str, *, default: int, low: int, high: int) -> int:
     if raw is None:
         return default
     if not raw.isdigit() or len(raw) > 6 or not low <= int(raw) <= high:
-        raise ValidationFailed(f"{name} must be a whole number from {low} to {high}", path=name)
+        raise ValidationFailed(f"${name}: must be a whole number from {low} to {high}", path=name)
     return int(raw)
 
 

@@ -19,10 +19,14 @@ MAX_EXAMPLES = 20
 # content cannot be ingested, retriever ids and options that only the settings know.
 SEMANTIC_400 = ["2xx", "400", "401", "403", "404", "429"]
 CONFIG = {
-    "generation": {"max-examples": MAX_EXAMPLES, "database": "none"},
+    # strings are UTF-8 and without NUL: the service refuses both at the edge (OpenAPI description, tests
+    # in tests/web/test_bad_input.py), which a JSON Schema cannot say of every string
+    "generation": {"max-examples": MAX_EXAMPLES, "database": "none", "allow-x00": False, "codec": "utf-8"},
     "phases": {"stateful": {"enabled": False}},
     "operations": [
-        {"include-operation-id": ["search", "executeTool", "agenticRetrieveStream", "agenticRetrieveStreamV1"],
+        # ... and a listing's cursor is opaque: only a next_cursor of the service is one
+        {"include-operation-id": ["search", "executeTool", "agenticRetrieveStream", "agenticRetrieveStreamV1",
+                                  "listDocuments", "listSessionDocuments"],
          "checks": {"positive_data_acceptance": {"expected-statuses": SEMANTIC_400}}},
         {"include-operation-id": "createDocument",
          "checks": {"positive_data_acceptance": {"expected-statuses": SEMANTIC_400 + ["415", "422"]}}},

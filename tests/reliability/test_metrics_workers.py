@@ -39,7 +39,12 @@ def run_gunicorn(settings):
     return 0 if values.ValueClass is not values.MutexValue else 3
 
 
+def preflight(settings):  # the real one builds the app, which imports prometheus_client
+    import assistant_bridge.metrics
+
+
 server.run_gunicorn = run_gunicorn
+server.preflight = preflight
 sys.modules[server.__name__] = server
 from assistant_bridge.cli import main
 sys.exit(main(["serve", "--data-dir", sys.argv[1]]))
