@@ -111,6 +111,7 @@ def _limit_body(s: Settings) -> None:
         request.environ["wsgi.input"] = io.BytesIO(raw)
         request.environ["CONTENT_LENGTH"] = str(len(raw))
         request.environ.pop("wsgi.input_terminated", None)
+        request.environ.pop("HTTP_TRANSFER_ENCODING", None)  # werkzeug ignores a length beside "chunked"
         for cached in ("stream", "content_length"):  # werkzeug caches both on first access
             request.__dict__.pop(cached, None)
 

@@ -96,6 +96,17 @@ def test_mime_charset_and_legacy_encodings() -> None:
     assert parse_file("pw.txt", japanese.encode("cp932")).text == japanese
     assert parse_file("pw.txt", "\ufeff".encode() + japanese.encode()).text == japanese
     assert parse_file("pw.txt", japanese.encode("utf-16")).text == japanese
+    # EUC-JP decodes "as cp1252" without an error, and ISO-2022-JP "as ASCII": both are told apart
+    assert parse_file("pw.txt", japanese.encode("euc_jp")).text == japanese
+    assert parse_file("pw.txt", japanese.encode("iso2022_jp")).text == japanese
+    assert parse_file("pw.txt", ("経費精算は" + "月末までに申請します。" * 20).encode("euc_jp")).language == "ja"
+    mixed = "Größe und Übergröße, naïve façade, déjà vu — «oui»."
+    assert parse_file("de.txt", mixed.encode("cp1252")).text == mixed
+
+
+def test_bytes_that_no_encoding_makes_plausible_are_refused_not_garbled() -> None:
+    with pytest.raises(DocumentParseError, match="could not be told"):
+        parse_file("noise.txt", bytes(range(0xA1, 0xFF)) * 4)
 
 
 def test_undecodable_and_empty_text_raise_parse_error() -> None:

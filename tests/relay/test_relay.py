@@ -269,6 +269,20 @@ def test_relay_message_is_one_line() -> None:
     assert result.text == "Yes." and result.rounds == 1
 
 
+def test_relay_message_leaves_the_callers_provider_open_for_the_next_call() -> None:
+    class Closable(FakeProvider):  # type: ignore[misc, valid-type]
+        closed = False
+
+        def close(self) -> None:
+            self.closed = True
+
+    provider = Closable(RESULTS)
+    for _ in range(2):
+        script = Script(search_reply("q"), answer_reply("Yes."))
+        assert relay_message(URL, "q", provider=provider, transport=httpx.MockTransport(script)).text == "Yes."
+    assert provider.closed is False
+
+
 def test_a_401_drops_a_cached_iam_token_for_the_next_turn() -> None:
     from assistant_bridge.relay import IAMToken
 

@@ -63,6 +63,11 @@ def test_a_wrong_or_non_api_key_credential_in_the_query_is_401(app: Any, stream_
     # the header wins when both are sent: a wrong header is not rescued by a right query key
     resp = c.get(f"{stream_url}?api_key={ALICE_KEY}", headers={"X-API-Key": "wrong-key-0001"})
     assert resp.status_code == 401
+    # ... and so does an Authorization header: a query key does not stand in for a wrong Bearer token
+    resp = c.get(f"{stream_url}?api_key={ALICE_KEY}", headers={"Authorization": "Bearer wrong-token-01"})
+    assert resp.status_code == 401
+    resp = c.get(f"{stream_url}?api_key=key-bob-000001", headers=headers_for("alice"))  # header: alice's
+    assert resp.status_code == 200
 
 
 def test_json_routes_and_other_methods_ignore_the_query_key(app: Any, stream_url: str) -> None:

@@ -1,0 +1,85 @@
+"""``assistant-bridge serve`` as an operator meets it, under real gunicorn: chunked bodies counted against the
+limit as they stream, a clean stop within the graceful timeout with a half-sent request open, one log
+format (JSON lines) from every component, and a typo in a feature section as a one-line error before
+anything starts."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from assistant_bridge.backends.lite_server import free_port
+from tests.reliability.served import REPO
+from tests.served_process import served_process
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+CONFIG = {"backend": {"kind": "memory"}, "embedder": {"kind": "hashing"}, "server": {"graceful_timeout": 8}}
+
+
+def _serve(tmp_path: Path, config: dict[str, object]) -> tuple[list[str], str]:
+    port = free_port()
+    (tmp_path / "config.yaml").write_text(json.dumps(config))  # JSON is YAML
+    cmd = [sys.executable, "-m", "assistant_bridge", "serve", "--workers", "1", "--port", str(port),
+           "--data-dir", str(tmp_path / "data"), "--config", str(tmp_path / "config.yaml")]  # fmt: skip
+    return cmd, f"http://127.0.0.1:{port}"
+
+
+def _chunked(base: str, path: str, body: bytes) -> tuple[int, bytes]:
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as s:
+        s.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n".encode())  # fmt: skip
+        for i in range(0, len(body), 65536):
+            part = body[i : i + 65536]
+            s.sendall(b"%x\r\n" % len(part) + part + b"\r\n")
+        s.sendall(b"0\r\n\r\n")
+        out = b""
+        while chunk := s.recv(65536):
+            out += chunk
+    status = int(out.split(b" ", 2)[1])
+    return status, out.partition(b"\r\n\r\n")[2]
+
+
+def test_chunked_bodies_shutdown_and_logs(tmp_path: Path) -> None:
+    cmd, base = _serve(tmp_path, CONFIG)
+    log = tmp_path / "serve.log"
+    with served_process(cmd, log, base + "/readyz", timeout=120, cwd=REPO) as proc:
+        padded = b'{"title": "Padded", "text": "Valid JSON followed by spaces."}' + b" " * 3_000_000
+        status, body = _chunked(base, "/v1/documents", padded)
+        assert status == 413 and json.loads(body)["error"]["code"] == "payload_too_large"
+        status, body = _chunked(base, "/v1/documents", b'{"title": "Small", "text": "A small chunked body."}')
+        assert status == 201, body
+        assert httpx.get(base + "/v1/documents").json()["total"] == 1  # the padded one was not stored
+
+        host, port = base.removeprefix("http://").split(":")
+        half = socket.create_connection((host, int(port)))
+        half.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")  # a client that never finishes its request
+        time.sleep(1)
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+        took = time.monotonic() - started
+        half.close()
+    text = log.read_text()
+    assert took < CONFIG["server"]["graceful_timeout"] + 1, took  # type: ignore[index]
+    assert "SIGKILL" not in text
+    lines = [line for line in text.splitlines() if line.strip()]
+    not_json = [line for line in lines if not line.startswith("{")]
+    assert not_json == [], not_json[:5]
+    assert any(json.loads(line)["logger"].startswith("gunicorn") for line in lines)
+
+
+def test_a_typo_in_a_feature_section_is_one_line_before_anything_starts(tmp_path: Path) -> None:
+    cmd, _ = _serve(tmp_path, {**CONFIG, "message": {"threshhold": 0.3}})
+    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip() == "error: unknown setting message.threshhold", done.stderr
+    assert "Traceback" not in done.stdout + done.stderr and "Listening at" not in done.stdout + done.stderr
