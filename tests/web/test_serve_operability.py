@@ -33,19 +33,28 @@ def _serve(tmp_path: Path, config: dict[str, object]) -> tuple[list[str], str]:
 
 
 def _chunked(base: str, path: str, body: bytes) -> tuple[int, bytes]:
+    """POST ``body`` chunked; ``(0, b"")`` when the server answered and closed before the body was all sent
+    and the reset lost its answer (what a server that stops reading at the limit may do)."""
     host, port = base.removeprefix("http://").split(":")
+    out = b""
     with socket.create_connection((host, int(port)), timeout=30) as s:
-        s.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                  "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n".encode())  # fmt: skip
-        for i in range(0, len(body), 65536):
-            part = body[i : i + 65536]
-            s.sendall(b"%x\r\n" % len(part) + part + b"\r\n")
-        s.sendall(b"0\r\n\r\n")
-        out = b""
-        while chunk := s.recv(65536):
-            out += chunk
-    status = int(out.split(b" ", 2)[1])
-    return status, out.partition(b"\r\n\r\n")[2]
+        try:
+            s.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                      "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n".encode())  # fmt: skip
+            for i in range(0, len(body), 65536):
+                part = body[i : i + 65536]
+                s.sendall(b"%x\r\n" % len(part) + part + b"\r\n")
+            s.sendall(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        try:
+            while chunk := s.recv(65536):
+                out += chunk
+        except ConnectionResetError:
+            pass
+    if not out:
+        return 0, b""
+    return int(out.split(b" ", 2)[1]), out.partition(b"\r\n\r\n")[2]
 
 
 def test_chunked_bodies_shutdown_and_logs(tmp_path: Path) -> None:
@@ -54,7 +63,9 @@ def test_chunked_bodies_shutdown_and_logs(tmp_path: Path) -> None:
     with served_process(cmd, log, base + "/readyz", timeout=120, cwd=REPO) as proc:
         padded = b'{"title": "Padded", "text": "Valid JSON followed by spaces."}' + b" " * 3_000_000
         status, body = _chunked(base, "/v1/documents", padded)
-        assert status == 413 and json.loads(body)["error"]["code"] == "payload_too_large"
+        assert status in (413, 0), (status, body)
+        if status:
+            assert json.loads(body)["error"]["code"] == "payload_too_large"
         status, body = _chunked(base, "/v1/documents", b'{"title": "Small", "text": "A small chunked body."}')
         assert status == 201, body
         assert httpx.get(base + "/v1/documents").json()["total"] == 1  # the padded one was not stored
