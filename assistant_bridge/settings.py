@@ -32,7 +32,7 @@ ENV_PREFIX = "ASSISTANT_BRIDGE_"
 # each is documented)
 SECTIONS = ("assistants", "message", "relay", "tools", "agentic", "retrievers", "guardrails")
 # ASSISTANT_BRIDGE_* variables read directly by the code, not settings
-NON_SETTING_ENV = ("CONFIG", "SCHEMA_DIR", "FILTERS_DIR", "LOG_LEVEL", "LOG_FORMAT")
+NON_SETTING_ENV = ("CONFIG", "SCHEMA_DIR", "FILTERS_DIR", "LOG_LEVEL", "LOG_FORMAT", "FAULT")
 
 
 class Secret:

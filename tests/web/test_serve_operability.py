@@ -94,3 +94,32 @@ def test_a_typo_in_a_feature_section_is_one_line_before_anything_starts(tmp_path
     assert done.returncode == 2
     assert done.stderr.strip() == "error: unknown setting message.threshhold", done.stderr
     assert "Traceback" not in done.stdout + done.stderr and "Listening at" not in done.stdout + done.stderr
+
+
+def test_a_worker_killed_mid_document_leaves_nothing_once_a_new_worker_starts(tmp_path: Path) -> None:
+    """gunicorn, the Milvus Lite side process, and a worker that SIGKILLs itself after writing the second
+    batch of a document's chunks (``ASSISTANT_BRIDGE_FAULT``): the arbiter starts a new worker, whose warm-up
+    recovery removes the orphan chunks; the document is then searchable by nobody and listed nowhere."""
+    import os
+
+    config = {"embedder": {"kind": "hashing"}, "ingest": {"batch_size": 4}, "server": {"graceful_timeout": 8}}
+    cmd, base = _serve(tmp_path, config)
+    env = {**os.environ, "ASSISTANT_BRIDGE_FAULT": "ingest.after_batch:2"}
+    text = " ".join(f"Zebrafish sentence {i} about the quarterly travel handbook." for i in range(300))
+    with served_process(cmd, tmp_path / "serve.log", base + "/readyz", timeout=180, cwd=REPO, env=env):
+        with pytest.raises(httpx.HTTPError):  # the worker dies under the request
+            httpx.post(base + "/v1/documents", json={"title": "Handbook", "text": text}, timeout=60)
+        found = None
+        for _ in range(120):  # the new worker warms up (and recovers) on its first request
+            try:
+                found = httpx.post(base + "/v1/search", timeout=10, json={
+                    "query": "zebrafish quarterly handbook", "metadata": {"mode": "lexical", "limit": 5}})  # fmt: skip
+                if found.status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.5)
+        assert found is not None and found.status_code == 200, found
+        assert found.json()["search_results"] == []
+        assert httpx.get(base + "/v1/documents").json()["total"] == 0
+    assert '"ingest.recovered' in (tmp_path / "serve.log").read_text()
