@@ -20,6 +20,7 @@ from assistant_bridge.core.filters.expr import (
     MAX_DEPTH,
     MAX_FILTER_CHARS,
     MAX_LIST_ITEMS,
+    SCOPE_FIELDS,
     _LEAVES,
     And,
     Comparison,
@@ -46,8 +47,15 @@ from assistant_bridge.errors import FilterSyntaxError
 _KEYWORDS = frozenset({"and", "or", "not", "in", "true", "false", "startswith", "contains"})
 _TOKEN = re.compile(
     r"(?P<num>-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
-    r"|(?P<op>==|!=|<=|>=|<|>)|(?P<punct>[()\[\],])"
+    r"|(?P<op>==|!=|<=|>=|<|>|:)|(?P<punct>[()\[\],])"
 )
+# after ``field:`` (the Lucene-style form watsonx Assistant users write: ``product:widgets``), an unquoted
+# value runs to the next white space or parenthesis
+_BARE = re.compile(r"[^\s()\[\],\"']+")
+# a ``field:value`` clause on a field this service does not have matches no chunk (the field is missing
+# from every chunk), like a search engine's query on an unmapped field; it is not an error, so that a
+# watsonx integration's default filter gives "no results", not a "connectivity issue"
+NO_SUCH_FIELD = Comparison("document_id", "==", "")
 
 
 @dataclass(frozen=True)
@@ -98,11 +106,24 @@ def _tokenize(text: str) -> list[_Tok]:
             i = end
             continue
         m = _TOKEN.match(text, i)
+        if m is None and toks and toks[-1].text == ":" and toks[-1].kind == "op" and _BARE.match(text, i):
+            bare = _BARE.match(text, i)
+            assert bare is not None
+            toks.append(_Tok("bare", bare.group(), bare.group(), i + 1))
+            i = bare.end()
+            continue
         if m is None:
             hint = " (use == for equality)" if ch == "=" else ""
             raise _fail(f"unexpected character {_show(ch)}{hint}", i + 1)
         kind, word = m.lastgroup or "", m.group()
         value: Any = word
+        if toks and toks[-1].text == ":" and toks[-1].kind == "op":
+            bare = _BARE.match(text, i)
+            if bare is not None and bare.end() > m.end():  # widgets-2, en-US, 3.1.4: one bare value
+                word = value = bare.group()
+                toks.append(_Tok("bare", word, word, i + 1))
+                i = bare.end()
+                continue
         if kind == "num":
             value = _number(word, i + 1)
         elif kind == "name" and word.lower() in _KEYWORDS:
@@ -194,6 +215,13 @@ class _Parser:
         name = self.take()
         if name.kind != "name":
             raise _fail(f"expected a field name, found {_show(name.text)}", name.col)
+        if self.peek().kind == "op" and self.peek().text == ":" and name.text not in self.fields:
+            if name.text in SCOPE_FIELDS:  # never filterable, in any form: this raises
+                _lookup(name.text, self.fields, f" at column {name.col}", column=name.col)
+            self.take()
+            self.literal(None)
+            self.comparisons += 1
+            return NO_SUCH_FIELD
         spec = _lookup(name.text, self.fields, f" at column {name.col}", column=name.col)
         self.comparisons += 1
         if self.comparisons > MAX_COMPARISONS:
@@ -201,7 +229,8 @@ class _Parser:
         tok = self.take()
         leaf: Leaf
         if tok.kind == "op":
-            leaf = Comparison(spec.name, tok.text, self.literal(spec))  # type: ignore[arg-type]
+            op = "==" if tok.text == ":" else tok.text
+            leaf = Comparison(spec.name, op, self.literal(spec))  # type: ignore[arg-type]
         elif tok.kind == "kw" and tok.value in ("in", "not"):
             if tok.value == "not":
                 self.expect("kw", "in", "'in' after 'not'")
@@ -223,16 +252,19 @@ class _Parser:
             raise _fail(problem, tok.col)
         return leaf
 
-    def literal(self, spec: FieldSpec) -> Value:
-        """Read one value and check it against the field's type, reporting the value's own column."""
+    def literal(self, spec: FieldSpec | None) -> Value:
+        """Read one value and check it against the field's type (none: any value), reporting the value's own
+        column. A bare value (after ``field:``) takes the field's type: ``page_number:3`` is the number 3."""
         tok = self.take()
-        if tok.kind in ("str", "num"):
-            value: Value = tok.value
+        if tok.kind == "bare" or (tok.kind == "name" and self.toks[self.pos - 2].text == ":"):
+            value: Value = _bare_value(tok.text, spec)
+        elif tok.kind in ("str", "num"):
+            value = tok.value
         elif tok.kind == "kw" and tok.value in ("true", "false"):
             value = tok.value == "true"
         else:
             raise _fail(f"expected a value (string, number, true or false), found {_show(tok.text)}", tok.col)
-        problem = _type_problem(spec, value)
+        problem = _type_problem(spec, value) if spec is not None else _value_problem(value)
         if problem:
             raise _fail(problem, tok.col)
         return value
@@ -251,6 +283,18 @@ class _Parser:
                 return tuple(values)
             if not (tok.kind == "punct" and tok.text == ","):
                 raise _fail(f"expected ',' or ']', found {_show(tok.text)}", tok.col)
+
+
+def _bare_value(word: str, spec: FieldSpec | None) -> Value:
+    """An unquoted value as the field's type wants it (a string when it is not a number of a numeric field)."""
+    if spec is not None and spec.type in ("int", "float"):
+        try:
+            return int(word) if spec.type == "int" and word.lstrip("-").isdigit() else float(word)
+        except ValueError:
+            return word  # the type check names the problem
+    if spec is not None and spec.type == "bool" and word.lower() in ("true", "false"):
+        return word.lower() == "true"
+    return word
 
 
 def parse_filter(text: str | None, fields: Mapping[str, FieldSpec] = DEFAULT_FIELDS) -> Expr | None:
