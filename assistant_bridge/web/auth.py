@@ -1,5 +1,7 @@
 """Authentication as an assistant configures it for a custom search server: none, HTTP Basic, an API key
 in a configurable header, or Bearer. Each credential maps to a :class:`~assistant_bridge.domain.Principal`.
+An API key is also taken from ``Authorization`` as watsonx can be set up to send it: ``ApiKey <key>``,
+``Bearer <key>``, or Basic with the user name ``apikey``. A 401 carries ``WWW-Authenticate`` (:func:`challenge`).
 
 Anonymous access is allowed only when no credential is configured and ``auth.allow_anonymous`` is on (the
 default); the CLI also refuses to listen on a non-loopback address in that case. With ``auth.allow_anonymous``
@@ -81,9 +83,10 @@ def identify(request: Request, auth: AuthSettings) -> tuple[Principal, ApiKey | 
     api_key = request.headers.get(auth.api_key_header, "")
     if not api_key and not header and query_api_key_allowed(request):  # a header of any kind wins
         api_key = request.args.get(QUERY_API_KEY, "")
+    in_authorization = _api_key_in_authorization(header)
     for i, key in enumerate(auth.keys):
         secret = key.key.get()
-        if key.kind == "apikey" and api_key and _match(secret, api_key):
+        if key.kind == "apikey" and any(c and _match(secret, c) for c in (api_key, in_authorization)):
             return _principal(key, i), key
         if key.kind == "bearer" and header[:7].lower() == "bearer " and _match(secret, header[7:].strip()):
             return _principal(key, i), key
@@ -98,20 +101,54 @@ def identify(request: Request, auth: AuthSettings) -> tuple[Principal, ApiKey | 
 
 
 def presented_credential(request: Request, auth: AuthSettings) -> str:
-    """What the request offers as a credential (API key, token or Basic user name), for login throttling;
-    "" when it offers none."""
+    """What the request offers as a credential, for login throttling: the API key or token, or the Basic
+    user name (the password when the user is ``apikey``); "" when it offers none, or a JSON Web Token, whose
+    first characters every token shares (throttling by them would lock every Bearer user out)."""
     header = request.headers.get("Authorization", "")
     if header[:6].lower() == "basic ":
+        key = _api_key_in_authorization(header)
+        if key:
+            return key
         try:
             return base64.b64decode(header[6:].strip(), validate=True).decode().partition(":")[0]
         except (binascii.Error, UnicodeDecodeError):
             return header[6:].strip()
     if header:
-        return header.partition(" ")[2].strip() or header
+        token = header.partition(" ")[2].strip() or header
+        return "" if token.startswith("eyJ") else token
     api_key = request.headers.get(auth.api_key_header, "")
     if not api_key and query_api_key_allowed(request):
         api_key = request.args.get(QUERY_API_KEY, "")
     return api_key
+
+
+def _api_key_in_authorization(header: str) -> str:
+    """An API key sent in the ``Authorization`` header, in the forms an assistant can be set up to send:
+    ``ApiKey <key>``, ``Bearer <key>``, or Basic with the user name ``apikey`` (IBM Cloud's convention)."""
+    scheme, _, rest = header.partition(" ")
+    scheme, rest = scheme.lower(), rest.strip()
+    if scheme in ("apikey", "bearer"):
+        return rest
+    if scheme == "basic":
+        try:
+            user, _, pwd = base64.b64decode(rest, validate=True).decode().partition(":")
+        except (binascii.Error, UnicodeDecodeError):
+            return ""
+        return pwd if user.lower() == "apikey" else ""
+    return ""
+
+
+def challenge(auth: AuthSettings) -> str:
+    """The ``WWW-Authenticate`` value of a 401 (RFC 9110 §11.6.1): one challenge per scheme configured."""
+    kinds = {key.kind for key in auth.keys}
+    out = []
+    if "basic" in kinds or "apikey" in kinds:
+        out.append('Basic realm="assistant-bridge", charset="UTF-8"')
+    if "bearer" in kinds or "apikey" in kinds:
+        out.append('Bearer realm="assistant-bridge"')
+    if "apikey" in kinds:
+        out.append(f'ApiKey realm="assistant-bridge", header="{auth.api_key_header}"')
+    return ", ".join(out) or 'Bearer realm="assistant-bridge"'
 
 
 def end_user(request: Request, body_value: str | None = None) -> str | None:

@@ -14,16 +14,24 @@ from flask import Flask, current_app, jsonify
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from assistant_bridge import metrics
-from assistant_bridge.errors import BridgeError, DependencyError, PayloadTooLarge
+from assistant_bridge.errors import AuthenticationRequired, BridgeError, DependencyError, PayloadTooLarge
+from assistant_bridge.web.auth import challenge
 
 log = logging.getLogger(__name__)
 
 
 def error_response(err: BridgeError) -> tuple[Any, int]:
     resp = jsonify(err.to_json())
+    add_error_headers(resp, err)
+    return resp, err.status
+
+
+def add_error_headers(resp: Any, err: BridgeError) -> None:
+    """``Retry-After`` of a 429/503 that knows it, ``WWW-Authenticate`` on a 401."""
     if "retry_after" in err.details:
         resp.headers["Retry-After"] = str(err.details["retry_after"])
-    return resp, err.status
+    if isinstance(err, AuthenticationRequired):
+        resp.headers["WWW-Authenticate"] = challenge(current_app.config["SETTINGS"].auth)
 
 
 def install_error_handlers(app: Flask) -> None:

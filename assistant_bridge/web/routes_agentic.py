@@ -41,6 +41,7 @@ from assistant_bridge.services import Services
 from assistant_bridge.settings import Settings
 from assistant_bridge.web.app import credential, json_body, principal, services, settings
 from assistant_bridge.web.auth import END_USER_HEADERS
+from assistant_bridge.web.errors import add_error_headers
 from assistant_bridge.web.sse import frame, json_payload, sse_response
 
 log = logging.getLogger(__name__)
@@ -73,6 +74,7 @@ def _error(err: BridgeError) -> Any:
     resp = jsonify(body)
     resp.status_code = err.status
     resp.headers["x-amzn-ErrorType"] = error_type(err)
+    add_error_headers(resp, err)
     return resp
 
 
