@@ -16,6 +16,7 @@ import json
 import sys
 from typing import Any, Callable
 
+from assistant_bridge.relay.wire import ANSWER_TYPES
 from assistant_bridge.settings import Settings
 
 LEVELS = ("rarely", "less_often", "more_often", "most_often")
@@ -91,7 +92,7 @@ def render(body: dict[str, Any]) -> str:
     lines: list[str] = []
     for item in body["output"]["generic"]:
         lines.append(item.get("text", ""))
-        if item["response_type"] == "conversational_search":
+        if item["response_type"] in ANSWER_TYPES:
             lines += ["", item["citations_title"]]
             for n, c in enumerate(item["citations"], start=1):
                 result = item["search_results"][c["search_result_index"]]

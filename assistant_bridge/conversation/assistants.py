@@ -107,6 +107,8 @@ class SearchConfig:
 @dataclass(frozen=True)
 class ConversationalConfig:
     enabled: bool = True
+    # the v2 API reference and every official SDK spell it so; IBM's web chat says "conversational_search"
+    response_type: str = "conversation_search"
     response_length: str = "moderate"
     threshold_level: str = "less_often"
     citations_title: str = CITATIONS_TITLE
@@ -347,6 +349,7 @@ def _resolve(aid: str, eid: str, data: Mapping[str, Any], settings: Settings) ->
         search=_search(data.get("search", {}), settings, f"{where}.search"),
         conversational=ConversationalConfig(
             enabled=cs.get("enabled", True),
+            response_type=cs.get("response_type", "conversation_search"),
             response_length=cs.get("response_length", {}).get("option", "moderate"),
             threshold_level=cs.get("search_confidence", {}).get("threshold", "less_often"),
             citations_title=cs.get("citations_title", CITATIONS_TITLE),

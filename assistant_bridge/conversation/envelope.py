@@ -6,7 +6,7 @@ Response: ``{"output": {"generic", "intents", "entities", "actions"?, "debug"?},
 
 A stateless client keeps the conversation in ``context``: the response's ``context.global.system.turn_count``
 counts turns, and a search action handed to the client is also written to
-``context.assistant_bridge.pending_search``, so a client that echoes the context back (as IBM's web chat
+``context.integrations.assistant_bridge.pending_search``, so a client that echoes the context back (as IBM's web chat
 example does) can answer it without a session and without repeating the query in ``input.text``.
 """
 
@@ -25,13 +25,17 @@ CONTEXT_KEY = "assistant_bridge"
 
 
 def context_pending(context: Any) -> Mapping[str, Any] | None:
-    """The search action a stateless client echoed back in ``context``, if it looks like one."""
+    """The search action a stateless client echoed back in ``context``, if it looks like one: in
+    ``context.integrations.assistant_bridge`` (where it is written) or ``context.assistant_bridge`` (where
+    it was written before, for clients that still hold such a context)."""
     if not isinstance(context, Mapping):
         return None
-    ours = context.get(CONTEXT_KEY)
-    pending = ours.get("pending_search") if isinstance(ours, Mapping) else None
-    if isinstance(pending, Mapping) and isinstance(pending.get("query"), str) and pending["query"]:
-        return pending
+    integrations = context.get("integrations")
+    for holder in (integrations if isinstance(integrations, Mapping) else {}, context):
+        ours = holder.get(CONTEXT_KEY)
+        pending = ours.get("pending_search") if isinstance(ours, Mapping) else None
+        if isinstance(pending, Mapping) and isinstance(pending.get("query"), str) and pending["query"]:
+            return pending
     return None
 
 
@@ -93,5 +97,7 @@ def response_body(result: TurnResult, *, user_id: str, context: Any, turn_count:
     skills = context.get("skills") if isinstance(context, Mapping) else None
     out_context["skills"] = dict(skills) if isinstance(skills, Mapping) else {}
     if session_id is None and result.pending:
-        out_context[CONTEXT_KEY] = {"pending_search": dict(result.pending)}
+        # under "integrations", a free-form object that the official SDKs' context models keep (they drop
+        # keys of their own at the top level), so a context round-tripped through them still carries it
+        out_context["integrations"] = {CONTEXT_KEY: {"pending_search": dict(result.pending)}}
     return {"output": output, "context": out_context, "user_id": user_id}

@@ -59,7 +59,7 @@ def result_json(result: SearchResult, index: int, engine: str) -> dict[str, Any]
 def answer_item(answer: Answer, assistant: Assistant, response_length: str, engine: str) -> dict[str, Any]:
     cs = assistant.conversational
     return {
-        "response_type": "conversational_search",
+        "response_type": cs.response_type,
         "text": answer.text,
         "citations_title": cs.citations_title,
         "citations": [c.to_json() for c in answer.citations],
@@ -157,7 +157,7 @@ def debug_block(trace: TurnTrace, item: Mapping[str, Any] | None) -> dict[str, A
         "generative_ai_start_time": _iso(trace.started_at),
         "outcome": trace.outcome,
         "generative_ai": {
-            "task": "grounded_answering",
+            "task": "content_grounded_answering",  # GenerativeAITaskContentGroundedAnswering in the SDKs
             "is_idk_response": idk,
             "is_hap_detected": hap_detected(trace),
             "confidence_scores": {

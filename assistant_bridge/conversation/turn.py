@@ -157,7 +157,7 @@ class Turn:
                 result: TurnResult = stop.value
                 break
             streamed = True
-            yield "partial_item", {"response_type": "conversational_search", "text": delta,
+            yield "partial_item", {"response_type": self.assistant.conversational.response_type, "text": delta,
                                    "streaming_metadata": {"id": 1}}  # fmt: skip
         for n, item in enumerate(result.generic, start=1):
             if not (streamed and n == 1):

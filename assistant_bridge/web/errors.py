@@ -20,8 +20,17 @@ from assistant_bridge.web.auth import challenge
 log = logging.getLogger(__name__)
 
 
+def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
+    """``{"error": {code, message, details?}, "errors": [{code, message}]}``: the second form is what the IBM
+    Cloud SDKs (``ibm-cloud-sdk-core``) take an exception's message from, so theirs reads as ours does."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if details:
+        error["details"] = details
+    return {"error": error, "errors": [{"code": code, "message": message}]}
+
+
 def error_response(err: BridgeError) -> tuple[Any, int]:
-    resp = jsonify(err.to_json())
+    resp = jsonify(error_body(err.code, err.message, err.details))
     add_error_headers(resp, err)
     return resp, err.status
 
@@ -50,7 +59,7 @@ def install_error_handlers(app: Flask) -> None:
     @app.errorhandler(HTTPException)
     def _http(err: HTTPException) -> tuple[Any, int]:
         code = (err.name or "error").lower().replace(" ", "_")
-        resp = jsonify({"error": {"code": code, "message": err.description}})
+        resp = jsonify(error_body(code, err.description or ""))
         for name, value in err.get_headers():  # e.g. Allow on a 405 (RFC 9110)
             if name.lower() != "content-type":
                 resp.headers[name] = value
@@ -59,4 +68,4 @@ def install_error_handlers(app: Flask) -> None:
     @app.errorhandler(Exception)
     def _unexpected(err: Exception) -> tuple[Any, int]:
         log.exception("request.unhandled type=%s", type(err).__name__)
-        return jsonify({"error": {"code": "internal_error", "message": "internal error; see the server log"}}), 500
+        return jsonify(error_body("internal_error", "internal error; see the server log")), 500

@@ -28,7 +28,7 @@ import dataclasses
 import re
 from typing import Any
 
-from flask import Blueprint, Flask, jsonify, request
+from flask import Blueprint, Flask, g, jsonify, request
 
 from assistant_bridge import metrics
 from assistant_bridge.conversation.assistants import Assistant
@@ -137,9 +137,19 @@ def _message(assistant_id: str, environment_id: str | None, session_id: str | No
             raise
         return jsonify(finish(result))
 
+    response_id = g.get("request_id", "")  # read here: the events are produced in another thread
+
     def produce() -> Any:
         for name, payload in turn.events():
-            yield ("final_response", finish(payload)) if name == "final" else (name, payload)
+            if name != "final":
+                yield name, payload
+                continue
+            final = finish(payload)
+            # required by the SDKs' FinalResponseOutput (MessageStreamMetadata: {streaming_metadata: {id}});
+            # response_id is what IBM's web chat reads
+            final["output"]["streaming_metadata"] = {"response_id": response_id,
+                                                     "streaming_metadata": {"id": len(final["output"]["generic"])}}  # fmt: skip
+            yield "final_response", final
 
     def on_error(exc: BaseException) -> dict[str, Any]:
         metrics.count_outcome(ROUTE, "error")

@@ -53,7 +53,7 @@ def test_client_side_round_trip_with_the_built_in_backend(real: tuple[str, Any])
     result = relay_to(base, provider).send("How do I reset my password?", options={"debug": True})
     assert result.rounds == 1 and result.outcome == "answer"
     (item,) = result.generic
-    assert item["response_type"] == "conversational_search"
+    assert item["response_type"] == "conversation_search"
     assert item["citations_title"] == "How do we know?"
     assert "reset your password" in item["text"].lower()
     assert item["search_results"][0]["result_metadata"]["document_id"]
@@ -152,7 +152,7 @@ def test_streaming_round_trip(real: tuple[str, Any]) -> None:
     assert "partial_item" in names and "complete_item" in names
     deltas = "".join(p["text"] for n, p in events if n == "partial_item")
     complete = next(p for n, p in events if n == "complete_item")
-    assert deltas == complete["text"] and complete["response_type"] == "conversational_search"
+    assert deltas == complete["text"] and complete["response_type"] == "conversation_search"
     assert events[-1][1]["outcome"] == "answer"
 
 

@@ -167,7 +167,7 @@ def test_search_server_faults_give_the_connectivity_message(client: Any, endpoin
     assert body["output"]["debug"]["turn_events"][0]["outcome"] == "connectivity"
     assert elapsed < TIMEOUT * 2 + 3
     recovered, _ = _turn(client, "remote", stream=stream)
-    assert _text_item(recovered)["response_type"] == "conversational_search"
+    assert _text_item(recovered)["response_type"] == "conversation_search"
 
 
 def test_search_server_unreachable(client: Any) -> None:
@@ -195,7 +195,7 @@ def test_llm_faults_give_the_connectivity_message(client: Any, endpoint: Endpoin
     # one retry, each attempt bounded by the read timeout, plus the backoff between them
     assert elapsed < 2 * TIMEOUT + 4
     recovered, _ = _turn(client, "llm", stream=stream)
-    assert _text_item(recovered)["response_type"] == "conversational_search"
+    assert _text_item(recovered)["response_type"] == "conversation_search"
 
 
 def test_llm_unreachable(client: Any) -> None:

@@ -186,7 +186,7 @@ def test_killing_the_side_process_under_load_gives_503s_then_recovers(served: Se
             assert body["error"]["code"] == "backend_unavailable" and "Traceback" not in json.dumps(body)
         if kind == "message" and status == 200:
             text = body["output"]["generic"][0]["text"]
-            assert body["output"]["generic"][0]["response_type"] == "conversational_search" or CONNECTIVITY in text
+            assert body["output"]["generic"][0]["response_type"] == "conversation_search" or CONNECTIVITY in text
     failed = [r for r in during if r[2] == 503]
     first_ok_after = min((t for t, kind, status, _ in during if kind == "search" and status == 200
                           and failed and t > failed[-1][0]), default=None)  # fmt: skip

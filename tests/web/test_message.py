@@ -30,7 +30,7 @@ def loaded(tmp_path: Path) -> Any:
 def test_text_turn_answers_with_a_conversational_search_item(loaded: Any) -> None:
     body = checked(ask(loaded, "how do I reset my password", debug=False))
     item = only_item(body)
-    assert item["response_type"] == "conversational_search"
+    assert item["response_type"] == "conversation_search"
     assert "self-service portal" in item["text"]
     assert item["citations_title"] == "How do we know?"
     assert item["response_length_option"] == "moderate"
@@ -134,7 +134,7 @@ def test_threshold_level_and_response_length_per_assistant_and_per_request(tmp_p
     assert levels.levels[-1] == "most_often"
     body = checked(ask(client, "password", path=strict, search_confidence_threshold="rarely"))
     item = only_item(body)
-    assert item["response_type"] == "conversational_search" and item["response_length_option"] == "concise"
+    assert item["response_type"] == "conversation_search" and item["response_length_option"] == "concise"
     assert item["confidence_scores"]["threshold"] == 0.0
     assert gen.calls[-1][2] == "concise"
     body = checked(ask(client, "password", path=strict, thresholds={"pre_gen": 0.2}, response_length="verbose"))

@@ -40,7 +40,7 @@ def test_text_turn_hands_the_search_to_the_client(tmp_path: Path) -> None:
     body = checked(app.test_client().post(url(CLIENT), json=text_message("how do I set up the VPN")))
     assert body["output"]["generic"] == []
     assert body["output"]["actions"] == [{"type": "search", "query": "how do I set up the VPN"}]
-    assert body["context"]["assistant_bridge"]["pending_search"]["query"] == "how do I set up the VPN"
+    assert body["context"]["integrations"]["assistant_bridge"]["pending_search"]["query"] == "how do I set up the VPN"
 
 
 def test_filter_and_metadata_of_the_assistant_go_into_the_action(tmp_path: Path) -> None:
@@ -66,7 +66,7 @@ def test_session_round_trip_across_two_app_instances_sharing_a_data_dir(tmp_path
 
     body = checked(c2.post(url(CLIENT, session=sid), json=results_message()))  # the other worker answers
     item = only_item(body)
-    assert item["response_type"] == "conversational_search"
+    assert item["response_type"] == "conversation_search"
     assert item["text"].startswith("Install the VPN client")  # the highlight, not the body, was the snippet
     assert turn_event(body)["callout"]["search"]["query"] == "how do I set up the VPN"
     first = item["search_results"][0]
@@ -90,7 +90,7 @@ def test_stateless_search_results_take_the_query_from_input_text(tmp_path: Path)
     app, _, _ = build(tmp_path)
     client = app.test_client()
     body = checked(client.post(url(CLIENT), json=results_message(text="vpn client")))
-    assert only_item(body)["response_type"] == "conversational_search"
+    assert only_item(body)["response_type"] == "conversation_search"
     assert turn_event(body)["callout"]["search"]["query"] == "vpn client"
     err = checked(client.post(url(CLIENT), json=results_message()), 400)
     assert "input.text" in err["error"]["message"]

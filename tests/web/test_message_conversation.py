@@ -273,7 +273,7 @@ def test_a_failing_rewrite_falls_back_to_the_last_turn_and_says_so(tmp_path: Pat
     rw = turn_event(body)["query_rewrite"]
     assert (rw["method"], rw["fallback"], rw["fallback_reason"]) == ("fallback", True, reason)
     assert rw["rewritten_query"] == FOLLOW_UP == turn_event(body)["callout"]["search"]["query"]
-    assert only_item(body)["response_type"] == "conversational_search"  # the turn still answers
+    assert only_item(body)["response_type"] == "conversation_search"  # the turn still answers
 
 
 def test_an_llm_rewrite_is_searched(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ def real_client(tmp_path_factory: pytest.TempPathFactory) -> Any:
 def test_answerable_question_gets_a_cited_extractive_answer(real_client: Any) -> None:
     body = checked(ask(real_client, "How do I reset my password?"))
     item = only_item(body)
-    assert item["response_type"] == "conversational_search", turn_event(body)
+    assert item["response_type"] == "conversation_search", turn_event(body)
     assert "self-service portal" in item["text"]
     scores = item["confidence_scores"]
     ev = turn_event(body)["generative_ai"]["confidence_scores"]
@@ -53,4 +53,4 @@ def test_unrelated_question_is_an_idk_with_the_reason(real_client: Any) -> None:
 def test_real_components_stream(real_client: Any) -> None:
     evs = events(real_client.post(url(stream=True), json={"input": {"text": "How do I reset my password?"}}))
     assert [n for n, _ in evs][-2:] == ["complete_item", "final_response"]
-    assert evs[-2][1]["response_type"] == "conversational_search"
+    assert evs[-2][1]["response_type"] == "conversation_search"

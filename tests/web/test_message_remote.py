@@ -51,7 +51,7 @@ def test_answers_from_this_projects_own_search_server(tmp_path: Path, search_ser
     app, _, _ = build(tmp_path, assistants=remote(search_server, **auth))
     body = checked(ask(app.test_client(), "how do I reset my password", path=url("kb")))
     item = only_item(body)
-    assert item["response_type"] == "conversational_search", item
+    assert item["response_type"] == "conversation_search", item
     assert "self-service portal" in item["text"]
     assert item["search_results"][0]["title"] == "Reset your password" and len(item["search_results"]) <= 3
     assert item["search_results"][0]["result_metadata"]["document_retrieval_source"] == "assistant-bridge"
@@ -128,7 +128,7 @@ def test_request_carries_query_filter_metadata_and_credentials(tmp_path: Path) -
                                                "token": "tok-123456", "headers": {"X-Tenant": "acme"}}}}}
     app, _, _ = build(tmp_path, assistants=assistants, transport=transport)
     item = only_item(checked(ask(app.test_client(), "vpn", path=url("kb"))))
-    assert item["response_type"] == "conversational_search" and item["search_results"][0]["url"] == "https://x.example"
+    assert item["response_type"] == "conversation_search" and item["search_results"][0]["url"] == "https://x.example"
     assert item["search_results"][0]["result_metadata"]["document_retrieval_source"] == "custom_search"
     request = seen[0]
     assert request.method == "POST" and str(request.url) == "https://search.example.com/query"

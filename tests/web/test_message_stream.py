@@ -41,9 +41,9 @@ def test_answer_streams_partials_then_the_complete_item_then_the_final_response(
     assert names[-2:] == ["complete_item", "final_response"] and set(names[:-2]) == {"partial_item"}
     assert len(names) > 3  # the text arrives in several pieces
     complete, final = evs[-2][1], evs[-1][1]
-    assert complete["response_type"] == "conversational_search" and complete["streaming_metadata"] == {"id": 1}
+    assert complete["response_type"] == "conversation_search" and complete["streaming_metadata"] == {"id": 1}
     assert texts(evs) == complete["text"] and "self-service portal" in complete["text"]
-    assert all(p["response_type"] == "conversational_search" for n, p in evs if n == "partial_item")
+    assert all(p["response_type"] == "conversation_search" for n, p in evs if n == "partial_item")
     checked_final = dict(complete)
     checked_final.pop("streaming_metadata")
     assert final["output"]["generic"] == [checked_final]
@@ -83,7 +83,7 @@ def test_stream_then_verify_streams_the_generators_deltas(tmp_path: Path) -> Non
     ingest(c)
     evs = events(stream(c, "how do I reset my password"))
     complete = evs[-2][1]
-    assert complete["response_type"] == "conversational_search" and texts(evs) == complete["text"]
+    assert complete["response_type"] == "conversation_search" and texts(evs) == complete["text"]
     partials = [p["text"] for n, p in evs if n == "partial_item"]
     assert max(len(p) for p in partials) <= 8  # FakeGenerator's delta size: these came from generator.stream
 
@@ -103,7 +103,7 @@ def test_generator_failure_midway_ends_with_the_connectivity_item(tmp_path: Path
     c = app.test_client()
     ingest(c)
     evs = events(stream(c, "how do I reset my password"))
-    assert evs[0] == ("partial_item", {"response_type": "conversational_search", "text": "To reset ",
+    assert evs[0] == ("partial_item", {"response_type": "conversation_search", "text": "To reset ",
                                        "streaming_metadata": {"id": 1}})  # fmt: skip
     assert evs[-2][1]["text"].startswith("I might have information") and evs[-2][1]["streaming_metadata"]["id"] == 1
     assert evs[-1][0] == "final_response"
@@ -119,7 +119,7 @@ def test_client_side_round_trip_in_a_session_streams_the_action_then_the_answer(
     body = {"input": {"message_type": "search_results",
                       "search_results": [{"title": "VPN", "body": "Install the VPN client before connecting."}]}}
     evs = events(c.post(url("client-side", session=sid, stream=True), json=body))
-    assert evs[-2][1]["response_type"] == "conversational_search" and evs[-1][1]["context"]["global"]["session_id"] == sid
+    assert evs[-2][1]["response_type"] == "conversation_search" and evs[-1][1]["context"]["global"]["session_id"] == sid
 
 
 def test_request_errors_come_before_the_stream_as_json(client: Any) -> None:

@@ -41,7 +41,7 @@ def test_message_relays_to_the_built_in_client_side_assistant(tmp_path: Path) ->
     assert resp.status_code == 200, body
     validate("relay_message_response", body)
     (item,) = body["output"]["generic"]
-    assert item["response_type"] == "conversational_search" and "reset your password" in item["text"]
+    assert item["response_type"] == "conversation_search" and "reset your password" in item["text"]
     assert "debug" not in body["output"]  # asked for to classify, then removed
     relay = body["relay"]
     assert relay["outcome"] == "answer" and relay["rounds"] == 1
