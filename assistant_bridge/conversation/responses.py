@@ -34,13 +34,19 @@ def text_item(text: str, errors: Sequence[Mapping[str, str]] | None = None) -> d
 
 
 def search_action(query: str, config: SearchConfig) -> dict[str, Any]:
-    """The ``output.actions[]`` entry that hands a search to the client (spec §A.2)."""
-    action: dict[str, Any] = {"type": "search", "query": query}
+    """The ``output.actions[]`` entry that hands a search to the client (spec §A.2). ``name``,
+    ``result_variable`` and ``parameters`` are there for the official SDKs, whose action model
+    (``DialogNodeAction``) requires the first two and keeps no other field; the results come back as a
+    ``search_results`` message, whatever the variable."""
+    search: dict[str, Any] = {"query": query}
     if config.filter:
-        action["filter"] = config.filter
+        search["filter"] = config.filter
     if config.metadata:
-        action["metadata"] = dict(config.metadata)
-    return action
+        search["metadata"] = dict(config.metadata)
+    # the fields once at the top (as the assistant toolkit's web chat reads them) and once in "parameters",
+    # the only free-form part of the SDKs' action model
+    return {"type": "search", "name": "search", "result_variable": "search_results", **search,
+            "parameters": dict(search)}
 
 
 def result_json(result: SearchResult, index: int, engine: str) -> dict[str, Any]:

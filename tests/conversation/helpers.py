@@ -131,3 +131,10 @@ def only_item(body: dict[str, Any]) -> dict[str, Any]:
 
 def turn_event(body: dict[str, Any]) -> dict[str, Any]:
     return dict(body["output"]["debug"]["turn_events"][0])
+
+
+def action(query: str, **more: Any) -> dict[str, Any]:
+    """A search action as the service sends it: the fields at the top and again in ``parameters`` (for the
+    SDKs' action model, which also requires ``name`` and ``result_variable``)."""
+    fields = {"query": query, **more}
+    return {"type": "search", "name": "search", "result_variable": "search_results", **fields, "parameters": fields}

@@ -12,7 +12,7 @@ from assistant_bridge.errors import NotFound
 from assistant_bridge.conversation.sessions import SessionStore
 from assistant_bridge.web.validation import validate
 from tests.conftest import KEYS, headers_for
-from tests.conversation.helpers import build, checked, only_item, sessions_url, turn_event, url
+from tests.conversation.helpers import action, build, checked, only_item, sessions_url, turn_event, url
 
 pytestmark = pytest.mark.unit
 CLIENT = "client-side"
@@ -39,7 +39,7 @@ def test_text_turn_hands_the_search_to_the_client(tmp_path: Path) -> None:
     app, _, _ = build(tmp_path)
     body = checked(app.test_client().post(url(CLIENT), json=text_message("how do I set up the VPN")))
     assert body["output"]["generic"] == []
-    assert body["output"]["actions"] == [{"type": "search", "query": "how do I set up the VPN"}]
+    assert body["output"]["actions"] == [action("how do I set up the VPN")]
     assert body["context"]["integrations"]["assistant_bridge"]["pending_search"]["query"] == "how do I set up the VPN"
 
 
@@ -47,8 +47,7 @@ def test_filter_and_metadata_of_the_assistant_go_into_the_action(tmp_path: Path)
     assistants = {"web": {"search": {"type": "client", "filter": "lang:en", "metadata": {"index": "kb"}}}}
     app, _, _ = build(tmp_path, assistants=assistants)
     body = checked(app.test_client().post(url("web"), json=text_message("vpn")))
-    assert body["output"]["actions"] == [{"type": "search", "query": "vpn", "filter": "lang:en",
-                                          "metadata": {"index": "kb"}}]  # fmt: skip
+    assert body["output"]["actions"] == [action("vpn", filter="lang:en", metadata={"index": "kb"})]
 
 
 def test_session_round_trip_across_two_app_instances_sharing_a_data_dir(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from typing import Any, Iterator
 import pytest
 
 from assistant_bridge.conversation.sse import EventPump
-from tests.conversation.helpers import build, checked, events, ingest, sessions_url, url
+from tests.conversation.helpers import action, build, checked, events, ingest, sessions_url, url
 
 pytestmark = pytest.mark.unit
 STREAM_THEN_VERIFY = {"default": {"conversational_search": {"streaming": "stream_then_verify"}}}
@@ -115,7 +115,7 @@ def test_client_side_round_trip_in_a_session_streams_the_action_then_the_answer(
     sid = c.post(sessions_url("client-side")).get_json()["session_id"]
     evs = events(stream(c, "vpn setup", path=url("client-side", session=sid, stream=True)))
     assert [n for n, _ in evs] == ["final_response"]
-    assert evs[0][1]["output"]["actions"] == [{"type": "search", "query": "vpn setup"}]
+    assert evs[0][1]["output"]["actions"] == [action("vpn setup")]
     body = {"input": {"message_type": "search_results",
                       "search_results": [{"title": "VPN", "body": "Install the VPN client before connecting."}]}}
     evs = events(c.post(url("client-side", session=sid, stream=True), json=body))
