@@ -14,6 +14,7 @@ this tree in one function each; the HTTP layer maps the tree to status codes and
     │   ├── UnsupportedMediaType     415: file type we cannot ingest
     │   ├── DocumentParseError       422: a supported file type that is corrupt
     │   ├── AuthenticationRequired   401: missing or wrong credentials
+    │   │   └── SignatureRejected    403: a bad AWS Signature Version 4 (AccessDeniedException)
     │   ├── Forbidden                403: credentials valid, action not allowed
     │   ├── NotFound                 404: unknown (or invisible to the caller) id
     │   └── RateLimited              429
@@ -83,6 +84,14 @@ class DocumentParseError(RequestError):
 class AuthenticationRequired(RequestError):
     status = 401
     code = "unauthorized"
+
+
+class SignatureRejected(AuthenticationRequired):
+    """A request signed with AWS Signature Version 4 whose signature, scope, clock or freshness is wrong:
+    403 (the AWS SDKs' ``AccessDeniedException``), counted as a failed login."""
+
+    status = 403
+    code = "access_denied"
 
 
 class Forbidden(RequestError):

@@ -134,7 +134,9 @@ class SearchSettings:
 class ApiKey:
     """One credential and the principal it maps to.
 
-    ``kind``: ``apikey`` (sent in ``auth.api_key_header``), ``bearer`` (``Authorization: Bearer``) or
+    ``kind``: ``sigv4`` (an AWS access key pair: ``username`` is the access key id, ``key`` the secret access
+    key; requests signed with AWS Signature Version 4), ``apikey`` (sent in ``auth.api_key_header``),
+    ``bearer`` (``Authorization: Bearer``) or
     ``basic`` (``username`` + ``key`` as the password).
     """
 
@@ -159,6 +161,9 @@ class AuthSettings:
     allow_anonymous: bool = True
     # failed logins per minute from one client address (or with one key prefix) before 429 + Retry-After
     failed_logins_per_minute: int = 20
+    # the region and service that SigV4-signed requests (AWS SDKs, keys of kind sigv4) must be signed for
+    aws_region: str = "us-east-1"
+    aws_service: str = "bedrock"
 
 
 @dataclass
@@ -376,10 +381,11 @@ def validate(settings: Settings) -> None:
     if settings.backend.default_mode not in ("lexical", "dense", "hybrid"):
         raise ConfigurationError("backend.default_mode must be lexical, dense or hybrid")
     for i, key in enumerate(settings.auth.keys):
-        if key.kind not in ("apikey", "bearer", "basic"):
-            raise ConfigurationError(f"auth.keys[{i}].kind must be apikey, bearer or basic")
-        if key.kind == "basic" and not key.username:
-            raise ConfigurationError(f"auth.keys[{i}] of kind basic needs a username")
+        if key.kind not in ("apikey", "bearer", "basic", "sigv4"):
+            raise ConfigurationError(f"auth.keys[{i}].kind must be apikey, bearer, basic or sigv4")
+        if key.kind in ("basic", "sigv4") and not key.username:
+            what = "a username" if key.kind == "basic" else "its access key id as username"
+            raise ConfigurationError(f"auth.keys[{i}] of kind {key.kind} needs {what}")
         if len(key.key.get()) < 8:
             raise ConfigurationError(f"auth.keys[{i}].key is too short (at least 8 characters)")
     if settings.ingest.overlap_tokens >= settings.ingest.chunk_tokens:

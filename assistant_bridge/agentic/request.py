@@ -8,7 +8,7 @@ checks what a schema cannot say well and names the field of every problem (``$.r
   (``configuration.knowledgeBase.knowledgeBaseId`` with ``retrievalOverrides.filter`` and
   ``retrievalOverrides.maxNumberOfResults``) or in the short form ``{id, filter, maxNumberOfResults}``;
 * a ``RetrievalFilter`` that converts (:func:`~assistant_bridge.core.filters.from_retrieval_filter`);
-* ``maxAgentIteration`` from 2 to the configured cap; ``rerankingModelType`` MANAGED or NONE;
+* ``maxAgentIteration`` up to the configured cap (0 and 1 run the least the loop needs, 2 rounds); ``rerankingModelType`` MANAGED or NONE;
 * no ``nextToken`` (all results arrive in one ``result`` event) and no ``memoryConfiguration``.
 """
 
@@ -22,6 +22,11 @@ from assistant_bridge.errors import FilterSyntaxError, ValidationFailed
 
 MAX_RETRIEVERS = 5
 MIN_ITERATIONS = 2
+# Bedrock's service model allows knowledge base ids of at most 10 letters and digits, which the AWS SDKs check
+# before sending: DEFAULTKB0 names the default retriever (the service's own backend); a retriever of another
+# id is named by its id, which a boto3 caller can use when it is 10 letters or digits
+DEFAULT_KNOWLEDGE_BASE_ID = "DEFAULTKB0"
+KNOWLEDGE_BASE_ALIASES = {DEFAULT_KNOWLEDGE_BASE_ID: "default"}
 
 
 @dataclass(frozen=True)
@@ -73,6 +78,7 @@ def _retriever(item: Mapping[str, Any], i: int, known: Collection[str], max_resu
         rid, overrides, opath, id_path = item.get("id"), item, here, f"{here}.id"
     if not isinstance(rid, str) or not rid:
         raise _fail(id_path, "a retriever id is required (configuration.knowledgeBase.knowledgeBaseId or id)")
+    rid = KNOWLEDGE_BASE_ALIASES.get(rid, rid) if rid not in known else rid
     if rid not in known:
         raise _fail(id_path, f"unknown retriever {rid[:64]!r}; configured: {', '.join(sorted(known))}")
     expr = None
@@ -115,8 +121,10 @@ def parse_request(body: Mapping[str, Any], *, known_retrievers: Collection[str],
     cfg = body.get("agenticRetrieveConfiguration") or {}
     iterations = cfg.get("maxAgentIteration")
     where = "$.agenticRetrieveConfiguration"
-    if iterations is not None and not MIN_ITERATIONS <= iterations <= max_iterations_cap:
-        raise _fail(f"{where}.maxAgentIteration", f"must be from {MIN_ITERATIONS} to {max_iterations_cap}, got {iterations}")
+    if iterations is not None and iterations > max_iterations_cap:
+        raise _fail(f"{where}.maxAgentIteration", f"must be at most {max_iterations_cap}, got {iterations}")
+    if iterations is not None and iterations < MIN_ITERATIONS:
+        iterations = MIN_ITERATIONS  # 0 and 1 (which the service model allows) run the loop's least: plan, check
     rerank_type = cfg.get("rerankingModelType", "MANAGED")
     if rerank_type == "CUSTOM":
         raise _fail(f"{where}.rerankingModelType", "CUSTOM reranking is not supported; use MANAGED or NONE")

@@ -60,6 +60,10 @@ class EventPump:
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=256)
         self._stop = threading.Event()
 
+    def heartbeat(self) -> bytes:
+        """What goes out while nothing else does: an SSE comment (nothing, for a framing without comments)."""
+        return comment()
+
     def encode(self, event: Any) -> bytes:
         """The SSE frame of one produced event."""
         name, payload = event
@@ -102,7 +106,9 @@ class EventPump:
         try:
             for item in pump(self._queue, heartbeat_seconds=self._heartbeat, is_last=lambda i: i is _END):
                 if item is HEARTBEAT:
-                    yield comment()
+                    beat = self.heartbeat()
+                    if beat:
+                        yield beat
                 elif item is not _END:
                     yield item
         finally:

@@ -18,12 +18,13 @@ from flask import Flask, Response, current_app, g, request
 
 from assistant_bridge.core import strict_json
 from assistant_bridge.domain import Principal, Scope
-from assistant_bridge.errors import AuthenticationRequired, PayloadTooLarge, ValidationFailed
+from assistant_bridge.aws import sigv4
+from assistant_bridge.errors import AuthenticationRequired, PayloadTooLarge, SignatureRejected, ValidationFailed
 from assistant_bridge.services import Services
 from assistant_bridge.settings import ApiKey, Settings, load_settings
 from assistant_bridge import metrics
 from assistant_bridge.web.auth import anonymous_allowed, authenticate_key, identify, presented_credential
-from assistant_bridge.web.ratelimit import LoginThrottle, RateLimiter
+from assistant_bridge.web.ratelimit import LoginThrottle, RateLimiter, ReplayGuard
 from assistant_bridge.web.errors import install_error_handlers
 from assistant_bridge.web.validation import validate
 
@@ -41,6 +42,7 @@ ROUTE_MODULES = (
     "assistant_bridge.web.routes_relay",
     "assistant_bridge.web.routes_chat",
     "assistant_bridge.web.routes_agentic",
+    "assistant_bridge.web.routes_bedrock",
     "assistant_bridge.web.openapi",
 )
 
@@ -54,6 +56,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.extensions["services"] = services or Services.from_settings(settings)
     app.extensions["rate_limiter"] = RateLimiter(app.extensions["services"].store)
+    app.extensions["replay_guard"] = ReplayGuard(app.extensions["services"].store, sigv4.CLOCK_SKEW_SECONDS)
     app.extensions["login_throttle"] = LoginThrottle(app.extensions["services"].store,
                                                      settings.auth.failed_logins_per_minute)  # fmt: skip
     install_error_handlers(app)
@@ -131,6 +134,7 @@ def principal(body_end_user: str | None = None) -> Principal:
     if "principal" not in g:
         with _throttled():
             g.principal, key = authenticate_key(request, settings().auth, body_end_user)
+            _fresh(key)
         if key is not None and key.rate_limit_per_minute:
             limiter: RateLimiter = current_app.extensions["rate_limiter"]
             limiter.hit(g.principal.key_id, key.rate_limit_per_minute)
@@ -142,7 +146,19 @@ def credential() -> tuple[Principal, ApiKey | None]:
     """The request's credential and the principal it maps to, before any end user is applied (a 401 before
     anything else is revealed); failed logins are throttled as in :func:`principal`."""
     with _throttled():
-        return identify(request, settings().auth)
+        found = identify(request, settings().auth)
+        _fresh(found[1])
+        return found
+
+
+def _fresh(key: ApiKey | None) -> None:
+    """A SigV4 signature is good once: the same signed request sent again is refused (once per request)."""
+    if key is None or key.kind != "sigv4" or g.get("signature_checked"):
+        return
+    guard: ReplayGuard = current_app.extensions["replay_guard"]
+    if not guard.first_use(request.headers.get("Authorization", "").rpartition("Signature=")[2]):
+        raise SignatureRejected("this signed request was already received: sign each request anew")
+    g.signature_checked = True
 
 
 @contextmanager

@@ -22,12 +22,15 @@ import base64
 import binascii
 import hmac
 import re
+from datetime import datetime, timezone
 from typing import Any, Callable, TypeVar
+from urllib.parse import quote
 
 from flask import Request, current_app
 
 from assistant_bridge.domain import Principal
-from assistant_bridge.errors import AuthenticationRequired, Forbidden, ValidationFailed
+from assistant_bridge.aws import sigv4
+from assistant_bridge.errors import AuthenticationRequired, Forbidden, SignatureRejected, ValidationFailed
 from assistant_bridge.settings import ApiKey, AuthSettings
 
 END_USER_HEADERS = ("X-End-User-ID", "external_user_id", "External-User-Id")
@@ -78,8 +81,10 @@ def identify(request: Request, auth: AuthSettings) -> tuple[Principal, ApiKey | 
         when none are configured and ``auth.allow_anonymous`` is off (no credential can then be right).
     """
     if anonymous_allowed(auth):
-        return ANONYMOUS, None
+        return ANONYMOUS, None  # a SigV4-signed request too: boto3 with any dummy key works on loopback
     header = request.headers.get("Authorization", "")
+    if sigv4.is_signed(header):
+        return _signed(request, auth, header)
     api_key = request.headers.get(auth.api_key_header, "")
     if not api_key and not header and query_api_key_allowed(request):  # a header of any kind wins
         api_key = request.args.get(QUERY_API_KEY, "")
@@ -113,6 +118,11 @@ def presented_credential(request: Request, auth: AuthSettings) -> str:
             return base64.b64decode(header[6:].strip(), validate=True).decode().partition(":")[0]
         except (binascii.Error, UnicodeDecodeError):
             return header[6:].strip()
+    if sigv4.is_signed(header):
+        try:
+            return sigv4.parse(header).access_key_id
+        except sigv4.SignatureError:
+            return ""
     if header:
         token = header.partition(" ")[2].strip() or header
         return "" if token.startswith("eyJ") else token
@@ -120,6 +130,28 @@ def presented_credential(request: Request, auth: AuthSettings) -> str:
     if not api_key and query_api_key_allowed(request):
         api_key = request.args.get(QUERY_API_KEY, "")
     return api_key
+
+
+def _signed(request: Request, auth: AuthSettings, header: str) -> tuple[Principal, ApiKey]:
+    """The principal of a request signed with AWS Signature Version 4 by a key pair of kind ``sigv4``.
+
+    :raises SignatureRejected: an unknown access key id, or a signature that does not verify (scope, clock,
+        signed headers, body, signature: the reason is in the message, never a secret).
+    """
+    try:
+        signed = sigv4.parse(header)
+        for i, key in enumerate(auth.keys):
+            if key.kind == "sigv4" and _match(key.username, signed.access_key_id):
+                raw = request.environ.get("RAW_URI") or request.environ.get("REQUEST_URI") or quote(request.path)
+                path, _, query = raw.partition("?")
+                sigv4.verify(signed, secret=key.key.get(), method=request.method, raw_path=path, raw_query=query,
+                             headers={k.lower(): v for k, v in request.headers.items()},
+                             body=request.get_data(cache=True), now=datetime.now(timezone.utc),
+                             region=auth.aws_region, service=auth.aws_service)  # fmt: skip
+                return _principal(key, i), key
+    except sigv4.SignatureError as exc:
+        raise SignatureRejected(str(exc)) from None
+    raise SignatureRejected("the access key id is not known to this service")
 
 
 def _api_key_in_authorization(header: str) -> str:

@@ -39,7 +39,7 @@ def add_error_headers(resp: Any, err: BridgeError) -> None:
     """``Retry-After`` of a 429/503 that knows it, ``WWW-Authenticate`` on a 401."""
     if "retry_after" in err.details:
         resp.headers["Retry-After"] = str(err.details["retry_after"])
-    if isinstance(err, AuthenticationRequired):
+    if isinstance(err, AuthenticationRequired) and err.status == 401:
         resp.headers["WWW-Authenticate"] = challenge(current_app.config["SETTINGS"].auth)
 
 

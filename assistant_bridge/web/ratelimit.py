@@ -86,3 +86,23 @@ class LoginThrottle:
             self.store.execute(
                 "INSERT INTO rate_limits VALUES (?, ?, 1) ON CONFLICT(key, window) DO UPDATE SET n = n + 1", (key, window)
             )
+
+
+class ReplayGuard:
+    """Refuses a SigV4 signature seen before within its validity window (a captured request sent again),
+    for every worker: the signatures are rows of the shared store until they would have expired anyway."""
+
+    _TABLE = "CREATE TABLE IF NOT EXISTS sigv4_seen (signature TEXT PRIMARY KEY, expires REAL NOT NULL)"
+
+    def __init__(self, store: SQLiteStore, window_seconds: float) -> None:
+        self.store = store
+        self.window = window_seconds
+        self.store.execute(self._TABLE)
+
+    def first_use(self, signature: str, now: float | None = None) -> bool:
+        now = time.time() if now is None else now
+        if int(now) % 60 == 0:
+            self.store.execute("DELETE FROM sigv4_seen WHERE expires < ?", (now,))
+        cur = self.store.execute("INSERT OR IGNORE INTO sigv4_seen (signature, expires) VALUES (?, ?)",
+                                 (signature, now + 2 * self.window))  # fmt: skip
+        return cur.rowcount == 1

@@ -27,13 +27,14 @@ import logging
 import time
 from typing import Any, Iterator
 
-from flask import Blueprint, Flask, g, jsonify, request
+from flask import Blueprint, Flask, Response, g, jsonify, request
 
 from assistant_bridge import metrics
 from assistant_bridge.agentic.events import ExceptionEvent, ResultEvent, StreamEvent, TraceEvent
 from assistant_bridge.agentic.loop import AgenticRun
 from assistant_bridge.agentic.request import parse_request
 from assistant_bridge.agentic.runtime import runtime_for
+from assistant_bridge.aws import eventstream, sigv4
 from assistant_bridge.conversation.sse import EventPump
 from assistant_bridge.domain import Scope
 from assistant_bridge.errors import BridgeError, DependencyError, ValidationFailed
@@ -42,7 +43,7 @@ from assistant_bridge.settings import Settings
 from assistant_bridge.web.app import credential, json_body, principal, services, settings
 from assistant_bridge.web.auth import END_USER_HEADERS
 from assistant_bridge.web.errors import add_error_headers
-from assistant_bridge.web.sse import frame, json_payload, sse_response
+from assistant_bridge.web.sse import SSE_HEADERS, frame, json_payload, sse_response
 
 log = logging.getLogger(__name__)
 bp = Blueprint("agentic", __name__)
@@ -66,7 +67,9 @@ def init_app(app: Flask, svc: Services) -> None:
 
 
 @bp.errorhandler(BridgeError)
-def _error(err: BridgeError) -> Any:
+def bedrock_error(err: BridgeError) -> Any:
+    """A modelled Bedrock error: the status, ``x-amzn-ErrorType`` and a body whose ``message`` the AWS SDKs
+    read (beside this service's own error body)."""
     if isinstance(err, DependencyError):
         metrics.count_http_error(err, settings())
     body = err.to_json()
@@ -98,6 +101,45 @@ class _Pump(EventPump):
             return frame(member[0].lower() + member[1:], json_payload({"message": exc.message}))
         log.exception("agentic.stream_failed type=%s", type(exc).__name__)
         return frame("internalServerException", json_payload({"message": "internal error; see the server log"}))
+
+
+class _AwsPump(_Pump):
+    """The same stream in the AWS event-stream framing, for the AWS SDKs (boto3's
+    ``agentic_retrieve_stream``): one message per event, the modelled errors as exception messages, and no
+    heartbeat (the framing has no comments; the loop's own events are frequent)."""
+
+    def heartbeat(self) -> bytes:
+        return b""
+
+    def encode(self, event: StreamEvent) -> bytes:
+        payload = event.payload()
+        if isinstance(event, ResultEvent):
+            # the SSE extensions the service model has no room for; a guardrail's verdict and every warning
+            # are in the trace events' warnings, where the model has them
+            payload = {k: v for k, v in payload.items() if k not in ("guardrailAction", "warnings")}
+        return eventstream.event(event.name, payload)
+
+    def error_frame(self, exc: Exception) -> bytes:
+        if isinstance(exc, BridgeError):
+            log.warning("agentic.stream_failed code=%s", exc.code)
+            member = error_type(exc)
+            return eventstream.exception(member[0].lower() + member[1:], exc.message)
+        log.exception("agentic.stream_failed type=%s", type(exc).__name__)
+        return eventstream.exception("internalServerException", "internal error; see the server log")
+
+
+def wants_eventstream() -> bool:
+    """Whether the caller is an AWS SDK: its request is signed with SigV4, or it asks for the event-stream
+    content type. Anyone else gets SSE."""
+    return sigv4.is_signed(request.headers.get("Authorization", "")) or \
+        eventstream.MIMETYPE in request.headers.get("Accept", "")  # fmt: skip
+
+
+def eventstream_response(body: Iterator[bytes]) -> Response:
+    resp = Response(body, mimetype=eventstream.MIMETYPE, direct_passthrough=True)
+    resp.headers.update(SSE_HEADERS)  # the same reasons not to buffer or cache
+    resp.headers["x-amzn-RequestId"] = str(g.get("request_id", ""))
+    return resp
 
 
 def observed(run: AgenticRun, settings: Settings) -> Iterator[StreamEvent]:
@@ -160,8 +202,21 @@ def observed(run: AgenticRun, settings: Settings) -> Iterator[StreamEvent]:
 @bp.post("/agenticRetrieveStream")
 @bp.post("/v1/agentic-retrieve-stream")
 def agentic_retrieve_stream() -> Any:
-    caller, key = credential()  # 401 before anything else is revealed
-    body = json_body("agentic_request")
+    credential()  # 401 before anything else is revealed
+    run = start_run(json_body("agentic_request"))
+    conf = settings()
+    heartbeat = runtime_for(services()).settings.heartbeat_seconds
+    if wants_eventstream():
+        return eventstream_response(iter(_AwsPump(lambda: observed(run, conf), heartbeat)))
+    return sse_response(iter(_Pump(lambda: observed(run, conf), heartbeat)))
+
+
+def start_run(body: dict[str, Any]) -> AgenticRun:
+    """The run of a schema-valid agentic request, for the caller (and the end user it names).
+
+    :raises ValidationFailed: for a request the service cannot serve, naming its JSON path.
+    """
+    caller, key = credential()
     rt = runtime_for(services())
     req = parse_request(body, known_retrievers=rt.retrievers.keys(), max_iterations_cap=rt.settings.max_iterations,
                         max_results_cap=settings().search.max_limit)  # fmt: skip
@@ -172,6 +227,4 @@ def agentic_retrieve_stream() -> Any:
     if user is not None and key is not None and not (key.service or key.admin) and user == caller.user_id:
         user = None  # a user key naming itself narrows nothing
     scope = Scope(principal=principal(user))
-    run = rt.build_run(req, scope, run_id=str(g.get("request_id", "run"))[:16])
-    conf = settings()
-    return sse_response(iter(_Pump(lambda: observed(run, conf), rt.settings.heartbeat_seconds)))
+    return rt.build_run(req, scope, run_id=str(g.get("request_id", "run"))[:16])

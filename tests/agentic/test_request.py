@@ -55,7 +55,6 @@ def test_short_form_and_defaults() -> None:
     ({"retrievers": [{"id": "hr"}, {"id": "hr"}]}, "$.retrievers[1]"),
     ({"retrievers": [{"id": "hr", "configuration": {"knowledgeBase": {"knowledgeBaseId": "default"}}}]}, "$.retrievers[0].id"),
     ({"retrievers": [{"id": "hr", "maxNumberOfResults": 500}]}, "$.retrievers[0].maxNumberOfResults"),
-    ({"agenticRetrieveConfiguration": {"maxAgentIteration": 1}}, "$.agenticRetrieveConfiguration.maxAgentIteration"),
     ({"agenticRetrieveConfiguration": {"maxAgentIteration": 99}}, "$.agenticRetrieveConfiguration.maxAgentIteration"),
     ({"agenticRetrieveConfiguration": {"rerankingModelType": "CUSTOM"}}, "$.agenticRetrieveConfiguration.rerankingModelType"),
     ({"nextToken": "abc"}, "$.nextToken"),
@@ -83,3 +82,13 @@ def test_a_malformed_filter_names_its_path(flt: dict[str, Any], path: str) -> No
     assert info.value.details["path"] == expected
     assert info.value.message.startswith(expected + ": ")
     assert info.value.status == 400
+
+
+def test_what_the_service_model_allows_is_accepted() -> None:
+    """boto3 checks requests against Bedrock's service model before sending them: what it lets through is
+    served (iterations of 0 and 1 run the loop's least, the default knowledge base id names the default)."""
+    for n in (0, 1):
+        req = parse_request(body(agenticRetrieveConfiguration={"maxAgentIteration": n}), known_retrievers={"default"})
+        assert req.max_iterations == 2
+    kb = {"configuration": {"knowledgeBase": {"knowledgeBaseId": "DEFAULTKB0"}}}
+    assert parse_request(body(retrievers=[kb]), known_retrievers={"default"}).retrievers[0].id == "default"

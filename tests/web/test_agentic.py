@@ -103,7 +103,7 @@ def test_alias_route_and_short_retriever_form(client: Any) -> None:
     (request_body(messages=[{"role": "assistant", "content": {"text": "hello"}}]), "$.messages"),
     (request_body(retrievers=[{"id": f"r{i}"} for i in range(6)]), "$.retrievers"),
     (request_body(retrievers=[{"id": "nope"}]), "$.retrievers[0].id"),
-    (request_body(agenticRetrieveConfiguration={"maxAgentIteration": 1}), "$.agenticRetrieveConfiguration.maxAgentIteration"),
+    (request_body(agenticRetrieveConfiguration={"maxAgentIteration": 99}), "$.agenticRetrieveConfiguration.maxAgentIteration"),
     (request_body(retrievers=[{"id": "default", "filter": {"equals": {"key": "owner", "value": "bob"}}}]),
      "$.retrievers[0].filter.equals.key"),
     (request_body(agenticRetrieveConfiguration={"foundationModelType": "CUSTOM"}),
