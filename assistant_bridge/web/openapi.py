@@ -7,7 +7,8 @@ published. :func:`build_document`:
 * copies every ``schemas/<name>.schema.json`` into ``components.schemas.<name>`` (without ``$id`` and
   ``$schema``) and rewrites every reference to a schema file (``search_result.schema.json``,
   ``chunk.schema.json#/$defs/document``) and every local one inside a copied schema (``#/$defs/x``) into a
-  reference within the document, so that it is self-contained;
+  reference within the document, so that it is self-contained; the ``$defs`` of a copied schema become
+  components of their own (:func:`hoist_defs`), which every client generator can follow;
 * adds the error responses the routes share (``x-common-errors`` of the base file), the ``X-End-User-ID``
   header to authenticated operations, and the ``X-Request-ID`` header to every response;
 * sets the security requirements of the running configuration: API key (in ``auth.api_key_header``),
@@ -117,6 +118,43 @@ def is_event_stream_get(doc: dict[str, Any], method: str, op: dict[str, Any]) ->
     return "text/event-stream" in ok.get("content", {})
 
 
+def hoist_defs(doc: dict[str, Any]) -> None:
+    """Move every ``$defs`` entry of a component schema to a component of its own (``<schema>__<def>``) and
+    point the references at it: some client generators (openapi-python-client) cannot follow a reference
+    into another component's ``$defs``, and dropped the operations that use one."""
+    schemas: dict[str, Any] = doc["components"]["schemas"]
+    moved: dict[str, str] = {}
+    pending = [name for name, schema in schemas.items() if isinstance(schema, dict) and "$defs" in schema]
+    while pending:
+        name = pending.pop()
+        for key, sub in schemas[name].pop("$defs").items():
+            new = f"{name}__{key}"
+            schemas[new] = sub
+            moved[f"#/components/schemas/{name}/$defs/{key}"] = f"#/components/schemas/{new}"
+            if isinstance(sub, dict) and "$defs" in sub:
+                pending.append(new)
+
+    def fix(node: Any) -> None:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                for old in sorted(moved, key=len, reverse=True):
+                    if ref == old or ref.startswith(old + "/"):
+                        node["$ref"] = moved[old] + ref[len(old):]
+                        break
+            for value in node.values():
+                fix(value)
+        elif isinstance(node, list):
+            for value in node:
+                fix(value)
+
+    for _ in range(8):  # a moved def may itself point into a def moved after it
+        before = json.dumps(doc, sort_keys=True)
+        fix(doc)
+        if json.dumps(doc, sort_keys=True) == before:
+            break
+
+
 def build_document(settings: Settings | None = None, schema_dir: Path = SCHEMA_DIR) -> dict[str, Any]:
     """The OpenAPI document for ``settings`` (the security schemes and requirements depend on them)."""
     base = yaml.safe_load((schema_dir / BASE_FILE).read_text(encoding="utf-8"))
@@ -140,6 +178,7 @@ def build_document(settings: Settings | None = None, schema_dir: Path = SCHEMA_D
                 if "security" not in op and is_event_stream_get(doc, method, op):
                     op["security"] = credentials + [{"ApiKeyQuery": []}] + ([{}] if anonymous else [])
                 _complete_operation(op, common, secured=True)
+    hoist_defs(doc)
     return doc
 
 

@@ -49,8 +49,13 @@ def frame(event: str, payload: str, *, id: str | None = None) -> bytes:
 
 
 def comment(text: str = "keep-alive") -> bytes:
-    """An SSE comment line (ignored by clients); used as the heartbeat."""
-    return f": {_LINES.sub(' ', text)}\n\n".encode("utf-8")
+    """An SSE comment line (ignored by clients); used as the heartbeat.
+
+    One line, with no blank line after it: a blank line dispatches an event, and a parser that keeps the
+    last event id (as the spec says, and httpx-sse does) would then emit an empty ``message`` event at every
+    heartbeat of a stream that carries ``id:`` lines. The next event's own lines follow it as usual.
+    """
+    return f": {_LINES.sub(' ', text)}\n".encode("utf-8")
 
 
 def retry(milliseconds: int) -> bytes:

@@ -137,6 +137,6 @@ def test_heartbeats_while_the_turn_works_and_an_error_event_after_a_crash() -> N
 
     out = b"".join(EventPump(slow, 0.05, lambda e: {"code": "internal_error", "message": "internal error"}))
     text = out.decode()
-    assert text.startswith(": keep-alive\n\n") and text.count(": keep-alive") >= 2
+    assert text.startswith(": keep-alive\n") and text.count(": keep-alive") >= 2
     assert text.index("event: complete_item") < text.index("event: error")
     assert "boom" not in text and "Traceback" not in text

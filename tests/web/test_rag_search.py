@@ -228,7 +228,7 @@ def test_heartbeats_on_a_slow_stream(tmp_path: Path) -> None:
         ingest(c, "Remote work", "Employees may work remotely two days a week.")
         resp = execute(c, {"query": "remote"}, mode="stream")
         raw = resp.get_data(as_text=True)
-        assert ": keep-alive\n\n" in raw
+        assert ": keep-alive\n" in raw
         assert events_of(resp)[-1][0] == "tool_end"
 
 
