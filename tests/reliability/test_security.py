@@ -24,7 +24,8 @@ JSON_LIMIT = 20_000
 SEARCH_LIMIT = 10_000
 UPLOAD_LIMIT = 60_000
 PATH_VALUES = {"assistant_id": "default", "environment_id": "default", "tool_id": "rag_search",
-               "session_id": "s-1", "document_id": "d-1", "chunk_id": "c-1", "execution_id": "e-1"}  # fmt: skip
+               "session_id": "s-1", "document_id": "d-1", "chunk_id": "c-1", "execution_id": "e-1",
+               "knowledgeBaseId": "DEFAULTKB0", "dataSourceId": "default", "documentId": "d-1"}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
