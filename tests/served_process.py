@@ -103,3 +103,18 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
         os.killpg(pgid, sig)
     except ProcessLookupError:  # every process of the group has exited already
         pass
+
+
+def serve_command(work: Path, config: Mapping[str, object], *, workers: int = 1) -> tuple[list[str], str]:
+    """``assistant-bridge serve`` over ``config`` (written to ``work/config.yaml``) on a free loopback port,
+    its data in ``work/data``: the command and the base URL."""
+    import json
+    import sys
+
+    from assistant_bridge.backends.lite_server import free_port
+
+    port = free_port()
+    (work / "config.yaml").write_text(json.dumps(config))  # JSON is YAML
+    cmd = [sys.executable, "-m", "assistant_bridge", "serve", "--workers", str(workers), "--port", str(port),
+           "--data-dir", str(work / "data"), "--config", str(work / "config.yaml")]  # fmt: skip
+    return cmd, f"http://127.0.0.1:{port}"

@@ -9,7 +9,6 @@ service model fails these tests."""
 from __future__ import annotations
 
 import json
-import sys
 import urllib.request
 from pathlib import Path
 from typing import Any, Iterator
@@ -17,9 +16,8 @@ from typing import Any, Iterator
 import httpx
 import pytest
 
-from assistant_bridge.backends.lite_server import free_port
 from tests.reliability.served import REPO
-from tests.served_process import served_process
+from tests.served_process import serve_command, served_process
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 boto3 = pytest.importorskip("boto3", reason="the test extra installs boto3")
@@ -33,16 +31,12 @@ QUESTION = "How do I reset my password?"
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: Any) -> Iterator[tuple[str, str]]:
     work = tmp_path_factory.mktemp("boto3")
-    port = free_port()
     config = {
         "backend": {"kind": "memory"}, "embedder": {"kind": "hashing"},
         "auth": {"keys": [{"kind": "sigv4", "username": AKID, "key": SECRET, "user_id": "aws-app"},
                           {"key": ADMIN, "user_id": "admin", "admin": True}]},
     }  # fmt: skip
-    (work / "config.yaml").write_text(json.dumps(config))  # JSON is YAML
-    cmd = [sys.executable, "-m", "assistant_bridge", "serve", "--workers", "1", "--port", str(port),
-           "--data-dir", str(work / "data"), "--config", str(work / "config.yaml")]  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
+    cmd, base = serve_command(work, config)
     with served_process(cmd, work / "serve.log", base + "/healthz", timeout=240, cwd=REPO):
         resp = httpx.post(base + "/v1/documents", json={"title": DOC[0], "text": DOC[1], "visibility": "public"},
                           headers={"X-API-Key": ADMIN}, timeout=60)  # fmt: skip

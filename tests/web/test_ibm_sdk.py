@@ -7,16 +7,14 @@ context model; errors read as a message, not a dict."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any, Iterator
 
 import httpx
 import pytest
 
-from assistant_bridge.backends.lite_server import free_port
 from tests.reliability.served import REPO
-from tests.served_process import served_process
+from tests.served_process import serve_command, served_process
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 ibm = pytest.importorskip("ibm_watson.assistant_v2", reason="the test extra installs ibm-watson")
@@ -31,16 +29,12 @@ DOCS = [("Reset your password", "To reset your password open the self-service po
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: Any) -> Iterator[str]:
     work = tmp_path_factory.mktemp("ibm-sdk")
-    port = free_port()
     config = {
         "backend": {"kind": "memory"}, "embedder": {"kind": "hashing"},
         "auth": {"keys": [{"key": KEY, "user_id": "watsonx"}, {"key": ADMIN, "user_id": "admin", "admin": True}]},
         "assistants": {"default": {}, "client": {"search": {"type": "client"}}},
     }  # fmt: skip
-    (work / "config.yaml").write_text(json.dumps(config))  # JSON is YAML
-    cmd = [sys.executable, "-m", "assistant_bridge", "serve", "--workers", "1", "--port", str(port),
-           "--data-dir", str(work / "data"), "--config", str(work / "config.yaml")]  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
+    cmd, base = serve_command(work, config)
     with served_process(cmd, work / "serve.log", base + "/healthz", timeout=240, cwd=REPO):
         for title, text in DOCS:
             resp = httpx.post(base + "/v1/documents", json={"title": title, "text": text, "visibility": "public"},

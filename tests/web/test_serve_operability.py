@@ -9,27 +9,21 @@ import json
 import signal
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import httpx
 import pytest
 
-from assistant_bridge.backends.lite_server import free_port
 from tests.reliability.served import REPO
-from tests.served_process import served_process
+from tests.served_process import serve_command, served_process
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 CONFIG = {"backend": {"kind": "memory"}, "embedder": {"kind": "hashing"}, "server": {"graceful_timeout": 8}}
 
 
 def _serve(tmp_path: Path, config: dict[str, object]) -> tuple[list[str], str]:
-    port = free_port()
-    (tmp_path / "config.yaml").write_text(json.dumps(config))  # JSON is YAML
-    cmd = [sys.executable, "-m", "assistant_bridge", "serve", "--workers", "1", "--port", str(port),
-           "--data-dir", str(tmp_path / "data"), "--config", str(tmp_path / "config.yaml")]  # fmt: skip
-    return cmd, f"http://127.0.0.1:{port}"
+    return serve_command(tmp_path, config)
 
 
 def _chunked(base: str, path: str, body: bytes) -> tuple[int, bytes]:
