@@ -2,7 +2,8 @@
 :class:`~assistant_bridge.errors.ValidationFailed` that says what is wrong, before any other code sees it.
 
 Refused: nesting deeper than :data:`MAX_DEPTH` (the schema validator and the handlers recurse), integers of
-more than :data:`MAX_INT_DIGITS` digits (Python's own limit is 4,300 and raises a bare ``ValueError``),
+more than :data:`MAX_INT_DIGITS` digits (Python's own limit, where it raises a bare ``ValueError``; fields
+that need a smaller range say so in their schema),
 ``NaN``, ``Infinity`` and numbers that overflow to infinity, lone UTF-16 surrogates (``"\\ud800"``: such a
 string cannot be encoded, stored or logged) and NUL characters (they cut strings short in C libraries and
 backend query languages). Everything else parses as :func:`json.loads` does.
@@ -18,7 +19,7 @@ from typing import Any
 from assistant_bridge.errors import ValidationFailed
 
 MAX_DEPTH = 64
-MAX_INT_DIGITS = 64
+MAX_INT_DIGITS = 4300
 _BAD_CHARS = re.compile("[\x00\ud800-\udfff]")
 
 

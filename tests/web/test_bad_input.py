@@ -31,7 +31,6 @@ BAD_BODIES: dict[str, bytes] = {
     "deep nesting": b'{"query": ' + b"[" * 5000 + b"]" * 5000 + b"}",
     "nesting under the recursion limit": b'{"query": "x", "filter": ' + b'{"a": ' * 900 + b"1" + b"}" * 900 + b"}",
     "huge integer": b'{"query": "x", "metadata": {"limit": 1' + b"0" * 5000 + b"}}",
-    "long integer": b'{"query": "x", "metadata": {"limit": 1' + b"0" * 80 + b"}}",
     "NaN": b'{"query": "x", "thresholds": NaN}',
     "Infinity": b'{"query": "x", "metadata": {"limit": -Infinity}}',
     "overflowing float": b'{"query": "x", "metadata": {"limit": 1e999}}',
@@ -129,4 +128,4 @@ def test_strict_json_accepts_what_it_should_and_says_why_it_refuses(value: Any) 
         assert strict_json.loads(raw) == json.loads(raw) or raw.find("NaN") >= 0
     except ValidationFailed:
         assert any(mark in raw for mark in ("NaN", "Infinity", "\\u0000", "\\ud", "[" * 10, "{" * 10)) or \
-            re.search(r"\d{65}", raw) or raw.count("[") + raw.count("{") > 64  # fmt: skip
+            re.search(r"\d{4301}", raw) or raw.count("[") + raw.count("{") > 64  # fmt: skip
