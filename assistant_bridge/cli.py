@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -148,9 +149,21 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     failed: list[str] = []
     created = skipped = 0
     interrupted = False
+    stop = threading.Event()
+
+    def soft_stop(signum: int, frame: Any) -> None:
+        """The first Ctrl-C or SIGTERM stops after the file being ingested; a second one stops at once."""
+        if stop.is_set():
+            raise KeyboardInterrupt(f"signal {signum}")
+        stop.set()
+
+    previous = {sig: signal.signal(sig, soft_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     bar = tqdm(paths, unit="file", disable=args.quiet or not sys.stderr.isatty())
     try:
         for path in bar:
+            if stop.is_set():
+                interrupted = True
+                break
             bar.set_postfix_str(path.name[:30])
             try:
                 res = svc.ingestor.ingest_bytes(path.name, path.read_bytes(), own)
@@ -160,10 +173,13 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 continue
             created += res.created
             skipped += not res.created
-    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (main turns it into this)
+    except KeyboardInterrupt:  # a second Ctrl-C or SIGTERM
         interrupted = True
     finally:
         bar.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    interrupted = interrupted or stop.is_set() and created + skipped + len(failed) < len(paths)
     done = created + skipped + len(failed)
     total = svc.backend.count()
     svc.backend.close()
