@@ -9,6 +9,7 @@ loaded at start (load state is not persisted across restarts).
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import logging
@@ -96,6 +97,7 @@ class MilvusBackend:
         self._timeout = timeout
         self._client: Any = None
         self._lock = threading.RLock()
+        self._remote = uri.startswith(("http://", "https://", "tcp://", "unix:"))
         self._write_lock_path = write_lock_path
 
     @classmethod
@@ -210,7 +212,7 @@ class MilvusBackend:
                     self._client.close()
                 finally:
                     self._client = None
-            if not self.uri.startswith(("http://", "https://", "tcp://", "unix:")):
+            if not self._remote:
                 from milvus_lite.server_manager import server_manager_instance
 
                 server_manager_instance.release_server(self.uri)
@@ -306,13 +308,20 @@ class MilvusBackend:
             parts.append(f"({to_milvus(query.filter)})")
         return " and ".join(parts)
 
+    def _reading(self) -> Any:
+        """What a read holds: nothing against a Milvus server (gRPC calls on one channel run concurrently, and
+        serialising them capped a worker's searches at one at a time), the lock for an embedded Milvus Lite
+        file, which is not safe to call from several threads."""
+        return self._lock if not self._remote else contextlib.nullcontext()
+
     def search(self, query: SearchQuery) -> list[SearchHit]:
         if query.scope.document_ids == ():
             return []
         expr = self._expr(query)
         limit = max(1, query.limit)
-        with self._lock, self._errors("search"):
+        with self._lock:
             client = self._connect()
+        with self._reading(), self._errors("search"):
             if query.mode == "lexical":
                 res = client.search(self.collection, data=[lexical_form(query.text)], anns_field="sparse",
                                     limit=limit, filter=expr, output_fields=SCALAR_FIELDS,
@@ -341,8 +350,9 @@ class MilvusBackend:
         return [h for h in hits if chunk_visible(h.chunk, query.scope)]
 
     def _query(self, expr: str, limit: int | None = None) -> list[Chunk]:
-        with self._lock, self._errors("query"):
+        with self._lock:
             client = self._connect()
+        with self._reading(), self._errors("query"):
             kwargs: dict[str, Any] = {"filter": expr, "output_fields": SCALAR_FIELDS}
             if limit:
                 kwargs["limit"] = limit
