@@ -18,6 +18,7 @@ this tree in one function each; the HTTP layer maps the tree to status codes and
     │   ├── Forbidden                403: credentials valid, action not allowed
     │   ├── NotFound                 404: unknown (or invisible to the caller) id
     │   └── RateLimited              429
+    ├── ServiceBusy                  503: every stream slot of the worker is taken (Retry-After)
     ├── ConfigurationError           the settings are wrong: raised at start-up, never per request
     ├── ModelLoadError               503: a model file is missing or corrupt (raised at start-up; /readyz false)
     └── DependencyError              503: something outside us failed
@@ -107,6 +108,14 @@ class NotFound(RequestError):
 class RateLimited(RequestError):
     status = 429
     code = "rate_limited"
+
+
+class ServiceBusy(BridgeError):
+    """503: every stream slot of this worker is taken (``server.max_streams``); try again after
+    ``retry_after`` seconds. Short requests are still served."""
+
+    status = 503
+    code = "too_many_streams"
 
 
 class ConfigurationError(BridgeError):

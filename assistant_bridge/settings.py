@@ -70,6 +70,9 @@ class ServerSettings:
     timeout: int = 120
     graceful_timeout: int = 30
     max_request_bytes: int = 1_000_000  # JSON bodies; uploads use ingest.max_upload_bytes
+    # event streams a worker serves at once (each holds a thread for its whole length); past it 503 +
+    # Retry-After. 0 = threads - 1 (at least 1), so that one thread per worker is always left for short requests
+    max_streams: int = 0
     log_user_text: bool = False  # queries and document text stay out of logs unless turned on
     log_level: str = "info"
 

@@ -26,6 +26,7 @@ from assistant_bridge import metrics
 from assistant_bridge.web.auth import anonymous_allowed, authenticate_key, identify, presented_credential
 from assistant_bridge.web.ratelimit import LoginThrottle, RateLimiter, ReplayGuard
 from assistant_bridge.web.errors import install_error_handlers
+from assistant_bridge.web.sse import StreamBudget
 from assistant_bridge.web.validation import validate
 
 log = logging.getLogger("assistant_bridge.http")
@@ -56,6 +57,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.extensions["services"] = services or Services.from_settings(settings)
     app.extensions["rate_limiter"] = RateLimiter(app.extensions["services"].store)
+    app.extensions["stream_budget"] = StreamBudget(settings.server.max_streams or settings.server.threads - 1)
     app.extensions["replay_guard"] = ReplayGuard(app.extensions["services"].store, sigv4.CLOCK_SKEW_SECONDS)
     app.extensions["login_throttle"] = LoginThrottle(app.extensions["services"].store,
                                                      settings.auth.failed_logins_per_minute)  # fmt: skip

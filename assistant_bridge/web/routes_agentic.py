@@ -37,13 +37,13 @@ from assistant_bridge.agentic.runtime import runtime_for
 from assistant_bridge.aws import eventstream, sigv4
 from assistant_bridge.conversation.sse import EventPump
 from assistant_bridge.domain import Scope
-from assistant_bridge.errors import BridgeError, DependencyError, ValidationFailed
+from assistant_bridge.errors import BridgeError, DependencyError, ServiceBusy, ValidationFailed
 from assistant_bridge.services import Services
 from assistant_bridge.settings import Settings
 from assistant_bridge.web.app import credential, json_body, principal, services, settings
 from assistant_bridge.web.auth import END_USER_HEADERS
 from assistant_bridge.web.errors import add_error_headers
-from assistant_bridge.web.sse import SSE_HEADERS, frame, json_payload, sse_response
+from assistant_bridge.web.sse import frame, json_payload, sse_response, streaming_response
 
 log = logging.getLogger(__name__)
 bp = Blueprint("agentic", __name__)
@@ -59,6 +59,8 @@ def error_type(err: BridgeError) -> str:
     """The Bedrock error type of an error of the tree (``ValidationException``, ...)."""
     if isinstance(err, DependencyError):
         return "DependencyFailedException"
+    if isinstance(err, ServiceBusy):
+        return "ThrottlingException"  # the AWS SDKs retry it
     return _ERROR_TYPES.get(err.status, "InternalServerException")
 
 
@@ -136,8 +138,8 @@ def wants_eventstream() -> bool:
 
 
 def eventstream_response(body: Iterator[bytes]) -> Response:
-    resp = Response(body, mimetype=eventstream.MIMETYPE, direct_passthrough=True)
-    resp.headers.update(SSE_HEADERS)  # the same reasons not to buffer or cache
+    """An AWS event-stream response, in one of the worker's stream slots like every stream."""
+    resp = streaming_response(body, eventstream.MIMETYPE)
     resp.headers["x-amzn-RequestId"] = str(g.get("request_id", ""))
     return resp
 

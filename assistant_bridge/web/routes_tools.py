@@ -41,7 +41,7 @@ from assistant_bridge.tools.service import Job, ToolsRuntime, tools_for
 from assistant_bridge.web.app import credential, json_body, principal, services, settings
 from assistant_bridge.web.auth import accepts_query_api_key
 from assistant_bridge.web.routes_documents import document_json, document_page
-from assistant_bridge.web.sse import MIMETYPE, sse_response
+from assistant_bridge.web.sse import MIMETYPE, sse_response, stream_slot
 from assistant_bridge.web.validation import load_schema
 
 bp = Blueprint("tools", __name__)
@@ -135,6 +135,8 @@ def execute(tool_id: str) -> Any:
         resp.status_code = 202
         resp.headers["Location"] = details
         return resp
+    if mode == "stream":
+        stream_slot()  # a 503 before an execution is recorded that no stream would run
     record = rt.executions.create(spec.id, spec.name, caller, stored, mode)
     if mode == "stream":
         return sse_response(rt.stream_live(record, job), headers={"X-Execution-ID": record.id})
