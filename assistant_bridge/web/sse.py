@@ -152,8 +152,9 @@ def stream_slot() -> Callable[[], None]:
 
 
 class _Guarded:
-    """A response body that gives its stream slot back when the server closes it (PEP 3333 calls ``close``
-    on every response iterable, even one that never started, which a generator's ``finally`` would miss)."""
+    """A response body that gives its stream slot back when it ends or when the server closes it (PEP 3333
+    calls ``close`` on every response iterable, even one that never started, which a generator's
+    ``finally`` would miss)."""
 
     def __init__(self, body: Iterator[bytes], release: Callable[[], None]) -> None:
         self._body = iter(body)
@@ -163,7 +164,11 @@ class _Guarded:
         return self
 
     def __next__(self) -> bytes:
-        return next(self._body)
+        try:
+            return next(self._body)
+        except BaseException:  # the end of the stream (StopIteration) or its failure: the slot is free again
+            self._release()
+            raise
 
     def close(self) -> None:
         try:
@@ -172,6 +177,9 @@ class _Guarded:
                 close()
         finally:
             self._release()
+
+    def __del__(self) -> None:  # a body dropped without close (a test client, a broken server): no lost slot
+        self._release()
 
 
 def streaming_response(body: Iterator[bytes], mimetype: str, *, status: int = 200) -> Response:
