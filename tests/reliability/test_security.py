@@ -101,7 +101,9 @@ def two_tenants(tmp_path_factory: Any) -> Any:
     from assistant_bridge.generators import FakeGenerator
     from assistant_bridge.web.app import create_app
 
-    settings = make_settings(Path(tmp_path_factory.mktemp("tenants")), auth={"keys": KEYS})
+    # eight client threads in one process: as many streams at once as threads (the budget is gunicorn's)
+    settings = make_settings(Path(tmp_path_factory.mktemp("tenants")), auth={"keys": KEYS},
+                             server={"max_streams": 16})  # fmt: skip
     services = make_services(settings)
     services.extras[EXTRAS_KEY] = ConversationRuntime(
         services, prefilter=FakePreFilter(0.9), postfilter=FakePostFilter(0.9), generator=FakeGenerator(),
