@@ -179,7 +179,6 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         bar.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    interrupted = interrupted or stop.is_set() and created + skipped + len(failed) < len(paths)
     done = created + skipped + len(failed)
     total = svc.backend.count()
     svc.backend.close()

@@ -1,6 +1,7 @@
 """Verification of AWS Signature Version 4 (the ``Authorization: AWS4-HMAC-SHA256 …`` header the AWS SDKs
 sign every request with). Pure functions over the request's parts, no I/O: the web layer passes the raw
-path, query, headers and body, the configured secret, the clock, and which signatures it has seen.
+path, query, headers and body, the configured secret and the clock (the web layer also refuses a signature
+it has seen before: ``web.ratelimit.ReplayGuard``).
 
 The signature is recomputed as the SDKs compute it (canonical request → string to sign → HMAC-SHA256 with
 the key derived from the secret, the date, the region and the service; the path normalised and encoded
@@ -116,8 +117,9 @@ def verify(signed: Signed, *, secret: str, method: str, raw_path: str, raw_query
         raise SignatureError("X-Amz-Date does not match the date of the credential scope")
     if abs((now - when).total_seconds()) > CLOCK_SKEW_SECONDS:
         raise SignatureError(f"the request was signed more than {CLOCK_SKEW_SECONDS} s away from the server's clock")
-    payload_hash = headers.get("x-amz-content-sha256") or hashlib.sha256(body).hexdigest()
-    if payload_hash != "UNSIGNED-PAYLOAD" and payload_hash != hashlib.sha256(body).hexdigest():
+    body_hash = hashlib.sha256(body).hexdigest()
+    payload_hash = headers.get("x-amz-content-sha256") or body_hash
+    if payload_hash not in ("UNSIGNED-PAYLOAD", body_hash):
         raise SignatureError("the body does not match its signed hash")
     canonical = canonical_request(method, raw_path, raw_query, headers, signed.signed_headers, payload_hash)
     scope = f"{signed.date}/{signed.region}/{signed.service}/aws4_request"

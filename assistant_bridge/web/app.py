@@ -23,7 +23,7 @@ from assistant_bridge.errors import AuthenticationRequired, PayloadTooLarge, Sig
 from assistant_bridge.services import Services
 from assistant_bridge.settings import ApiKey, Settings, load_settings
 from assistant_bridge import metrics
-from assistant_bridge.web.auth import anonymous_allowed, authenticate_key, identify, presented_credential
+from assistant_bridge.web.auth import acting_for, anonymous_allowed, identify, presented_credential
 from assistant_bridge.web.ratelimit import LoginThrottle, RateLimiter, ReplayGuard
 from assistant_bridge.web.errors import install_error_handlers
 from assistant_bridge.web.sse import StreamBudget
@@ -134,9 +134,8 @@ def settings() -> Settings:
 
 def principal(body_end_user: str | None = None) -> Principal:
     if "principal" not in g:
-        with _throttled():
-            g.principal, key = authenticate_key(request, settings().auth, body_end_user)
-            _fresh(key)
+        found, key = credential()
+        g.principal = acting_for(request, found, key, body_end_user)
         if key is not None and key.rate_limit_per_minute:
             limiter: RateLimiter = current_app.extensions["rate_limiter"]
             limiter.hit(g.principal.key_id, key.rate_limit_per_minute)
@@ -145,22 +144,25 @@ def principal(body_end_user: str | None = None) -> Principal:
 
 
 def credential() -> tuple[Principal, ApiKey | None]:
-    """The request's credential and the principal it maps to, before any end user is applied (a 401 before
-    anything else is revealed); failed logins are throttled as in :func:`principal`."""
-    with _throttled():
-        found = identify(request, settings().auth)
-        _fresh(found[1])
-        return found
+    """The request's credential and the principal it maps to, before any end user is applied: found once per
+    request (a route calls it first, so that a 401 comes before anything else is revealed), with failed logins
+    throttled and a SigV4 signature accepted only once."""
+    if "credential" not in g:
+        with _throttled():  # a replayed signature counts as a failed login too
+            found = identify(request, settings().auth)
+            _fresh(found[1])
+        g.credential = found
+    cached: tuple[Principal, ApiKey | None] = g.credential
+    return cached
 
 
 def _fresh(key: ApiKey | None) -> None:
-    """A SigV4 signature is good once: the same signed request sent again is refused (once per request)."""
-    if key is None or key.kind != "sigv4" or g.get("signature_checked"):
+    """A SigV4 signature is good once: the same signed request sent again is refused."""
+    if key is None or key.kind != "sigv4":
         return
     guard: ReplayGuard = current_app.extensions["replay_guard"]
     if not guard.first_use(request.headers.get("Authorization", "").rpartition("Signature=")[2]):
         raise SignatureRejected("this signed request was already received: sign each request anew")
-    g.signature_checked = True
 
 
 @contextmanager

@@ -85,24 +85,38 @@ def identify(request: Request, auth: AuthSettings) -> tuple[Principal, ApiKey | 
     header = request.headers.get("Authorization", "")
     if sigv4.is_signed(header):
         return _signed(request, auth, header)
-    api_key = request.headers.get(auth.api_key_header, "")
-    if not api_key and not header and query_api_key_allowed(request):  # a header of any kind wins
-        api_key = request.args.get(QUERY_API_KEY, "")
+    api_key = _header_or_query_api_key(request, auth, header)
     in_authorization = _api_key_in_authorization(header)
+    basic = _basic_pair(header)
     for i, key in enumerate(auth.keys):
         secret = key.key.get()
         if key.kind == "apikey" and any(c and _match(secret, c) for c in (api_key, in_authorization)):
             return _principal(key, i), key
         if key.kind == "bearer" and header[:7].lower() == "bearer " and _match(secret, header[7:].strip()):
             return _principal(key, i), key
-        if key.kind == "basic" and header[:6].lower() == "basic ":
-            try:
-                user, _, pwd = base64.b64decode(header[6:].strip(), validate=True).decode().partition(":")
-            except (binascii.Error, UnicodeDecodeError):
-                continue
-            if _match(key.username, user) and _match(secret, pwd):
-                return _principal(key, i), key
+        if key.kind == "basic" and basic is not None and _match(key.username, basic[0]) and _match(secret, basic[1]):
+            return _principal(key, i), key
     raise AuthenticationRequired("missing or invalid credentials")
+
+
+def _header_or_query_api_key(request: Request, auth: AuthSettings, authorization: str) -> str:
+    """The API key of ``auth.api_key_header``, else of the ``api_key`` query parameter on the routes that take
+    it, when no ``Authorization`` header is sent either (a header of any kind wins)."""
+    api_key = request.headers.get(auth.api_key_header, "")
+    if not api_key and not authorization and query_api_key_allowed(request):
+        api_key = request.args.get(QUERY_API_KEY, "")
+    return api_key
+
+
+def _basic_pair(header: str) -> tuple[str, str] | None:
+    """``(user, password)`` of an ``Authorization: Basic`` header; None for another scheme or bad base64."""
+    if header[:6].lower() != "basic ":
+        return None
+    try:
+        user, _, pwd = base64.b64decode(header[6:].strip(), validate=True).decode().partition(":")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    return user, pwd
 
 
 def presented_credential(request: Request, auth: AuthSettings) -> str:
@@ -111,13 +125,10 @@ def presented_credential(request: Request, auth: AuthSettings) -> str:
     first characters every token shares (throttling by them would lock every Bearer user out)."""
     header = request.headers.get("Authorization", "")
     if header[:6].lower() == "basic ":
-        key = _api_key_in_authorization(header)
-        if key:
-            return key
-        try:
-            return base64.b64decode(header[6:].strip(), validate=True).decode().partition(":")[0]
-        except (binascii.Error, UnicodeDecodeError):
+        basic = _basic_pair(header)
+        if basic is None:
             return header[6:].strip()
+        return basic[1] if basic[0].lower() == "apikey" and basic[1] else basic[0]
     if sigv4.is_signed(header):
         try:
             return sigv4.parse(header).access_key_id
@@ -126,10 +137,7 @@ def presented_credential(request: Request, auth: AuthSettings) -> str:
     if header:
         token = header.partition(" ")[2].strip() or header
         return "" if token.startswith("eyJ") else token
-    api_key = request.headers.get(auth.api_key_header, "")
-    if not api_key and query_api_key_allowed(request):
-        api_key = request.args.get(QUERY_API_KEY, "")
-    return api_key
+    return _header_or_query_api_key(request, auth, header)
 
 
 def _signed(request: Request, auth: AuthSettings, header: str) -> tuple[Principal, ApiKey]:
@@ -161,13 +169,8 @@ def _api_key_in_authorization(header: str) -> str:
     scheme, rest = scheme.lower(), rest.strip()
     if scheme in ("apikey", "bearer"):
         return rest
-    if scheme == "basic":
-        try:
-            user, _, pwd = base64.b64decode(rest, validate=True).decode().partition(":")
-        except (binascii.Error, UnicodeDecodeError):
-            return ""
-        return pwd if user.lower() == "apikey" else ""
-    return ""
+    basic = _basic_pair(header)
+    return basic[1] if basic is not None and basic[0].lower() == "apikey" else ""
 
 
 def challenge(auth: AuthSettings) -> str:
@@ -197,22 +200,19 @@ def end_user(request: Request, body_value: str | None = None) -> str | None:
     return value
 
 
-def authenticate(request: Request, auth: AuthSettings, body_end_user: str | None = None) -> Principal:
-    return authenticate_key(request, auth, body_end_user)[0]
+def acting_for(request: Request, principal: Principal, key: ApiKey | None,
+               body_end_user: str | None = None) -> Principal:  # fmt: skip
+    """``principal`` (found by :func:`identify`), or the end user it acts for (header or body).
 
-
-def authenticate_key(request: Request, auth: AuthSettings,
-                     body_end_user: str | None = None) -> tuple[Principal, ApiKey | None]:  # fmt: skip
-    """The request's principal (acting for its end user, if any) and the credential it used."""
-    principal, key = identify(request, auth)
+    :raises Forbidden: when the credential may not act for end users, or is bound to another tenant.
+    """
     user = end_user(request, body_end_user)
     if user is None:
-        return principal, key
+        return principal
     may_act = key is None or key.service or key.admin
     if not may_act:
         raise Forbidden("this credential may not act for end users")
     if principal.tenant is not None and principal.tenant != user:
         raise Forbidden("this credential is bound to another tenant")
-    acting = Principal(user_id=user, workspaces=principal.workspaces, tenant=user, admin=False,
-                       key_id=principal.key_id)  # fmt: skip
-    return acting, key
+    return Principal(user_id=user, workspaces=principal.workspaces, tenant=user, admin=False,
+                     key_id=principal.key_id)  # fmt: skip

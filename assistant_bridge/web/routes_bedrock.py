@@ -27,7 +27,7 @@ from assistant_bridge.aws import eventstream
 from assistant_bridge.core.filters import And
 from assistant_bridge.core.filters.retrieval_filter import from_retrieval_filter
 from assistant_bridge.domain import Scope
-from assistant_bridge.errors import BridgeError, FilterSyntaxError, NotFound, ValidationFailed
+from assistant_bridge.errors import BridgeError, FilterSyntaxError, GeneratorError, NotFound, ValidationFailed
 from assistant_bridge.ingest.service import document_visible
 from assistant_bridge.web.app import credential, json_body, principal, services, settings
 from assistant_bridge.web.routes_agentic import bedrock_error, eventstream_response, start_run
@@ -47,7 +47,6 @@ def _retriever_id(kb: str) -> str:
 
 
 def _caller_scope(body: dict[str, Any]) -> Scope:
-    credential()
     user = (body.get("userContext") or {}).get("userId")
     return Scope(principal=principal(user))
 
@@ -160,7 +159,7 @@ def retrieve_and_generate() -> Any:
     for event in events:
         if isinstance(event, ExceptionEvent):
             raise ValidationFailed(event.message) if event.member == "validationException" else \
-                _dependency(event)  # fmt: skip
+                GeneratorError(event.message)  # fmt: skip
         if isinstance(event, ResultEvent):
             result = event
     assert result is not None
@@ -169,12 +168,6 @@ def retrieve_and_generate() -> Any:
     if result.guardrail_action is not None:
         out["guardrailAction"] = result.guardrail_action
     return jsonify(out)
-
-
-def _dependency(event: ExceptionEvent) -> BridgeError:
-    from assistant_bridge.errors import GeneratorError
-
-    return GeneratorError(event.message)
 
 
 @bp.post("/retrieveAndGenerateStream")

@@ -117,7 +117,7 @@ def _int_arg(name: str, *, default: int, low: int, high: int) -> int:
     if raw is None:
         return default
     if not raw.isdigit() or len(raw) > 6 or not low <= int(raw) <= high:
-        raise ValidationFailed(f"${name}: must be a whole number from {low} to {high}", path=name)
+        raise ValidationFailed(f"{name} must be a whole number from {low} to {high}", path=name)
     return int(raw)
 
 
