@@ -134,25 +134,24 @@ def hoist_defs(doc: dict[str, Any]) -> None:
             if isinstance(sub, dict) and "$defs" in sub:
                 pending.append(new)
 
+    def resolve(ref: str) -> str:
+        # a def moved out of a def moved out of a schema takes one rewrite per level
+        for old in sorted(moved, key=len, reverse=True):
+            if ref == old or ref.startswith(old + "/"):
+                return resolve(moved[old] + ref[len(old):])
+        return ref
+
     def fix(node: Any) -> None:
         if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str):
-                for old in sorted(moved, key=len, reverse=True):
-                    if ref == old or ref.startswith(old + "/"):
-                        node["$ref"] = moved[old] + ref[len(old):]
-                        break
+            if isinstance(node.get("$ref"), str):
+                node["$ref"] = resolve(node["$ref"])
             for value in node.values():
                 fix(value)
         elif isinstance(node, list):
             for value in node:
                 fix(value)
 
-    for _ in range(8):  # a moved def may itself point into a def moved after it
-        before = json.dumps(doc, sort_keys=True)
-        fix(doc)
-        if json.dumps(doc, sort_keys=True) == before:
-            break
+    fix(doc)
 
 
 def build_document(settings: Settings | None = None, schema_dir: Path = SCHEMA_DIR) -> dict[str, Any]:
