@@ -23,6 +23,14 @@ def percentiles(values: Sequence[float]) -> dict[str, float]:
     return {"p50": pick(0.50), "p95": pick(0.95), "p99": pick(0.99), "mean": statistics.fmean(v), "n": len(v)}
 
 
+def emit(report: dict[str, Any], path: str | None) -> None:
+    """Print a script's report as JSON, and write it to ``path`` too when one was given (``--json``)."""
+    text = json.dumps(report, indent=2)
+    print(text)
+    if path:
+        Path(path).write_text(text)
+
+
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
     with open(path, encoding="utf-8") as fh:
         for line in fh:

@@ -13,7 +13,6 @@ cores as other gunicorn threads would.
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing
 import os
 import sys
@@ -23,7 +22,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._common import percentiles  # noqa: E402
+from bench._common import emit, percentiles  # noqa: E402
 
 TEXTS = [
     "How do I reset my password if I no longer have access to my phone?",
@@ -78,9 +77,7 @@ def main() -> int:
     out = {name: percentiles(values) for name, values in times.items()}
     out["load_average"] = os.getloadavg()
     out["ratio_p50_no_limit_over_limit"] = round(out["no_limit"]["p50"] / out["threadpoolctl"]["p50"], 2)
-    print(json.dumps(out, indent=2))
-    if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=2))
+    emit(out, args.json)
     return 0
 
 

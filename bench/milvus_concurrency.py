@@ -24,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from assistant_bridge.backends.lite_server import LiteServer  # noqa: E402
+from bench._common import emit  # noqa: E402
 from assistant_bridge.backends.milvus import MilvusBackend  # noqa: E402
 from assistant_bridge.domain import Chunk, Principal, Scope, SearchQuery  # noqa: E402
 from assistant_bridge.embedders.base import HashingEmbedder  # noqa: E402
@@ -96,9 +97,7 @@ def main() -> int:
         finally:
             lite.stop()
     out = {"chunks": args.chunks, "threads": args.threads, "seconds": args.seconds, "rounds": rounds}
-    print(json.dumps(out, indent=2))
-    if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=2))
+    emit(out, args.json)
     return 0
 
 
