@@ -199,7 +199,6 @@ def sse_response(body: Iterator[bytes], *, status: int = 200, headers: dict[str,
     :raises ServiceBusy: when the worker serves ``server.max_streams`` streams already.
     """
     resp = streaming_response(body, MIMETYPE, status=status)
-    resp.headers.update(SSE_HEADERS)
     resp.headers["Content-Type"] = f"{MIMETYPE}; charset=utf-8"
     if headers:
         resp.headers.update(headers)
