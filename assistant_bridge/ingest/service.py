@@ -30,7 +30,7 @@ from assistant_bridge.core.chunking import chunk_document
 from assistant_bridge.core.scope import chunk_visible
 from assistant_bridge.domain import Chunk, Document, Ownership, Principal, Scope
 from assistant_bridge.embedders.base import Embedder
-from assistant_bridge.errors import BridgeError, DocumentParseError, NotFound
+from assistant_bridge.errors import BridgeError, DocumentParseError, NotFound, TooManyChunks
 from assistant_bridge.ingest.parsers import ParsedDocument, parse_file, parse_text
 from assistant_bridge.settings import IngestSettings
 from assistant_bridge.store import SQLiteStore, now
@@ -106,6 +106,10 @@ class Ingestor:
                                 overlap_tokens=self.settings.overlap_tokens)  # fmt: skip
         if not drafts:
             raise DocumentParseError(f"{filename or 'the document'} contains no text to index")
+        cap = self.settings.max_chunks_per_document
+        if cap and len(drafts) > cap:
+            raise TooManyChunks(f"{filename or 'the document'} would make {len(drafts)} chunks; the limit is {cap} "
+                                "(ingest.max_chunks_per_document): split it or raise the limit")  # fmt: skip
         doc_title = title or parsed.title or filename
         chunks = [
             Chunk(id=str(uuid.uuid5(uuid.UUID(doc_id), str(d.position))), document_id=doc_id, title=doc_title,

@@ -71,3 +71,14 @@ def test_json_ingest_validation(client: Any) -> None:
     assert resp.status_code == 400 and "text" in resp.get_json()["error"]["message"]
     resp = client.post("/v1/documents", json={"title": "T", "text": "x", "colour": "red"})
     assert resp.status_code == 400
+
+
+def test_a_document_past_the_chunk_cap_is_refused_and_nothing_is_indexed(client: Any, services: Any) -> None:
+    services.ingestor.settings.max_chunks_per_document = 3
+    text = " ".join(f"Sentence {i} of a handbook that goes on about travel and expenses for a while." for i in range(300))
+    resp = client.post("/v1/documents", json={"title": "Too long", "text": text})
+    assert resp.status_code == 413
+    err = resp.get_json()["error"]
+    assert err["code"] == "too_many_chunks" and "limit is 3" in err["message"]
+    assert services.backend.count() == 0 and services.store.list_documents() == []
+    assert client.post("/v1/documents", json={"title": "Short", "text": "Fits in one chunk."}).status_code == 201
