@@ -85,7 +85,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     prom = multiprocess_dir(settings.data_path)  # not on the data disk if possible: a full disk means SIGBUS
     env = dict(os.environ)
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = env["PROMETHEUS_MULTIPROC_DIR"] = str(prom)
-    lite = supervisor = None
+    lite = supervisor = ingest_worker = None
     owner = os.getpid()
     try:
         from assistant_bridge.web.server import preflight, run_gunicorn
@@ -103,6 +103,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
             settings.backend.uri = lite.start()
             supervisor = LiteSupervisor(lite).start()  # restarts the side process if it dies
             env["ASSISTANT_BRIDGE_BACKEND__URI"] = settings.backend.uri
+        if settings.ingest.worker != "none":
+            from assistant_bridge.ingest.worker_process import WorkerProcess
+
+            cmd = [sys.executable, "-m", "assistant_bridge", "ingest-worker", "--data-dir", str(settings.data_path)]
+            if args.config:
+                cmd += ["--config", args.config]
+            ingest_worker = WorkerProcess(cmd, {**env, "ASSISTANT_BRIDGE_LOG_FORMAT": "json"}).start()
+            settings.ingest.worker = "none"  # the gunicorn workers only enqueue
         if args.sample:
             cmd = [sys.executable, "-m", "assistant_bridge", "ingest", "--sample", "--quiet", "--data-dir",
                    str(settings.data_path)]  # fmt: skip
@@ -114,6 +122,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     finally:
         # gunicorn workers leave through here too (SystemExit after the fork): only the serve process cleans up
         if os.getpid() == owner:
+            if ingest_worker is not None:
+                ingest_worker.stop()
             if supervisor is not None:
                 supervisor.stop()
             if lite is not None:
@@ -194,14 +204,27 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     previous = {sig: signal.signal(sig, soft_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     bar = tqdm(paths, unit="file", disable=args.quiet or not sys.stderr.isatty())
+    chunks_done = [0]
+    started = time.perf_counter()
+
+    def shown(name: str, done_in_file: int = 0, total_in_file: int = 0) -> None:
+        rate = (chunks_done[0] + done_in_file) / max(time.perf_counter() - started, 1e-6)
+        part = f" {done_in_file}/{total_in_file} chunks" if total_in_file else ""
+        bar.set_postfix_str(f"{name[:30]}{part}, {rate:.1f} chunks/s", refresh=True)
+
     try:
         for path in bar:
             if stop.is_set():
                 interrupted = True
                 break
-            bar.set_postfix_str(path.name[:30])
+            shown(path.name)
+
+            def file_progress(done_in_file: int, total_in_file: int, name: str = path.name) -> None:
+                shown(name, done_in_file, total_in_file)
+
             try:
-                res = svc.ingestor.ingest_bytes(path.name, path.read_bytes(), own)
+                res = svc.ingestor.ingest_bytes(path.name, path.read_bytes(), own, progress=file_progress)
+                chunks_done[0] += res.document.chunk_count if res.created else 0
             except (BridgeError, OSError) as exc:
                 failed.append(str(path))
                 bar.write(f"{path}: {getattr(exc, 'message', None) or exc}", file=sys.stderr)
@@ -230,6 +253,28 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if interrupted:
         return 130
     return 1 if failed else 0
+
+
+def cmd_ingest_worker(args: argparse.Namespace) -> int:
+    """Work the ingestion queue until SIGTERM or Ctrl-C (``serve`` runs one; more may run on the same data)."""
+    from assistant_bridge.services import Services
+
+    settings = _settings(args)
+    _use_running_lite(settings)
+    if settings.ingest.worker_nice > 0:
+        try:
+            os.nice(settings.ingest.worker_nice)  # searches and turns first; ingestion takes the idle cores
+        except OSError:
+            pass
+    svc = Services.from_settings(settings)
+    svc.warm_up()
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda signum, frame: stop.set())
+    log.info("ingest.worker.ready", extra={"pid": os.getpid(), "engine": getattr(svc.embedder, "engine", "")})
+    svc.queue.work_forever(poll=args.poll, stop=stop)
+    svc.backend.close()
+    return 0
 
 
 def cmd_recover(args: argparse.Namespace) -> int:
@@ -271,6 +316,10 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--precision", choices=("int8", "q4"), help="default: embedder.precision (int8)")
     build.add_argument("--cache-dir", help="default: embedder.cache_dir or $XDG_CACHE_HOME/assistant-bridge/models")
     build.set_defaults(func=cmd_build_model)
+    worker = sub.add_parser("ingest-worker", help="work the ingestion queue of POST /v1/documents (serve runs one)")
+    _common(worker)
+    worker.add_argument("--poll", type=float, default=0.5, help="seconds between two looks at an empty queue")
+    worker.set_defaults(func=cmd_ingest_worker)
     recover = sub.add_parser("recover", help="remove what a crash left half-written (also done at start-up)")
     _common(recover)
     recover.set_defaults(func=cmd_recover)

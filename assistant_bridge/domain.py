@@ -54,6 +54,12 @@ class Principal:
     key_id: str = "anonymous"
     admin_workspaces: tuple[str, ...] = ()  # workspaces whose documents this credential administers
 
+    @property
+    def owner_key(self) -> str:
+        """Who a session, an execution or an ingestion job belongs to: the credential, the user and the end
+        user it acts for. One caller is one owner everywhere."""
+        return f"{self.key_id}|{self.user_id}|{self.tenant or ''}"
+
 
 @dataclass(frozen=True)
 class Scope:

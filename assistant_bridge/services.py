@@ -12,6 +12,7 @@ from typing import Any
 from assistant_bridge.backends.base import SearchBackend, make_backend
 from assistant_bridge.domain import Scope, SearchHit, SearchQuery
 from assistant_bridge.embedders.base import Embedder, make_embedder
+from assistant_bridge.ingest.queue import IngestQueue
 from assistant_bridge.ingest.service import Ingestor
 from assistant_bridge.settings import Settings
 from assistant_bridge.store import SQLiteStore
@@ -32,6 +33,7 @@ class Services:
     backend: SearchBackend
     store: SQLiteStore
     ingestor: Ingestor
+    queue: IngestQueue
     extras: dict[str, Any] = field(default_factory=dict)  # per-feature components (generators, filters...)
     _warm: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -52,7 +54,9 @@ class Services:
         if backend is None:
             backend = _LazyBackend(settings, embedder)
         assert backend is not None
-        return cls(settings, embedder, backend, store, Ingestor(backend, embedder, store, settings.ingest))
+        ingestor = Ingestor(backend, embedder, store, settings.ingest)
+        queue = IngestQueue(store, ingestor, settings.data_path / "ingest-spool")
+        return cls(settings, embedder, backend, store, ingestor, queue)
 
     def warm_up(self) -> None:
         with self._lock:
@@ -69,8 +73,9 @@ class Services:
                 if callable(warm):
                     warm()
             self._warm = True
-            log.info("services.warm_up ms=%.0f backend=%s embedder=%s", (time.perf_counter() - t) * 1000,
-                     self.backend.name, self.embedder.name)  # fmt: skip
+            log.info("services.warm_up", extra={"ms": round((time.perf_counter() - t) * 1000),
+                                                "backend": self.backend.name, "embedder": self.embedder.name,
+                                                "engine": getattr(self.embedder, "engine", "") or self.embedder.name})  # fmt: skip
 
     def search(self, text: str, scope: Scope, *, mode: str | None = None, limit: int | None = None,
                filter: Any = None, timings: SearchTimings | None = None) -> list[SearchHit]:  # fmt: skip

@@ -101,6 +101,9 @@ class BackendSettings:
     hnsw_m: int = 32
     hnsw_ef_construction: int = 400
     hnsw_ef: int = 128
+    # dense search in numpy from a per-process copy of the vectors (backends/exact.py): auto = on for the embedded
+    # Milvus Lite, off for a Milvus server (several machines do not share the local change log); on | off
+    exact_vectors: str = "auto"
 
 
 @dataclass
@@ -126,6 +129,9 @@ class IngestSettings:
     max_upload_bytes: int = 20_000_000
     batch_size: int = 32
     max_chunks_per_document: int = 5000  # past it a document is refused (413 too_many_chunks); 0 = no cap
+    sync_max_bytes: int = 32768  # POST /v1/documents ingests bodies up to this size before answering; larger: 202
+    worker: str = "thread"  # who runs the ingestion queue in an app process: thread | none (serve: a process)
+    worker_nice: int = 10  # the ingest-worker process lowers its CPU priority by this much (0 = not)
 
 
 @dataclass
@@ -386,6 +392,12 @@ def validate(settings: Settings) -> None:
         raise ConfigurationError("backend.vector_index must be auto, FLAT or HNSW")
     if settings.backend.default_mode not in ("lexical", "dense", "hybrid"):
         raise ConfigurationError("backend.default_mode must be lexical, dense or hybrid")
+    if settings.backend.exact_vectors not in ("auto", "on", "off"):
+        raise ConfigurationError("backend.exact_vectors must be auto, on or off")
+    if settings.ingest.worker not in ("thread", "none"):
+        raise ConfigurationError(f"ingest.worker must be thread or none, not {settings.ingest.worker!r}")
+    if settings.embedder.precision not in ("int8", "q4"):
+        raise ConfigurationError(f"embedder.precision must be int8 or q4, not {settings.embedder.precision!r}")
     for i, key in enumerate(settings.auth.keys):
         if key.kind not in ("apikey", "bearer", "basic", "sigv4"):
             raise ConfigurationError(f"auth.keys[{i}].kind must be apikey, bearer, basic or sigv4")

@@ -33,6 +33,15 @@ CREATE INDEX IF NOT EXISTS documents_listing ON documents(created_at, id);
 CREATE TABLE IF NOT EXISTS ingest_intents (
   document_id TEXT PRIMARY KEY, kind TEXT NOT NULL, worker TEXT NOT NULL, started_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS ingest_jobs (
+  id TEXT PRIMARY KEY, owner TEXT NOT NULL, kind TEXT NOT NULL, state TEXT NOT NULL, stage TEXT NOT NULL DEFAULT '',
+  document_id TEXT NOT NULL, filename TEXT NOT NULL DEFAULT '', title TEXT, url TEXT, mime_type TEXT,
+  fmt TEXT, ownership TEXT NOT NULL, payload TEXT NOT NULL, bytes INTEGER NOT NULL DEFAULT 0,
+  chunks_total INTEGER NOT NULL DEFAULT 0, chunks_done INTEGER NOT NULL DEFAULT 0, created INTEGER,
+  error_code TEXT, error_message TEXT, cancel INTEGER NOT NULL DEFAULT 0, worker TEXT NOT NULL DEFAULT '',
+  attempts INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL, updated_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ingest_jobs_queue ON ingest_jobs(state, created_at);
 CREATE TABLE IF NOT EXISTS embeddings (
   model TEXT, text_hash TEXT, vector BLOB, PRIMARY KEY (model, text_hash)
 );
@@ -42,12 +51,12 @@ CREATE TABLE IF NOT EXISTS embeddings (
 class SQLiteStore:
     """Thread-safe (one connection per thread) and process-safe (SQLite locking, WAL)."""
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, schema: str = _SCHEMA) -> None:
         self.path = Path(path)
         self._local = threading.local()
         if str(path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn().executescript(_SCHEMA)
+        self._conn().executescript(schema)
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -142,6 +151,47 @@ class SQLiteStore:
         cur = self.execute("UPDATE ingest_intents SET worker = ? WHERE document_id = ? AND worker = ?",
                            (new_worker, document_id, worker))  # fmt: skip
         return cur.rowcount == 1
+
+    # -- ingestion jobs -----------------------------------------------------------------------------
+    _JOB_FIELDS = frozenset({"state", "stage", "chunks_total", "chunks_done", "created", "error_code",
+                             "error_message", "cancel", "worker", "attempts", "document_id"})  # fmt: skip
+
+    def add_job(self, job: dict[str, Any]) -> None:
+        names = ", ".join(job)
+        self.execute(f"INSERT INTO ingest_jobs ({names}) VALUES ({', '.join('?' * len(job))})", list(job.values()))
+
+    def get_job(self, job_id: str) -> dict[str, Any] | None:
+        rows = self._job_rows("SELECT * FROM ingest_jobs WHERE id = ?", (job_id,))
+        return rows[0] if rows else None
+
+    def update_job(self, job_id: str, **fields: Any) -> None:
+        unknown = set(fields) - self._JOB_FIELDS
+        if unknown:
+            raise ValueError(f"not a job field: {sorted(unknown)}")
+        sets = ", ".join(f"{k} = ?" for k in fields)
+        self.execute(f"UPDATE ingest_jobs SET {sets}, updated_at = ? WHERE id = ?", [*fields.values(), now(), job_id])
+
+    def claim_job(self, worker: str) -> dict[str, Any] | None:
+        """Move the oldest queued job to ``running`` for ``worker``; one process wins each job."""
+        rows = self._job_rows(
+            "UPDATE ingest_jobs SET state = 'running', worker = ?, attempts = attempts + 1, updated_at = ? "
+            "WHERE id = (SELECT id FROM ingest_jobs WHERE state = 'queued' ORDER BY created_at, id LIMIT 1) "
+            "AND state = 'queued' RETURNING *", (worker, now()))  # fmt: skip
+        return rows[0] if rows else None
+
+    def jobs_in_state(self, state: str, limit: int = 1000) -> list[dict[str, Any]]:
+        return self._job_rows("SELECT * FROM ingest_jobs WHERE state = ? ORDER BY created_at LIMIT ?", (state, limit))
+
+    def requeue_job(self, job_id: str, worker: str) -> bool:
+        """Give a running job of ``worker`` (gone) back to the queue; only one process wins."""
+        cur = self.execute("UPDATE ingest_jobs SET state = 'queued', worker = '', updated_at = ? "
+                           "WHERE id = ? AND worker = ? AND state = 'running'", (now(), job_id, worker))  # fmt: skip
+        return cur.rowcount == 1
+
+    def _job_rows(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
+        cur = self.execute(sql, params)
+        names = [d[0] for d in cur.description or ()]
+        return [dict(zip(names, row)) for row in cur.fetchall()]
 
     # -- embedding cache ----------------------------------------------------------------------------
     def cached_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:

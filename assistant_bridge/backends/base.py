@@ -67,7 +67,13 @@ def make_backend(settings: Settings, dim: int) -> SearchBackend:
     if kind in ("milvus-lite", "milvus"):
         from assistant_bridge.backends.milvus import MilvusBackend
 
-        return MilvusBackend.from_settings(settings, dim)
+        milvus = MilvusBackend.from_settings(settings, dim)
+        exact = settings.backend.exact_vectors
+        if exact == "on" or (exact == "auto" and kind == "milvus-lite"):
+            from assistant_bridge.backends.exact import ExactDenseBackend
+
+            return ExactDenseBackend(milvus, settings.data_path, dim)
+        return milvus
     if kind == "elasticsearch":
         try:
             from assistant_bridge.backends.elasticsearch import ElasticsearchBackend

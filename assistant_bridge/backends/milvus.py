@@ -372,6 +372,22 @@ class MilvusBackend:
         chunks = [c for c in self._query(expr, limit=16384) if chunk_visible(c, scope)]
         return sorted(chunks, key=lambda c: c.position)
 
+    def iter_rows(self, batch: int = 1000) -> Iterator[tuple[list[Chunk], np.ndarray]]:
+        """Every chunk with its vector, ``batch`` at a time (the exact index's one-time copy)."""
+        with self._lock:
+            client = self._connect()
+        with self._reading(), self._errors("query"):
+            it = client.query_iterator(self.collection, batch_size=batch, filter="",
+                                       output_fields=[*SCALAR_FIELDS, "vector"])  # fmt: skip
+            try:
+                while True:
+                    rows = it.next()
+                    if not rows:
+                        return
+                    yield [self._chunk(r) for r in rows], np.asarray([r["vector"] for r in rows], dtype=np.float32)
+            finally:
+                it.close()
+
     def count(self) -> int:
         with self._lock, self._errors("count"):
             res = self._connect().query(self.collection, filter="", output_fields=["count(*)"])

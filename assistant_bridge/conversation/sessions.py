@@ -36,8 +36,8 @@ MEMORY_KIND = "message"
 
 
 def owner_key(principal: Principal) -> str:
-    """Who a session belongs to: the credential, the user and the end user it acts for."""
-    return f"{principal.key_id}|{principal.user_id}|{principal.tenant or ''}"
+    """Who it belongs to: :attr:`Principal.owner_key`, the one rule."""
+    return principal.owner_key
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ raises :class:`~assistant_bridge.errors.ModelLoadError` in the constructor.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -134,11 +136,16 @@ def select_windows(query: str, snippets: Sequence[str], tok: WordPiece,
 class CrossEncoder:
     """P(a passage window answers the query) from the fine-tuned MiniLM (int8 ONNX, onnxruntime)."""
 
-    def __init__(self, model_dir: Path, threads: int = 1) -> None:
+    def __init__(self, model_dir: Path, threads: int = 1, cache_size: int = 8192) -> None:
         self._session = ForkSafeSession(model_dir / CROSS_MODEL_FILE, threads)
         self.path = self._session.path
         self.tok = WordPiece(model_dir / CROSS_TOKENIZER_FILE)
         self._inputs = {i.name for i in self._session.get().get_inputs()}
+        # a window's logit depends on nothing but its (query, window) ids: kept, so the planning steps of an
+        # agentic run and the turns of a conversation score a retrieved passage once, not at every step
+        self._cache: OrderedDict[tuple[int, ...], float] = OrderedDict()
+        self._cache_size = cache_size
+        self._cache_lock = threading.Lock()
 
     def warm_up(self) -> None:
         self.scores("warm up", ["A short passage to load the model."])
@@ -150,8 +157,19 @@ class CrossEncoder:
         session = self._session.get()
         logits = np.zeros(len(pairs), dtype=np.float64)
         for i, pair in enumerate(pairs):
-            feed = {k: v for k, v in batch_arrays([pair], self.tok.pad_id).items() if k in self._inputs}
-            logits[i] = np.asarray(session.run(None, feed)[0], dtype=np.float64).reshape(-1)[-1]
+            key = (*pair[0], -1, *pair[1])
+            with self._cache_lock:
+                hit = self._cache.get(key)
+                if hit is not None:
+                    self._cache.move_to_end(key)
+            if hit is None:
+                feed = {k: v for k, v in batch_arrays([pair], self.tok.pad_id).items() if k in self._inputs}
+                hit = float(np.asarray(session.run(None, feed)[0], dtype=np.float64).reshape(-1)[-1])
+                with self._cache_lock:
+                    self._cache[key] = hit
+                    while len(self._cache) > self._cache_size:
+                        self._cache.popitem(last=False)
+            logits[i] = hit
         probs = 1.0 / (1.0 + np.exp(-np.clip(logits, -40, 40)))
         return np.where(np.isfinite(probs), probs, 0.0)
 

@@ -90,15 +90,23 @@ class Ingestor:
         parsed = parse_file(filename, data, mime_type=mime_type)
         return self._write(doc_id, content_hash, filename, parsed, ownership, title, url, progress)
 
+    @staticmethod
+    def text_hash(text: str, *, title: str, fmt: str) -> str:
+        return hashlib.sha256(f"{fmt}\0{title}\0{text}".encode()).hexdigest()
+
+    def text_document_id(self, text: str, *, title: str, fmt: str, ownership: Ownership) -> str:
+        return document_id_for(self.text_hash(text, title=title, fmt=fmt), ownership)
+
     def ingest_text(self, text: str, *, title: str, ownership: Ownership, fmt: str = "text",
-                    url: str | None = None, filename: str = "") -> IngestResult:  # fmt: skip
-        content_hash = hashlib.sha256(f"{fmt}\0{title}\0{text}".encode()).hexdigest()
+                    url: str | None = None, filename: str = "",
+                    progress: Callable[[int, int], None] | None = None) -> IngestResult:  # fmt: skip
+        content_hash = self.text_hash(text, title=title, fmt=fmt)
         doc_id = document_id_for(content_hash, ownership)
         existing = self.store.get_document(doc_id)
         if existing is not None and existing.status == "ready":
             return IngestResult(existing, created=False)
         parsed = parse_text(text, title=title, fmt=fmt)  # type: ignore[arg-type]
-        return self._write(doc_id, content_hash, filename or f"{title}.txt", parsed, ownership, title, url, None)
+        return self._write(doc_id, content_hash, filename or f"{title}.txt", parsed, ownership, title, url, progress)
 
     def _write(self, doc_id: str, content_hash: str, filename: str, parsed: ParsedDocument, ownership: Ownership,
                title: str | None, url: str | None, progress: Callable[[int, int], None] | None) -> IngestResult:  # fmt: skip
@@ -189,6 +197,8 @@ class Ingestor:
         cached = self.store.cached_vectors(self.embedder.name, set(hashes))
         todo = [i for i, h in enumerate(hashes) if h not in cached]
         done = len(texts) - len(todo)
+        if progress:
+            progress(done, len(texts))
         for start in range(0, len(todo), batch):
             idx = todo[start : start + batch]
             vecs = self.embedder.embed_passages([texts[i] for i in idx])

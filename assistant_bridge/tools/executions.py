@@ -48,11 +48,8 @@ _PURGE_EVERY_SECONDS = 300.0
 
 
 def owner_key(principal: Principal) -> str:
-    """Who an execution (or a session) belongs to: the credential, the user and the end user it acts for.
-
-    The same key as the ``/message`` sessions use, so one caller is one owner everywhere.
-    """
-    return f"{principal.key_id}|{principal.user_id}|{principal.tenant or ''}"
+    """Who it belongs to: :attr:`Principal.owner_key`, the one rule."""
+    return principal.owner_key
 
 
 

@@ -1,6 +1,6 @@
 """Document ingestion and management: ``POST /v1/documents`` (JSON text or multipart upload),
 ``GET /v1/documents``, ``GET /v1/documents/{id}``, ``GET /v1/documents/{id}/content``,
-``DELETE /v1/documents/{id}``.
+``DELETE /v1/documents/{id}``, and the ingestion jobs of large uploads: ``GET``/``DELETE /v1/ingest-jobs/{id}``.
 
 Ownership is taken from the caller: the owner is the caller's user id, the tenant its end user, and the
 workspaces must be among the caller's own (admins may share with any and may publish to everyone with
@@ -10,6 +10,7 @@ workspaces must be among the caller's own (admins may share with any and may pub
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from typing import Any
 
@@ -20,7 +21,8 @@ from assistant_bridge.core import strict_json
 from assistant_bridge.core.authz import ownership_for_create
 from assistant_bridge.errors import NotFound, PayloadTooLarge, ValidationFailed
 from assistant_bridge.ingest.parsers import FORMAT_MIME
-from assistant_bridge.ingest.service import document_visible
+from assistant_bridge.ingest.queue import job_json
+from assistant_bridge.ingest.service import document_id_for, document_visible
 from assistant_bridge.web.app import json_body, principal, scope, services, settings
 from assistant_bridge.web.auth import ANONYMOUS
 from assistant_bridge.web.validation import validate
@@ -55,7 +57,14 @@ def ownership_for(p: Principal, workspaces: list[str], session_id: str | None, v
 
 @bp.post("/v1/documents")
 def create_document() -> Any:
+    """Small documents are ingested before the answer (201, or 200 when already there); larger ones, or any
+    with ``?wait=false``, are queued (202 with the job, see :mod:`assistant_bridge.ingest.queue`)."""
     svc = services()
+    wait = request.args.get("wait")
+    if wait not in (None, "true", "false"):
+        raise ValidationFailed("wait must be true or false", path="wait")
+    limit = settings().ingest.sync_max_bytes
+    caller: Principal
     if request.mimetype == "multipart/form-data":
         upload = request.files.get("file")
         if upload is None or not upload.filename:
@@ -68,19 +77,57 @@ def create_document() -> Any:
         workspaces = [w.strip() for w in form.get("workspaces", "").split(",") if w.strip()]
         if len(workspaces) > 64 or any(len(w) > 256 for w in workspaces):
             raise ValidationFailed("workspaces: at most 64 workspace ids of at most 256 characters", path="$.workspaces")
-        own = ownership_for(principal(form.get("external_user_id")), workspaces, form.get("session_id"),
-                            form.get("visibility", "private"))  # fmt: skip
-        result = svc.ingestor.ingest_bytes(upload.filename, data, own, title=form.get("title") or None,
-                                           url=form.get("url") or None, mime_type=upload.mimetype)  # fmt: skip
+        caller = principal(form.get("external_user_id"))
+        own = ownership_for(caller, workspaces, form.get("session_id"), form.get("visibility", "private"))
+        title, url = form.get("title") or None, form.get("url") or None
+        if wait == "false" or len(data) > limit:
+            existing = svc.store.get_document(document_id_for(hashlib.sha256(data).hexdigest(), own))
+            if existing is None or existing.status != "ready":
+                return _queued(svc.queue.submit_bytes(caller.owner_key, upload.filename, data, own, title=title, url=url,
+                                                      mime_type=upload.mimetype))  # fmt: skip
+        result = svc.ingestor.ingest_bytes(upload.filename, data, own, title=title, url=url, mime_type=upload.mimetype)
     else:
         body = json_body("document_create")
-        own = ownership_for(principal(body.get("external_user_id")), body.get("workspaces", []),
-                            body.get("session_id"), body.get("visibility", "private"))  # fmt: skip
-        result = svc.ingestor.ingest_text(body["text"], title=body["title"], ownership=own,
-                                          fmt=body.get("format", "text"), url=body.get("url"))  # fmt: skip
+        caller = principal(body.get("external_user_id"))
+        own = ownership_for(caller, body.get("workspaces", []), body.get("session_id"), body.get("visibility", "private"))
+        text, fmt, title = body["text"], body.get("format", "text"), body["title"]
+        if wait == "false" or len(text.encode("utf-8")) > limit:
+            existing = svc.store.get_document(svc.ingestor.text_document_id(text, title=title, fmt=fmt, ownership=own))
+            if existing is None or existing.status != "ready":
+                return _queued(svc.queue.submit_text(caller.owner_key, text, own, title=title, fmt=fmt, url=body.get("url")))
+        result = svc.ingestor.ingest_text(text, title=title, ownership=own, fmt=fmt, url=body.get("url"))
     return jsonify({"document": document_json(result.document), "created": result.created}), (
         201 if result.created else 200
     )
+
+
+def _queued(job: dict[str, Any]) -> Any:
+    svc = services()
+    if settings().ingest.worker == "thread":
+        svc.queue.start_thread()
+    resp = jsonify({"job": job_json(job)})
+    resp.status_code = 202
+    resp.headers["Location"] = f"/v1/ingest-jobs/{job['id']}"
+    return resp
+
+
+def ingest_job_body(job: dict[str, Any]) -> dict[str, Any]:
+    out = job_json(job)
+    if job["state"] == "done":
+        doc = services().store.get_document(job["document_id"])
+        if doc is not None and document_visible(doc, scope()):
+            out["document"] = document_json(doc)
+    return out
+
+
+@bp.get("/v1/ingest-jobs/<job_id>")
+def get_ingest_job(job_id: str) -> Any:
+    return jsonify(ingest_job_body(services().queue.get(job_id, principal().owner_key)))
+
+
+@bp.delete("/v1/ingest-jobs/<job_id>")
+def cancel_ingest_job(job_id: str) -> Any:
+    return jsonify(ingest_job_body(services().queue.cancel(job_id, principal().owner_key)))
 
 
 def _visible_document(document_id: str) -> Document:

@@ -31,6 +31,16 @@ def _milvus_embedded(tmp: Path) -> Iterator[Any]:
     b.close()
 
 
+def _milvus_exact(tmp: Path) -> Iterator[Any]:
+    """Embedded Milvus Lite behind the exact dense index, as ``backend.exact_vectors = auto`` builds it."""
+    from assistant_bridge.backends.exact import ExactDenseBackend
+
+    for inner in _milvus_embedded(tmp):
+        b = ExactDenseBackend(inner, tmp, DIM)
+        b.warm_up()
+        yield b
+
+
 def _milvus_server(tmp: Path) -> Iterator[Any]:
     from assistant_bridge.backends.lite_server import LiteServer
     from assistant_bridge.backends.milvus import MilvusBackend
@@ -76,7 +86,8 @@ def _elasticsearch_external(tmp: Path) -> Iterator[Any]:
     yield from external_elasticsearch(tmp, DIM)
 
 
-FACTORIES = {"memory": _memory, "milvus-lite": _milvus_embedded, "milvus-lite-server": _milvus_server,
+FACTORIES = {"memory": _memory, "milvus-lite": _milvus_embedded, "milvus-lite-exact": _milvus_exact,
+             "milvus-lite-server": _milvus_server,
              "elasticsearch-7": _elasticsearch}  # fmt: skip
 if os.environ.get("ES_URL"):
     FACTORIES["elasticsearch-external"] = _elasticsearch_external

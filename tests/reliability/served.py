@@ -150,7 +150,7 @@ class Served:
             pass
 
     def worker_pids(self) -> set[int]:
-        return {pid for pid, cmd in children(self.proc.pid).items() if "milvus_lite" not in cmd}
+        return {pid for pid, cmd in children(self.proc.pid).items() if "milvus_lite" not in cmd and "ingest-worker" not in cmd}
 
     def stop(self, timeout: float = 60) -> int | None:
         """SIGTERM to the arbiter alone (it stops its workers and the side process); after ``timeout`` s SIGKILL

@@ -67,3 +67,23 @@ def test_ingest_while_serving_is_searchable(server: str) -> None:
     for _ in range(5):  # another worker must see it too
         r = httpx.post(f"{server}/v1/search", json={"query": "zucchini lasagna", "metadata": {"mode": "lexical"}})
         assert r.json()["search_results"][0]["title"] == "Cafeteria"
+
+
+def test_a_large_upload_is_queued_and_ingested_by_the_worker_process(server: str) -> None:
+    """serve runs assistant-bridge ingest-worker beside gunicorn: the upload answers 202 at once, the job's
+    progress can be read from any worker, and the document ends up searchable."""
+    import time
+
+    text = " ".join(f"Rule {i}: the quarterly audit of warehouse nine checks pallet labels." for i in range(600))
+    resp = httpx.post(f"{server}/v1/documents", json={"title": "Audit rules", "text": text}, timeout=30)
+    assert resp.status_code == 202, resp.text
+    location = resp.headers["Location"]
+    deadline = time.monotonic() + 240
+    job = resp.json()["job"]
+    while job["status"] in ("queued", "running") and time.monotonic() < deadline:
+        time.sleep(0.5)
+        job = httpx.get(f"{server}{location}", timeout=10).json()
+    assert job["status"] == "done", job
+    assert job["progress"]["chunks_done"] == job["progress"]["chunks_total"] == job["document"]["chunk_count"] > 5
+    r = httpx.post(f"{server}/v1/search", json={"query": "warehouse nine pallet labels", "metadata": {"mode": "lexical"}})
+    assert r.json()["search_results"][0]["title"] == "Audit rules"

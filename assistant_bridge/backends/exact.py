@@ -1,0 +1,373 @@
+"""Exact dense search in numpy beside Milvus Lite: the store of record stays Milvus, the dense reads do not.
+
+Measured on this project's machines (docs/benchmarks.md): Milvus Lite 3.x is a pure-Python engine; its FLAT
+search copies and re-normalises the whole matrix on every query, and a query by primary key scans the
+collection, so a dense ``/v1/search`` over 11k chunks spent most of its time waiting for the side process,
+while exact top-10 in numpy over the same vectors takes about half a millisecond. HNSW in Milvus Lite lost
+gold passages for good. So for the embedded default, every process that searches keeps the vectors of every
+chunk in memory (about 1.5 KB per chunk: 15 MB per 10k chunks, per worker), with the scope fields as integer
+codes, and answers dense searches with one matrix product, the scope rule applied as a boolean mask:
+exact results, recall 1.0 by construction.
+
+How every process sees every write: :class:`ExactDenseBackend` wraps the Milvus backend; each write it makes
+goes to Milvus first, then to a local SQLite file beside it (``exact-index.sqlite3`` in the data directory:
+one row per chunk with its vector and its payload, and a change log of document ids). Before a search, a
+process compares the change log's last sequence number with the one it has applied (one indexed SQLite
+read) and reloads the changed documents' rows. The ingestion worker, the gunicorn workers and the CLI all
+write through the same wrapper, so all of them stay in step; rows are read back with the chunks' payloads,
+so a search makes no call to Milvus at all. A store ingested before this file existed is copied over from
+Milvus once, at the first start.
+
+Chunk reads by id and by document (citations, full-document expansion) are answered from the same rows.
+What still goes to Milvus: lexical and hybrid searches, dense searches with a ``filter`` expression (the
+filter language is compiled for the backends), and every write.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from assistant_bridge.backends.base import SearchBackend
+from assistant_bridge.core.scope import chunk_visible, scope_clauses
+from assistant_bridge.domain import Chunk, Scope, SearchHit, SearchQuery
+from assistant_bridge.store import SQLiteStore
+
+log = logging.getLogger(__name__)
+
+FILE_NAME = "exact-index.sqlite3"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS rows (
+  id TEXT PRIMARY KEY, document_id TEXT NOT NULL, owner TEXT NOT NULL, tenant TEXT NOT NULL,
+  session_id TEXT NOT NULL, workspaces TEXT NOT NULL, vector BLOB NOT NULL, payload TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS rows_document ON rows(document_id);
+CREATE TABLE IF NOT EXISTS changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, document_id TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+@dataclass
+class _Snapshot:
+    matrix: np.ndarray
+    alive: np.ndarray
+    owner: np.ndarray
+    tenant: np.ndarray
+    session: np.ndarray
+    no_workspaces: np.ndarray
+    doc: np.ndarray
+    n: int
+
+
+class ExactIndex:
+    """The vectors and scope codes of every chunk, in arrays that grow by doubling; rows of a removed
+    document are marked dead and compacted away once they are a quarter of the rows."""
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self._codes: dict[str, int] = {"": 0}
+        self._ids: list[str] = []
+        self._rows_of_doc: dict[str, list[int]] = {}
+        self._ws_rows: dict[int, list[int]] = {}
+        self._dead = 0
+        self._lock = threading.Lock()
+        self._alloc(1024)
+
+    def _alloc(self, cap: int) -> None:
+        self.matrix = np.zeros((cap, self.dim), dtype=np.float32)
+        self.alive = np.zeros(cap, dtype=bool)
+        self.owner = np.zeros(cap, dtype=np.int32)
+        self.tenant = np.zeros(cap, dtype=np.int32)
+        self.session = np.zeros(cap, dtype=np.int32)
+        self.no_ws = np.zeros(cap, dtype=bool)
+        self.doc = np.zeros(cap, dtype=np.int32)
+        self.n = 0
+
+    def code(self, value: str) -> int:
+        got = self._codes.get(value)
+        if got is None:
+            got = self._codes[value] = len(self._codes)
+        return got
+
+    def known(self, value: str) -> int:
+        """The code of ``value``, or -1 when no row has it (so it matches nothing)."""
+        return self._codes.get(value, -1)
+
+    def __len__(self) -> int:
+        return self.n - self._dead
+
+    def chunk_id(self, row: int) -> str:
+        return self._ids[row]
+
+    def _grow(self, need: int) -> None:
+        cap = len(self.alive)
+        if self.n + need <= cap:
+            return
+        new = max(cap * 2, self.n + need)
+        old = (self.matrix, self.alive, self.owner, self.tenant, self.session, self.no_ws, self.doc)
+        n = self.n
+        self._alloc(new)
+        for dst, src in zip((self.matrix, self.alive, self.owner, self.tenant, self.session, self.no_ws, self.doc), old):
+            dst[:n] = src[:n]
+        self.n = n
+
+    def replace_documents(self, document_ids: Iterable[str], rows: Sequence[tuple[Any, ...]]) -> None:
+        """Drop the rows of ``document_ids``, then add ``rows`` ``(id, document_id, owner, tenant, session_id,
+        workspaces JSON, vector bytes)``."""
+        with self._lock:
+            for d in document_ids:
+                for r in self._rows_of_doc.pop(d, ()):
+                    if self.alive[r]:
+                        self.alive[r] = False
+                        self._dead += 1
+            self._grow(len(rows))
+            for cid, did, owner, tenant, session, workspaces, blob in rows:
+                r = self.n
+                self.matrix[r] = np.frombuffer(blob, dtype=np.float32)
+                self.alive[r] = True
+                self.owner[r], self.tenant[r], self.session[r] = self.code(owner), self.code(tenant), self.code(session)
+                ws = json.loads(workspaces)
+                self.no_ws[r] = not ws
+                for w in ws:
+                    self._ws_rows.setdefault(self.code(w), []).append(r)
+                self.doc[r] = self.code(did)
+                self._ids.append(cid)
+                self._rows_of_doc.setdefault(did, []).append(r)
+                self.n += 1
+            if self._dead > 1024 and self._dead * 4 > self.n:
+                self._compact()
+
+    def _compact(self) -> None:
+        keep = np.flatnonzero(self.alive[: self.n])
+        remap = np.full(self.n, -1, dtype=np.int64)
+        remap[keep] = np.arange(len(keep))
+        arrays = [a[keep].copy() for a in (self.matrix, self.alive, self.owner, self.tenant, self.session,
+                                           self.no_ws, self.doc)]  # fmt: skip
+        ids, ws_rows = self._ids, self._ws_rows
+        self._alloc(max(1024, len(keep) * 2))
+        for dst, src in zip((self.matrix, self.alive, self.owner, self.tenant, self.session, self.no_ws, self.doc), arrays):
+            dst[: len(keep)] = src
+        self.n = len(keep)
+        self._ids = [ids[i] for i in keep]
+        self._ws_rows = {w: [int(remap[r]) for r in rows if remap[r] >= 0] for w, rows in ws_rows.items()}
+        names = {v: k for k, v in self._codes.items()}
+        self._rows_of_doc = {}
+        for r, code in enumerate(self.doc[: self.n].tolist()):
+            self._rows_of_doc.setdefault(names[code], []).append(r)
+        self._dead = 0
+
+    def visible(self, scope: Scope) -> np.ndarray:
+        """The boolean mask of rows ``scope`` may read: the rule of :func:`~assistant_bridge.core.scope.scope_clauses`
+        (the same one the Milvus expression and the SQL listing implement)."""
+        with self._lock:
+            return self._visible(scope)
+
+    def _visible(self, scope: Scope) -> np.ndarray:
+        c = scope_clauses(scope)
+        n = self.n
+        alive, owner, tenant = self.alive[:n], self.owner[:n], self.tenant[:n]
+        session, no_ws, doc = self.session[:n], self.no_ws[:n], self.doc[:n]
+        me, sid = self.known(c.user_id), self.known(c.session_id or "")
+        mask = alive & ((session == 0) | (owner == me) | ((session == sid) if c.session_id else False))
+        if c.document_ids is not None:
+            mask &= np.isin(doc, [self.known(d) for d in c.document_ids])
+        if c.restricted:
+            rule = (owner == me) | ((owner == 0) & no_ws)
+            if c.session_id:
+                rule |= session == sid
+            if c.workspaces:
+                ws = np.zeros(n, dtype=bool)
+                for w in c.workspaces:
+                    rows = self._ws_rows.get(self.known(w), ())
+                    if rows:
+                        ws[np.asarray(rows, dtype=np.int64)] = True
+                rule |= ws
+            global_rule = (tenant == 0) & rule
+            if c.tenant is not None:
+                mask &= (tenant == self.known(c.tenant)) | global_rule
+            else:
+                mask &= global_rule
+        return np.asarray(mask)
+
+    def top(self, vector: Sequence[float], scope: Scope, k: int) -> list[tuple[str, float]]:
+        """The ``k`` best visible rows by dot product (cosine: every vector is unit length), best first. Under
+        the index's lock, so a concurrent reload or compaction cannot renumber rows mid-search."""
+        q = np.asarray(vector, dtype=np.float32)
+        with self._lock:
+            mask = self._visible(scope)
+            n = len(mask)
+            visible = int(mask.sum())
+            if not visible:
+                return []
+            scores = self.matrix[:n] @ q
+            scores[~mask] = -np.inf
+            k = min(k, visible)
+            top = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
+            top = top[np.argsort(-scores[top], kind="stable")][:k]
+            return [(self._ids[int(r)], float(scores[r])) for r in top]
+
+
+def _rows(chunks: Sequence[Chunk], vectors: np.ndarray) -> list[tuple[Any, ...]]:
+    """The ``rows`` table's rows: scope columns, the vector, and the payload in the Milvus row's fields."""
+    from assistant_bridge.backends.milvus import MilvusBackend
+
+    out = []
+    for c, v in zip(chunks, np.asarray(vectors, dtype=np.float32)):
+        o = c.ownership
+        payload = MilvusBackend._row(c, v)
+        for key in ("vector", "lexical"):
+            payload.pop(key, None)
+        out.append((c.id, c.document_id, o.owner_user_id, o.tenant, o.session_id, json.dumps(list(o.workspace_ids)),
+                    np.ascontiguousarray(v).tobytes(), json.dumps(payload, ensure_ascii=False)))  # fmt: skip
+    return out
+
+
+class ExactDenseBackend:
+    """A Milvus backend whose dense reads are answered from :class:`ExactIndex` (see the module docstring)."""
+
+    def __init__(self, inner: SearchBackend, data_dir: Path, dim: int) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dim = dim
+        self._db = SQLiteStore(Path(data_dir) / FILE_NAME, schema=_SCHEMA)
+        self._lock_path = Path(data_dir) / (FILE_NAME + ".lock")
+        self._index: ExactIndex | None = None
+        self._seq = 0
+        self._sync_lock = threading.Lock()
+
+    # ------------------------------------------------------------------------------------------ lifecycle
+    def warm_up(self) -> None:
+        self.inner.warm_up()
+        self._backfill()
+        self._ensure_index()
+        self._warm_lexical()
+
+    def ready(self) -> bool:
+        return self.inner.ready()
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def count(self) -> int:
+        return self.inner.count()
+
+    # ------------------------------------------------------------------------------------------ writes
+    def upsert(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
+        self.inner.upsert(chunks, vectors)
+        self._write(_rows(chunks, vectors), {c.document_id for c in chunks})
+
+    def delete_document(self, document_id: str) -> int:
+        removed = self.inner.delete_document(document_id)
+        self._write([], {document_id}, delete=True)
+        return removed
+
+    def _write(self, rows: list[tuple[Any, ...]], documents: set[str], *, delete: bool = False) -> None:
+        conn = self._db._conn()
+        with conn:
+            conn.execute("BEGIN IMMEDIATE")
+            if delete:
+                conn.executemany("DELETE FROM rows WHERE document_id = ?", [(d,) for d in documents])
+            conn.executemany("INSERT OR REPLACE INTO rows VALUES (?,?,?,?,?,?,?,?)", rows)
+            conn.executemany("INSERT INTO changes (document_id) VALUES (?)", [(d,) for d in sorted(documents)])
+
+    # ------------------------------------------------------------------------------------------ reads
+    def search(self, query: SearchQuery) -> list[SearchHit]:
+        if query.mode != "dense" or query.filter is not None or query.vector is None:
+            return self.inner.search(query)
+        if query.scope.document_ids == ():
+            return []
+        index = self._ensure_index()
+        top = index.top(query.vector, query.scope, max(1, query.limit))
+        chunks = self._chunks([cid for cid, _ in top])
+        hits = [SearchHit(chunk=chunks[cid], score=s) for cid, s in top if cid in chunks]
+        return [h for h in hits if chunk_visible(h.chunk, query.scope)]
+
+    def get_chunks(self, chunk_ids: Sequence[str], scope: Scope) -> list[Chunk]:
+        found = self._chunks(list(dict.fromkeys(chunk_ids)))
+        return [found[c] for c in dict.fromkeys(chunk_ids) if c in found and chunk_visible(found[c], scope)]
+
+    def document_chunks(self, document_id: str, scope: Scope) -> list[Chunk]:
+        from assistant_bridge.backends.milvus import MilvusBackend
+
+        rows = self._db.execute("SELECT payload FROM rows WHERE document_id = ?", (document_id,)).fetchall()
+        chunks = [MilvusBackend._chunk(json.loads(p)) for (p,) in rows]
+        return sorted((c for c in chunks if chunk_visible(c, scope)), key=lambda c: c.position)
+
+    def _chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
+        from assistant_bridge.backends.milvus import MilvusBackend
+
+        out: dict[str, Chunk] = {}
+        for i in range(0, len(ids), 500):
+            part = list(ids[i : i + 500])
+            rows = self._db.execute(f"SELECT id, payload FROM rows WHERE id IN ({','.join('?' * len(part))})", part)
+            out.update({cid: MilvusBackend._chunk(json.loads(p)) for cid, p in rows.fetchall()})
+        return out
+
+    # ------------------------------------------------------------------------------------------ keeping in step
+    def _ensure_index(self) -> ExactIndex:
+        last = int(self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM changes").fetchone()[0])
+        if self._index is not None and last == self._seq:
+            return self._index
+        with self._sync_lock:
+            if self._index is None:
+                t = time.perf_counter()
+                index = ExactIndex(self.dim)
+                index.replace_documents((), self._db.execute(
+                    "SELECT id, document_id, owner, tenant, session_id, workspaces, vector FROM rows").fetchall())  # fmt: skip
+                self._index, self._seq = index, last
+                log.info("exact_index.loaded", extra={"chunks": len(index), "ms": round((time.perf_counter() - t) * 1000)})
+            elif last != self._seq:
+                changed = [d for (d,) in self._db.execute(
+                    "SELECT DISTINCT document_id FROM changes WHERE seq > ? AND seq <= ?", (self._seq, last)).fetchall()]  # fmt: skip
+                rows: list[tuple[Any, ...]] = []
+                for i in range(0, len(changed), 500):
+                    part = changed[i : i + 500]
+                    rows += self._db.execute(
+                        "SELECT id, document_id, owner, tenant, session_id, workspaces, vector FROM rows "
+                        f"WHERE document_id IN ({','.join('?' * len(part))})", part).fetchall()  # fmt: skip
+                self._index.replace_documents(changed, rows)
+                self._seq = last
+            return self._index
+
+    def _backfill(self) -> None:
+        """Copy a store ingested before the exact index existed over from Milvus, once (any process)."""
+        if self._db.execute("SELECT 1 FROM meta WHERE key = 'backfilled'").fetchone():
+            return
+        iterate = getattr(self.inner, "iter_rows", None)
+        with open(self._lock_path, "a+") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                if self._db.execute("SELECT 1 FROM meta WHERE key = 'backfilled'").fetchone():
+                    return
+                copied = 0
+                if iterate is not None and self.inner.count() > 0:
+                    t = time.perf_counter()
+                    for chunks, vectors in iterate(1000):
+                        rows_before = copied
+                        self._write(_rows(chunks, vectors), {c.document_id for c in chunks})
+                        copied = rows_before + len(chunks)
+                    log.warning("exact_index.backfilled", extra={"chunks": copied,
+                                                                 "seconds": round(time.perf_counter() - t, 1)})  # fmt: skip
+                self._db.execute("INSERT OR REPLACE INTO meta VALUES ('backfilled', ?)", (str(copied),))
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def _warm_lexical(self) -> None:
+        """Milvus Lite builds its BM25 index at the first lexical search after a start (22 s at 11k chunks):
+        one search here, so no user's search waits for it."""
+        try:
+            if self.inner.count() > 0:
+                from assistant_bridge.domain import Principal
+
+                self.inner.search(SearchQuery(text="warm up", scope=Scope(Principal("warm-up", admin=True)),
+                                              mode="lexical", limit=1))  # fmt: skip
+        except Exception as exc:  # noqa: BLE001 - a warm-up must never stop the start
+            log.warning("exact_index.lexical_warm_up_failed", extra={"reason": type(exc).__name__})

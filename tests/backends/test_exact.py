@@ -1,0 +1,147 @@
+"""The exact dense index beside Milvus Lite (``backends/exact.py``): its scope mask is the visibility rule,
+its results are exact, and every process sees every other's writes through the change log.
+
+The contract suite (``test_contract.py``) also runs against it (``milvus-lite-exact``)."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import uuid
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from assistant_bridge.backends.exact import ExactDenseBackend, ExactIndex, _rows
+from assistant_bridge.backends.milvus import MilvusBackend
+from assistant_bridge.core.scope import chunk_visible
+from assistant_bridge.domain import Chunk, Ownership, Principal, Scope, SearchQuery
+
+DIM = 16
+USERS = ["", "alice", "bob", "carol"]
+TENANTS = ["", "t1", "t2"]
+SESSIONS = ["", "s1", "s2"]
+WORKSPACES = [(), ("w1",), ("w2",), ("w1", "w3")]
+
+
+def _chunks(n: int, seed: int = 0) -> tuple[list[Chunk], np.ndarray]:
+    rnd = random.Random(seed)
+    chunks = [Chunk(id=f"c{i}", document_id=f"d{i // 3}", title=f"T{i}", text=f"text {i}", position=i % 3,
+                    ownership=Ownership(owner_user_id=rnd.choice(USERS), workspace_ids=rnd.choice(WORKSPACES),
+                                        tenant=rnd.choice(TENANTS), session_id=rnd.choice(SESSIONS)))
+              for i in range(n)]  # fmt: skip
+    v = np.random.default_rng(seed).standard_normal((n, DIM)).astype(np.float32)
+    return chunks, v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def _scopes() -> list[Scope]:
+    out = []
+    for user, tenant, admin, ws, session in itertools.product(USERS[1:] + ["dave"], [None, "t1", "t3"], [False, True],
+                                                             [(), ("w1",), ("w2", "w3")], [None, "s1"]):  # fmt: skip
+        out.append(Scope(Principal(user, workspaces=ws, tenant=tenant, admin=admin), session_id=session))
+    out.append(Scope(Principal("alice"), document_ids=("d1", "d2", "nope")))
+    out.append(Scope(Principal("alice"), document_ids=()))
+    return out
+
+
+@pytest.mark.unit
+def test_the_mask_is_the_visibility_rule_for_every_scope() -> None:
+    chunks, vectors = _chunks(300)
+    index = ExactIndex(DIM)
+    index.replace_documents((), [r[:7] for r in _rows(chunks, vectors)])
+    for scope in _scopes():
+        mask = index.visible(scope)
+        expected = np.array([chunk_visible(c, scope) for c in chunks])
+        assert np.array_equal(mask, expected), scope
+
+
+@pytest.mark.unit
+def test_top_is_exact_within_the_scope_and_survives_removal_and_compaction() -> None:
+    chunks, vectors = _chunks(3000, seed=1)
+    index = ExactIndex(DIM)
+    index.replace_documents((), [r[:7] for r in _rows(chunks, vectors)])
+    removed = {f"d{i}" for i in range(0, 1000, 2)}  # 1,500 rows: past the compaction threshold
+    index.replace_documents(removed, [])
+    assert len(index) == 1500
+    keep = [i for i, c in enumerate(chunks) if c.document_id not in removed]
+    q = vectors[7] + 0.05
+    for scope in _scopes()[:40]:
+        visible = [i for i in keep if chunk_visible(chunks[i], scope)]
+        want = sorted(visible, key=lambda i: -float(vectors[i] @ q))[:10]
+        got = index.top(q, scope, 10)
+        assert [cid for cid, _ in got] == [chunks[i].id for i in want]
+        assert all(abs(s - float(vectors[i] @ q)) < 1e-5 for (_, s), i in zip(got, want))
+
+
+@pytest.fixture
+def two_processes(tmp_path: Path) -> Any:
+    """Two wrappers over one Milvus Lite file and one data directory: two processes of one service."""
+    inner = MilvusBackend(str(tmp_path / "m.db"), "chunks", DIM, write_lock_path=tmp_path / "w.lock")
+    inner.warm_up()
+    a, b = ExactDenseBackend(inner, tmp_path, DIM), ExactDenseBackend(inner, tmp_path, DIM)
+    a.warm_up()
+    b.warm_up()
+    yield a, b
+    inner.close()
+
+
+def _dense(backend: Any, v: np.ndarray, scope: Scope, limit: int = 5) -> list[str]:
+    return [h.chunk.id for h in backend.search(SearchQuery(text="x", scope=scope, mode="dense", limit=limit,
+                                                           vector=tuple(float(x) for x in v)))]  # fmt: skip
+
+
+@pytest.mark.integration
+def test_a_write_in_one_process_is_searched_in_the_other(two_processes: Any) -> None:
+    a, b = two_processes
+    chunks, vectors = _chunks(30, seed=2)
+    chunks = [Chunk(**{**c.__dict__, "ownership": Ownership()}) for c in chunks]  # public: everyone reads them
+    admin = Scope(Principal("root", admin=True))
+    assert _dense(b, vectors[0], admin) == []
+    a.upsert(chunks, vectors)
+    assert _dense(b, vectors[4], admin, 1) == [chunks[4].id]
+    assert b.inner.search(SearchQuery(text="x", scope=admin, mode="dense", limit=1,
+                                      vector=tuple(float(x) for x in vectors[4])))[0].chunk.id == chunks[4].id  # fmt: skip
+    hit = b.search(SearchQuery(text="x", scope=admin, mode="dense", limit=1, vector=tuple(float(x) for x in vectors[4])))[0]
+    assert hit.chunk.title == chunks[4].title and hit.chunk.ownership == chunks[4].ownership
+    a.delete_document(chunks[4].document_id)
+    assert chunks[4].id not in _dense(b, vectors[4], admin, 30)
+    moved = [Chunk(**{**c.__dict__, "ownership": Ownership(owner_user_id="alice", session_id="s9")})
+             for c in chunks if c.document_id == "d0"]  # fmt: skip
+    a.upsert(moved, vectors[: len(moved)])  # an attachment to a session changes who may read the chunks
+    bob = Scope(Principal("bob"))
+    assert not set(_dense(b, vectors[0], bob, 30)) & {c.id for c in moved}
+    assert {c.id for c in b.document_chunks("d0", Scope(Principal("alice")))} == {c.id for c in moved}
+
+
+@pytest.mark.integration
+def test_an_older_store_is_copied_over_once(tmp_path: Path) -> None:
+    inner = MilvusBackend(str(tmp_path / "m.db"), "chunks", DIM, write_lock_path=tmp_path / "w.lock")
+    inner.warm_up()
+    chunks, vectors = _chunks(40, seed=3)
+    chunks = [Chunk(**{**c.__dict__, "ownership": Ownership()}) for c in chunks]
+    inner.upsert(chunks, vectors)  # written before the exact index existed
+    wrapped = ExactDenseBackend(inner, tmp_path / "data", DIM)
+    wrapped.warm_up()
+    admin = Scope(Principal("root", admin=True))
+    assert _dense(wrapped, vectors[9], admin, 1) == [chunks[9].id]
+    assert len(wrapped.get_chunks([c.id for c in chunks], admin)) == 40
+    inner.close()
+
+
+@pytest.mark.integration
+def test_filters_and_other_modes_go_to_milvus(two_processes: Any) -> None:
+    from assistant_bridge.core.filters import parse_filter
+
+    a, _ = two_processes
+    chunks, vectors = _chunks(12, seed=4)
+    chunks = [Chunk(**{**c.__dict__, "language": "fr" if i % 2 else "en", "ownership": Ownership()})
+              for i, c in enumerate(chunks)]  # fmt: skip
+    a.upsert(chunks, vectors)
+    scope = Scope(Principal("u"))
+    hits = a.search(SearchQuery(text="x", scope=scope, mode="dense", limit=12, filter=parse_filter('language:"fr"'),
+                                vector=tuple(float(x) for x in vectors[1])))  # fmt: skip
+    assert hits and all(h.chunk.language == "fr" for h in hits)
+    assert a.search(SearchQuery(text="text", scope=scope, mode="lexical", limit=3))
+    assert uuid  # noqa: B018 - imported for the chunk ids of other tests

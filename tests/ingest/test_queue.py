@@ -1,0 +1,188 @@
+"""The durable ingestion queue (``assistant_bridge.ingest.queue``) and its routes: 202 with a job, progress,
+cancellation, a worker that died, failures, and a restart with jobs still queued."""
+
+from __future__ import annotations
+
+import io
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from assistant_bridge.domain import Ownership, Principal
+from assistant_bridge.embedders.base import HashingEmbedder
+from assistant_bridge.ingest.queue import MAX_ATTEMPTS
+from assistant_bridge.web.app import create_app
+from assistant_bridge.web.validation import validate
+from tests.conftest import KEYS, headers_for, make_services, make_settings
+
+pytestmark = pytest.mark.unit
+
+DEAD = f"{socket.gethostname()}:999999999:1"
+OWNER = Principal("alice", key_id="k1").owner_key
+LONG = " ".join(f"Sentence {i} of the long handbook about travel, meals and lodging." for i in range(300))
+
+
+@pytest.fixture
+def svc(tmp_path: Path) -> Any:
+    s = make_services(make_settings(tmp_path, ingest={"sync_max_bytes": 1000}))
+    s.warm_up()
+    return s
+
+
+def test_a_queued_text_is_ingested_by_run_one(svc: Any) -> None:
+    job = svc.queue.submit_text(OWNER, LONG, Ownership(owner_user_id="alice"), title="Handbook", fmt="text", url=None)
+    assert job["state"] == "queued" and svc.backend.count() == 0
+    assert (svc.queue.spool / job["payload"]).exists()
+    assert svc.queue.run_one() is True and svc.queue.run_one() is False
+    done = svc.queue.get(job["id"], OWNER)
+    assert done["state"] == "done" and done["created"] == 1
+    doc = svc.store.get_document(done["document_id"])
+    assert doc is not None and doc.chunk_count == done["chunks_total"] == done["chunks_done"] == svc.backend.count()
+    assert not (svc.queue.spool / job["payload"]).exists()
+
+
+def test_another_caller_cannot_see_or_cancel_a_job(svc: Any) -> None:
+    job = svc.queue.submit_text(OWNER, LONG, Ownership(owner_user_id="alice"), title="H", fmt="text", url=None)
+    other = Principal("alice", key_id="k2", tenant="t9").owner_key
+    for action in (svc.queue.get, svc.queue.cancel):
+        with pytest.raises(Exception, match="not found"):
+            action(job["id"], other)
+
+
+def test_cancelling_a_queued_job_ends_it_and_keeps_nothing(svc: Any) -> None:
+    job = svc.queue.submit_text(OWNER, LONG, Ownership(), title="H", fmt="text", url=None)
+    out = svc.queue.cancel(job["id"], OWNER)
+    assert out["state"] == "cancelled" and out["error_code"] == "cancelled"
+    assert svc.queue.run_one() is False and svc.backend.count() == 0
+    assert not (svc.queue.spool / job["payload"]).exists()
+
+
+class SlowEmbedder(HashingEmbedder):
+    """Blocks in its second call until released: a job stays in ``embedding`` while the test acts."""
+
+    def __init__(self) -> None:
+        super().__init__(64)
+        self.calls = 0
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def embed_passages(self, texts: Any) -> np.ndarray:
+        self.calls += 1
+        if self.calls == 2:
+            self.entered.set()
+            self.release.wait(10)
+        return super().embed_passages(texts)
+
+
+def test_cancelling_a_running_job_stops_it_before_anything_is_written(tmp_path: Path) -> None:
+    svc = make_services(make_settings(tmp_path))
+    slow = SlowEmbedder()
+    svc.embedder = svc.ingestor.embedder = slow
+    svc.warm_up()
+    job = svc.queue.submit_text(OWNER, LONG, Ownership(), title="H", fmt="text", url=None)
+    worker = threading.Thread(target=svc.queue.run_one)
+    worker.start()
+    assert slow.entered.wait(10)
+    running = svc.queue.get(job["id"], OWNER)
+    assert running["state"] == "running" and running["stage"] == "embedding" and running["chunks_total"] > 16
+    svc.queue.cancel(job["id"], OWNER)
+    slow.release.set()
+    worker.join(10)
+    out = svc.queue.get(job["id"], OWNER)
+    assert out["state"] == "cancelled" and svc.backend.count() == 0 and svc.store.list_documents() == []
+
+
+def test_a_job_of_a_dead_worker_is_queued_again_then_given_up(svc: Any) -> None:
+    job = svc.queue.submit_text(OWNER, LONG, Ownership(), title="H", fmt="text", url=None)
+    svc.store.execute("UPDATE ingest_jobs SET state='running', worker=?, attempts=1 WHERE id=?", (DEAD, job["id"]))
+    assert svc.queue.requeue_orphans() == 1
+    assert svc.queue.get(job["id"], OWNER)["state"] == "queued"
+    assert svc.queue.run_one() and svc.queue.get(job["id"], OWNER)["state"] == "done"
+    again = svc.queue.submit_text(OWNER, LONG + " more", Ownership(), title="H2", fmt="text", url=None)
+    svc.store.execute("UPDATE ingest_jobs SET state='running', worker=?, attempts=? WHERE id=?",
+                      (DEAD, MAX_ATTEMPTS, again["id"]))  # fmt: skip
+    svc.queue.requeue_orphans()
+    gone = svc.queue.get(again["id"], OWNER)
+    assert gone["state"] == "failed" and gone["error_code"] == "worker_lost"
+
+
+def test_a_failing_document_fails_its_job_with_the_reason(svc: Any) -> None:
+    svc.ingestor.settings.max_chunks_per_document = 2
+    big = svc.queue.submit_text(OWNER, LONG, Ownership(), title="H", fmt="text", url=None)
+    pdf = svc.queue.submit_bytes(OWNER, "broken.pdf", b"%PDF-1.7 not really", Ownership(), title=None, url=None,
+                                 mime_type="application/pdf")  # fmt: skip
+    while svc.queue.run_one():
+        pass
+    assert svc.queue.get(big["id"], OWNER)["error_code"] == "too_many_chunks"
+    assert svc.queue.get(pdf["id"], OWNER)["error_code"] == "document_unreadable"
+    assert svc.backend.count() == 0
+
+
+def test_queued_jobs_survive_a_restart(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path)
+    first = make_services(settings)
+    job = first.queue.submit_text(OWNER, LONG, Ownership(), title="H", fmt="text", url=None)
+    second = make_services(settings)  # a new process over the same data directory
+    assert second.queue.run_one() and second.queue.get(job["id"], OWNER)["state"] == "done"
+
+
+# --------------------------------------------------------------------------------------------- the routes
+
+
+@pytest.fixture
+def web(tmp_path: Path) -> Any:
+    settings = make_settings(tmp_path, auth={"keys": KEYS}, ingest={"sync_max_bytes": 1000})
+    services = make_services(settings)
+    return create_app(settings, services).test_client(), services
+
+
+def _wait(client: Any, location: str, headers: dict[str, str]) -> dict[str, Any]:
+    deadline = time.monotonic() + 20
+    while True:
+        job: dict[str, Any] = client.get(location, headers=headers).get_json()
+        if job["status"] not in ("queued", "running") or time.monotonic() > deadline:
+            return job
+        time.sleep(0.05)
+
+
+def test_a_large_text_answers_202_and_the_job_ends_with_the_document(web: Any) -> None:
+    client, services = web
+    alice = headers_for("alice")
+    resp = client.post("/v1/documents", json={"title": "Handbook", "text": LONG}, headers=alice)
+    assert resp.status_code == 202
+    validate("ingest_job", resp.get_json()["job"])
+    job = _wait(client, resp.headers["Location"], alice)
+    validate("ingest_job", job)
+    assert job["status"] == "done" and job["document"]["title"] == "Handbook" and job["created"] is True
+    assert client.get(resp.headers["Location"], headers=headers_for("bob")).status_code == 404
+    again = client.post("/v1/documents", json={"title": "Handbook", "text": LONG}, headers=alice)
+    assert again.status_code == 200 and again.get_json()["created"] is False  # already there: no new job
+
+
+def test_small_texts_stay_synchronous_unless_asked(web: Any) -> None:
+    client, _ = web
+    alice = headers_for("alice")
+    assert client.post("/v1/documents", json={"title": "S", "text": "Short."}, headers=alice).status_code == 201
+    queued = client.post("/v1/documents?wait=false", json={"title": "S2", "text": "Short too."}, headers=alice)
+    assert queued.status_code == 202
+    assert _wait(client, queued.headers["Location"], alice)["status"] == "done"
+    bad = client.post("/v1/documents?wait=maybe", json={"title": "S3", "text": "x"}, headers=alice)
+    assert bad.status_code == 400 and bad.get_json()["error"]["code"] == "validation_error"
+
+
+def test_a_large_upload_is_queued_and_a_cancel_of_a_finished_job_changes_nothing(web: Any) -> None:
+    client, services = web
+    alice = headers_for("alice")
+    data = {"file": (io.BytesIO((LONG * 2).encode()), "manual.txt")}
+    resp = client.post("/v1/documents", data=data, content_type="multipart/form-data", headers=alice)
+    assert resp.status_code == 202
+    job = _wait(client, resp.headers["Location"], alice)
+    assert job["status"] == "done" and job["filename"] == "manual.txt"
+    after = client.delete(resp.headers["Location"], headers=alice).get_json()
+    assert after["status"] == "done"
+    assert client.get("/v1/ingest-jobs/" + "0" * 32, headers=alice).status_code == 404
