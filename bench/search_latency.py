@@ -13,6 +13,13 @@ content hash in the work dir).
 Direct = the embedder plus the backend search call in this process against the same ``milvus-lite
 server`` side process the service uses; HTTP = the whole request through gunicorn (auth, validation,
 embedding, search, response building). Requests are sequential, loopback only, bounded in number.
+
+The physical limit (``limit_ms``, dense only) is the query embedding plus an exact numpy top-10 over a matrix
+of the same vectors, one BLAS thread, in this process. ``--query-embedder e5-small`` serves with the real
+model while the corpus keeps hashing vectors of the same dimension: the timings are those of real queries
+(the results mean nothing, and recall is not what this measures). Past the CLAPNQ and HotpotQA passages,
+``--passages`` is reached with numbered copies of them. ``first_ms`` is the first search of each mode after
+the service reported ready (a restart), before any warming.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import httpx  # noqa: E402
+import numpy as np  # noqa: E402
 
 from bench._common import bulk_load, passages_to_chunks, percentiles, read_jsonl  # noqa: E402
 
@@ -48,7 +56,57 @@ def corpus(data: Path, n: int) -> list[dict]:
                          "text": r.get("text", "")})  # fmt: skip
             if len(rows) >= n:
                 break
+    base = list(rows)
+    copy = 0
+    while len(rows) < n:
+        copy += 1
+        rows.extend({"_id": f"{r['_id']}~{copy}", "title": r.get("title", ""), "text": f"{r['text']} (copy {copy})"}
+                    for r in base[: n - len(rows)])  # fmt: skip
     return rows[:n]
+
+
+def _matrix(data_dir: Path) -> np.ndarray | None:
+    """Every chunk vector of the store (the exact index's rows), for the physical-limit reference."""
+    import sqlite3
+
+    path = data_dir / "exact-index.sqlite3"
+    if not path.exists():
+        return None
+    rows = sqlite3.connect(str(path)).execute("SELECT vector FROM rows").fetchall()
+    return np.vstack([np.frombuffer(b, dtype=np.float32) for (b,) in rows]) if rows else None
+
+
+def during_ingest(http: httpx.Client, base: str, qs: list[str], chunks: int) -> dict[str, object]:
+    """Dense search latency while the ingest-worker embeds a document of about ``chunks`` chunks, against the
+    same searches just before (idle), sequential, in this one run."""
+    def one(q: str) -> float:
+        t = time.perf_counter()
+        r = http.post(f"{base}/v1/search", json={"query": q, "metadata": {"mode": "dense", "limit": 10}})
+        assert r.status_code == 200, r.text
+        return (time.perf_counter() - t) * 1000
+
+    idle = [one(q) for q in qs]
+    text = " ".join(f"Clause {i} of the warehouse handbook: pallets in aisle {i % 97} are checked every "
+                    f"{i % 13 + 1} days, and the audit of bay {i % 31} is logged in register {i % 7}." for i in range(chunks * 5))
+    r = http.post(f"{base}/v1/documents?wait=false", json={"title": "Warehouse handbook", "text": text})
+    assert r.status_code == 202, r.text
+    location = r.headers["Location"]
+    busy: list[float] = []
+    started = time.perf_counter()
+    job: dict[str, object] = {}
+    i = 0
+    while time.perf_counter() - started < 1800:
+        busy.append(one(qs[i % len(qs)]))
+        i += 1
+        if i % 10 == 0:
+            job = http.get(f"{base}{location}").json()
+            if job["status"] not in ("queued", "running"):
+                break
+    ip, bp = percentiles(idle), percentiles(busy)
+    return {"chunks": (job.get("progress") or {}).get("chunks_total"), "status": job.get("status"),  # type: ignore[union-attr]
+            "ingest_seconds": round(time.perf_counter() - started, 1), "idle_ms": {k: round(v, 2) for k, v in ip.items()},
+            "busy_ms": {k: round(v, 2) for k, v in bp.items()}, "busy_over_idle_p95": round(bp["p95"] / ip["p95"], 2),
+            "searches_during": len(busy)}  # fmt: skip
 
 
 def questions(data: Path, k: int) -> list[str]:
@@ -62,11 +120,14 @@ def main() -> int:
     ap.add_argument("--work-dir", type=Path, default=Path("/tmp/assistant-bridge-latency"))
     ap.add_argument("--passages", type=int, default=10_000)
     ap.add_argument("--embedder", default="hashing")
+    ap.add_argument("--query-embedder", default="", help="the embedder the service runs (default: --embedder)")
     ap.add_argument("--queries", type=int, default=150)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--modes", default="lexical,dense")
     ap.add_argument("--backend", default="milvus-lite", help="milvus-lite or elasticsearch")
     ap.add_argument("--es-url", default="", help="Elasticsearch URL for --backend elasticsearch")
+    ap.add_argument("--ingest-chunks", type=int, default=0, help="then upload a document of about this many "
+                    "chunks (queued to the ingest-worker) and measure dense searches until it is ingested")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
@@ -90,9 +151,10 @@ def main() -> int:
     count = svc.backend.count()
     svc.backend.close()
 
-    cfg_path = args.work_dir / f"{args.embedder}.toml"
+    qemb = args.query_embedder or args.embedder
+    cfg_path = args.work_dir / f"{qemb}.toml"
     cfg_path.write_text(
-        f'data_dir = "{data_dir}"\n[embedder]\nkind = "{args.embedder}"\ndim = 384\n[backend]\n'
+        f'data_dir = "{data_dir}"\n[embedder]\nkind = "{qemb}"\ndim = 384\n[backend]\n'
         + "".join(f"{k} = {json.dumps(v)}\n" for k, v in backend.items())
     )
     port = free_port()
@@ -101,8 +163,8 @@ def main() -> int:
                              "--port", str(port), "--workers", str(args.workers)], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
     base = f"http://127.0.0.1:{port}"
-    report: dict[str, object] = {"chunks": count, "embedder": args.embedder, "workers": args.workers,
-                                 "backend": args.backend}  # fmt: skip
+    report: dict[str, object] = {"chunks": count, "embedder": args.embedder, "query_embedder": qemb,
+                                 "workers": args.workers, "backend": args.backend}  # fmt: skip
     try:
         for _ in range(600):
             try:
@@ -116,17 +178,24 @@ def main() -> int:
         direct_backend = dict(backend)
         if args.backend == "milvus-lite":
             direct_backend["uri"] = running_uri(data_dir) or ""
-        direct_settings = load_settings(env={}, overrides={**base_cfg, "backend": direct_backend})
+        direct_settings = load_settings(env={}, overrides={**base_cfg, "backend": direct_backend,
+                                                           "embedder": {"kind": qemb, "dim": 384}})  # fmt: skip
         direct = Services.from_settings(direct_settings, store=SQLiteStore(args.work_dir / "embedding-cache.sqlite3"))
         direct.warm_up()
         qs = questions(args.data, args.queries)
         scope = Scope(Principal("local", admin=True))
+        matrix = _matrix(data_dir)
+        from threadpoolctl import threadpool_limits
+
         with httpx.Client(timeout=30) as http:
             for mode in args.modes.split(","):
+                t = time.perf_counter()
+                http.post(f"{base}/v1/search", json={"query": qs[-1], "metadata": {"mode": mode}})
+                report[f"{mode}_first_ms"] = round((time.perf_counter() - t) * 1000, 1)
                 for q in qs[:10]:  # warm both paths
                     http.post(f"{base}/v1/search", json={"query": q, "metadata": {"mode": mode}})
                     direct.search(q, scope, mode=mode, limit=10)
-                h_lat, d_lat, b_lat = [], [], []
+                h_lat, d_lat, b_lat, l_lat = [], [], [], []
                 for q in qs:  # interleaved, so both paths see the same machine load
                     t = time.perf_counter()
                     r = http.post(f"{base}/v1/search", json={"query": q, "metadata": {"mode": mode, "limit": 10}})
@@ -141,7 +210,19 @@ def main() -> int:
                     end = time.perf_counter()
                     d_lat.append((end - t) * 1000)
                     b_lat.append((end - t_b) * 1000)
+                    if mode == "dense" and matrix is not None:
+                        t = time.perf_counter()
+                        qv = direct.embedder.embed_queries([q])[0]
+                        with threadpool_limits(1):
+                            sc = matrix @ qv
+                            top = np.argpartition(-sc, 10)[:10]
+                            top[np.argsort(-sc[top])]
+                        l_lat.append((time.perf_counter() - t) * 1000)
                 hp, dp, bp = percentiles(h_lat), percentiles(d_lat), percentiles(b_lat)
+                if l_lat:
+                    lp = percentiles(l_lat)
+                    report["dense_limit_ms"] = {k: round(v, 2) for k, v in lp.items()}
+                    report["dense_http_over_limit_p50"] = round(hp["p50"] / lp["p50"], 2)
                 report[mode] = {
                     "http_ms": {k: round(v, 2) for k, v in hp.items()},
                     "direct_ms": {k: round(v, 2) for k, v in dp.items()},
@@ -151,10 +232,13 @@ def main() -> int:
                 }
                 print(f"{mode:8s} http p50={hp['p50']:.1f} p95={hp['p95']:.1f} ms | direct p50={dp['p50']:.1f} "
                       f"p95={dp['p95']:.1f} ms | overhead p50 {report[mode]['overhead_p50']:+.0%}", flush=True)  # type: ignore[index]
+            if args.ingest_chunks:
+                report["during_ingest"] = during_ingest(http, base, qs, args.ingest_chunks)
         direct.backend.close()
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(60)
+    report["load_average"] = [round(x, 2) for x in os.getloadavg()]
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
     print(json.dumps(report, indent=2))

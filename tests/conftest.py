@@ -120,3 +120,22 @@ def headers_for(who: str, end_user: str | None = None) -> dict[str, str]:
     if end_user:
         h["X-End-User-ID"] = end_user
     return h
+
+
+def post_document(client: Any, body: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
+    """``POST /v1/documents`` as a client would: a queued (202) document is followed to the end of its job.
+    Returns the response of the POST, or of the job once done (its ``document`` is the record)."""
+    import time
+
+    resp = client.post("/v1/documents", json=body, headers=headers or {})
+    if resp.status_code != 202:
+        return resp
+    location = resp.headers["Location"]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        job = client.get(location, headers=headers or {})
+        if job.get_json()["status"] not in ("queued", "running"):
+            assert job.get_json()["status"] == "done", job.get_json()
+            return job
+        time.sleep(0.02)
+    raise AssertionError(f"the ingestion job {location} did not end within 60 s")

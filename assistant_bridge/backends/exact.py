@@ -28,6 +28,7 @@ from __future__ import annotations
 import fcntl
 import json
 import logging
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ import numpy as np
 
 from assistant_bridge.backends.base import SearchBackend
 from assistant_bridge.core.scope import chunk_visible, scope_clauses
+from assistant_bridge.core.textnorm import lexical_form
 from assistant_bridge.domain import Chunk, Scope, SearchHit, SearchQuery
 from assistant_bridge.store import SQLiteStore
 
@@ -78,6 +80,7 @@ class ExactIndex:
         self._rows_of_doc: dict[str, list[int]] = {}
         self._ws_rows: dict[int, list[int]] = {}
         self._dead = 0
+        self.version = 0  # changes whenever rows are added, removed or renumbered
         self._lock = threading.Lock()
         self._alloc(1024)
 
@@ -144,6 +147,7 @@ class ExactIndex:
                 self.n += 1
             if self._dead > 1024 and self._dead * 4 > self.n:
                 self._compact()
+            self.version += 1
 
     def _compact(self) -> None:
         keep = np.flatnonzero(self.alive[: self.n])
@@ -197,6 +201,20 @@ class ExactIndex:
                 mask &= global_rule
         return np.asarray(mask)
 
+    def live_rows(self) -> tuple[int, np.ndarray, list[str]]:
+        """(version, the alive row numbers, their chunk ids): what a lexical index is built over."""
+        with self._lock:
+            rows = np.flatnonzero(self.alive[: self.n])
+            return self.version, rows, [self._ids[int(r)] for r in rows]
+
+    def lexical_top(self, lexical: LexicalIndex, text: str, scope: Scope, k: int) -> list[tuple[str, float]] | None:
+        """The lexical index's best visible chunks, or None when it was built over another version of the rows."""
+        with self._lock:
+            if lexical.version != self.version:
+                return None
+            mask = self._visible(scope)
+            return [(self._ids[r], s) for r, s in lexical.top(text, mask, k)]
+
     def top(self, vector: Sequence[float], scope: Scope, k: int) -> list[tuple[str, float]]:
         """The ``k`` best visible rows by dot product (cosine: every vector is unit length), best first. Under
         the index's lock, so a concurrent reload or compaction cannot renumber rows mid-search."""
@@ -230,6 +248,52 @@ def _rows(chunks: Sequence[Chunk], vectors: np.ndarray) -> list[tuple[Any, ...]]
     return out
 
 
+_TOKEN = re.compile(r"(?u)\b\w+\b")
+LEXICAL_REBUILD_DELAY = 2.0  # seconds of quiet after a change before the BM25 index is rebuilt
+
+
+class LexicalIndex:
+    """BM25 over :func:`~assistant_bridge.core.textnorm.lexical_form` of every chunk (``bm25s``, k1 1.2, b 0.75
+    as the Milvus collection), in the row order of one :class:`ExactIndex` state, so the same scope mask applies.
+    bm25s indexes are static: after a change the whole index is rebuilt in a background thread, a few seconds
+    after the last change; lexical searches go to Milvus until the rebuilt index is in place."""
+
+    def __init__(self, model: Any, rows: np.ndarray, vocab: dict[str, int], version: int) -> None:
+        self.model, self.rows, self.vocab, self.version = model, rows, vocab, version
+
+    @staticmethod
+    def tokens(text: str) -> list[str]:
+        return _TOKEN.findall(lexical_form(text))
+
+    @classmethod
+    def build(cls, rows: np.ndarray, texts: Sequence[str], version: int) -> LexicalIndex:
+        import bm25s
+
+        corpus = [cls.tokens(t) for t in texts]
+        if not any(corpus):
+            return cls(None, rows, {}, version)
+        vocab: dict[str, int] = {}
+        ids = [[vocab.setdefault(tok, len(vocab)) for tok in doc] for doc in corpus]
+        model = bm25s.BM25(k1=1.2, b=0.75)
+        model.index(bm25s.tokenization.Tokenized(ids=ids, vocab=vocab), show_progress=False)
+        return cls(model, rows, vocab, version)
+
+    def top(self, text: str, mask: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """(exact-index row, score) of the ``k`` best visible chunks that share a word with ``text``."""
+        q = [self.vocab[t] for t in dict.fromkeys(self.tokens(text)) if t in self.vocab]
+        if not q or self.model is None:
+            return []
+        weights = mask[self.rows].astype(np.float32)
+        visible = int(weights.sum())
+        if not visible:
+            return []
+        scores = self.model.get_scores(q) * weights
+        k = min(k, visible, len(scores))
+        top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [(int(self.rows[i]), float(scores[i])) for i in top if scores[i] > 0]
+
+
 class ExactDenseBackend:
     """A Milvus backend whose dense reads are answered from :class:`ExactIndex` (see the module docstring)."""
 
@@ -242,12 +306,15 @@ class ExactDenseBackend:
         self._index: ExactIndex | None = None
         self._seq = 0
         self._sync_lock = threading.Lock()
+        self._lexical: LexicalIndex | None = None
+        self._lexical_thread: threading.Thread | None = None
+        self._lexical_lock = threading.Lock()
 
     # ------------------------------------------------------------------------------------------ lifecycle
     def warm_up(self) -> None:
         self.inner.warm_up()
         self._backfill()
-        self._ensure_index()
+        self._build_lexical(self._ensure_index())
         self._warm_lexical()
 
     def ready(self) -> bool:
@@ -280,12 +347,20 @@ class ExactDenseBackend:
 
     # ------------------------------------------------------------------------------------------ reads
     def search(self, query: SearchQuery) -> list[SearchHit]:
-        if query.mode != "dense" or query.filter is not None or query.vector is None:
+        if query.filter is not None or query.mode == "hybrid" or (query.mode == "dense" and query.vector is None):
             return self.inner.search(query)
         if query.scope.document_ids == ():
             return []
         index = self._ensure_index()
-        top = index.top(query.vector, query.scope, max(1, query.limit))
+        if query.mode == "lexical":
+            lexical = self._lexical
+            top = None if lexical is None else index.lexical_top(lexical, query.text, query.scope, max(1, query.limit))
+            if top is None:  # being rebuilt after a change: Milvus answers meanwhile
+                self._schedule_lexical(index)
+                return self.inner.search(query)
+        else:
+            assert query.vector is not None
+            top = index.top(query.vector, query.scope, max(1, query.limit))
         chunks = self._chunks([cid for cid, _ in top])
         hits = [SearchHit(chunk=chunks[cid], score=s) for cid, s in top if cid in chunks]
         return [h for h in hits if chunk_visible(h.chunk, query.scope)]
@@ -336,6 +411,38 @@ class ExactDenseBackend:
                 self._index.replace_documents(changed, rows)
                 self._seq = last
             return self._index
+
+    def _build_lexical(self, index: ExactIndex) -> None:
+        t = time.perf_counter()
+        version, rows, ids = index.live_rows()
+        payloads = self._chunks(ids)
+        texts = [f"{payloads[c].title}\n{payloads[c].text}" if c in payloads else "" for c in ids]
+        built = LexicalIndex.build(rows, texts, version)
+        with self._lexical_lock:
+            if self._lexical is None or self._lexical.version < version:
+                self._lexical = built
+        log.info("exact_index.lexical_built", extra={"chunks": len(ids), "ms": round((time.perf_counter() - t) * 1000)})
+
+    def _schedule_lexical(self, index: ExactIndex) -> None:
+        """Rebuild the BM25 index in the background once writes have been quiet for a moment (one at a time)."""
+        with self._lexical_lock:
+            if self._lexical_thread is not None and self._lexical_thread.is_alive():
+                return
+
+            def run() -> None:
+                while True:
+                    seen = index.version
+                    time.sleep(LEXICAL_REBUILD_DELAY)
+                    self._ensure_index()
+                    if index.version == seen:
+                        break
+                try:
+                    self._build_lexical(index)
+                except Exception as exc:  # noqa: BLE001 - Milvus keeps answering lexical searches
+                    log.warning("exact_index.lexical_build_failed", extra={"reason": type(exc).__name__})
+
+            self._lexical_thread = threading.Thread(target=run, name="bm25-rebuild", daemon=True)
+            self._lexical_thread.start()
 
     def _backfill(self) -> None:
         """Copy a store ingested before the exact index existed over from Milvus, once (any process)."""

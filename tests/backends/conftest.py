@@ -32,11 +32,23 @@ def _milvus_embedded(tmp: Path) -> Iterator[Any]:
 
 
 def _milvus_exact(tmp: Path) -> Iterator[Any]:
-    """Embedded Milvus Lite behind the exact dense index, as ``backend.exact_vectors = auto`` builds it."""
+    """Embedded Milvus Lite behind the exact index, as ``backend.exact_vectors = auto`` builds it; the BM25
+    index is rebuilt at once after each write (the service waits a moment), so the suite's lexical searches are
+    answered by it, not by Milvus."""
     from assistant_bridge.backends.exact import ExactDenseBackend
 
+    class Rebuilt(ExactDenseBackend):
+        def upsert(self, chunks: Any, vectors: Any) -> None:
+            super().upsert(chunks, vectors)
+            self._build_lexical(self._ensure_index())
+
+        def delete_document(self, document_id: str) -> int:
+            removed = super().delete_document(document_id)
+            self._build_lexical(self._ensure_index())
+            return removed
+
     for inner in _milvus_embedded(tmp):
-        b = ExactDenseBackend(inner, tmp, DIM)
+        b = Rebuilt(inner, tmp, DIM)
         b.warm_up()
         yield b
 

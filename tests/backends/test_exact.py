@@ -6,6 +6,7 @@ The contract suite (``test_contract.py``) also runs against it (``milvus-lite-ex
 from __future__ import annotations
 
 import itertools
+import time
 import random
 import uuid
 from pathlib import Path
@@ -145,3 +146,33 @@ def test_filters_and_other_modes_go_to_milvus(two_processes: Any) -> None:
     assert hits and all(h.chunk.language == "fr" for h in hits)
     assert a.search(SearchQuery(text="text", scope=scope, mode="lexical", limit=3))
     assert uuid  # noqa: B018 - imported for the chunk ids of other tests
+
+
+@pytest.mark.integration
+def test_lexical_search_is_answered_in_process_and_rebuilt_after_a_change(two_processes: Any, monkeypatch: Any) -> None:
+    import assistant_bridge.backends.exact as exact
+
+    monkeypatch.setattr(exact, "LEXICAL_REBUILD_DELAY", 0.05)
+    a, b = two_processes
+    docs = [("Password reset", "Reset your password from the self-service portal."),
+            ("Expenses", "Expense claims are due by the fifth working day."),
+            ("経費精算", "経費精算は月末までに提出してください。")]  # fmt: skip
+    chunks = [Chunk(id=f"x{i}", document_id=f"dx{i}", title=t, text=x, position=0, ownership=Ownership())
+              for i, (t, x) in enumerate(docs)]  # fmt: skip
+    a.upsert(chunks, np.eye(DIM, dtype=np.float32)[:3])
+    scope = Scope(Principal("u"))
+
+    def lexical(backend: Any, text: str) -> list[str]:
+        return [h.chunk.id for h in backend.search(SearchQuery(text=text, scope=scope, mode="lexical", limit=3))]
+
+    assert lexical(b, "expense claims due") == lexical(b.inner, "expense claims due")  # stale: Milvus answers
+    deadline = time.monotonic() + 10
+    while (b._lexical is None or b._lexical.version != b._index.version) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert b._lexical.version == b._index.version
+    assert lexical(b, "expense claims due")[0] == "x1"
+    assert lexical(b, "経費精算の締め切り")[0] == "x2"
+    assert lexical(b, "password portal")[0] == "x0"
+    assert lexical(b, "zebra") == []
+    hidden = Scope(Principal("u"), document_ids=("dx0",))
+    assert [h.chunk.id for h in b.search(SearchQuery(text="expense claims", scope=hidden, mode="lexical", limit=3))] == []

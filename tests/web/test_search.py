@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from assistant_bridge.web.validation import validate
+from tests.conftest import post_document
 
 pytestmark = pytest.mark.unit
 
@@ -20,9 +21,10 @@ DOCS = [
 
 
 def ingest(client: Any, title: str, text: str, **extra: Any) -> dict[str, Any]:
-    resp = client.post("/v1/documents", json={"title": title, "text": text, **extra})
+    resp = post_document(client, {"title": title, "text": text, **extra})
     assert resp.status_code in (200, 201), resp.get_json()
-    return resp.get_json()["document"]
+    doc: dict[str, Any] = resp.get_json()["document"]
+    return doc
 
 
 @pytest.fixture
