@@ -266,6 +266,9 @@ def cmd_ingest_worker(args: argparse.Namespace) -> int:
             os.nice(settings.ingest.worker_nice)  # searches and turns first; ingestion takes the idle cores
         except OSError:
             pass
+    from assistant_bridge.web.server import limit_blas_threads
+
+    limit_blas_threads()
     svc = Services.from_settings(settings)
     svc.warm_up()
     stop = threading.Event()

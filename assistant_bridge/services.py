@@ -64,6 +64,7 @@ class Services:
                 return
             t = time.perf_counter()
             self.embedder.warm_up()
+            self.embedder.embed_queries(["warm up"])  # the engine's first run allocates; no user waits for it
             self.backend.warm_up()
             settled = self.ingestor.recover()  # what a crashed writer left (``ingest.service``)
             if settled:

@@ -86,8 +86,9 @@ def during_ingest(http: httpx.Client, base: str, qs: list[str], chunks: int) -> 
         return (time.perf_counter() - t) * 1000
 
     idle = [one(q) for q in qs]
-    text = " ".join(f"Clause {i} of the warehouse handbook: pallets in aisle {i % 97} are checked every "
-                    f"{i % 13 + 1} days, and the audit of bay {i % 31} is logged in register {i % 7}." for i in range(chunks * 5))
+    run = int(time.time())  # a new document every run (the same text would be found already ingested)
+    text = f"Edition {run}. " + " ".join(f"Clause {i} of the warehouse handbook: pallets in aisle {i % 97} are checked every "
+                    f"{i % 13 + 1} days, and the audit of bay {i % 31} is logged in register {i % 7}." for i in range(chunks * 6))
     r = http.post(f"{base}/v1/documents?wait=false", json={"title": "Warehouse handbook", "text": text})
     assert r.status_code == 202, r.text
     location = r.headers["Location"]

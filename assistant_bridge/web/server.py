@@ -17,9 +17,25 @@ from assistant_bridge.settings import Settings
 log = logging.getLogger(__name__)
 
 
+def limit_blas_threads() -> None:
+    """One BLAS thread per call in a process that serves many requests at once: numpy's matrix products here
+    are small (a query against the exact index, sentence vectors), and OpenBLAS's own threads, spinning between
+    calls, took a core from the other requests and from the ingestion worker (docs/benchmarks.md)."""
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1, user_api="blas")
+    except Exception as exc:  # noqa: BLE001 - a missing or odd BLAS must not stop a worker
+        log.warning("worker.blas_limit_failed", extra={"reason": type(exc).__name__})
+
+
 def _post_worker_init(worker: Any) -> None:
+    from assistant_bridge.web.validation import warm_validators
+
+    limit_blas_threads()
     app = worker.wsgi
     try:
+        warm_validators()
         app.extensions["services"].warm_up()
     except Exception as exc:  # a worker that cannot warm up still serves /healthz and reports /readyz false
         log.error("worker.warm_up_failed type=%s message=%s", type(exc).__name__, getattr(exc, "message", exc))

@@ -58,6 +58,14 @@ def validator(name: str) -> Draft202012Validator:
     return Draft202012Validator(schema, registry=registry(), format_checker=Draft202012Validator.FORMAT_CHECKER)
 
 
+def warm_validators() -> int:
+    """Compile every schema's validator now (a worker's start), so no first request pays for it."""
+    names = [p.name[: -len(".schema.json")] for p in sorted(SCHEMA_DIR.glob("*.schema.json"))]
+    for name in names:
+        validator(name)
+    return len(names)
+
+
 def validate(name: str, body: Any) -> Any:
     """Validate ``body`` against ``schemas/<name>.schema.json``.
 
