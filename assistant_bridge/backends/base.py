@@ -69,10 +69,10 @@ def make_backend(settings: Settings, dim: int) -> SearchBackend:
 
         milvus = MilvusBackend.from_settings(settings, dim)
         exact = settings.backend.exact_vectors
-        if exact == "on" or (exact == "auto" and kind == "milvus-lite"):
+        if exact in ("on", "write-only") or (exact == "auto" and kind == "milvus-lite"):
             from assistant_bridge.backends.exact import ExactDenseBackend
 
-            return ExactDenseBackend(milvus, settings.data_path, dim)
+            return ExactDenseBackend(milvus, settings.data_path, dim, reads=exact != "write-only")
         return milvus
     if kind == "elasticsearch":
         try:

@@ -297,8 +297,11 @@ class LexicalIndex:
 class ExactDenseBackend:
     """A Milvus backend whose dense reads are answered from :class:`ExactIndex` (see the module docstring)."""
 
-    def __init__(self, inner: SearchBackend, data_dir: Path, dim: int) -> None:
+    def __init__(self, inner: SearchBackend, data_dir: Path, dim: int, *, reads: bool = True) -> None:
+        """:param reads: False for a process that only writes (the ingest worker, the ``ingest`` command): it keeps
+        the file in step and leaves the in-memory indexes (and their memory) to the processes that search."""
         self.inner = inner
+        self.reads = reads
         self.name = inner.name
         self.dim = dim
         self._db = SQLiteStore(Path(data_dir) / FILE_NAME, schema=_SCHEMA)
@@ -314,8 +317,9 @@ class ExactDenseBackend:
     def warm_up(self) -> None:
         self.inner.warm_up()
         self._backfill()
-        self._build_lexical(self._ensure_index())
-        self._warm_lexical()
+        if self.reads:
+            self._build_lexical(self._ensure_index())
+            self._warm_lexical()
 
     def ready(self) -> bool:
         return self.inner.ready()
@@ -347,7 +351,8 @@ class ExactDenseBackend:
 
     # ------------------------------------------------------------------------------------------ reads
     def search(self, query: SearchQuery) -> list[SearchHit]:
-        if query.filter is not None or query.mode == "hybrid" or (query.mode == "dense" and query.vector is None):
+        if (not self.reads or query.filter is not None or query.mode == "hybrid"
+                or (query.mode == "dense" and query.vector is None)):  # fmt: skip
             return self.inner.search(query)
         if query.scope.document_ids == ():
             return []
@@ -366,12 +371,16 @@ class ExactDenseBackend:
         return [h for h in hits if chunk_visible(h.chunk, query.scope)]
 
     def get_chunks(self, chunk_ids: Sequence[str], scope: Scope) -> list[Chunk]:
+        if not self.reads:
+            return self.inner.get_chunks(chunk_ids, scope)
         found = self._chunks(list(dict.fromkeys(chunk_ids)))
         return [found[c] for c in dict.fromkeys(chunk_ids) if c in found and chunk_visible(found[c], scope)]
 
     def document_chunks(self, document_id: str, scope: Scope) -> list[Chunk]:
         from assistant_bridge.backends.milvus import MilvusBackend
 
+        if not self.reads:
+            return self.inner.document_chunks(document_id, scope)
         rows = self._db.execute("SELECT payload FROM rows WHERE document_id = ?", (document_id,)).fetchall()
         chunks = [MilvusBackend._chunk(json.loads(p)) for (p,) in rows]
         return sorted((c for c in chunks if chunk_visible(c, scope)), key=lambda c: c.position)
