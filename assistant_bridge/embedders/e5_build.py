@@ -50,7 +50,7 @@ PROBES = (
     "経費精算の締め切りは翌月の第5営業日です。",
     "wc -l, --lines  print the newline counts",
 )
-MIN_PROBE_COSINE = 0.99
+MIN_PROBE_COSINE = 0.98  # int8 builds measure 0.991-0.994 on the probes; corrupt weights fall far below
 
 
 def default_cache_dir() -> Path:
