@@ -23,6 +23,23 @@ def percentiles(values: Sequence[float]) -> dict[str, float]:
     return {"p50": pick(0.50), "p95": pick(0.95), "p99": pick(0.99), "mean": statistics.fmean(v), "n": len(v)}
 
 
+def wait_ready(url: str, proc: Any = None, timeout: float = 300) -> None:
+    """Poll ``url`` until it answers below 500; fail at once if ``proc`` (a Popen) exits first."""
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise SystemExit(f"the server for {url} exited with code {proc.returncode}")
+        try:
+            if httpx.get(url, timeout=5).status_code < 500:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise SystemExit(f"{url} did not come up within {timeout:.0f} s")
+
+
 def emit(report: dict[str, Any], path: str | None) -> None:
     """Print a script's report as JSON, and write it to ``path`` too when one was given (``--json``)."""
     text = json.dumps(report, indent=2)

@@ -50,7 +50,7 @@ def es_options(url: str) -> dict[str, object]:
 
 
 def open_corpus(data: Path, work_dir: Path, *, backend: str = "milvus-lite", embedder: str = "e5-small",
-                max_passages: int = 0, es_url: str = "",
+                max_passages: int = 0, es_url: str = "", threads: int = 0,
                 cache: Path | None = None) -> tuple[Services, list[dict], dict[str, str], dict[str, set[str]], float]:  # fmt: skip
     """The CLAPNQ dev mini corpus in a search backend, through the product's own services.
 
@@ -68,7 +68,7 @@ def open_corpus(data: Path, work_dir: Path, *, backend: str = "milvus-lite", emb
         corpus = keep
     settings = load_settings(env={}, overrides={
         "data_dir": str(work_dir / f"{backend}-{embedder}-{len(corpus)}"),
-        "embedder": {"kind": embedder, "dim": 384},
+        "embedder": {"kind": embedder, "dim": 384, "threads": threads},
         "backend": {"kind": backend, "collection": f"clapnq_{embedder.replace('-', '_')}_{len(corpus)}_flat", **es_options(es_url)},
     })  # fmt: skip
     # the embedding cache is shared between runs and backends
@@ -84,6 +84,10 @@ def open_corpus(data: Path, work_dir: Path, *, backend: str = "milvus-lite", emb
         with contextlib.redirect_stdout(sys.stderr):  # progress on stderr: stdout may carry a JSON report
             print(f"loading {len(chunks)} passages into {backend} (have {have})", flush=True)
             load_s = bulk_load(svc, chunks)
+        # searched as after a restart: the in-process indexes are built from what was just written
+        svc.backend.close()
+        svc = Services.from_settings(settings, store=store)
+        svc.warm_up()
     return svc, corpus, questions, qrels, load_s
 
 
@@ -97,6 +101,7 @@ def main() -> int:
     ap.add_argument("--embedder", default="e5-small",
                     help="e5-small (default); 'hashing' skips the slow model for lexical-only runs")
     ap.add_argument("--es-url", default="", help="Elasticsearch URL for --backend elasticsearch")
+    ap.add_argument("--threads", type=int, default=0, help="embedder threads while loading (0: the default)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
@@ -104,7 +109,7 @@ def main() -> int:
 
     svc, corpus, questions, qrels, load_s = open_corpus(
         args.data, args.work_dir, backend=args.backend, embedder=args.embedder, max_passages=args.max_passages,
-        es_url=args.es_url,
+        es_url=args.es_url, threads=args.threads,
     )
     chunks = corpus
     scope = Scope(Principal("bench", admin=True))

@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import httpx  # noqa: E402
 import numpy as np  # noqa: E402
 
-from bench._common import bulk_load, passages_to_chunks, percentiles, read_jsonl  # noqa: E402
+from bench._common import bulk_load, passages_to_chunks, percentiles, read_jsonl, wait_ready  # noqa: E402
 
 from assistant_bridge.backends.lite_server import free_port  # noqa: E402
 from assistant_bridge.domain import Principal, Scope, SearchQuery  # noqa: E402
@@ -86,8 +86,8 @@ def during_ingest(http: httpx.Client, base: str, qs: list[str], chunks: int) -> 
         return (time.perf_counter() - t) * 1000
 
     idle = [one(q) for q in qs]
-    run = int(time.time())  # a new document every run (the same text would be found already ingested)
-    text = f"Edition {run}. " + " ".join(f"Clause {i} of the warehouse handbook: pallets in aisle {i % 97} are checked every "
+    run = int(time.time())  # new text every run: the embedding cache would otherwise skip the embedding
+    text = " ".join(f"Clause {i} of the {run} warehouse handbook: pallets in aisle {i % 97} are checked every "
                     f"{i % 13 + 1} days, and the audit of bay {i % 31} is logged in register {i % 7}." for i in range(chunks * 6))
     r = http.post(f"{base}/v1/documents?wait=false", json={"title": "Warehouse handbook", "text": text})
     assert r.status_code == 202, r.text
@@ -167,13 +167,7 @@ def main() -> int:
     report: dict[str, object] = {"chunks": count, "embedder": args.embedder, "query_embedder": qemb,
                                  "workers": args.workers, "backend": args.backend}  # fmt: skip
     try:
-        for _ in range(600):
-            try:
-                if httpx.get(f"{base}/readyz", timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
+        wait_ready(f"{base}/readyz", proc)
         from assistant_bridge.backends.lite_server import running_uri
 
         direct_backend = dict(backend)

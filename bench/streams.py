@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import httpx  # noqa: E402
 
-from bench._common import emit, percentiles  # noqa: E402
+from bench._common import emit, percentiles, wait_ready  # noqa: E402
 
 
 def slow_llm(seconds: float) -> ThreadingHTTPServer:
@@ -88,14 +88,7 @@ def main() -> int:
     base = f"http://127.0.0.1:{port}"
     report: dict[str, Any] = {"streams_asked": args.streams, "llm_seconds": args.llm_seconds}
     try:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{base}/readyz", timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
+        wait_ready(f"{base}/readyz", proc)
         http = httpx.Client(timeout=30)
 
         def sample() -> tuple[list[float], list[float]]:

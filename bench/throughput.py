@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import httpx  # noqa: E402
 
-from bench._common import emit  # noqa: E402
+from bench._common import emit, wait_ready  # noqa: E402
 
 QUERIES = [
     "who wrote the declaration of independence", "what is the capital of australia", "how do vaccines work",
@@ -100,20 +100,6 @@ def load(url: str, body_of: Any, clients: int, seconds: float) -> tuple[float, i
     return sum(done) / (time.monotonic() - t), sum(errors)
 
 
-def wait(url: str, proc: subprocess.Popen[bytes], timeout: float = 300) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"the server for {url} exited with code {proc.returncode}")
-        try:
-            if httpx.get(url, timeout=5).status_code < 500:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    raise SystemExit(f"{url} did not come up")
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-dir", type=Path, required=True)
@@ -139,7 +125,7 @@ def main() -> int:
                            stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
     minimal = None
     try:
-        wait(f"http://127.0.0.1:{port}/readyz", svc)
+        wait_ready(f"http://127.0.0.1:{port}/readyz", svc)
         uri = running_uri(args.data_dir)
         if not uri:
             raise SystemExit(f"no milvus-lite side process serves {args.data_dir}: is it the data_dir of --config?")
@@ -149,7 +135,7 @@ def main() -> int:
                                     str(args.threads), "-b", f"127.0.0.1:{mport}", "bench.throughput:minimal_app()"],
                                    env=menv, cwd=str(Path(__file__).resolve().parents[1]), stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
-        wait(f"http://127.0.0.1:{mport}/", minimal)
+        wait_ready(f"http://127.0.0.1:{mport}/", minimal)
         servers = {
             "service": (f"http://127.0.0.1:{port}/v1/search",
                         lambda mode: lambda q: {"query": q, "metadata": {"mode": mode, "limit": 10}}),
