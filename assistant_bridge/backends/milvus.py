@@ -87,8 +87,12 @@ class MilvusBackend:
 
     def __init__(self, uri: str, collection: str, dim: int, *, token: str = "", timeout: float = 10.0,
                  write_lock_path: Path | None = None, vector_index: str = "FLAT", hnsw_m: int = 32,
-                 hnsw_ef_construction: int = 400, hnsw_ef: int = 128, flush_seconds: float = 0.0) -> None:  # fmt: skip
+                 hnsw_ef_construction: int = 400, hnsw_ef: int = 128, flush_seconds: float = 0.0,
+                 local_path: Path | None = None) -> None:  # fmt: skip
         self.uri = uri
+        # the Milvus Lite data directory when it is on this machine (embedded, or served by our side process)
+        self.local_path = local_path if local_path is not None else (None if "://" in uri or uri.startswith("unix:")
+                                                                       else Path(uri))  # fmt: skip
         # 0: every write is flushed before it returns. A bulk writer (the ingest worker, `ingest`) flushes at most
         # this often, and when it goes idle (flush()): a flush costs about as much as the write of a small
         # document, and unflushed rows are still read, only more slowly, by the searches Milvus serves
@@ -124,7 +128,8 @@ class MilvusBackend:
         index = b.vector_index if b.vector_index != "auto" else ("FLAT" if b.kind == "milvus-lite" else "HNSW")
         return cls(uri, b.collection, dim, token=token, timeout=b.timeout, write_lock_path=lock, vector_index=index,
                    hnsw_m=b.hnsw_m, hnsw_ef_construction=b.hnsw_ef_construction, hnsw_ef=b.hnsw_ef,
-                   flush_seconds=b.flush_seconds)  # fmt: skip
+                   flush_seconds=b.flush_seconds,
+                   local_path=settings.data_path / "milvus.db" if b.kind == "milvus-lite" else None)  # fmt: skip
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def _connect(self) -> Any:
@@ -149,7 +154,34 @@ class MilvusBackend:
                     self._create(client)
                 else:
                     self._check_dim(client)
-                client.load_collection(self.collection)
+            try:
+                with self._errors("load collection"):
+                    client.load_collection(self.collection)
+            except BackendUnavailable:
+                if not self._set_indexes_aside():
+                    raise
+                with self._errors("load collection"):
+                    client.load_collection(self.collection)
+
+    def _set_indexes_aside(self) -> bool:
+        """Milvus Lite writes its index files in place: a process killed while it wrote one (right after a
+        flush) left an empty or cut file, and every later load of the collection failed ("No data left in
+        file"). The indexes are derived from the segments, which are whole, so they are moved aside and the load
+        builds them again. Only for an embedded store on this machine (``local_path``); returns whether any
+        were moved."""
+        if self.local_path is None:
+            return False
+        root = self.local_path / "collections" / self.collection / "partitions"
+        moved = 0
+        for index_dir in sorted(root.glob("*/indexes")):
+            if any(index_dir.iterdir()):
+                index_dir.rename(index_dir.with_name(f"indexes.set-aside-{int(time.time())}"))
+                index_dir.mkdir()
+                moved += 1
+        if moved:
+            log.warning("milvus.indexes_set_aside", extra={"collection": self.collection, "partitions": moved,
+                                                           "path": str(root)})  # fmt: skip
+        return moved > 0
 
     def _check_dim(self, client: Any) -> None:
         info = client.describe_collection(self.collection)
