@@ -218,27 +218,41 @@ class IngestQueue:
     # ------------------------------------------------------------------------------------------ the loop
 
     def work_forever(self, *, poll: float = 1.0, stop: threading.Event | None = None,
-                     on_idle: Callable[[], None] | None = None) -> None:  # fmt: skip
-        """Process jobs until ``stop`` is set; between jobs wait for a submit in this process or ``poll`` s."""
+                     on_idle: Callable[[], None] | None = None, idle_exit: float | None = None) -> None:  # fmt: skip
+        """Process jobs until ``stop`` is set; between jobs wait for a submit in this process or ``poll`` s.
+
+        :param idle_exit: return after this many seconds without a job (the in-process thread: the next
+            submit starts it again), instead of polling for ever.
+        """
         stop = stop or self._stop
         self.requeue_orphans()
+        idle_since = time.monotonic()
         while not stop.is_set():
             try:
                 worked = self.run_one()
             except BridgeError as exc:  # the store is unreachable or the disk is full: wait and try again
                 log.warning("ingest.worker.error", extra={"code": exc.code})
                 worked = False
-            if not worked:
-                if on_idle is not None:
-                    on_idle()
-                self._wake.wait(poll)
-                self._wake.clear()
+            if worked:
+                idle_since = time.monotonic()
+                continue
+            if on_idle is not None:
+                on_idle()
+            if idle_exit is not None and time.monotonic() - idle_since >= idle_exit:
+                with self._lock:  # a submit sets the wake-up before it asks for a thread: none is lost
+                    if not self._wake.is_set():
+                        self._thread = None
+                        return
+            self._wake.wait(poll)
+            self._wake.clear()
 
     def start_thread(self) -> None:
-        """Run :meth:`work_forever` in a daemon thread of this process (once)."""
+        """Run :meth:`work_forever` in a daemon thread of this process; it ends after 30 s without work and
+        the next submit starts it again."""
         with self._lock:
             if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self.work_forever, name="ingest-worker", daemon=True)
+                self._thread = threading.Thread(target=self.work_forever, kwargs={"idle_exit": 30.0},
+                                                name="ingest-worker", daemon=True)  # fmt: skip
                 self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:

@@ -48,6 +48,41 @@ class Browser:
 
     # -- process ----------------------------------------------------------------------------------
     def __enter__(self) -> Browser:
+        """Start the browser and attach to its page. A browser that dies while starting (seen once in a
+        while on a loaded CI machine: the pipe breaks before the first answer) is started once more; a second
+        failure raises with the end of what it printed."""
+        for attempt in (1, 2):
+            try:
+                return self._start()
+            except (BrokenPipeError, CDPError) as exc:
+                err = self._stop_failed_start()
+                if attempt == 2:
+                    raise CDPError(f"the browser did not start ({exc}); it printed: {err[-2000:]}") from exc
+        raise AssertionError("unreachable")
+
+    def _stop_failed_start(self) -> str:
+        proc = getattr(self, "proc", None)
+        if proc is None:
+            return ""
+        if proc.poll() is None:
+            proc.kill()
+        try:
+            _, err = proc.communicate(timeout=10)
+        except (subprocess.TimeoutExpired, ValueError, OSError):
+            err = b""
+        for f in (getattr(self, "_w", None), getattr(self, "_r", None)):
+            try:
+                if f is not None:
+                    f.close()
+            except OSError:
+                pass
+        self._pending.clear()
+        self.session = None
+        shutil.rmtree(self.profile, ignore_errors=True)
+        self.profile = tempfile.mkdtemp(prefix="chromium-profile-")
+        return (err or b"").decode(errors="replace")
+
+    def _start(self) -> Browser:
         cmd_r, cmd_w = os.pipe()  # we write commands; the browser reads them on fd 3
         out_r, out_w = os.pipe()  # the browser writes on fd 4; we read
 

@@ -186,3 +186,28 @@ def test_a_large_upload_is_queued_and_a_cancel_of_a_finished_job_changes_nothing
     after = client.delete(resp.headers["Location"], headers=alice).get_json()
     assert after["status"] == "done"
     assert client.get("/v1/ingest-jobs/" + "0" * 32, headers=alice).status_code == 404
+
+
+def test_the_in_process_worker_thread_ends_when_idle_and_starts_again(svc: Any) -> None:
+    svc.queue.start_thread()
+    first = svc.queue._thread
+    assert first is not None
+    first.join(0.1)
+    svc.queue._stop.set()  # stands for 30 idle seconds: the loop ends
+    svc.queue._wake.set()
+    first.join(5)
+    assert not first.is_alive()
+    svc.queue._stop.clear()
+    job = svc.queue.submit_text(OWNER, LONG, Ownership(), title="H", fmt="text", url=None)
+    svc.queue.start_thread()
+    deadline = time.monotonic() + 10
+    while svc.queue.get(job["id"], OWNER)["state"] != "done" and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert svc.queue.get(job["id"], OWNER)["state"] == "done"
+    svc.queue.stop()
+
+
+def test_work_forever_returns_after_its_idle_time(svc: Any) -> None:
+    started = time.monotonic()
+    svc.queue.work_forever(poll=0.02, idle_exit=0.2)
+    assert 0.15 < time.monotonic() - started < 5 and svc.queue._thread is None
