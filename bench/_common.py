@@ -40,6 +40,37 @@ def wait_ready(url: str, proc: Any = None, timeout: float = 300) -> None:
     raise SystemExit(f"{url} did not come up within {timeout:.0f} s")
 
 
+def wait_quiet(pgid: int, share: float = 0.1, timeout: float = 600) -> float:
+    """Wait until the processes of group ``pgid`` use less than ``share`` of a core for two half-second samples
+    in a row (every worker has finished warming up, not just the one that answered /readyz); returns the
+    seconds waited."""
+    import os
+
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def cpu() -> float:
+        total = 0
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                fields = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid:  # field 5 of stat: the process group
+                total += int(fields[11]) + int(fields[12])
+        return total / tick
+
+    started = time.monotonic()
+    quiet, last = 0, cpu()
+    while quiet < 2 and time.monotonic() - started < timeout:
+        time.sleep(0.5)
+        now = cpu()
+        quiet = quiet + 1 if now - last < share * 0.5 else 0
+        last = now
+    return time.monotonic() - started
+
+
 def emit(report: dict[str, Any], path: str | None) -> None:
     """Print a script's report as JSON, and write it to ``path`` too when one was given (``--json``)."""
     text = json.dumps(report, indent=2)

@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import httpx  # noqa: E402
 import numpy as np  # noqa: E402
 
-from bench._common import bulk_load, passages_to_chunks, percentiles, read_jsonl, wait_ready  # noqa: E402
+from bench._common import bulk_load, passages_to_chunks, percentiles, read_jsonl, wait_quiet, wait_ready  # noqa: E402
 
 from assistant_bridge.backends.lite_server import free_port  # noqa: E402
 from assistant_bridge.domain import Principal, Scope, SearchQuery  # noqa: E402
@@ -168,6 +168,7 @@ def main() -> int:
                                  "workers": args.workers, "backend": args.backend}  # fmt: skip
     try:
         wait_ready(f"{base}/readyz", proc)
+        report["settle_seconds"] = round(wait_quiet(proc.pid), 1)  # every worker warm, not just the first
         from assistant_bridge.backends.lite_server import running_uri
 
         direct_backend = dict(backend)

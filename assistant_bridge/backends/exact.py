@@ -28,7 +28,9 @@ from __future__ import annotations
 import fcntl
 import json
 import logging
+import queue
 import re
+import sqlite3
 import threading
 import time
 from dataclasses import dataclass
@@ -305,6 +307,10 @@ class ExactDenseBackend:
         self.name = inner.name
         self.dim = dim
         self._db = SQLiteStore(Path(data_dir) / FILE_NAME, schema=_SCHEMA)
+        # reads borrow a connection from this pool, most recently used first: a request thread's first search
+        # would otherwise open its own connection and read the file's pages into a cold cache (+3-4 ms at 100k
+        # chunks, measured); writes keep the store's connection per thread
+        self._readers: queue.LifoQueue[sqlite3.Connection] = queue.LifoQueue()
         self._lock_path = Path(data_dir) / (FILE_NAME + ".lock")
         self._index: ExactIndex | None = None
         self._seq = 0
@@ -326,6 +332,11 @@ class ExactDenseBackend:
 
     def close(self) -> None:
         self.inner.close()
+        while True:
+            try:
+                self._readers.get_nowait().close()
+            except queue.Empty:
+                break
 
     def flush(self) -> None:
         flush = getattr(self.inner, "flush", None)
@@ -334,6 +345,17 @@ class ExactDenseBackend:
 
     def count(self) -> int:
         return self.inner.count()
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        try:
+            conn = self._readers.get_nowait()
+        except queue.Empty:
+            conn = sqlite3.connect(str(self._db.path), timeout=30, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA busy_timeout=30000")
+        try:
+            return conn.execute(sql, params).fetchall()
+        finally:
+            self._readers.put(conn)
 
     # ------------------------------------------------------------------------------------------ writes
     def upsert(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
@@ -386,7 +408,7 @@ class ExactDenseBackend:
 
         if not self.reads:
             return self.inner.document_chunks(document_id, scope)
-        rows = self._db.execute("SELECT payload FROM rows WHERE document_id = ?", (document_id,)).fetchall()
+        rows = self._read("SELECT payload FROM rows WHERE document_id = ?", (document_id,))
         chunks = [MilvusBackend._chunk(json.loads(p)) for (p,) in rows]
         return sorted((c for c in chunks if chunk_visible(c, scope)), key=lambda c: c.position)
 
@@ -396,32 +418,32 @@ class ExactDenseBackend:
         out: dict[str, Chunk] = {}
         for i in range(0, len(ids), 500):
             part = list(ids[i : i + 500])
-            rows = self._db.execute(f"SELECT id, payload FROM rows WHERE id IN ({','.join('?' * len(part))})", part)
-            out.update({cid: MilvusBackend._chunk(json.loads(p)) for cid, p in rows.fetchall()})
+            rows = self._read(f"SELECT id, payload FROM rows WHERE id IN ({','.join('?' * len(part))})", part)
+            out.update({cid: MilvusBackend._chunk(json.loads(p)) for cid, p in rows})
         return out
 
     # ------------------------------------------------------------------------------------------ keeping in step
     def _ensure_index(self) -> ExactIndex:
-        last = int(self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM changes").fetchone()[0])
+        last = int(self._read("SELECT COALESCE(MAX(seq), 0) FROM changes")[0][0])
         if self._index is not None and last == self._seq:
             return self._index
         with self._sync_lock:
             if self._index is None:
                 t = time.perf_counter()
                 index = ExactIndex(self.dim)
-                index.replace_documents((), self._db.execute(
-                    "SELECT id, document_id, owner, tenant, session_id, workspaces, vector FROM rows").fetchall())  # fmt: skip
+                index.replace_documents((), self._read(
+                    "SELECT id, document_id, owner, tenant, session_id, workspaces, vector FROM rows"))  # fmt: skip
                 self._index, self._seq = index, last
                 log.info("exact_index.loaded", extra={"chunks": len(index), "ms": round((time.perf_counter() - t) * 1000)})
             elif last != self._seq:
-                changed = [d for (d,) in self._db.execute(
-                    "SELECT DISTINCT document_id FROM changes WHERE seq > ? AND seq <= ?", (self._seq, last)).fetchall()]  # fmt: skip
+                changed = [d for (d,) in self._read(
+                    "SELECT DISTINCT document_id FROM changes WHERE seq > ? AND seq <= ?", (self._seq, last))]  # fmt: skip
                 rows: list[tuple[Any, ...]] = []
                 for i in range(0, len(changed), 500):
                     part = changed[i : i + 500]
-                    rows += self._db.execute(
+                    rows += self._read(
                         "SELECT id, document_id, owner, tenant, session_id, workspaces, vector FROM rows "
-                        f"WHERE document_id IN ({','.join('?' * len(part))})", part).fetchall()  # fmt: skip
+                        f"WHERE document_id IN ({','.join('?' * len(part))})", part)  # fmt: skip
                 self._index.replace_documents(changed, rows)
                 self._seq = last
             return self._index
