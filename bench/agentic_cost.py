@@ -38,6 +38,7 @@ def main() -> int:
     ap.add_argument("--work-dir", type=Path, default=Path("/tmp/ab-agentic-cost"))
     ap.add_argument("--passages", type=int, default=2000)
     ap.add_argument("--questions", type=int, default=40)
+    ap.add_argument("--no-generate", action="store_true", help="retrieval only (generateResponse false)")
     ap.add_argument("--json")
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
@@ -67,7 +68,7 @@ def main() -> int:
         return (time.perf_counter() - t) * 1000
 
     def agentic(q: str) -> float:
-        body = {"messages": [{"role": "user", "content": {"text": q}}],
+        body = {"messages": [{"role": "user", "content": {"text": q}}], "generateResponse": not args.no_generate,
                 "retrievers": [{"configuration": {"knowledgeBase": {"knowledgeBaseId": "default"}}}]}  # fmt: skip
         t = time.perf_counter()
         r = client.post("/agenticRetrieveStream", json=body)
@@ -112,7 +113,7 @@ def main() -> int:
             else:
                 times[name].append(_timed_uncached(agentic, q, ce))
         loads.append(os.getloadavg()[0])
-    report: dict[str, Any] = {"chunks": svc.backend.count(), "questions": len(qids),
+    report: dict[str, Any] = {"chunks": svc.backend.count(), "questions": len(qids), "generate": not args.no_generate,
                               **{k: percentiles(v) for k, v in times.items()}}  # fmt: skip
     s50 = statistics.median(times["search"])
     report["agentic_over_search_p50"] = round(statistics.median(times["agentic"]) / s50, 2)
