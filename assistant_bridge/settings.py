@@ -398,8 +398,6 @@ def validate(settings: Settings) -> None:
         raise ConfigurationError("backend.exact_vectors must be auto, on, off or write-only")
     if settings.ingest.worker not in ("thread", "none"):
         raise ConfigurationError(f"ingest.worker must be thread or none, not {settings.ingest.worker!r}")
-    if settings.embedder.precision not in ("int8", "q4"):
-        raise ConfigurationError(f"embedder.precision must be int8 or q4, not {settings.embedder.precision!r}")
     for i, key in enumerate(settings.auth.keys):
         if key.kind not in ("apikey", "bearer", "basic", "sigv4"):
             raise ConfigurationError(f"auth.keys[{i}].kind must be apikey, bearer, basic or sigv4")

@@ -95,12 +95,9 @@ class E5Embedder:
                 return
             impl: Any = None
             if self._wanted == "onnx":
-                from pathlib import Path
-
                 from assistant_bridge.embedders.e5_onnx import E5OnnxEmbedder
 
-                candidate = E5OnnxEmbedder(cache_dir=Path(self._cache_dir).expanduser() if self._cache_dir else None,
-                                           precision=self._precision, threads=self._threads)  # fmt: skip
+                candidate = E5OnnxEmbedder(cache_dir=self._cache_dir, precision=self._precision, threads=self._threads)
                 try:
                     candidate.warm_up()
                     impl, self.engine = candidate, f"onnx-{self._precision}"

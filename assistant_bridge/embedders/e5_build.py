@@ -27,6 +27,7 @@ import fcntl
 import json
 import logging
 import os
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass
@@ -227,7 +228,7 @@ def _valid(directory: Path) -> dict[str, Any] | None:
     return manifest
 
 
-def ensure_built(cache_dir: Path | None = None, precision: str = "int8", *, source: Path | None = None,
+def ensure_built(cache_dir: str | Path | None = None, precision: str = "int8", *, source: Path | None = None,
                  check: bool = True) -> BuiltModel:  # fmt: skip
     """The built model for ``precision``, building it first when the cache has none (one builder at a time
     per cache directory; others wait and reuse its result).
@@ -237,7 +238,7 @@ def ensure_built(cache_dir: Path | None = None, precision: str = "int8", *, sour
     """
     if precision not in PRECISIONS:
         raise ModelLoadError(f"unknown embedder precision {precision!r}; use one of {', '.join(PRECISIONS)}")
-    cache = Path(cache_dir) if cache_dir else default_cache_dir()
+    cache = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
     src = Path(source) if source else default_model_file()
     digest = file_digest(src)
     target = cache / _key(digest, precision)
@@ -277,10 +278,10 @@ def _build_into(target: Path, src: Path, digest: str, precision: str, check: boo
         manifest["build_seconds"] = round(time.perf_counter() - started, 2)
         (work / MANIFEST_FILE).write_text(json.dumps(manifest, indent=1))
         if target.exists():  # an invalid earlier build
-            _remove_tree(target)
+            shutil.rmtree(target)
         os.replace(work, target)
     except BaseException:
-        _remove_tree(work)
+        shutil.rmtree(work, ignore_errors=True)
         raise
     log.info("embedder.build.done", extra={"precision": precision, "seconds": manifest["build_seconds"],
                                            "probe_cosine_min": manifest.get("probe_cosine_min")})  # fmt: skip
@@ -303,10 +304,3 @@ def _self_check(directory: Path, manifest: dict[str, Any]) -> float:
                              f"{MIN_PROBE_COSINE}); the model file may be corrupt")  # fmt: skip
     return round(worst, 6)
 
-
-def _remove_tree(path: Path) -> None:
-    if not path.exists():
-        return
-    for child in path.iterdir():
-        child.unlink(missing_ok=True)
-    path.rmdir()

