@@ -145,12 +145,16 @@ def _prepare_embedder(settings: Settings) -> None:
     log.info("embedder.ready", extra={"model": str(built.model_path), "precision": built.precision})
 
 
-def _writes_only(settings: Settings) -> None:
-    """A process that only ingests keeps the exact index's file in step but builds no in-memory index."""
+def _bulk_writer(settings: Settings) -> None:
+    """Settings of a process that only ingests (``ingest``, ``ingest-worker``): the model may use every core
+    (the service keeps one per call), the exact index's file is kept in step without an in-memory index, and
+    Milvus is flushed at most every 2 s, when idle and at the end (backends/milvus.py)."""
+    if not settings.embedder.threads:
+        settings.embedder.threads = min(os.cpu_count() or 1, 4)
     b = settings.backend
-    if b.exact_vectors == "on" or (b.exact_vectors == "auto" and b.kind == "milvus-lite"):
+    if b.exact_mode() == "on":
         b.exact_vectors = "write-only"
-    b.flush_seconds = b.flush_seconds or 2.0  # flushed when idle and at the end (backends/milvus.py)
+    b.flush_seconds = b.flush_seconds or 2.0
 
 
 def _flush(svc: Any) -> None:
@@ -184,9 +188,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     _use_running_lite(settings)
-    if not settings.embedder.threads:  # a bulk job: the model may use every core (the service keeps one per call)
-        settings.embedder.threads = min(os.cpu_count() or 1, 4)
-    _writes_only(settings)
+    _bulk_writer(settings)
     paths: list[Path] = []
     for raw in args.paths:
         p = Path(raw)
@@ -284,9 +286,7 @@ def cmd_ingest_worker(args: argparse.Namespace) -> int:
     from assistant_bridge.web.server import limit_blas_threads
 
     limit_blas_threads()
-    _writes_only(settings)
-    if not settings.embedder.threads:  # niced: the model may take every core the searches leave idle
-        settings.embedder.threads = min(os.cpu_count() or 1, 4)
+    _bulk_writer(settings)  # niced above: the model takes the cores the searches leave idle
     svc = Services.from_settings(settings)
     svc.warm_up()
     stop = threading.Event()

@@ -65,7 +65,6 @@ class Services:
                 return
             t = time.perf_counter()
             self.embedder.warm_up()
-            self.embedder.embed_queries(["warm up"])  # the engine's first run allocates; no user waits for it
             self.backend.warm_up()
             settled = self.ingestor.recover()  # what a crashed writer left (``ingest.service``)
             if settled:
@@ -81,7 +80,8 @@ class Services:
                                                 "engine": getattr(self.embedder, "engine", "") or self.embedder.name})  # fmt: skip
 
     def _warm_search(self) -> None:
-        """One search of each mode the default path serves, so the first user's search runs warm code."""
+        """One search of each mode the default path serves, so the first user's search runs warm code (the
+        dense one also runs the embedder once, whose first run allocates)."""
         from assistant_bridge.domain import Principal
 
         scope = Scope(Principal("warm-up", admin=True))
@@ -127,12 +127,6 @@ class _LazyBackend:
 
     def warm_up(self) -> None:
         self._get().warm_up()
-
-    def flush(self) -> None:
-        """Flush what a bulk writer left unflushed (backends that defer nothing have no ``flush``)."""
-        flush = getattr(self._get(), "flush", None)
-        if callable(flush):
-            flush()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._get(), name)

@@ -107,6 +107,12 @@ class BackendSettings:
     exact_vectors: str = "auto"
     flush_seconds: float = 0.0  # Milvus: 0 = flush every write; the ingest worker and `ingest` use 2 (bulk writes)
 
+    def exact_mode(self) -> str:
+        """``exact_vectors`` resolved: ``off``, ``on`` or ``write-only`` (``auto`` = on for embedded Milvus Lite)."""
+        if self.exact_vectors == "auto":
+            return "on" if self.kind == "milvus-lite" else "off"
+        return self.exact_vectors
+
 
 @dataclass
 class EmbedderSettings:

@@ -68,12 +68,12 @@ def make_backend(settings: Settings, dim: int) -> SearchBackend:
         from assistant_bridge.backends.milvus import MilvusBackend
 
         milvus = MilvusBackend.from_settings(settings, dim)
-        exact = settings.backend.exact_vectors
-        if exact in ("on", "write-only") or (exact == "auto" and kind == "milvus-lite"):
-            from assistant_bridge.backends.exact import ExactDenseBackend
+        exact = settings.backend.exact_mode()
+        if exact == "off":
+            return milvus
+        from assistant_bridge.backends.exact import ExactDenseBackend
 
-            return ExactDenseBackend(milvus, settings.data_path, dim, reads=exact != "write-only")
-        return milvus
+        return ExactDenseBackend(milvus, settings.data_path, dim, reads=exact == "on")
     if kind == "elasticsearch":
         try:
             from assistant_bridge.backends.elasticsearch import ElasticsearchBackend

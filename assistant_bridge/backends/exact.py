@@ -40,6 +40,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from assistant_bridge.backends.base import SearchBackend
+from assistant_bridge.backends.milvus import MilvusBackend
 from assistant_bridge.core.scope import chunk_visible, scope_clauses
 from assistant_bridge.core.textnorm import lexical_form
 from assistant_bridge.domain import Chunk, Scope, SearchHit, SearchQuery
@@ -237,8 +238,6 @@ class ExactIndex:
 
 def _rows(chunks: Sequence[Chunk], vectors: np.ndarray) -> list[tuple[Any, ...]]:
     """The ``rows`` table's rows: scope columns, the vector, and the payload in the Milvus row's fields."""
-    from assistant_bridge.backends.milvus import MilvusBackend
-
     out = []
     for c, v in zip(chunks, np.asarray(vectors, dtype=np.float32)):
         o = c.ownership
@@ -404,8 +403,6 @@ class ExactDenseBackend:
         return [found[c] for c in dict.fromkeys(chunk_ids) if c in found and chunk_visible(found[c], scope)]
 
     def document_chunks(self, document_id: str, scope: Scope) -> list[Chunk]:
-        from assistant_bridge.backends.milvus import MilvusBackend
-
         if not self.reads:
             return self.inner.document_chunks(document_id, scope)
         rows = self._read("SELECT payload FROM rows WHERE document_id = ?", (document_id,))
@@ -413,8 +410,6 @@ class ExactDenseBackend:
         return sorted((c for c in chunks if chunk_visible(c, scope)), key=lambda c: c.position)
 
     def _chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
-        from assistant_bridge.backends.milvus import MilvusBackend
-
         out: dict[str, Chunk] = {}
         for i in range(0, len(ids), 500):
             part = list(ids[i : i + 500])

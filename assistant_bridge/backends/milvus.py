@@ -90,9 +90,9 @@ class MilvusBackend:
                  hnsw_ef_construction: int = 400, hnsw_ef: int = 128, flush_seconds: float = 0.0,
                  local_path: Path | None = None) -> None:  # fmt: skip
         self.uri = uri
+        self._remote = uri.startswith(("http://", "https://", "tcp://", "unix:"))
         # the Milvus Lite data directory when it is on this machine (embedded, or served by our side process)
-        self.local_path = local_path if local_path is not None else (None if "://" in uri or uri.startswith("unix:")
-                                                                       else Path(uri))  # fmt: skip
+        self.local_path = local_path if local_path is not None else (None if self._remote else Path(uri))
         # 0: every write is flushed before it returns. A bulk writer (the ingest worker, `ingest`) flushes at most
         # this often, and when it goes idle (flush()): a flush costs about as much as the write of a small
         # document, and unflushed rows are still read, only more slowly, by the searches Milvus serves
@@ -108,7 +108,6 @@ class MilvusBackend:
         self._timeout = timeout
         self._client: Any = None
         self._lock = threading.RLock()
-        self._remote = uri.startswith(("http://", "https://", "tcp://", "unix:"))
         self._write_lock_path = write_lock_path
 
     @classmethod
