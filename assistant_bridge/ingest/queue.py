@@ -34,7 +34,7 @@ from typing import Any, Callable
 
 from assistant_bridge.domain import Ownership
 from assistant_bridge.errors import BridgeError, NotFound, RequestError
-from assistant_bridge.ingest.service import Ingestor, IngestResult, document_id_for
+from assistant_bridge.ingest.service import Ingestor, IngestResult
 from assistant_bridge.store import SQLiteStore, now
 from assistant_bridge.workers import worker_alive, worker_id
 
@@ -76,16 +76,15 @@ class IngestQueue:
     # ------------------------------------------------------------------------------------------ submitting
 
     def submit_bytes(self, owner: str, filename: str, data: bytes, ownership: Ownership, *, title: str | None,
-                     url: str | None, mime_type: str | None) -> dict[str, Any]:  # fmt: skip
-        import hashlib
-
-        doc_id = document_id_for(hashlib.sha256(data).hexdigest(), ownership)
+                     url: str | None, mime_type: str | None, document_id: str | None = None) -> dict[str, Any]:  # fmt: skip
+        """Queue a file; ``document_id`` when the caller has computed it already (:meth:`Ingestor.bytes_document_id`)."""
+        doc_id = document_id or self.ingestor.bytes_document_id(data, ownership)
         return self._submit(owner, "file", data, doc_id, ownership, filename=filename, title=title, url=url,
                             mime_type=mime_type, fmt=None)  # fmt: skip
 
     def submit_text(self, owner: str, text: str, ownership: Ownership, *, title: str, fmt: str,
-                    url: str | None) -> dict[str, Any]:  # fmt: skip
-        doc_id = self.ingestor.text_document_id(text, title=title, fmt=fmt, ownership=ownership)
+                    url: str | None, document_id: str | None = None) -> dict[str, Any]:  # fmt: skip
+        doc_id = document_id or self.ingestor.text_document_id(text, title=title, fmt=fmt, ownership=ownership)
         return self._submit(owner, "text", text.encode("utf-8"), doc_id, ownership, filename=f"{title}.txt",
                             title=title, url=url, mime_type=None, fmt=fmt)  # fmt: skip
 
@@ -101,8 +100,7 @@ class IngestQueue:
         t = now()
         job = {"id": job_id, "owner": owner, "kind": kind, "state": "queued", "stage": "", "document_id": doc_id,
                "ownership": json.dumps(asdict(ownership)), "payload": payload.name, "bytes": len(data),
-               "created_at": t, "updated_at": t, **{k: v for k, v in meta.items()}}  # fmt: skip
-        job["filename"] = job.get("filename") or ""
+               "created_at": t, "updated_at": t, **meta}  # fmt: skip
         try:
             self.store.add_job(job)
         except BaseException:

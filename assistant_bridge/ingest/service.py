@@ -91,6 +91,11 @@ class Ingestor:
         return self._write(doc_id, content_hash, filename, parsed, ownership, title, url, progress)
 
     @staticmethod
+    def bytes_document_id(data: bytes, ownership: Ownership) -> str:
+        """The id ``ingest_bytes`` gives ``data`` for this owner (content hash and ownership)."""
+        return document_id_for(hashlib.sha256(data).hexdigest(), ownership)
+
+    @staticmethod
     def text_hash(text: str, *, title: str, fmt: str) -> str:
         return hashlib.sha256(f"{fmt}\0{title}\0{text}".encode()).hexdigest()
 

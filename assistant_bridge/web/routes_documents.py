@@ -10,7 +10,6 @@ workspaces must be among the caller's own (admins may share with any and may pub
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 from typing import Any
 
@@ -22,7 +21,7 @@ from assistant_bridge.core.authz import ownership_for_create
 from assistant_bridge.errors import NotFound, PayloadTooLarge, ValidationFailed
 from assistant_bridge.ingest.parsers import FORMAT_MIME
 from assistant_bridge.ingest.queue import job_json
-from assistant_bridge.ingest.service import document_id_for, document_visible
+from assistant_bridge.ingest.service import document_visible
 from assistant_bridge.web.app import json_body, principal, scope, services, settings
 from assistant_bridge.web.auth import ANONYMOUS
 from assistant_bridge.web.validation import validate
@@ -81,10 +80,10 @@ def create_document() -> Any:
         own = ownership_for(caller, workspaces, form.get("session_id"), form.get("visibility", "private"))
         title, url = form.get("title") or None, form.get("url") or None
         if wait == "false" or len(data) > limit:
-            existing = svc.store.get_document(document_id_for(hashlib.sha256(data).hexdigest(), own))
-            if existing is None or existing.status != "ready":
+            doc_id = svc.ingestor.bytes_document_id(data, own)
+            if not _ingested(doc_id):
                 return _queued(svc.queue.submit_bytes(caller.owner_key, upload.filename, data, own, title=title, url=url,
-                                                      mime_type=upload.mimetype))  # fmt: skip
+                                                      mime_type=upload.mimetype, document_id=doc_id))  # fmt: skip
         result = svc.ingestor.ingest_bytes(upload.filename, data, own, title=title, url=url, mime_type=upload.mimetype)
     else:
         body = json_body("document_create")
@@ -92,13 +91,20 @@ def create_document() -> Any:
         own = ownership_for(caller, body.get("workspaces", []), body.get("session_id"), body.get("visibility", "private"))
         text, fmt, title = body["text"], body.get("format", "text"), body["title"]
         if wait == "false" or len(text.encode("utf-8")) > limit:
-            existing = svc.store.get_document(svc.ingestor.text_document_id(text, title=title, fmt=fmt, ownership=own))
-            if existing is None or existing.status != "ready":
-                return _queued(svc.queue.submit_text(caller.owner_key, text, own, title=title, fmt=fmt, url=body.get("url")))
+            doc_id = svc.ingestor.text_document_id(text, title=title, fmt=fmt, ownership=own)
+            if not _ingested(doc_id):
+                return _queued(svc.queue.submit_text(caller.owner_key, text, own, title=title, fmt=fmt, url=body.get("url"),
+                                                     document_id=doc_id))  # fmt: skip
         result = svc.ingestor.ingest_text(text, title=title, ownership=own, fmt=fmt, url=body.get("url"))
     return jsonify({"document": document_json(result.document), "created": result.created}), (
         201 if result.created else 200
     )
+
+
+def _ingested(document_id: str) -> bool:
+    """Already there for this owner: the synchronous path answers 200 at once, no job is queued."""
+    doc = services().store.get_document(document_id)
+    return doc is not None and doc.status == "ready"
 
 
 def _queued(job: dict[str, Any]) -> Any:
