@@ -359,12 +359,15 @@ class ExactDenseBackend:
     # ------------------------------------------------------------------------------------------ writes
     def upsert(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
         self.inner.upsert(chunks, vectors)
-        self._write(_rows(chunks, vectors), {c.document_id for c in chunks})
+        self._record(chunks, vectors)
 
     def delete_document(self, document_id: str) -> int:
         removed = self.inner.delete_document(document_id)
         self._write([], {document_id}, delete=True)
         return removed
+
+    def _record(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
+        self._write(_rows(chunks, vectors), {c.document_id for c in chunks})
 
     def _write(self, rows: list[tuple[Any, ...]], documents: set[str], *, delete: bool = False) -> None:
         conn = self._db._conn()
@@ -446,8 +449,10 @@ class ExactDenseBackend:
     def _build_lexical(self, index: ExactIndex) -> None:
         t = time.perf_counter()
         version, rows, ids = index.live_rows()
-        payloads = self._chunks(ids)
-        texts = [f"{payloads[c].title}\n{payloads[c].text}" if c in payloads else "" for c in ids]
+        # the two fields BM25 reads, straight from SQLite: no Chunk is decoded for a rebuild
+        stored = {cid: f"{title}\n{text}" for cid, title, text in self._read(
+            "SELECT id, json_extract(payload, '$.title'), json_extract(payload, '$.text') FROM rows")}  # fmt: skip
+        texts = [stored.get(c, "") for c in ids]
         built = LexicalIndex.build(rows, texts, version)
         with self._lexical_lock:
             if self._lexical is None or self._lexical.version < version:
@@ -489,9 +494,8 @@ class ExactDenseBackend:
                 if iterate is not None and self.inner.count() > 0:
                     t = time.perf_counter()
                     for chunks, vectors in iterate(1000):
-                        rows_before = copied
-                        self._write(_rows(chunks, vectors), {c.document_id for c in chunks})
-                        copied = rows_before + len(chunks)
+                        self._record(chunks, vectors)
+                        copied += len(chunks)
                     log.warning("exact_index.backfilled", extra={"chunks": copied,
                                                                  "seconds": round(time.perf_counter() - t, 1)})  # fmt: skip
                 self._db.execute("INSERT OR REPLACE INTO meta VALUES ('backfilled', ?)", (str(copied),))
