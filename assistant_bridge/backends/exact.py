@@ -97,6 +97,10 @@ class ExactIndex:
         self.doc = np.zeros(cap, dtype=np.int32)
         self.n = 0
 
+    def _arrays(self) -> tuple[np.ndarray, ...]:
+        """Every per-row array, in one order (growing and compacting copy them all)."""
+        return (self.matrix, self.alive, self.owner, self.tenant, self.session, self.no_ws, self.doc)
+
     def code(self, value: str) -> int:
         got = self._codes.get(value)
         if got is None:
@@ -118,10 +122,9 @@ class ExactIndex:
         if self.n + need <= cap:
             return
         new = max(cap * 2, self.n + need)
-        old = (self.matrix, self.alive, self.owner, self.tenant, self.session, self.no_ws, self.doc)
-        n = self.n
+        old, n = self._arrays(), self.n
         self._alloc(new)
-        for dst, src in zip((self.matrix, self.alive, self.owner, self.tenant, self.session, self.no_ws, self.doc), old):
+        for dst, src in zip(self._arrays(), old):
             dst[:n] = src[:n]
         self.n = n
 
@@ -156,11 +159,10 @@ class ExactIndex:
         keep = np.flatnonzero(self.alive[: self.n])
         remap = np.full(self.n, -1, dtype=np.int64)
         remap[keep] = np.arange(len(keep))
-        arrays = [a[keep].copy() for a in (self.matrix, self.alive, self.owner, self.tenant, self.session,
-                                           self.no_ws, self.doc)]  # fmt: skip
+        arrays = [a[keep].copy() for a in self._arrays()]
         ids, ws_rows = self._ids, self._ws_rows
         self._alloc(max(1024, len(keep) * 2))
-        for dst, src in zip((self.matrix, self.alive, self.owner, self.tenant, self.session, self.no_ws, self.doc), arrays):
+        for dst, src in zip(self._arrays(), arrays):
             dst[: len(keep)] = src
         self.n = len(keep)
         self._ids = [ids[i] for i in keep]
