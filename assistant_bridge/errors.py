@@ -88,6 +88,13 @@ class DocumentParseError(RequestError):
     code = "document_unreadable"
 
 
+class NoContent(DocumentParseError):
+    """The file was read, and holds no text to index: empty, whitespace, a page that is only navigation, a
+    PDF without a text layer. Not a failure of the file; the CLI reports such files apart."""
+
+    code = "document_has_no_text"
+
+
 class AuthenticationRequired(RequestError):
     status = 401
     code = "unauthorized"

@@ -44,6 +44,25 @@ def test_ingest_exit_codes_and_summary(tmp_path: Path, config: str, capsys: Any)
 
 
 @pytest.mark.integration
+def test_pages_without_text_are_reported_apart_and_reindex_keeps_ids(tmp_path: Path, config: str, capsys: Any) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("The office closes on 25 December.")
+    links = "".join(f'<li><a href="p{i}.html">Page {i}</a></li>' for i in range(8))
+    (docs / "menu.html").write_text(f"<html><body><nav><ul>{links}</ul></nav><ul>{links}</ul></body></html>")
+    common = ["--config", config, "--data-dir", str(tmp_path / "data")]
+    assert main(["ingest", str(docs), *common]) == 0  # a page that is only navigation is not a failure
+    out = capsys.readouterr()
+    assert "ingested 1 new, 0 already present, 0 failed, 1 without text" in out.out
+    assert "menu.html: skipped: " in out.err and "no main content" in out.err
+    store = SQLiteStore(tmp_path / "data" / "meta.sqlite3")
+    before = [d.id for d in store.list_documents(limit=10)]
+    assert main(["ingest", str(docs), "--reindex", *common]) == 0
+    assert "ingested 1 reindexed or new, 0 already present" in capsys.readouterr().out
+    assert [d.id for d in store.list_documents(limit=10)] == before
+
+
+@pytest.mark.integration
 @pytest.mark.slow
 def test_an_interrupted_ingest_exits_130_with_a_summary(tmp_path: Path, config: str) -> None:
     docs = tmp_path / "docs"

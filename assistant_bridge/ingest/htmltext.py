@@ -1,6 +1,7 @@
 """HTML to plain text with the standard library's :mod:`html.parser`.
 
-Scripts, styles, templates, navigation and other non-content elements are dropped; block elements become
+The page's chrome (navigation, sidebars, footers, link lists: :mod:`.boilerplate`) is removed first; of what
+remains, scripts, styles, templates and other non-content elements are dropped; block elements become
 paragraph breaks so that the chunker never glues a heading to the next paragraph. The title is
 ``<title>``, else the first ``<h1>``.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
+from assistant_bridge.ingest.boilerplate import main_content
 from assistant_bridge.ingest.text import clean_text, collapse_inline_space
 
 _SKIP = frozenset({"script", "style", "noscript", "template", "svg", "math", "iframe", "object", "nav", "head"})
@@ -112,11 +114,13 @@ class _Extractor(HTMLParser):
 
 
 def html_to_text(source: str) -> tuple[str, str | None]:
-    """Return ``(text, title)`` for an HTML document or fragment."""
+    """Return ``(text, title)`` for an HTML document or fragment: the text of its main content
+    (:func:`~assistant_bridge.ingest.boilerplate.main_content`), and its ``<title>`` or first ``<h1>``."""
+    content, page_title = main_content(source)
     extractor = _Extractor()
-    extractor.feed(source)
+    extractor.feed(content)
     extractor.close()
     text = "".join(extractor.parts)
     text = "\n".join(collapse_inline_space(line).strip() for line in text.split("\n"))
-    title = " ".join("".join(extractor.title_parts).split()) or " ".join("".join(extractor.h1_parts).split())
+    title = page_title or " ".join("".join(extractor.title_parts).split()) or " ".join("".join(extractor.h1_parts).split())
     return clean_text(text), title or None

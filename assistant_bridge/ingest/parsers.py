@@ -13,9 +13,10 @@ from typing import Literal
 
 from assistant_bridge.core.language import detect_language
 from assistant_bridge.domain import MODALITIES
-from assistant_bridge.errors import DocumentParseError, UnsupportedMediaType, ValidationFailed
+from assistant_bridge.errors import DocumentParseError, NoContent, UnsupportedMediaType, ValidationFailed
 from assistant_bridge.ingest.document import ParsedDocument, Segment
 from assistant_bridge.ingest.htmltext import html_to_text, sniff_charset
+from assistant_bridge.ingest.manpage import is_man_page, man_to_text
 from assistant_bridge.ingest.pdf import parse_pdf
 from assistant_bridge.ingest.text import clean_text, decode_bytes, markdown_to_text
 from assistant_bridge.ingest.transcripts import parse_cues
@@ -110,7 +111,7 @@ def _build(
     *, title: str, text: str, segments: tuple[Segment, ...] = (), fmt: str, modality: str = "text"
 ) -> ParsedDocument:
     if not text.strip():
-        raise DocumentParseError("The document contains no text.")
+        raise NoContent("The document contains no text.")
     return ParsedDocument(
         title=title,
         text=text,
@@ -173,9 +174,14 @@ def _from_source(source: str, *, title: str | None, fmt: str, fallback_title: st
         text, found = html_to_text(source)
     elif fmt == "markdown":
         text, found = markdown_to_text(source)
+    elif is_man_page(source):
+        text, found = man_to_text(source)
+        text = clean_text(text)
     else:
         text = clean_text(source)
         found = _plain_title(text)
+    if fmt == "html" and not text.strip() and source.strip():
+        raise NoContent("The page has no text of its own (no main content): only navigation, menus, scripts or link lists.")
     return _build(title=title or found or fallback_title, text=text, fmt=fmt)
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assistant_bridge.domain import BBox
-from assistant_bridge.errors import DocumentParseError
+from assistant_bridge.errors import DocumentParseError, NoContent
 from assistant_bridge.ingest.document import Segment
 
 
@@ -252,6 +252,101 @@ _PDF_FAILURES: tuple[type[BaseException], ...] = (
 )
 
 
+_LEADER_LINE = re.compile(r"(?:\.\s?){4,}\s*[0-9ivxlcdmIVXLCDM]+\s*$")
+_INDEX_LINE = re.compile(r",\s*\d+(?:\s*[-–]\s*\d+)?\s*$")
+_PAGE_NUMBER = re.compile(r"^(?:page\s+)?(?:\d+|[ivxlcdm]+)(?:\s*(?:/|of)\s*\d+)?$", re.IGNORECASE)
+_DIGITS = re.compile(r"\d+")
+_CHAPTER_HEAD = re.compile(r"^(?:chapter|appendix)\s+\S+?:?\s.*\s\d+$|^\d+\s+(?:chapter|appendix)\s+\S+", re.IGNORECASE)
+CONTENTS_SHARE = 0.4  # a page whose lines are this much dot leaders (or index entries) is a contents page
+RUNNING_MIN_PAGES = 3
+EDGE_LINES = 2  # running heads and page numbers are looked for in the first and last two lines of a page
+
+
+def _running_key(line: str) -> str:
+    return _DIGITS.sub("#", line.strip().lower())
+
+
+def _lines(page: tuple[str, list[Segment]]) -> list[str]:
+    text, segments = page
+    return [text[s.start_char : s.end_char] for s in segments]
+
+
+def _is_contents_page(lines: list[str]) -> bool:
+    """A table of contents or an index: most lines end in dot leaders and a page number, or in page numbers
+    after a comma."""
+    if len(lines) < 5:
+        return False
+    leaders = sum(1 for line in lines if _LEADER_LINE.search(line))
+    entries = sum(1 for line in lines if _INDEX_LINE.search(line))
+    return leaders >= max(5, CONTENTS_SHARE * len(lines)) or entries >= max(8, 0.6 * len(lines))
+
+
+def _without_furniture(pages: list[tuple[str, list[Segment]]]) -> list[tuple[str, list[Segment]]]:
+    """Pages without contents and index pages, and lines without running headers and footers (a first or last
+    line that repeats, digits aside, on several pages; a "Chapter 2: Title 7" head) and bare page numbers."""
+    kept = [p for p in pages if not _is_contents_page(_lines(p))]
+    counts: dict[str, int] = {}
+    for page in kept:
+        lines = _lines(page)
+        for line in set(lines[:EDGE_LINES] + lines[-EDGE_LINES:]):
+            counts[_running_key(line)] = counts.get(_running_key(line), 0) + 1
+    running = {k for k, n in counts.items() if n >= max(RUNNING_MIN_PAGES, 0.3 * len(kept))}
+
+    def furniture(line: str, top: bool) -> bool:
+        line = line.strip()
+        if len(kept) > 1 and (_PAGE_NUMBER.match(line) or (top and _CHAPTER_HEAD.match(line))):
+            return True
+        return _running_key(line) in running
+
+    out: list[tuple[str, list[Segment]]] = []
+    for text, segments in kept:
+        lines = [text[seg.start_char : seg.end_char] for seg in segments]
+        drop: set[int] = set()
+        for order, top in ((range(len(lines)), True), (range(len(lines) - 1, -1, -1), False)):
+            for i in list(order)[:EDGE_LINES]:  # from each edge inwards, while the lines are furniture
+                if i in drop or not furniture(lines[i], top):
+                    break
+                drop.add(i)
+        if not drop:
+            out.append((text, segments))
+            continue
+        parts: list[str] = []
+        moved: list[Segment] = []
+        pos = 0
+        for i, seg in enumerate(segments):
+            if i in drop:
+                continue
+            if parts:
+                parts.append("\n")
+                pos += 1
+            line = text[seg.start_char : seg.end_char]
+            moved.append(Segment(pos, pos + len(line), page_number=seg.page_number, bboxes=seg.bboxes))
+            parts.append(line)
+            pos += len(line)
+        out.append(("".join(parts), moved))
+    return out
+
+
+def _assemble(pages: list[tuple[str, list[Segment]]]) -> tuple[list[str], list[Segment]]:
+    """The pages' texts (blank pages left out) and their segments, offset into the text joined by newlines."""
+    texts: list[str] = []
+    segments: list[Segment] = []
+    offset = 0
+    for page_text, page_segments in pages:
+        lead = len(page_text) - len(page_text.lstrip())
+        page_text = page_text.strip()
+        if not page_text:
+            continue
+        if texts:
+            offset += 1  # the "\n" between pages
+        for segment in page_segments:
+            segments.append(Segment(segment.start_char - lead + offset, segment.end_char - lead + offset,
+                                    page_number=segment.page_number, bboxes=segment.bboxes))  # fmt: skip
+        texts.append(page_text)
+        offset += len(page_text)
+    return texts, segments
+
+
 def parse_pdf(data: bytes) -> PdfText:
     """Extract the text of a PDF with one segment per line (page number and box).
 
@@ -270,10 +365,8 @@ def parse_pdf(data: bytes) -> PdfText:
         if reader.is_encrypted and not reader.decrypt(""):
             raise DocumentParseError("The PDF is encrypted with a password; upload an unprotected copy.")
         widths = _Widths()
-        texts: list[str] = []
-        segments: list[Segment] = []
+        pages: list[tuple[str, list[Segment]]] = []
         first_page_lines: list[tuple[float, str]] = []
-        offset = 0
         page_count = len(reader.pages)
         for number, page_obj in enumerate(reader.pages, start=1):
             box = page_obj.mediabox
@@ -281,23 +374,8 @@ def parse_pdf(data: bytes) -> PdfText:
             page_text, page_segments, sized_lines = _page_text(page_obj, page, widths)
             if number == 1:
                 first_page_lines = sized_lines
-            lead = len(page_text) - len(page_text.lstrip())
-            page_text = page_text.strip()
-            if not page_text:
-                continue
-            if texts:
-                offset += 1  # the "\n" between pages
-            for segment in page_segments:
-                segments.append(
-                    Segment(
-                        segment.start_char - lead + offset,
-                        segment.end_char - lead + offset,
-                        page_number=segment.page_number,
-                        bboxes=segment.bboxes,
-                    )
-                )
-            texts.append(page_text)
-            offset += len(page_text)
+            pages.append((page_text, page_segments))
+        texts, segments = _assemble(_without_furniture(pages))
         title = _metadata_title(reader) or _title_from_lines(first_page_lines)
     except DocumentParseError:
         raise
@@ -306,7 +384,7 @@ def parse_pdf(data: bytes) -> PdfText:
             raise DocumentParseError("The PDF is encrypted and cannot be opened.") from exc
         raise DocumentParseError("The PDF is damaged and cannot be read.", reason=type(exc).__name__) from exc
     if not texts:
-        raise DocumentParseError(
+        raise NoContent(
             "The PDF contains no extractable text (scanned images need OCR, which is not supported).",
             pages=page_count,
         )

@@ -75,8 +75,11 @@ class Ingestor:
 
     def ingest_bytes(self, filename: str, data: bytes, ownership: Ownership, *, title: str | None = None,
                      url: str | None = None, mime_type: str | None = None,
-                     progress: Callable[[int, int], None] | None = None) -> IngestResult:  # fmt: skip
+                     progress: Callable[[int, int], None] | None = None, reindex: bool = False) -> IngestResult:  # fmt: skip
         """Ingest one file.
+
+        :param reindex: parse and index the file again when it is already present (after a change of the
+            parsers or the cleaning rules); the document keeps its id, its chunks are replaced.
 
         :raises UnsupportedMediaType: for a file type we cannot read.
         :raises DocumentParseError: for a corrupt file of a supported type.
@@ -85,10 +88,11 @@ class Ingestor:
         content_hash = hashlib.sha256(data).hexdigest()
         doc_id = document_id_for(content_hash, ownership)
         existing = self.store.get_document(doc_id)
-        if existing is not None and existing.status == "ready":
+        if existing is not None and existing.status == "ready" and not reindex:
             return IngestResult(existing, created=False)
         parsed = parse_file(filename, data, mime_type=mime_type)
-        return self._write(doc_id, content_hash, filename, parsed, ownership, title, url, progress)
+        return self._write(doc_id, content_hash, filename, parsed, ownership, title, url, progress,
+                           replace=existing is not None)  # fmt: skip
 
     @staticmethod
     def bytes_document_id(data: bytes, ownership: Ownership) -> str:
@@ -104,17 +108,22 @@ class Ingestor:
 
     def ingest_text(self, text: str, *, title: str, ownership: Ownership, fmt: str = "text",
                     url: str | None = None, filename: str = "",
-                    progress: Callable[[int, int], None] | None = None) -> IngestResult:  # fmt: skip
+                    progress: Callable[[int, int], None] | None = None, reindex: bool = False) -> IngestResult:  # fmt: skip
         content_hash = self.text_hash(text, title=title, fmt=fmt)
         doc_id = document_id_for(content_hash, ownership)
         existing = self.store.get_document(doc_id)
-        if existing is not None and existing.status == "ready":
+        if existing is not None and existing.status == "ready" and not reindex:
             return IngestResult(existing, created=False)
         parsed = parse_text(text, title=title, fmt=fmt)  # type: ignore[arg-type]
-        return self._write(doc_id, content_hash, filename or f"{title}.txt", parsed, ownership, title, url, progress)
+        return self._write(doc_id, content_hash, filename or f"{title}.txt", parsed, ownership, title, url, progress,
+                           replace=existing is not None)  # fmt: skip
 
     def _write(self, doc_id: str, content_hash: str, filename: str, parsed: ParsedDocument, ownership: Ownership,
-               title: str | None, url: str | None, progress: Callable[[int, int], None] | None) -> IngestResult:  # fmt: skip
+               title: str | None, url: str | None, progress: Callable[[int, int], None] | None,
+               replace: bool = False) -> IngestResult:  # fmt: skip
+        """Chunk, embed and write a parsed document. With ``replace`` (a reindex), the document's row goes first
+        and its old chunks next, inside the write intent: a crash part-way leaves the document absent (recovery
+        removes what was written), never old and new chunks mixed; ingesting the file again restores it."""
         drafts = chunk_document(parsed, max_tokens=self.settings.chunk_tokens,
                                 overlap_tokens=self.settings.overlap_tokens)  # fmt: skip
         if not drafts:
@@ -139,6 +148,9 @@ class Ingestor:
         self.recover()
         self.store.begin_intent(doc_id, "write", worker_id())
         try:
+            if replace:
+                self.store.delete_document(doc_id)
+                self.backend.delete_document(doc_id)
             for i in range(0, len(chunks), self.settings.batch_size):
                 self.backend.upsert(chunks[i : i + self.settings.batch_size], vectors[i : i + self.settings.batch_size])
                 faults.point("ingest.after_batch")

@@ -1,0 +1,96 @@
+"""Manual pages rendered to plain text (``man wc | col -b``), turned back into paragraphs and option entries.
+
+A rendered page repeats ``WC(1)   User Commands   WC(1)`` as its first line and a version/date footer as
+its last, wraps every paragraph at the terminal width with justification spaces and hyphenation, and lays
+an option out as a term line with its description indented below it. Indexed as it is, the header becomes
+the title, the footer a chunk of its own, and an option's description loses its option.
+:func:`man_to_text` gives instead:
+
+* the title ``wc(1): print newline, word, and byte counts for each file``, from the header and the NAME line;
+* no header and no footer line;
+* section headings (``DESCRIPTION``) as paragraphs of their own;
+* each paragraph on one line: wrapped lines joined, justification spaces collapsed, words hyphenated at a
+  line end (U+2010, as groff breaks them) joined again;
+* each option entry as one line, ``-l, --lines: print the newline counts``, so the option and what it does
+  stay in one sentence, one chunk and one answer.
+"""
+
+from __future__ import annotations
+
+import re
+
+_HEADER = re.compile(r"^\s*([A-Za-z0-9_.:+@-]+)\(([0-9][A-Za-z0-9]*)\)\s{2,}.*?\s{2,}\1\(\2\)\s*$", re.IGNORECASE)
+_HEADING = re.compile(r"^[A-Z][A-Z0-9 ,/&()'-]*$")
+_NAME_LINE = re.compile(r"^\s*(\S.*?)\s+(?:-|\\-|—|–)\s+(.+)$")
+_SPACES = re.compile(r"[ \t]{2,}")
+_HYPHEN_BREAK = "\u2010"
+_TERM_INDENT_MAX = 8
+
+
+def is_man_page(text: str) -> bool:
+    """The first non-blank line is a rendered manual page header (``NAME(SECTION) … NAME(SECTION)``)."""
+    for line in text.split("\n", 20)[:20]:
+        if line.strip():
+            return bool(_HEADER.match(line))
+    return False
+
+
+def _join(lines: list[str]) -> str:
+    out = ""
+    for line in lines:
+        if out.endswith(_HYPHEN_BREAK) and line[:1].isalpha():
+            out = out[:-1] + line
+        else:
+            out = f"{out} {line}" if out else line
+    return _SPACES.sub(" ", out)
+
+
+def man_to_text(text: str) -> tuple[str, str | None]:
+    """``(text, title)`` of a rendered manual page (see the module docstring); call when :func:`is_man_page`."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    first = next(i for i, line in enumerate(lines) if line.strip())
+    header = _HEADER.match(lines[first])
+    assert header is not None, "man_to_text needs a manual page (is_man_page)"
+    token = f"{header.group(1)}({header.group(2)})".lower()
+    body = lines[first + 1 :]
+    last = max((i for i, line in enumerate(body) if line.strip()), default=-1)
+    if last >= 0 and body[last].strip().lower().endswith(token):
+        body = body[:last]
+    paragraphs: list[str] = []
+    name_line: str | None = None
+    section = ""
+    current: list[str] = []
+    term: str | None = None  # an option's term line, waiting for its indented description
+
+    def flush() -> None:
+        nonlocal current, term
+        if term is not None:
+            paragraphs.append(f"{term}: {_join(current)}" if current else term)
+        elif current:
+            paragraphs.append(_join(current))
+        current, term = [], None
+
+    for raw in body:
+        stripped = raw.strip()
+        if not stripped:
+            flush()
+            continue
+        indent = len(raw) - len(raw.lstrip())
+        if indent == 0 and _HEADING.match(stripped):
+            flush()
+            section = stripped
+            paragraphs.append(stripped.capitalize())
+            continue
+        if section == "NAME" and name_line is None:
+            name_line = stripped
+        if not current and term is None and indent <= _TERM_INDENT_MAX and stripped.startswith("-") \
+                and not _SPACES.search(stripped):  # fmt: skip
+            term = _SPACES.sub(" ", stripped)
+            continue
+        current.append(stripped)
+    flush()
+    title = token
+    match = _NAME_LINE.match(name_line or "")
+    if match:
+        title = f"{token}: {_SPACES.sub(' ', match.group(2)).strip()}"
+    return "\n\n".join(paragraphs), title

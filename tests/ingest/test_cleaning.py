@@ -1,0 +1,235 @@
+"""Document cleaning at ingestion: page chrome out of HTML, manual pages back into paragraphs and options,
+contents pages and running heads out of PDFs, and a reindex that replaces a document's chunks in place.
+
+The fixtures are small hand-written copies of the shapes real documentation takes (mdBook, Sphinx, texinfo,
+a wiki article, a rendered manual page); the benchmark over real files is ``bench/real_docs.py``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assistant_bridge.domain import Ownership, Scope
+from assistant_bridge.errors import DocumentParseError, NoContent
+from assistant_bridge.ingest import parsers
+from assistant_bridge.ingest.boilerplate import main_content
+from assistant_bridge.ingest.manpage import is_man_page, man_to_text
+from assistant_bridge.ingest.parsers import parse_file, parse_text
+from assistant_bridge.ingest.pdf import _without_furniture
+from assistant_bridge.ingest.document import Segment
+from assistant_bridge.ingest.service import every_chunk
+from tests.conftest import make_services, make_settings
+
+LINKS = "".join(f'<li><a href="c{i}.html">Chapter {i}</a></li>' for i in range(12))
+
+MDBOOK = f"""<!DOCTYPE html><html><head><title>Variables - The Book</title></head><body>
+<div id="mdbook-help-container"><h2>Keyboard shortcuts</h2><p>Press S to search in the book</p></div>
+<nav id="mdbook-sidebar" class="sidebar"><ol class="chapter">{LINKS}</ol></nav>
+<div id="mdbook-menu-bar" class="menu-bar"><ul id="mdbook-theme-list" role="menu"><li>Light</li><li>Coal</li></ul>
+<h1 class="menu-title">The Book</h1></div>
+<main><h1 id="v"><a class="header" href="#v">Variables and Mutability</a></h1>
+<p>By default, variables are immutable. You can make them mutable by adding <code>mut</code>.</p>
+<p>Constants are always immutable and are declared with <code>const</code>.</p></main>
+<nav class="nav-wrapper"><a href="prev.html">Previous</a><a href="next.html">Next</a></nav>
+<footer>Built with mdBook</footer></body></html>"""
+
+SPHINX = f"""<html><head><title>Installing — Tool 2.1 documentation</title></head><body>
+<div class="related" role="navigation"><ul><li><a href="i.html">index</a></li><li><a href="m.html">modules</a>
+</li><li><a href="n.html">next</a></li><li><a href="p.html">previous</a></li><li><a href="h.html">Tool</a></li></ul></div>
+<div class="document"><div class="documentwrapper"><div class="body" role="main">
+<h1>Installing<a class="headerlink" href="#installing">¶</a></h1>
+<p>Run the installer with the <code>--prefix</code> option to choose the target directory.</p>
+<div class="toctree-wrapper"><p>The installer writes a log to install.log.</p></div>
+</div></div>
+<div class="sphinxsidebar" role="navigation"><h3>Table of Contents</h3><ul>{LINKS}</ul>
+<div id="searchbox"><form><input type="text" name="q"></form></div></div></div>
+<div class="rst-versions"><span>v: latest</span><select><option>2.1</option><option>2.0</option></select></div>
+<div class="footer">© Copyright 2024.</div></body></html>"""
+
+TEXINFO = """<html><head><title>Closure Example (libffi)</title></head><body><div class="section">
+<div class="nav-panel"><p>Next: <a href="t.html">Thread Safety</a>, Previous: <a href="c.html">The Closure API</a>,
+Up: <a href="u.html">Using libffi</a> [<a href="Index.html">Index</a>]</p></div>
+<h3 class="section">2.6 Closure Example</h3><p>A trivial example that creates a new puts by binding fputs.</p>
+</div></body></html>"""
+
+WIKI = f"""<html><head><title>Aden - Wiki</title></head><body><div id="mw-navigation"><ul>{LINKS}</ul></div>
+<main id="content"><h1>Aden</h1><div id="mw-content-text">
+<table class="infobox"><tr><th>Country</th><td>Yemen</td></tr><tr><th>Elevation</th><td>6 m</td></tr></table>
+<p>Aden is a port city in Yemen, on the Gulf of Aden.<sup class="reference"><a href="#c1">[1]</a></sup>
+It lies east of the strait of Bab-el-Mandeb.<span class="mw-editsection">[edit]</span></p>
+<table class="navbox"><tr><td>{LINKS}</td></tr></table>
+<div class="reflist"><ol class="references"><li>Encyclopedia, 1911.</li></ol></div>
+</div></main><div id="footer">Privacy policy</div></body></html>"""
+
+MAN = """WC(1)                            User Commands                           WC(1)
+
+NAME
+       wc - print newline, word, and byte counts for each file
+
+SYNOPSIS
+       wc [OPTION]... [FILE]...
+
+DESCRIPTION
+       The  options  below may be used to select which counts are printed, al\u2010
+       ways in the following order: newline, word,  character,  byte.
+
+       -c, --bytes
+              print the byte counts
+
+       -l, --lines
+              print the newline counts
+
+       --help display this help and exit
+
+GNU coreutils 9.1               September 2022                           WC(1)
+"""
+
+
+def _text(html: str) -> tuple[str, str | None]:
+    doc = parse_text(html, title="", fmt="html")
+    return doc.text, doc.title
+
+
+def test_mdbook_keeps_the_chapter_and_its_heading_and_drops_menus_help_and_sidebar() -> None:
+    text, title = _text(MDBOOK)
+    assert title == "Variables - The Book"
+    assert text.startswith("Variables and Mutability")  # the heading's own anchor is not chrome
+    assert "Constants are always immutable" in text
+    for chrome in ("Keyboard shortcuts", "Chapter 3", "Coal", "Previous", "Built with mdBook"):
+        assert chrome not in text
+
+
+def test_sphinx_keeps_the_body_and_drops_relbar_sidebar_versions_and_pilcrows() -> None:
+    text, _ = _text(SPHINX)
+    assert "--prefix" in text and "install.log" in text  # "toctree-wrapper" is not a table of contents
+    for chrome in ("modules", "Table of Contents", "v: latest", "2.0", "Copyright", "¶"):
+        assert chrome not in text
+
+
+def test_texinfo_navigation_panel_goes_and_the_section_stays() -> None:
+    text, _ = _text(TEXINFO)
+    assert text.startswith("2.6 Closure Example") and "Thread Safety" not in text
+
+
+def test_wiki_article_without_infobox_navbox_references_or_edit_links() -> None:
+    text, title = _text(WIKI)
+    assert "Aden is a port city in Yemen, on the Gulf of Aden." in text
+    assert "strait of Bab-el-Mandeb." in text  # the text after a removed citation mark is kept
+    for chrome in ("Elevation", "Chapter 5", "[1]", "[edit]", "Encyclopedia", "Privacy"):
+        assert chrome not in text
+
+
+def test_a_named_element_holding_most_of_the_page_is_kept() -> None:
+    body = "<p>" + "Real content about backups and restores. " * 20 + "</p>"
+    text, _ = _text(f'<html><body><div class="page-wrapper nav-content">{body}</div><p>Short.</p></body></html>')
+    assert "backups and restores" in text
+
+
+def test_prose_with_a_few_links_is_not_a_link_list() -> None:
+    para = ('<p>See <a href="a">the guide</a>, <a href="b">the FAQ</a>, <a href="c">the API</a>, '
+            '<a href="d">the CLI</a> and <a href="e">the forum</a> for more on setting up a new account '
+            'with a strong password and two-factor authentication enabled from the first day.</p>')  # fmt: skip
+    text, _ = _text(f"<html><body>{para}</body></html>")
+    assert "two-factor authentication" in text
+
+
+@pytest.mark.parametrize("html", [
+    f"<html><body><nav><ul>{LINKS}</ul></nav><ul>{LINKS}</ul></body></html>",
+    "<html><body><script>var x = 1;</script><form><input name=q></form></body></html>",
+])  # fmt: skip
+def test_a_page_of_only_navigation_is_reported_as_having_no_text(html: str) -> None:
+    with pytest.raises(NoContent, match="no main content"):
+        parse_file("menu.html", html.encode())
+
+
+def test_markup_lxml_cannot_parse_is_left_to_the_plain_renderer() -> None:
+    assert main_content("") == ("", None)
+    text, _ = _text("<p>Plain fragment, no html element.</p>")
+    assert text == "Plain fragment, no html element."
+
+
+def test_a_rendered_manual_page_becomes_paragraphs_and_option_entries() -> None:
+    assert is_man_page(MAN) and not is_man_page("WC is a tool.\n\nIt counts.")
+    text, title = man_to_text(MAN)
+    assert title == "wc(1): print newline, word, and byte counts for each file"
+    paras = text.split("\n\n")
+    assert "-l, --lines: print the newline counts" in paras
+    assert "--help display this help and exit" in paras
+    assert "Description" in paras
+    assert any(p.startswith("The options below may be used") and "always in the following" in p for p in paras)
+    assert "User Commands" not in text and "September 2022" not in text
+
+
+def test_a_manual_page_file_gets_its_name_line_as_title() -> None:
+    doc = parse_file("wc.1.txt", MAN.encode())
+    assert doc.title.startswith("wc(1): print newline") and "GNU coreutils" not in doc.text
+
+
+def _page(number: int, *lines: str) -> tuple[str, list[Segment]]:
+    text, segments, pos = "", [], 0
+    for line in lines:
+        if text:
+            text += "\n"
+            pos += 1
+        segments.append(Segment(pos, pos + len(line), page_number=number))
+        text += line
+        pos += len(line)
+    return text, segments
+
+
+def test_contents_and_index_pages_and_running_heads_leave_the_pdf_text() -> None:
+    toc = _page(2, "Table of Contents", *[f"{i} Section {i} . . . . . . . . . . {i + 3}" for i in range(1, 9)])
+    words = ["alpha", "beta", "gamma", "delta", "epsilon"]
+    body = [_page(n, f"Chapter {n}: Usage {n + 10}", f"Body text about {w}.", "The Manual", str(n))
+            for n, w in zip(range(3, 8), words)]  # fmt: skip
+    index = _page(8, "Index", *[f"term{i}, {i}, {i + 4}" for i in range(10)])
+    pages = _without_furniture([_page(1, "The Manual", "A guide."), toc, *body, index])
+    texts = [t for t, _ in pages]
+    assert len(pages) == 6 and not any("Section 3" in t or "term4" in t for t in texts)
+    assert texts[1] == "Body text about alpha."
+    for text, segments in pages:  # segments still index their own lines
+        assert [text[s.start_char : s.end_char] for s in segments] == text.split("\n")
+
+
+@pytest.fixture
+def svc(tmp_path: Path) -> Any:
+    s = make_services(make_settings(tmp_path))
+    yield s
+    s.backend.close()
+
+
+def test_reindex_replaces_the_chunks_under_the_same_id(svc: Any, monkeypatch: Any) -> None:
+    own = Ownership()
+    data = b"First paragraph about the office.\n\nSecond paragraph about parking."
+    first = svc.ingestor.ingest_bytes("a.txt", data, own)
+    assert svc.ingestor.ingest_bytes("a.txt", data, own).created is False  # present: nothing to do
+    real = parsers.parse_file
+
+    def cleaner(filename: str, raw: bytes, **kw: Any) -> Any:
+        doc = real(filename, raw, **kw)
+        return type(doc)(title="Office", text="Only the office paragraph, cleaned.", mime_type=doc.mime_type)
+
+    monkeypatch.setattr("assistant_bridge.ingest.service.parse_file", cleaner)
+    again = svc.ingestor.ingest_bytes("a.txt", data, own, reindex=True)
+    assert again.created and again.document.id == first.document.id
+    chunks = svc.backend.document_chunks(first.document.id, every_chunk(again.document))
+    assert [c.text for c in chunks] == ["Only the office paragraph, cleaned."]
+    assert svc.store.get_document(first.document.id).title == "Office"
+
+
+def test_reindex_of_a_file_that_now_fails_keeps_the_old_document(svc: Any, monkeypatch: Any) -> None:
+    own = Ownership()
+    first = svc.ingestor.ingest_bytes("a.txt", b"Some text about leave.", own)
+
+    def broken(*a: Any, **kw: Any) -> Any:
+        raise DocumentParseError("cannot read it any more")
+
+    monkeypatch.setattr("assistant_bridge.ingest.service.parse_file", broken)
+    with pytest.raises(DocumentParseError):
+        svc.ingestor.ingest_bytes("a.txt", b"Some text about leave.", own, reindex=True)
+    assert svc.store.get_document(first.document.id) is not None  # parsing comes before any write
+    assert svc.backend.document_chunks(first.document.id, Scope(principal=every_chunk(first.document).principal,
+                                                                document_ids=(first.document.id,)))  # fmt: skip
