@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 ResponseLength = Literal["concise", "moderate", "verbose"]
 IDKReason = Literal["retrieval_confidence", "generator_declined", "response_confidence"]
 Clock = Callable[[], float]
+VERBATIM = 1.0  # extractiveness of an answer made only of sentences copied from the snippets
 
 
 class PreFilterLike(Protocol):
@@ -227,12 +228,16 @@ def finish_generation(
     now = clock()
     timings["post_filter"] = (now - mark) * 1000.0
     scores["post_gen"] = post
-    if post < thresholds.post_gen:
+    extract = extractiveness(generation.text, snippet_texts)
+    scores["extractiveness"] = extract
+    # The post-filter judges whether an answer's own wording is supported. A verbatim extract is supported by
+    # construction, and whether its passages answer the question was the pre-filter's decision: on real
+    # passages the post-filter's score of extracts carries no signal (docs/conversational-search.md), so it is
+    # reported for them but does not decide.
+    if post < thresholds.post_gen and extract < VERBATIM:
         timings["total"] = (clock() - prepared.started) * 1000.0
         return IDontKnow(reason="response_confidence", timings=timings, scores=scores,
                          generated_text=generation.text, **common)
-    extract = extractiveness(generation.text, snippet_texts)
-    scores["extractiveness"] = extract
     citations = tuple(
         dataclasses.replace(c, body=prepared.results[c.search_result_index].body)
         if 0 <= c.search_result_index < len(prepared.results)

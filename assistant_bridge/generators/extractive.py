@@ -6,6 +6,8 @@ The candidates are the snippets' sentences as :mod:`~assistant_bridge.generators
     relevance = w_embed * cos(query, sentence)        # semantic match (optional embedder, e.g. USE-multilingual)
               + coverage(query terms, sentence)       # idf-weighted share of the query's terms in the sentence
               + w_heading * match of its heading / d  # the heading d sentences above it matches the query
+              + w_entry * entry match                 # a definition entry ("-l, --lines: print …") of the option
+                                                      # the query names, or of the kind it asks for
     score = relevance
           - w_position * log(1 + index in its snippet)
           - w_rank * log(1 + snippet order)
@@ -18,8 +20,10 @@ sentences themselves, so words that appear everywhere (stopwords, the page's top
 words ("how", "when", "quand"…) and Japanese particle bigrams are left out of the query: they are rare in
 documents, so their idf is high, but a sentence holding "how" answers nothing better.
 
-Selection: the best-scoring sentence first; then, up to the response length (concise 1, moderate 3,
-verbose 5 sentences, with a character cap), the best other sentences whose relevance clears a floor
+Selection: the best-scoring sentence first. When it is a definition entry of what the query asks about,
+the answer is that entry, joined only by entries that match as well (two options that do the same).
+Otherwise, up to the response length (concise 1, moderate 3, verbose 5 sentences, with a character cap),
+the best other sentences whose relevance clears a floor
 relative to the best one's (``min_ratio_same`` in the best sentence's snippet, the stricter ``min_ratio``
 in the other snippets, and ``min_query_relevance`` in absolute terms), a sentence of a snippet already used
 getting ``same_snippet_bonus`` so that one passage stays together; near-duplicates skipped. The answer
@@ -62,10 +66,12 @@ from assistant_bridge.generators.sentences import (
     candidates,
     flatten,
     query_terms,
+    entry_match,
     section_match,
     terms,
 )
 
+ENTRY_PEER_RATIO = 0.9
 _NO_SPACE_AFTER = re.compile(r"[。！？」』]$")  # a CJK sentence ends: the next one follows without a space
 
 
@@ -112,6 +118,9 @@ class ExtractiveGenerator:
     :param min_query_relevance: the absolute floor of relevance for any sentence after the first.
     :param same_snippet_bonus: added, when choosing the next sentence, to those of snippets already used.
     :param w_heading: weight of the match between the query and the heading above a sentence.
+    :param w_entry: weight of a definition entry that answers the kind of thing asked for
+        (:func:`~assistant_bridge.generators.sentences.entry_match`: the option the query names, an option when
+        it asks which option does something).
     :param context_tokens: the snippet budget the loop truncates to.
     """
 
@@ -133,6 +142,7 @@ class ExtractiveGenerator:
         min_query_relevance: float = 0.0,
         same_snippet_bonus: float = 0.5,
         w_heading: float = 1.0,
+        w_entry: float = 0.6,
         context_tokens: int = 16384,
         lengths: dict[str, LengthPolicy] | None = None,
     ) -> None:
@@ -149,6 +159,7 @@ class ExtractiveGenerator:
         self.min_query_relevance = min_query_relevance
         self.same_snippet_bonus = same_snippet_bonus
         self.w_heading = w_heading
+        self.w_entry = w_entry
         self.context_tokens = context_tokens
         self.lengths = dict(DEFAULT_LENGTHS if lengths is None else lengths)
         self.model = "extractive" if embedder is None else f"extractive+{embedder.name}"
@@ -177,7 +188,7 @@ class ExtractiveGenerator:
         total = sum(idf.values())
         relevance = np.array(
             [sum(idf[t] for t in qterms & c.terms) / total if total > 0 else 0.0 for c in cands], dtype=np.float64
-        )
+        ) + self.w_entry * entry_match(query, cands)
         prior = np.array(
             [
                 -self.w_position * math.log1p(c.position)
@@ -215,6 +226,11 @@ class ExtractiveGenerator:
         unusable = scores < scores[top] - 5.0  # labels and short lines, unless nothing else exists
         floor = np.array([self.min_ratio_same if c.snippet == best.snippet else self.min_ratio for c in cands])
         keep = (relevance >= floor * relevance[top]) & (relevance >= self.min_query_relevance) & ~unusable
+        entries = entry_match(query, cands)
+        if entries[top] > 0:
+            # the entry of the option (or setting) asked about answers by itself: its neighbours on the
+            # reference page are other options; only an entry that matches as well may join it
+            keep &= (entries >= entries[top]) & (relevance >= ENTRY_PEER_RATIO * relevance[top])
         chosen: list[Candidate] = [best]
         used = len(best.text) + 1
         pool = [i for i in np.argsort(-scores, kind="stable").tolist() if i != top and keep[i]]

@@ -1,7 +1,8 @@
 """A deterministic generator for tests of code that runs the loop (web routes, streaming, benchmarks).
 
 :class:`FakeGenerator` answers with a fixed text, or by default with the first sentence of each snippet,
-citing each sentence exactly. It records its calls, can decline, fail, or report any prompt size.
+citing each sentence exactly (with ``reword``, after a lead-in of its own, so that the answer is not a verbatim
+extract, as an LLM's is not). It records its calls, can decline, fail, or report any prompt size.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from assistant_bridge.generators.base import (
 )
 
 
+REWORD_LEAD = "In other words, "
+
+
 class FakeGenerator:
     """:param text: fixed answer (cites nothing); ``None`` means first sentences of the snippets.
     :param declined: answer "I don't know".
@@ -28,6 +32,8 @@ class FakeGenerator:
     :param context_tokens: the budget the loop truncates to.
     :param token_counter: overrides the prompt-size estimate (``(query, snippets) -> int``).
     :param chunk_chars: size of the streamed deltas.
+    :param reword: start the answer with :data:`REWORD_LEAD` (the post-generation filter decides only for answers
+        that are not verbatim extracts).
     """
 
     name = "fake"
@@ -41,6 +47,7 @@ class FakeGenerator:
         context_tokens: int = 100_000,
         token_counter: Callable[[str, Sequence[Snippet]], int] | None = None,
         chunk_chars: int = 8,
+        reword: bool = False,
     ) -> None:
         self.text = text
         self.declined = declined
@@ -48,6 +55,7 @@ class FakeGenerator:
         self.context_tokens = context_tokens
         self.token_counter = token_counter
         self.chunk_chars = chunk_chars
+        self.reword = reword
         self.calls: list[tuple[str, tuple[Snippet, ...], str]] = []
         self.warmed = False
 
@@ -70,14 +78,14 @@ class FakeGenerator:
             return Generation(text=IDK_TEXT, citations=(), declined=True, model="fake")
         if self.text is not None:
             return Generation(text=self.text, citations=(), declined=False, model="fake")
-        parts: list[str] = []
+        parts: list[str] = [REWORD_LEAD] if self.reword else []
         citations: list[Citation] = []
-        offset = 0
+        offset = len(REWORD_LEAD) if self.reword else 0
         for snippet in snippets:
             sentences = split_sentences(snippet.text)
             if not sentences:
                 continue
-            if parts:
+            if citations:
                 parts.append(" ")
                 offset += 1
             sentence = sentences[0]
@@ -86,7 +94,7 @@ class FakeGenerator:
             )
             parts.append(sentence)
             offset += len(sentence)
-        if not parts:
+        if not citations:
             return Generation(text=IDK_TEXT, citations=(), declined=True, model="fake")
         return Generation(text="".join(parts), citations=tuple(citations), declined=False, model="fake")
 

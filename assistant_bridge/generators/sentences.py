@@ -40,6 +40,7 @@ class Candidate:
     terms: frozenset[str]
     fragment: bool
     label: bool = False  # a heading, list label, table row or the snippet's title: never an answer by itself
+    entry: str = ""  # the term of a definition entry ("-l, --lines" of "-l, --lines: print the newline counts")
 
 
 def terms(text: str) -> list[str]:
@@ -74,8 +75,32 @@ def _is_cjk(text: str) -> bool:
     return len(_CJK_RUN.findall(text)) * 2 > len(text.strip())
 
 
+# A definition entry: an option ("-l, --lines: print …", "--help display …"), or an identifier defined after a
+# colon or a dash ("CARGO_TARGET_DIR — Location of …", "opt-level: the optimization level"). It answers a
+# question about its term although it is short and has no full stop, as a reference page writes it.
+_OPTION_TERM = re.compile(r"^(-{1,2}[A-Za-z0-9?][\w?-]*(?:\[?=[^\s,:]*\]?|\s[A-Z][A-Z_]*)?"
+                          r"(?:,\s*-{1,2}[A-Za-z0-9?][\w?-]*(?:\[?=[^\s,:]*\]?|\s[A-Z][A-Z_]*)?)*)(?::\s+|\s+)(?=\S+\s+\S)")
+_NAMED_TERM = re.compile(r"^(`?[A-Za-z_][\w.-]*(?:\(\))?`?(?:\s[A-Za-z_][\w.-]*)?)(?:\s*:\s+|\s+[—–]\s+|\s+-\s+)(?=\S+\s+\S)")
+_IDENTIFIER = re.compile(r"[_.]|[a-z][A-Z]|[a-z]-[a-z]|^[A-Z0-9]{2,}$|^`")
+
+
+def entry_term(text: str) -> str:
+    """The term a definition entry defines, or "" when ``text`` is not one (see :data:`_OPTION_TERM`)."""
+    head = text.lstrip()
+    match = _OPTION_TERM.match(head)
+    if match:
+        return match.group(1)
+    match = _NAMED_TERM.match(head)
+    if match and _IDENTIFIER.search(match.group(1).split()[0]):
+        return match.group(1).strip("`")
+    return ""
+
+
 def is_label(text: str, title: str) -> bool:
-    """A heading, a list label or a table row: no sentence of its own (no full stop and short), or the title."""
+    """A heading, a list label or a table row: no sentence of its own (no full stop and short), or the title.
+    A definition entry (:func:`entry_term`) is not a label."""
+    if entry_term(text):
+        return False
     folded = _fold(text)
     if not any(ch.isalpha() for ch in folded) or (title and folded == _fold(title)):
         return True
@@ -141,7 +166,8 @@ def candidates(snippets: Sequence[Snippet]) -> list[Candidate]:
                 position == len(spans) - 1 and len(spans) > 1 and not ENDS_SENTENCE.search(text)
             )
             label = is_label(text, snippet.title)
-            out.append(Candidate(k, position, start, end, text, frozenset(terms(text)), fragment, label))
+            out.append(Candidate(k, position, start, end, text, frozenset(terms(text)), fragment, label,
+                                 entry_term(text)))  # fmt: skip
     return out
 
 
@@ -180,3 +206,34 @@ def query_terms(query: str) -> set[str]:
     """The query's :func:`terms` without question words and all-hiragana bigrams (Japanese particles and
     endings such as ですか)."""
     return {t for t in terms(query) if t not in QUESTION_WORDS and not _HIRAGANA_ONLY.match(t)}
+
+
+_QUERY_OPTION = re.compile(r"(?<![\w-])(-{1,2}[A-Za-z0-9][\w-]*)")
+_ASKS_OPTION = re.compile(r"\b(?:options?|flags?|switch(?:es)?|arguments?)\b|オプション|引数", re.IGNORECASE)
+_ASKS_NAME = re.compile(r"\b(?:variables?|settings?|keys?|fields?|attributes?|parameters?|properties)\b|変数|設定",
+                        re.IGNORECASE)  # fmt: skip
+
+
+def _option_names(term: str) -> set[str]:
+    return {m.split("=")[0].split("[")[0] for m in _QUERY_OPTION.findall(term)}
+
+
+def entry_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
+    """How much each definition entry answers the kind of thing the query asks for: 1.0 for an entry of an
+    option the query names ("what does --key do"), 0.5 for an option entry when the query asks which option
+    or flag does something, or for a named entry when it asks for a variable or setting; 0 otherwise."""
+    named = {m.split("=")[0] for m in _QUERY_OPTION.findall(query)}
+    asks_option = bool(_ASKS_OPTION.search(query))
+    asks_name = bool(_ASKS_NAME.search(query))
+    out = np.zeros(len(cands))
+    for i, c in enumerate(cands):
+        if not c.entry:
+            continue
+        if c.entry.startswith("-"):
+            if named & _option_names(c.entry):
+                out[i] = 1.0
+            elif asks_option:
+                out[i] = 0.5
+        elif asks_name:
+            out[i] = 0.5
+    return out

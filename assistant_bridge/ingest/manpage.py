@@ -83,9 +83,13 @@ def man_to_text(text: str) -> tuple[str, str | None]:
             continue
         if section == "NAME" and name_line is None:
             name_line = stripped
-        if not current and term is None and indent <= _TERM_INDENT_MAX and stripped.startswith("-") \
-                and not _SPACES.search(stripped):  # fmt: skip
-            term = _SPACES.sub(" ", stripped)
+        if not current and term is None and indent <= _TERM_INDENT_MAX and stripped.startswith("-"):
+            gap = _SPACES.search(stripped)
+            if gap is None:  # the term alone; its description follows, indented
+                term = stripped
+                continue
+            term, rest = stripped[: gap.start()], stripped[gap.end() :]  # "-C     list entries by columns"
+            current.append(rest)
             continue
         current.append(stripped)
     flush()

@@ -127,6 +127,12 @@ def test_prefilter_sees_the_snippet_texts() -> None:
     assert pre.calls == [("how do I reset", [r.body for r in RESULTS])]
 
 
+def test_a_verbatim_extract_is_not_refused_by_the_post_filter_and_its_score_is_kept() -> None:
+    out = run(post=0.1)  # the fake generator copies the snippets' first sentences
+    assert isinstance(out, Answer)
+    assert out.scores["post_gen"] == 0.1 and out.scores["extractiveness"] == 1.0
+
+
 def test_scores_equal_to_threshold_pass() -> None:
     assert isinstance(run(pre=0.5, post=0.5), Answer)
 
@@ -141,10 +147,10 @@ def test_generator_declined() -> None:
 
 
 def test_low_post_gen_is_idk_with_the_discarded_text() -> None:
-    out = run(post=0.1)
+    out = run(post=0.1, generator=FakeGenerator(reword=True))
     assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
-    assert out.scores == {"pre_gen": 0.9, "post_gen": 0.1}
-    assert out.generated_text and out.generated_text.startswith("Go to Settings.")
+    assert out.scores["post_gen"] == 0.1 and out.scores["pre_gen"] == 0.9 and out.scores["extractiveness"] < 1
+    assert out.generated_text and out.generated_text.startswith("In other words, Go to Settings.")
     assert {"generation", "post_filter", "total"} <= set(out.timings)
 
 

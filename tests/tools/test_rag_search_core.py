@@ -104,7 +104,7 @@ def test_cited_text_is_the_chunk_sentence() -> None:
     [
         (components(pre=0.1), "retrieval_confidence"),
         (components(FakeGenerator(declined=True)), "generator_declined"),
-        (components(post=0.1), "response_confidence"),
+        (components(FakeGenerator(reword=True), post=0.1), "response_confidence"),
     ],
 )
 def test_i_dont_know_answers_cite_nothing(comps: Any, reason: str) -> None:

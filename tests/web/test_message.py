@@ -68,7 +68,7 @@ def test_debug_carries_scores_thresholds_and_timings(loaded: Any) -> None:
 
 @pytest.mark.parametrize("pre, post, generator, reason", [
     (0.1, 0.9, None, "retrieval_confidence"),
-    (0.9, 0.1, None, "response_confidence"),
+    (0.9, 0.1, FakeGenerator(reword=True), "response_confidence"),
     (0.9, 0.9, FakeGenerator(declined=True), "generator_declined"),
 ])
 def test_idk_paths_say_the_idk_message_and_give_the_reason(tmp_path: Path, pre: float, post: float,

@@ -10,6 +10,7 @@ from typing import Any, Iterator
 import pytest
 
 from assistant_bridge.conversation.sse import EventPump
+from assistant_bridge.generators import FakeGenerator
 from tests.conversation.helpers import action, build, checked, events, ingest, sessions_url, url
 
 pytestmark = pytest.mark.unit
@@ -53,7 +54,7 @@ def test_answer_streams_partials_then_the_complete_item_then_the_final_response(
 
 
 def test_verify_then_stream_never_sends_a_rejected_answer(tmp_path: Path) -> None:
-    app, _, _ = build(tmp_path, post=0.1)  # the post-generation filter rejects every answer
+    app, _, _ = build(tmp_path, post=0.1, generator=FakeGenerator(reword=True))  # the post-filter rejects every answer
     c = app.test_client()
     ingest(c)
     evs = events(stream(c, "how do I reset my password", debug=True))
@@ -66,7 +67,7 @@ def test_verify_then_stream_never_sends_a_rejected_answer(tmp_path: Path) -> Non
 
 
 def test_stream_then_verify_retracts_a_rejected_answer_with_the_same_id(tmp_path: Path) -> None:
-    app, _, _ = build(tmp_path, post=0.1, assistants=STREAM_THEN_VERIFY)
+    app, _, _ = build(tmp_path, post=0.1, generator=FakeGenerator(reword=True), assistants=STREAM_THEN_VERIFY)
     c = app.test_client()
     ingest(c)
     evs = events(stream(c, "how do I reset my password"))

@@ -78,7 +78,7 @@ def test_an_answered_turn_records_its_stages_and_outcome(loaded: Any) -> None:
 
 @pytest.mark.parametrize("pre, post, generator, reason", [
     (0.1, 0.9, None, "retrieval_confidence"),
-    (0.9, 0.1, None, "response_confidence"),
+    (0.9, 0.1, FakeGenerator(reword=True), "response_confidence"),
     (0.9, 0.9, FakeGenerator(declined=True), "generator_declined"),
 ])  # fmt: skip
 def test_an_idk_turn_counts_its_reason(tmp_path: Path, pre: float, post: float, generator: Any, reason: str) -> None:
