@@ -113,6 +113,16 @@ def threshold_balanced(y: np.ndarray, s: np.ndarray, groups: np.ndarray, target:
     return best
 
 
+def threshold_worst(y: np.ndarray, s: np.ndarray, groups: np.ndarray, target: float) -> float:
+    """Largest threshold whose false-IDK rate is <= ``target`` in every one of ``groups``."""
+    names = sorted(set(groups[y == 1].tolist()))
+    best = 0.0
+    for t in np.unique(np.round(s[y == 1], 4)):
+        if max((s[(y == 1) & (groups == g)] < t).mean() for g in names) <= target:
+            best = max(best, float(t))
+    return best
+
+
 def export_onnx(model: Any, n_features: int, path: Path, meta: dict[str, Any]) -> None:
     """Export a fitted scikit-learn classifier; output ``probabilities`` (N, 2)."""
     import onnx

@@ -32,9 +32,10 @@ from datasets import combiner_part  # noqa: E402
 
 from assistant_bridge.filters.cross import MAX_WINDOWS, CrossEncoder  # noqa: E402
 from assistant_bridge.filters.features import (  # noqa: E402
-    BASE_PRE_FEATURES, BASE_PRE_VERSION, CROSS_FEATURES, PRE_FEATURES, PRE_VERSION, base_pre_features,
-    cross_features,
+    BASE_PRE_FEATURES, BASE_PRE_VERSION, CROSS_FEATURES, DENSE_FEATURES, PRE_FEATURES, PRE_VERSION,
+    base_pre_features, cross_features, dense_features,
 )
+from assistant_bridge.filters.onnx_filters import default_dense  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 # Target false-IDK rate on answerable held-out items for each level (rarely says IDK least often).
@@ -68,9 +69,8 @@ def main() -> None:
     dev = pre_sets.clapnq_dev_examples(args.data)
     # the cross-encoder's scores are needed on the held-out split and CLAPNQ dev only
     fn = lambda e: base_pre_features(e.query, e.snippets, enc)  # noqa: E731
-    Xb = common.feature_matrix("pre_all", ex, fn, len(BASE_PRE_FEATURES), BASE_PRE_VERSION)
-    keep = [i for i, e in enumerate(ex) if e.split == "heldout"]
-    ex, Xb = [ex[i] for i in keep], Xb[keep]
+    ex = [e for e in ex if e.split == "heldout"]  # the combiner never sees the cross-encoder's train split
+    Xb = common.feature_matrix("pre_held", ex, fn, len(BASE_PRE_FEATURES), BASE_PRE_VERSION)
     Xbd = common.feature_matrix("pre_dev", dev, fn, len(BASE_PRE_FEATURES), BASE_PRE_VERSION)
     common.save_encoder_cache(enc)
     cross = CrossEncoder(args.out, threads=2)
@@ -79,7 +79,13 @@ def main() -> None:
     cfn = lambda e: cross_features(e.query, e.snippets, cross)  # noqa: E731
     Xc = common.feature_matrix(f"pre_cross_held_{cross_tag}", ex, cfn, len(CROSS_FEATURES), PRE_VERSION)
     Xcd = common.feature_matrix(f"pre_cross_dev_{cross_tag}", dev, cfn, len(CROSS_FEATURES), PRE_VERSION)
-    X, Xd = np.hstack([Xb, Xc]), np.hstack([Xbd, Xcd])
+    dense = default_dense()
+    dense.warm_up()
+    dense_tag = cross_tag + common.text_digest(repr((DENSE_FEATURES, dense.embedder.name)))
+    dfn = lambda e: dense_features(e.query, e.snippets, cross, dense)  # noqa: E731
+    Xe = common.feature_matrix(f"pre_dense_held_{dense_tag}", ex, dfn, len(DENSE_FEATURES), PRE_VERSION)
+    Xed = common.feature_matrix(f"pre_dense_dev_{dense_tag}", dev, dfn, len(DENSE_FEATURES), PRE_VERSION)
+    X, Xd = np.hstack([Xb, Xc, Xe]), np.hstack([Xbd, Xcd, Xed])
     y = np.array([e.label for e in ex])
     yd = np.array([e.label for e in dev])
     ok = ~np.isnan(X).any(axis=1)
@@ -98,10 +104,14 @@ def main() -> None:
               f"part B AUC {common.roc_auc(y[held], m.predict_proba(X[held])[:, 1]):.3f}")
     ce_only = Xd[:, len(BASE_PRE_FEATURES)]
     print(f"cross-encoder alone (ce_max): CLAPNQ dev AUC {common.roc_auc(yd, ce_only):.3f}")
+    e5_only = Xd[:, len(BASE_PRE_FEATURES) + len(CROSS_FEATURES)]
+    print(f"dense similarity alone (e5_win): CLAPNQ dev AUC {common.roc_auc(yd, e5_only):.3f}")
 
-    # thresholds: from part A's answerable items of the training sources (CLAPNQ dev is never used)
+    # thresholds: from part A's answerable items of the training sources (CLAPNQ dev is never used); every
+    # source must keep its false-IDK rate within the level's target (the rule was their average until
+    # layout 4, which then refused 16% of CLAPNQ dev's answerable questions at less_often against 10%)
     src_a = np.array([e.source for e in ex])[train]
-    thresholds = {lvl: round(common.threshold_balanced(y[train], p_a, src_a, r), 4)
+    thresholds = {lvl: round(common.threshold_worst(y[train], p_a, src_a, r), 4)
                   for lvl, r in PRE_FALSE_IDK.items()}
     metrics = {
         "model": args.model,
@@ -111,6 +121,7 @@ def main() -> None:
         "trained_on": "held-out part A (the cross-encoder was fine-tuned on the train split)",
         "reported_on": "held-out part B and CLAPNQ dev",
         "clapnq_dev_cross_encoder_alone_auc": common.roc_auc(yd, ce_only),
+        "clapnq_dev_dense_alone_auc": common.roc_auc(yd, e5_only),
         "heldout": evaluate(model, X, ex, held),
         "clapnq_dev": {
             "auc": common.roc_auc(yd, p_dev),
@@ -128,9 +139,9 @@ def main() -> None:
         "feature_version": str(PRE_VERSION), "features": json.dumps(list(PRE_FEATURES)), "kind": "pre_gen",
     })
     common.update_thresholds(args.out / "thresholds.json", "pre_gen", thresholds,
-                             "largest score threshold whose false-IDK rate on the answerable items of held-out part A, "
-                             "averaged with equal weight over the five sources (SQuAD 2.0, PIAF, JSQuAD, HotpotQA, "
-                             "CLAPNQ-train pairs; held-out articles/documents only; CLAPNQ dev never used), is at most "
+                             "largest score threshold whose false-IDK rate on the answerable items of held-out part A "
+                             "is at most the level's target in each of the five sources (SQuAD 2.0, PIAF, JSQuAD, "
+                             "HotpotQA, CLAPNQ-train pairs; held-out articles/documents only; CLAPNQ dev never used): "
                              f"{PRE_FALSE_IDK}")
     (args.out / "pre_metrics.json").write_text(json.dumps(metrics, indent=1) + "\n", encoding="utf-8")
     common.plot_curves(args.out / "pre_curves.png", "pre-generation filter",

@@ -16,7 +16,7 @@ default entirely. See ``docs/message-api.md``.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import Any, Mapping
 
@@ -48,7 +48,49 @@ HAP_OUTPUT_MESSAGE = (
 )
 CITATIONS_TITLE = "How do we know?"
 DISCLAIMER = "This answer was generated from your documents and may be incomplete; check the cited sources."
+# The default messages in the other languages of the sample corpus; a turn uses the language of its question
+# (core.language). A message the operator configured is used as written, whatever the language.
+TRANSLATIONS: dict[str, dict[str, str]] = {
+    NO_RESULT_MESSAGE: {
+        "fr": "J'ai cherché dans ma base de connaissances des informations qui pourraient répondre à votre "
+              "question, mais je n'ai rien trouvé d'utile à partager.",
+        "ja": "ご質問に関係する情報をナレッジベースで検索しましたが、お伝えできる有用な情報は見つかりませんでした。",
+    },
+    ERROR_MESSAGE: {
+        "fr": "J'ai peut-être des informations utiles pour votre question, mais je ne peux pas consulter ma base de "
+              "connaissances pour le moment.",
+        "ja": "ご質問に役立つ情報があるかもしれませんが、現在ナレッジベースを検索できません。",
+    },
+    IDK_MESSAGE: {
+        "fr": "Je ne suis pas sûr de pouvoir répondre à cette question à partir de ma base de connaissances. "
+              "Pourriez-vous la reformuler ou ajouter une précision ?",
+        "ja": "ナレッジベースの情報からは自信を持ってお答えできません。質問を言い換えるか、詳しい情報を追加していただけますか。",
+    },
+    HAP_INPUT_MESSAGE: {
+        "fr": "Je ne peux pas répondre à ce message, car il pourrait contenir des propos haineux, injurieux ou "
+              "grossiers. Pourriez-vous le reformuler ?",
+        "ja": "このメッセージには差別的、攻撃的、または不適切な表現が含まれている可能性があるため、お答えできません。"
+              "言い換えていただけますか。",
+    },
+    HAP_OUTPUT_MESSAGE: {
+        "fr": "J'ai trouvé des informations à ce sujet, mais je ne peux pas partager la réponse, car elle pourrait "
+              "contenir des propos haineux, injurieux ou grossiers.",
+        "ja": "この件に関する情報は見つかりましたが、回答に差別的、攻撃的、または不適切な表現が含まれている可能性が"
+              "あるため、お伝えできません。",
+    },
+    CITATIONS_TITLE: {"fr": "Comment le savons-nous ?", "ja": "回答の根拠"},
+    DISCLAIMER: {
+        "fr": "Cette réponse a été générée à partir de vos documents et peut être incomplète ; vérifiez les "
+              "sources citées.",
+        "ja": "この回答はお客様のドキュメントから生成されたもので、不完全な場合があります。引用元をご確認ください。",
+    },
+}  # fmt: skip
 DEFAULT_TTL_SECONDS = 3600
+
+
+def localized(text: str, language: str) -> str:
+    """``text`` in ``language`` when it is one of the default messages and a translation exists."""
+    return TRANSLATIONS.get(text, {}).get(language, text)
 STREAMING_MODES = ("verify_then_stream", "stream_then_verify")
 
 DEFAULT_ASSISTANTS: dict[str, Any] = {
@@ -141,6 +183,14 @@ class Assistant:
     messages: Messages = field(default_factory=Messages)
     generator: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({"kind": "extractive"}))
     session_ttl_seconds: int = DEFAULT_TTL_SECONDS
+
+    def in_language(self, language: str) -> Assistant:
+        """This assistant with its default messages, citations title and disclaimer in ``language``."""
+        m, cs = self.messages, self.conversational
+        messages = Messages(**{f.name: localized(getattr(m, f.name), language) for f in fields(Messages)})
+        conversational = replace(cs, citations_title=localized(cs.citations_title, language),
+                                 disclaimer=localized(cs.disclaimer, language))  # fmt: skip
+        return replace(self, messages=messages, conversational=conversational)
 
 
 @dataclass(frozen=True)

@@ -59,8 +59,11 @@ def shared_encoder(threads: int = 1) -> Any:
         return _shared_encoder
 
 
-def shared_filters(model_dir: str | None, threads: int = 1) -> tuple[PreFilter, PostFilter]:
+def shared_filters(model_dir: str | None, threads: int = 1, embedder: Any = None) -> tuple[PreFilter, PostFilter]:
     """The ONNX pre/post filters of ``model_dir``, loaded and warmed once per process.
+
+    :param embedder: the service's embedder; the pre-filter's dense similarity uses it when it is the
+        multilingual-e5-small the filter was trained with, and its own copy of that model otherwise.
 
     :raises ModelLoadError: a model file is missing or corrupt.
     """
@@ -70,7 +73,11 @@ def shared_filters(model_dir: str | None, threads: int = 1) -> tuple[PreFilter, 
         found = _shared_filters.get(key)
     if found is not None:
         return found
-    pre, post = load_filters(Path(model_dir) if model_dir else None, encoder=encoder)
+    from assistant_bridge.embedders.e5 import E5Embedder
+    from assistant_bridge.filters.onnx_filters import EmbedderSimilarity
+
+    dense = EmbedderSimilarity(embedder) if isinstance(embedder, E5Embedder) else None
+    pre, post = load_filters(Path(model_dir) if model_dir else None, encoder=encoder, dense=dense)
     pre.warm_up()
     post.warm_up()
     with _shared_lock:
@@ -220,7 +227,8 @@ class ConversationRuntime:
 
     def _loaded_filters(self) -> tuple[PreFilter, PostFilter]:
         if self._filters is None:
-            self._filters = shared_filters(self.settings.filters_dir, self.settings.encoder_threads)
+            self._filters = shared_filters(self.settings.filters_dir, self.settings.encoder_threads,
+                                           self.services.embedder)  # fmt: skip
         return self._filters
 
     def filters(self) -> tuple[PreFilter, PostFilter]:

@@ -37,6 +37,7 @@ from assistant_bridge.conversation.rewrite import Rewrite
 from assistant_bridge.conversation.runtime import ConversationRuntime
 from assistant_bridge.core.loop import Answer, Outcome, Prepared, finish_generation, prepare_generation
 from assistant_bridge.core.results import SearchResult
+from assistant_bridge.core.language import detect_language
 from assistant_bridge.domain import Scope
 from assistant_bridge.errors import DependencyError, ValidationFailed
 from assistant_bridge.filters import Thresholds
@@ -123,6 +124,8 @@ class Turn:
         last = request.history[-1] if request.history else None
         self.question = last.question if request.message_type == "search_results" and last is not None \
             and last.outcome == "client_search" else query
+        # the default messages speak the question's language
+        self.assistant = assistant = assistant.in_language(detect_language(self.question))
         self.rewrite: Rewrite | None = None
         self._results: list[SearchResult] = []
         cs = assistant.conversational

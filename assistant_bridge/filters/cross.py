@@ -35,7 +35,7 @@ CROSS_MODEL_FILE = "pre_cross.onnx"
 CROSS_TOKENIZER_FILE = "pre_cross_tokenizer.json"
 QUERY_TOKENS = 48
 WINDOW_TOKENS = 160
-MAX_WINDOWS = 2
+MAX_WINDOWS = 1
 
 
 class WordPiece:
@@ -192,6 +192,14 @@ class CrossEncoder:
             return []
         probs = self._run([pair_ids(q, ids, self.tok) for _, _, ids in chosen])
         return [(si, float(p)) for (si, _, _), p in zip(chosen, probs, strict=True)]
+
+    def first_window(self, query: str, snippets: Sequence[str]) -> str | None:
+        """The text of the window :meth:`window_probs` reads first (the one sharing the most words with the
+        query), or ``None`` when it would read none."""
+        if not self.tok.ids(clip(query, 1000)):
+            return None
+        chosen = select_windows(query, [clip(s, 4000) for s in list(snippets or ())], self.tok, 1)
+        return chosen[0][1] if chosen else None
 
     def scores(self, query: str, snippets: Sequence[str], limit: int = MAX_WINDOWS) -> list[float]:
         """Per snippet, the best probability of its selected windows (0.0 when none was selected)."""

@@ -15,7 +15,7 @@ import math
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Callable, Protocol
 
 import numpy as np
 
@@ -23,7 +23,7 @@ from . import text as tx
 from .encoder import SentenceEncoder
 
 BASE_PRE_VERSION = 3  # layout of :func:`base_pre_features` alone (the training scripts cache it by this)
-PRE_VERSION = 4
+PRE_VERSION = 5
 POST_VERSION = 2
 EMBED_CHAR_BUDGET = 1000
 POST_EMBED_CHAR_BUDGET = 600
@@ -39,7 +39,11 @@ BASE_PRE_FEATURES: tuple[str, ...] = (
 # the windows read, the logit of the window that shares the most words with the query, and the share of
 # CJK characters (its WordPiece vocabulary is weaker on Japanese).
 CROSS_FEATURES: tuple[str, ...] = ("ce_max", "ce_second", "ce_mean", "ce_first", "cjk_share")
-PRE_FEATURES: tuple[str, ...] = BASE_PRE_FEATURES + CROSS_FEATURES
+# From multilingual-e5-small (the default embedder's model): the cosine of the query with the window the
+# cross-encoder reads first. A dense retrieval model's similarity tells an answering passage from one of the
+# same page that only shares its topic, in every language it knows (the cross-encoder knows English).
+DENSE_FEATURES: tuple[str, ...] = ("e5_win",)
+PRE_FEATURES: tuple[str, ...] = BASE_PRE_FEATURES + CROSS_FEATURES + DENSE_FEATURES
 POST_FEATURES: tuple[str, ...] = (
     "sup_cos_min", "sup_cos_mean", "sup_lex_min", "sup_lex_mean", "tok_prec", "bigram_prec_min", "trigram_prec_min",
     "num_in_answer", "num_missing", "name_missing", "neg_mismatch", "ans_query_cos", "query_cov_answer",
@@ -94,9 +98,17 @@ def _select(sentences: list[_Sentence], scores: Sequence[float], budget: int, fi
 
 class CrossScorer(Protocol):
     """What the pre-filter needs of the cross-encoder: (snippet index, probability) of each passage window
-    it chose to read."""
+    it chose to read, and the text of the first of them."""
 
     def window_probs(self, query: str, snippets: Sequence[str]) -> list[tuple[int, float]]: ...
+
+    def first_window(self, query: str, snippets: Sequence[str]) -> str | None: ...
+
+
+class DenseScorer(Protocol):
+    """Cosine similarity of a query and a passage under a dense retrieval model (query and passage roles)."""
+
+    def similarity(self, query: str, passage: str) -> float: ...
 
 
 def _logit(p: float) -> float:
@@ -126,43 +138,63 @@ def _cross_features(q: str, snips: list[str], cross: CrossScorer) -> np.ndarray 
     return np.asarray([logits[0], second, float(np.mean(logits)), read[0], cjk], dtype=np.float32)
 
 
+def dense_features(query: str, snippets: Sequence[str], cross: CrossScorer, dense: DenseScorer) -> np.ndarray | None:
+    """The :data:`DENSE_FEATURES` of (query, snippets); ``None`` when there is nothing to score."""
+    return _dense_features(*_clean(query, snippets), cross, dense)
+
+
+def _dense_features(q: str, snips: list[str], cross: CrossScorer, dense: DenseScorer) -> np.ndarray | None:
+    if not q or not snips:
+        return None
+    window = cross.first_window(q, snips)
+    return np.asarray([dense.similarity(q, window) if window else 0.0], dtype=np.float32)
+
+
 def pre_features(
-    query: str, snippets: Sequence[str], encoder: SentenceEncoder, cross: CrossScorer, concurrent: bool = False
+    query: str, snippets: Sequence[str], encoder: SentenceEncoder, cross: CrossScorer, dense: DenseScorer,
+    concurrent: bool = False,
 ) -> np.ndarray | None:
     """Features of (query, snippets) in the :data:`PRE_FEATURES` layout; ``None`` when there is nothing to
     score (empty query or snippets).
 
-    :param concurrent: read the cross-encoder's windows in a second thread while this one computes the other
-        features. onnxruntime and numpy release the GIL, so on two cores a turn waits for the slower of the two
-        instead of their sum. The vector is the same either way.
+    :param concurrent: read the cross-encoder's window and the dense similarity in two more threads while this
+        one computes the sentence features. onnxruntime and numpy release the GIL, so a turn waits for the
+        slowest part instead of their sum (on two cores, about half the sum). The vector is the same either way.
     """
-    q, snips = _clean(query, snippets)  # once for both parts
+    q, snips = _clean(query, snippets)  # once for every part
     if not q or not snips:
         return None
     if concurrent:
-        ce_box: list[np.ndarray | None | BaseException] = []
+        boxes: list[list[np.ndarray | None | BaseException]] = [[], []]
 
-        def read() -> None:
+        def run(i: int, fn: Callable[[], np.ndarray | None]) -> None:
             try:
-                ce_box.append(_cross_features(q, snips, cross))
+                boxes[i].append(fn())
             except BaseException as exc:  # noqa: BLE001 - re-raised in the calling thread
-                ce_box.append(exc)
+                boxes[i].append(exc)
 
-        worker = threading.Thread(target=read, name="prefilter-cross", daemon=True)
-        worker.start()
+        workers = [threading.Thread(target=run, args=(i, fn), name=f"prefilter-{name}", daemon=True)
+                   for i, (name, fn) in enumerate((("cross", lambda: _cross_features(q, snips, cross)),
+                                                    ("dense", lambda: _dense_features(q, snips, cross, dense))))]  # fmt: skip
+        for w in workers:
+            w.start()
         try:
             base = _base_pre_features(q, snips, encoder)
         finally:
-            worker.join()
-        ce = ce_box[0]
-        if isinstance(ce, BaseException):
-            raise ce
+            for w in workers:
+                w.join()
+        for box in boxes:
+            if isinstance(box[0], BaseException):
+                raise box[0]
+        ce, de = (box[0] for box in boxes)
+        assert not isinstance(ce, BaseException) and not isinstance(de, BaseException)
     else:
         base = _base_pre_features(q, snips, encoder)
         ce = None if base is None else _cross_features(q, snips, cross)
-    if base is None or ce is None:
+        de = None if base is None else _dense_features(q, snips, cross, dense)
+    if base is None or ce is None or de is None:
         return None
-    return np.concatenate([base, ce])
+    return np.concatenate([base, ce, de])
 
 
 def base_pre_features(query: str, snippets: Sequence[str], encoder: SentenceEncoder) -> np.ndarray | None:

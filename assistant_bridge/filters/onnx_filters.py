@@ -12,9 +12,12 @@ import json
 import logging
 import math
 import os
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +27,7 @@ from .cross import CROSS_MODEL_FILE, CROSS_TOKENIZER_FILE, CrossEncoder
 from .onnx_session import ForkSafeSession
 from .encoder import SentenceEncoder, UseEncoder
 from .features import (
-    POST_FEATURES, POST_VERSION, PRE_FEATURES, PRE_VERSION, CrossScorer, post_features, pre_features,
+    POST_FEATURES, POST_VERSION, PRE_FEATURES, PRE_VERSION, CrossScorer, DenseScorer, post_features, pre_features,
 )
 from .protocols import LEVELS, Thresholds
 
@@ -78,25 +81,70 @@ class OnnxClassifier:
         return min(1.0, max(0.0, p)) if math.isfinite(p) else 0.0
 
 
-class OnnxPreFilter:
-    """P(snippets answer query): :func:`~.features.pre_features` (sentence similarities, coverage and the
-    cross-encoder's scores) combined by a small ONNX classifier."""
+class EmbedderSimilarity:
+    """A :class:`~.features.DenseScorer` over an embedder with query and passage roles and unit-length rows
+    (the default one: multilingual-e5-small, :class:`~assistant_bridge.embedders.e5.E5Embedder`).
 
-    def __init__(self, model: OnnxClassifier, encoder: SentenceEncoder, cross: CrossScorer) -> None:
+    Vectors are kept (least recently used first out, ``cache_size`` of each role, 1.5 KB apiece): the planning
+    steps of an agentic run and the turns of a conversation score the same question and windows again."""
+
+    def __init__(self, embedder: Any, cache_size: int = 1024) -> None:
+        self.embedder = embedder
+        self._cache_size = cache_size
+        self._cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def warm_up(self) -> None:
+        self.embedder.warm_up()
+
+    def _vector(self, role: str, text: str) -> np.ndarray:
+        key = (role, text)
+        with self._lock:
+            found = self._cache.get(key)
+            if found is not None:
+                self._cache.move_to_end(key)
+                return found
+        embed = self.embedder.embed_queries if role == "query" else self.embedder.embed_passages
+        vec: np.ndarray = np.asarray(embed([text]), dtype=np.float32)[0]
+        with self._lock:
+            self._cache[key] = vec
+            while len(self._cache) > 2 * self._cache_size:
+                self._cache.popitem(last=False)
+        return vec
+
+    def similarity(self, query: str, passage: str) -> float:
+        return float(np.clip(self._vector("passage", passage) @ self._vector("query", query), -1.0, 1.0))
+
+
+def default_dense() -> EmbedderSimilarity:
+    """multilingual-e5-small (the model the pre-filter was trained with), on its default engine and cache."""
+    from assistant_bridge.embedders.e5 import E5Embedder
+
+    return EmbedderSimilarity(E5Embedder())
+
+
+class OnnxPreFilter:
+    """P(snippets answer query): :func:`~.features.pre_features` (sentence similarities, coverage, the
+    cross-encoder's scores and the dense similarity) combined by a small ONNX classifier."""
+
+    def __init__(self, model: OnnxClassifier, encoder: SentenceEncoder, cross: CrossScorer,
+                 dense: DenseScorer) -> None:  # fmt: skip
         self._model = model
         self._encoder = encoder
         self._cross = cross
+        self._dense = dense
 
     def warm_up(self) -> None:
         self._encoder.warm_up()
-        warm = getattr(self._cross, "warm_up", None)
-        if callable(warm):
-            warm()
+        for part in (self._cross, self._dense):
+            warm = getattr(part, "warm_up", None)
+            if callable(warm):
+                warm()
         self._model.warm_up()
 
     def score(self, query: str, snippets: Sequence[str]) -> float:
         t0 = time.perf_counter()
-        x = pre_features(query, snippets, self._encoder, self._cross, concurrent=True)
+        x = pre_features(query, snippets, self._encoder, self._cross, self._dense, concurrent=True)
         score = 0.0 if x is None else self._model.proba(x)
         log.debug("prefilter.score", extra={"score": round(score, 4), "n_snippets": len(snippets or ()),
                                             "ms": round(1000 * (time.perf_counter() - t0), 1)})
@@ -124,12 +172,13 @@ class OnnxPostFilter:
 
 
 def load_filters(
-    model_dir: Path | None = None, encoder: SentenceEncoder | None = None
+    model_dir: Path | None = None, encoder: SentenceEncoder | None = None, dense: DenseScorer | None = None
 ) -> tuple[OnnxPreFilter, OnnxPostFilter]:
     """Load both filters from ``model_dir`` (default :func:`default_model_dir`).
 
     The two filters share one sentence encoder (and its cache); the pre-filter also loads the cross-encoder
-    (``pre_cross.onnx`` and its tokenizer). Call ``warm_up()`` on each once per worker.
+    (``pre_cross.onnx`` and its tokenizer) and uses ``dense`` (default :func:`default_dense`; the service
+    passes its own embedder when it is that model). Call ``warm_up()`` on each once per worker.
 
     :raises ModelLoadError: a model or tokenizer file is missing, corrupt or was trained on another feature
         layout.
@@ -140,7 +189,7 @@ def load_filters(
     cross = CrossEncoder(d)
     enc = encoder if encoder is not None else UseEncoder()
     log.info("filters.loaded", extra={"model_dir": str(d), "pre_version": PRE_VERSION, "post_version": POST_VERSION})
-    return OnnxPreFilter(pre, enc, cross), OnnxPostFilter(post, enc)
+    return OnnxPreFilter(pre, enc, cross, dense if dense is not None else default_dense()), OnnxPostFilter(post, enc)
 
 
 def load_thresholds(level: str, model_dir: Path | None = None) -> Thresholds:

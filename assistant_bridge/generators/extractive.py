@@ -21,7 +21,9 @@ words ("how", "when", "quand"…) and Japanese particle bigrams are left out of 
 documents, so their idf is high, but a sentence holding "how" answers nothing better.
 
 Selection: the best-scoring sentence first. When it is a definition entry of what the query asks about,
-the answer is that entry, joined only by entries that match as well (two options that do the same).
+the answer is that entry, joined only by entries that match as well (two options that do the same). When it
+introduces a list (the list items follow it), the items are the rest of the answer, in order, within the
+character cap.
 Otherwise, up to the response length (concise 1, moderate 3, verbose 5 sentences, with a character cap),
 the best other sentences whose relevance clears a floor
 relative to the best one's (``min_ratio_same`` in the best sentence's snippet, the stricter ``min_ratio``
@@ -42,6 +44,7 @@ was cut.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from dataclasses import dataclass
@@ -66,12 +69,14 @@ from assistant_bridge.generators.sentences import (
     candidates,
     flatten,
     query_terms,
+    answer_type_terms,
     entry_match,
     section_match,
     terms,
 )
 
 ENTRY_PEER_RATIO = 0.9
+MAX_LIST_ITEMS = 12
 _NO_SPACE_AFTER = re.compile(r"[。！？」』]$")  # a CJK sentence ends: the next one follows without a space
 
 
@@ -183,12 +188,15 @@ class ExtractiveGenerator:
             return cands, np.zeros(0), np.zeros(0)
         n = len(cands)
         qterms = query_terms(query)
+        entries = entry_match(query, cands)
+        if entries.any():  # "which option…": the answer is an entry, not a sentence about options
+            qterms -= answer_type_terms(query)
         df = {t: sum(1 for c in cands if t in c.terms) for t in qterms}
         idf = {t: max(0.0, math.log((n + 1) / (df[t] + 0.5))) for t in qterms}
         total = sum(idf.values())
         relevance = np.array(
             [sum(idf[t] for t in qterms & c.terms) / total if total > 0 else 0.0 for c in cands], dtype=np.float64
-        ) + self.w_entry * entry_match(query, cands)
+        ) + self.w_entry * entries
         prior = np.array(
             [
                 -self.w_position * math.log1p(c.position)
@@ -233,6 +241,20 @@ class ExtractiveGenerator:
             keep &= (entries >= entries[top]) & (relevance >= ENTRY_PEER_RATIO * relevance[top])
         chosen: list[Candidate] = [best]
         used = len(best.text) + 1
+        if not entries[top] and not best.item:
+            # a sentence that introduces a list ("The search follows this list:", "libffi is missing a few
+            # features.") answers with the list: its items join it, in order, as far as the length allows
+            # ("…features. We welcome patches to add support for these." — one sentence may come between)
+            after = [c for c in cands[top + 1 : top + 2 + MAX_LIST_ITEMS] if c.snippet == best.snippet]
+            lead = 1 if len(after) > 1 and not after[0].item and after[1].item else 0
+            items = list(itertools.takewhile(lambda c: c.item, after[lead:]))
+            if len(items) >= 2:
+                for nxt in after[:lead] + items:
+                    if used + len(nxt.text) > policy.max_chars:
+                        break
+                    chosen.append(nxt)
+                    used += len(nxt.text) + 1
+                return chosen
         pool = [i for i in np.argsort(-scores, kind="stable").tolist() if i != top and keep[i]]
         while pool and len(chosen) < policy.sentences:
             # a sentence of a snippet already used continues its passage: it gets a bonus over the others

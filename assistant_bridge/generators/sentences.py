@@ -41,6 +41,7 @@ class Candidate:
     fragment: bool
     label: bool = False  # a heading, list label, table row or the snippet's title: never an answer by itself
     entry: str = ""  # the term of a definition entry ("-l, --lines" of "-l, --lines: print the newline counts")
+    item: bool = False  # a list item (its bullet or number removed)
 
 
 def terms(text: str) -> list[str]:
@@ -113,8 +114,9 @@ def is_label(text: str, title: str) -> bool:
     return len(folded.split()) <= _LABEL_WORDS or text.rstrip().endswith(":")
 
 
-def _lines(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """Cut one sentence span at the line breaks that end a heading, a label or a list item."""
+def _lines(text: str, start: int, end: int) -> list[tuple[int, int, bool]]:
+    """Cut one sentence span at the line breaks that end a heading, a label or a list item; each piece says
+    whether it was a list item."""
     bounds: list[tuple[int, int]] = []
     cursor = start
     while True:
@@ -145,12 +147,13 @@ def _lines(text: str, start: int, end: int) -> list[tuple[int, int]]:
         while s < e and text[s].isspace():
             s += 1
         marker = _MARKER.match(text, s, e)
-        if marker and marker.end() < e:
+        item = bool(marker and marker.end() < e and not marker.group().startswith("#"))  # "## Title": a heading
+        if marker and item:
             s = marker.end()
         while e > s and text[e - 1].isspace():
             e -= 1
         if s < e:
-            out.append((s, e))
+            out.append((s, e, item))
     return out
 
 
@@ -159,7 +162,7 @@ def candidates(snippets: Sequence[Snippet]) -> list[Candidate]:
     out: list[Candidate] = []
     for k, snippet in enumerate(snippets):
         spans = [piece for s, e in sentence_spans(snippet.text) for piece in _lines(snippet.text, s, e)]
-        for position, (start, end) in enumerate(spans):
+        for position, (start, end, item) in enumerate(spans):
             text = snippet.text[start:end]
             first_char = text[0]
             fragment = (position == 0 and first_char.isalpha() and first_char.islower()) or (
@@ -167,7 +170,7 @@ def candidates(snippets: Sequence[Snippet]) -> list[Candidate]:
             )
             label = is_label(text, snippet.title)
             out.append(Candidate(k, position, start, end, text, frozenset(terms(text)), fragment, label,
-                                 entry_term(text)))  # fmt: skip
+                                 entry_term(text), item))  # fmt: skip
     return out
 
 
@@ -208,6 +211,7 @@ def query_terms(query: str) -> set[str]:
     return {t for t in terms(query) if t not in QUESTION_WORDS and not _HIRAGANA_ONLY.match(t)}
 
 
+_WHICH = frozenset({"which", "what", "quel", "quell", "quels"})  # "which option…": asks, does not describe
 _QUERY_OPTION = re.compile(r"(?<![\w-])(-{1,2}[A-Za-z0-9][\w-]*)")
 _ASKS_OPTION = re.compile(r"\b(?:options?|flags?|switch(?:es)?|arguments?)\b|オプション|引数", re.IGNORECASE)
 _ASKS_NAME = re.compile(r"\b(?:variables?|settings?|keys?|fields?|attributes?|parameters?|properties)\b|変数|設定",
@@ -216,6 +220,13 @@ _ASKS_NAME = re.compile(r"\b(?:variables?|settings?|keys?|fields?|attributes?|pa
 
 def _option_names(term: str) -> set[str]:
     return {m.split("=")[0].split("[")[0] for m in _QUERY_OPTION.findall(term)}
+
+
+def answer_type_terms(query: str) -> set[str]:
+    """The :func:`terms` of the words by which the query asks for a kind of entry ("option", "flag",
+    "variable"…): a sentence that only talks about options holds them, the entry that answers may not."""
+    found = _ASKS_OPTION.findall(query) + _ASKS_NAME.findall(query)
+    return {t for word in found for t in terms(word)} | _WHICH if found else set()
 
 
 def entry_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:

@@ -10,8 +10,8 @@ import pytest
 
 from assistant_bridge.filters.encoder import HashingEncoder, UseEncoder
 from assistant_bridge.filters.features import (
-    CROSS_FEATURES, EMBED_CHAR_BUDGET, POST_EMBED_CHAR_BUDGET, POST_FEATURES, PRE_FEATURES, cross_features,
-    post_features, pre_features,
+    CROSS_FEATURES, DENSE_FEATURES, EMBED_CHAR_BUDGET, POST_EMBED_CHAR_BUDGET, POST_FEATURES, PRE_FEATURES,
+    cross_features, dense_features, post_features, pre_features,
 )
 
 pytestmark = pytest.mark.unit
@@ -40,10 +40,25 @@ class FixedCross:
         self.calls.append((query, list(snippets)))
         return [(i, self.probs[i % len(self.probs)]) for i in range(len(snippets))]
 
+    def first_window(self, query: str, snippets: Sequence[str]) -> str | None:
+        return snippets[0][:600] if snippets else None
+
+
+class WordDense:
+    """Stands in for the dense model: the share of the query's words found in the passage."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+
+    def similarity(self, query: str, passage: str) -> float:
+        self.calls.append((query, passage))
+        words = set(query.lower().split())
+        return len(words & set(passage.lower().split())) / max(1, len(words))
+
 
 def test_feature_vectors_have_the_named_layout() -> None:
     enc = HashingEncoder()
-    pre = pre_features("When does the reset link expire?", [DOC], enc, FixedCross(0.9))
+    pre = pre_features("When does the reset link expire?", [DOC], enc, FixedCross(0.9), WordDense())
     post = post_features("When does the link expire?", [DOC], "The link expires after 24 hours.", enc)
     assert pre is not None and pre.shape == (len(PRE_FEATURES),) and np.isfinite(pre).all()
     assert post is not None and post.shape == (len(POST_FEATURES),) and np.isfinite(post).all()
@@ -51,8 +66,8 @@ def test_feature_vectors_have_the_named_layout() -> None:
 
 def test_nothing_to_score_gives_none() -> None:
     enc = HashingEncoder()
-    assert pre_features("q", [], enc, FixedCross(0.5)) is None
-    assert pre_features("   ", [DOC], enc, FixedCross(0.5)) is None
+    assert pre_features("q", [], enc, FixedCross(0.5), WordDense()) is None
+    assert pre_features("   ", [DOC], enc, FixedCross(0.5), WordDense()) is None
     assert cross_features("q", ["", "  "], FixedCross(0.5)) is None
     assert post_features("q", [DOC], " ", enc) is None
 
@@ -60,11 +75,11 @@ def test_nothing_to_score_gives_none() -> None:
 def test_concurrent_pre_features_equal_the_sequential_ones() -> None:
     snippets = [DOC, "Passwords are changed under Settings > Security.", "リンクは24時間有効です。"]
     for query in ("When does the reset link expire?", "パスワード", "x"):
-        seq = pre_features(query, snippets, HashingEncoder(), FixedCross(0.2, 0.7))
-        par = pre_features(query, snippets, HashingEncoder(), FixedCross(0.2, 0.7), concurrent=True)
+        seq = pre_features(query, snippets, HashingEncoder(), FixedCross(0.2, 0.7), WordDense())
+        par = pre_features(query, snippets, HashingEncoder(), FixedCross(0.2, 0.7), WordDense(), concurrent=True)
         assert seq is not None and par is not None
         assert np.array_equal(seq, par)
-    assert pre_features("q", [], HashingEncoder(), FixedCross(0.5), concurrent=True) is None
+    assert pre_features("q", [], HashingEncoder(), FixedCross(0.5), WordDense(), concurrent=True) is None
 
 
 class HandshakeCross(FixedCross):
@@ -94,7 +109,7 @@ class SignallingEncoder(HashingEncoder):
 def test_concurrent_pre_features_overlap_the_cross_encoder_and_the_encoder() -> None:
     started = threading.Event()
     cross = HandshakeCross(started)
-    x = pre_features("When does the reset link expire?", [DOC], SignallingEncoder(started), cross, concurrent=True)
+    x = pre_features("When does the reset link expire?", [DOC], SignallingEncoder(started), cross, WordDense(), concurrent=True)
     assert x is not None and cross.thread != threading.current_thread().name
 
 
@@ -104,7 +119,15 @@ def test_a_cross_encoder_error_reaches_the_caller() -> None:
             raise RuntimeError("onnxruntime failed")
 
     with pytest.raises(RuntimeError, match="onnxruntime failed"):
-        pre_features("When does the reset link expire?", [DOC], HashingEncoder(), Broken(0.5), concurrent=True)
+        pre_features("When does the reset link expire?", [DOC], HashingEncoder(), Broken(0.5), WordDense(), concurrent=True)
+
+
+def test_the_dense_feature_scores_the_window_the_cross_encoder_reads_first() -> None:
+    dense = WordDense()
+    f = dense_features("When does the reset link expire?", [DOC, "Other text."], FixedCross(0.5), dense)
+    assert f is not None and f.shape == (len(DENSE_FEATURES),)
+    assert dense.calls == [("When does the reset link expire?", DOC[:600])]
+    assert dense_features("q", [], FixedCross(0.5), dense) is None
 
 
 def test_cross_features_order_the_snippet_scores() -> None:
@@ -135,7 +158,7 @@ def test_encoded_text_is_bounded_whatever_the_snippet_size() -> None:
     heads = 8 * 60  # the first sentence of each of the (at most 8) snippets read
     pre_enc, post_enc = CountingEncoder(), CountingEncoder()
     cross = FixedCross(0.5)
-    pre_features("reset link", [big] * 10, pre_enc, cross)
+    pre_features("reset link", [big] * 10, pre_enc, cross, WordDense())
     assert len(cross.calls[0][1]) == 8 and all(len(s) <= 4000 for s in cross.calls[0][1])
     post_features("reset link", [big] * 10, big, post_enc)
     assert sum(len(t) for t in pre_enc.texts) <= EMBED_CHAR_BUDGET + heads + len("reset link")

@@ -226,3 +226,30 @@ def test_wrapped_lines_are_joined_in_the_answer_and_cited_exactly() -> None:
     assert out.text == "Sign in with your company account and approve the push notification."
     (citation,) = out.citations
     assert out.text[slice(*citation.ranges[0])] == citation.text
+
+
+WC = ("Print newline, word, and byte counts for each FILE, and a total line if more than one FILE is specified.\n\n"
+      "The options below may be used to select which counts are printed, always in the following order: newline, "
+      "word, character, byte, maximum line length.\n\n"
+      "-c, --bytes: print the byte counts\n\n-m, --chars: print the character counts\n\n"
+      "-l, --lines: print the newline counts\n\n--help display this help and exit")  # fmt: skip
+
+
+def test_the_option_asked_about_is_the_answer_by_itself() -> None:
+    gen = ExtractiveGenerator()
+    snippet = [Snippet(text=WC, title="wc(1): print newline, word, and byte counts for each file", result_index=0)]
+    assert gen.generate("Which wc option prints only the newline counts?", snippet).text == \
+        "-l, --lines: print the newline counts"  # fmt: skip
+    assert gen.generate("What does --chars do?", snippet).text == "-m, --chars: print the character counts"
+
+
+def test_a_sentence_that_introduces_a_list_answers_with_its_items() -> None:
+    text = ("libffi is missing a few features. We welcome patches to add support for these.\n"
+            "- Variadic closures.\n- There is no support for bit fields in structures.\n"
+            "- The raw API is undocumented.\n\nSee the manual for more.")  # fmt: skip
+    out = ExtractiveGenerator().generate("Which features is libffi missing?", [Snippet(text=text, title="Missing",
+                                                                                     result_index=0)])  # fmt: skip
+    assert out.text.startswith("libffi is missing a few features.")
+    assert "Variadic closures." in out.text and "The raw API is undocumented." in out.text
+    assert "See the manual" not in out.text
+    assert all(out.text[a:b] for c in out.citations for a, b in c.ranges)

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assistant_bridge.core.snippets import Snippet
-from assistant_bridge.generators.sentences import candidates, flatten, is_label, query_terms
+from assistant_bridge.generators.sentences import candidates, entry_term, flatten, is_label, query_terms
 
 pytestmark = pytest.mark.unit
 
@@ -105,3 +105,27 @@ def test_a_list_number_between_a_heading_and_its_first_step_does_not_hide_the_he
     lifted = {c.text: float(v) for c, v in zip(cands, section_match(cands, relevance, [snippet]))}
     assert lifted["Appelez le centre de sécurité au poste 5000."] == 1.0
     assert lifted["Écrivez un courriel."] == 0.5
+
+
+@pytest.mark.parametrize(("text", "term"), [
+    ("-l, --lines: print the newline counts", "-l, --lines"),
+    ("--help display this help and exit", "--help"),
+    ("-k, --key=KEYDEF: sort via a key; KEYDEF gives location and type", "-k, --key=KEYDEF"),
+    ("CARGO_TARGET_DIR — Location of where to place all generated artifacts.", "CARGO_TARGET_DIR"),
+    ("opt-level: the optimization level to use", "opt-level"),
+    ("Note: this is a prose sentence with a colon.", ""),
+    ("The options below may be used", ""),
+    ("Installation - how to set it up", ""),
+])  # fmt: skip
+def test_definition_entries_name_their_term_and_are_not_labels(text: str, term: str) -> None:
+    assert entry_term(text) == term
+    if term:
+        assert not is_label(text, "")
+
+
+def test_list_items_are_flagged_but_markdown_headings_are_not() -> None:
+    snip = Snippet(text="Intro sentence here.\n- First item.\n- Second item.\n## Next section\nMore text.",
+                   title="T", result_index=0)  # fmt: skip
+    flags = {c.text: c.item for c in candidates([snip])}
+    assert flags["First item."] and flags["Second item."] and not flags["Intro sentence here."]
+    assert not flags.get("Next section", False)

@@ -233,3 +233,31 @@ def test_reindex_of_a_file_that_now_fails_keeps_the_old_document(svc: Any, monke
     assert svc.store.get_document(first.document.id) is not None  # parsing comes before any write
     assert svc.backend.document_chunks(first.document.id, Scope(principal=every_chunk(first.document).principal,
                                                                 document_ids=(first.document.id,)))  # fmt: skip
+
+
+CHROME = ("Keyboard shortcuts", "Previous", "Next:", "Table of Contents", "modules", "v: latest", "Chapter 7",
+          "User Commands", "September 2022", "Privacy", "[edit]", "Elevation")  # fmt: skip
+
+
+@pytest.mark.integration
+def test_answers_over_documentation_pages_carry_no_page_chrome(tmp_path: Path) -> None:
+    """Whole turns (search, the extractive generator) over the fixture pages: what a page's chrome would have
+    matched (its menus name every chapter) is no longer there to be answered from."""
+    from assistant_bridge.generators.extractive import ExtractiveGenerator
+    from tests.conversation.helpers import ask, build, checked
+
+    app, services, _ = build(tmp_path, generator=ExtractiveGenerator())
+    for name, body in (("mdbook.html", MDBOOK), ("sphinx.html", SPHINX), ("texinfo.html", TEXINFO),
+                       ("wiki.html", WIKI), ("wc.txt", MAN)):  # fmt: skip
+        services.ingestor.ingest_bytes(name, body.encode(), Ownership())
+    client = app.test_client()
+    questions = ("How do I make variables mutable?", "Which option chooses the install directory?",
+                 "What does the closure example create?", "Where is Aden?", "Which wc option prints the newline counts?",
+                 "What are the chapters of the book?", "Which version is the documentation for?")  # fmt: skip
+    answers = []
+    for q in questions:
+        item = checked(ask(client, q))["output"]["generic"][0]
+        answers.append(item.get("text", ""))
+    assert any("mut" in a for a in answers) and any("-l, --lines: print the newline counts" in a for a in answers)
+    for answer in answers:
+        assert not any(c in answer for c in CHROME), answer
