@@ -56,7 +56,8 @@ _NAMED_PARTS = frozenset({
 _NAMED_EXACT = frozenset({"header", "metadata"})
 # Inline elements are chrome by name only with one of these (a wiki's citation marks and edit links, the
 # "¶" anchors of headings); otherwise a link or span named "header" is a heading's own text.
-_NAMED_INLINE = frozenset({"reference", "headerlink", "mw-editsection", "mw-cite-backlink", "noprint"})
+_NAMED_INLINE = frozenset({"reference", "headerlink", "mw-editsection", "mw-cite-backlink", "noprint",
+                           "copiable-anchor"})  # fmt: skip
 _INLINE_TAGS = frozenset({"a", "span", "code", "em", "strong", "b", "i", "sup", "sub", "small", "abbr", "kbd",
                           "var", "samp", "tt", "img", "cite", "q", "mark", "time"})  # fmt: skip
 _SPLIT = re.compile(r"[-_\s]+|(?<=[a-z])(?=[A-Z])")

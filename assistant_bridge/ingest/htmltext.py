@@ -48,6 +48,8 @@ class _Extractor(HTMLParser):
         self.h1_parts: list[str] = []
         self.h1_done = False
         self.cells_in_row = 0
+        self.after_dt = False  # a definition term just ended: its description joins it on one line
+        self.joining_dd = False  # inside that description, before its first text: no break
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "title":
@@ -59,6 +61,14 @@ class _Extractor(HTMLParser):
             return
         if self.skip_depth:
             return
+        if tag == "dd" and self.after_dt:
+            # "<dt>-l, --lines</dt><dd>print the newline counts</dd>" is one entry: "-l, --lines: print …"
+            while self.parts and not self.parts[-1].strip():
+                self.parts.pop()
+            self.parts.append(": ")
+            self.after_dt, self.joining_dd = False, True
+            return
+        self.after_dt = False
         self._break(tag)
         if tag == "li":
             self.parts.append("- ")
@@ -86,6 +96,9 @@ class _Extractor(HTMLParser):
             return
         if self.skip_depth:
             return
+        if tag == "dt":
+            self.after_dt = True
+            return
         if tag == "pre":
             self.pre_depth = max(0, self.pre_depth - 1)
         elif tag == "h1" and self.h1_depth:
@@ -104,9 +117,15 @@ class _Extractor(HTMLParser):
             data = collapse_inline_space(data.replace("\n", " "))
         if self.h1_depth:
             self.h1_parts.append(data)
+        if data.strip():
+            self.joining_dd = False
+        elif self.joining_dd or self.after_dt:
+            return  # the spaces between "</dt>" and "<dd>"
         self.parts.append(data)
 
     def _break(self, tag: str) -> None:
+        if self.joining_dd:
+            return
         if tag in _PARAGRAPH:
             self.parts.append("\n\n")
         elif tag in _LINE:

@@ -261,3 +261,14 @@ def test_answers_over_documentation_pages_carry_no_page_chrome(tmp_path: Path) -
     assert any("mut" in a for a in answers) and any("-l, --lines: print the newline counts" in a for a in answers)
     for answer in answers:
         assert not any(c in answer for c in CHROME), answer
+
+
+def test_a_definition_list_gives_one_line_per_term_and_its_description() -> None:
+    html = ('<dl><dt>-l, --lines</dt>\n<dd>print the newline counts</dd>'
+            '<dt><span class="category">Function: </span>void *ffi_closure_alloc (size_t size)'
+            '<a class="copiable-anchor" href="#x"> ¶</a></dt><dd><p>Allocate a chunk of memory.</p>'
+            '<p>Free it with ffi_closure_free.</p></dd></dl>')  # fmt: skip
+    text, _ = _text(html)
+    assert text.split("\n")[:2] == ["-l, --lines: print the newline counts",
+                                    "Function: void *ffi_closure_alloc (size_t size): Allocate a chunk of memory."]
+    assert "Free it with ffi_closure_free." in text and "¶" not in text
