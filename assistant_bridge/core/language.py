@@ -28,7 +28,9 @@ _FR_STOPWORDS = frozenset(
     """le la les un une des du de et est sont pour dans par sur avec au aux ce cette ces qui que
     quoi dont où ne pas plus vous nous votre vos notre nos leur leurs il elle ils elles se sa son ses
     être avoir été fait doit peut entre sans sous chez aussi mais ou donc car si tout tous toute
-    toutes d l qu n s c j m après avant lors jusqu selon afin""".split()
+    toutes d l qu n s c j m après avant lors jusqu selon afin
+    je tu me te moi toi lui en y mon ma mes ton ta tes celui celle ceux comment quand quel quelle quels
+    quelles pourquoi combien faire ai avez êtes suis sommes ont""".split()
 )
 _EN_STOPWORDS = frozenset(
     """the and of to is are for in on with you your we our this that these those be been was were
