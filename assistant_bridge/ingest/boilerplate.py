@@ -149,31 +149,46 @@ def _remove(el: Any) -> None:
     parent.remove(el)
 
 
+def _measure(root: Any) -> dict[Any, tuple[int, int, int]]:
+    """``element -> (text characters, characters inside links, links)`` for every element under ``root``, in
+    one pass from the leaves up (reversed document order puts every element after its descendants), so the
+    rules cost time linear in the page whatever its nesting."""
+    sizes: dict[Any, tuple[int, int, int]] = {}
+    for el in reversed(list(root.iter())):
+        text = len((el.text or "").strip()) if isinstance(el.tag, str) else 0
+        linked = links = 0
+        for child in el:
+            t, lt, n = sizes.get(child, (0, 0, 0))
+            text += t + len((child.tail or "").strip())
+            linked += lt
+            links += n
+        if el.tag == "a" and el.get("href") is not None:
+            linked, links = text, links + 1
+        sizes[el] = (text, linked, links)
+    return sizes
+
+
 def _drop_chrome(root: Any) -> None:
-    total = max(1, _text_len(root))
+    sizes = _measure(root)
+    total = max(1, sizes[root][0])
     doomed = []
     for el in root.iterdescendants():
         if not isinstance(el.tag, str):
             doomed.append(el)  # comments and processing instructions
         elif _structural_chrome(el):
             doomed.append(el)
-        elif _named_chrome(el) and _text_len(el) <= NAMED_MAX_SHARE * total:
+        elif _named_chrome(el) and sizes[el][0] <= NAMED_MAX_SHARE * total:
             doomed.append(el)
     for el in doomed:
         _remove(el)
 
 
 def _drop_link_lists(root: Any) -> None:
+    sizes = _measure(root)
     doomed = []
     for el in root.iter(*_CANDIDATE_TAGS):
-        if el is root:
-            continue
-        links = el.xpath(".//a[@href]")
-        if len(links) < LINK_LIST_MIN:
-            continue
-        text = _text_len(el)
-        linked = sum(_text_len(a) for a in links)
-        if text and linked >= LINK_DENSITY * text:
+        text, linked, links = sizes[el]
+        if el is not root and links >= LINK_LIST_MIN and text and linked >= LINK_DENSITY * text:
             doomed.append(el)
     for el in doomed:
         _remove(el)
