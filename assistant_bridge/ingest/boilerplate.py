@@ -23,8 +23,10 @@ texinfo "Next/Previous/Up" panels, and its Markdown escaped ``#include <stdio.h>
 Documentation marks its chrome well, so explicit rules over lxml's tree do better there and are easy to
 reason about. ``lxml`` (BSD) parses broken markup the way browsers do.
 
-Invariant: :func:`main_content` never raises on markup; when lxml cannot parse the source, the source is
-returned unchanged and the plain renderer does what it can.
+Invariant: :func:`main_content` never raises on markup and loses no text to the parser: when lxml cannot
+parse the source, or its tree holds less than half the words found between the tags (libxml2 stops reading
+below a nesting depth of a few thousand), the source is returned unchanged and the plain renderer reads it
+all.
 """
 
 from __future__ import annotations
@@ -63,6 +65,8 @@ _INLINE_TAGS = frozenset({"a", "span", "code", "em", "strong", "b", "i", "sup", 
 _SPLIT = re.compile(r"[-_\s]+|(?<=[a-z])(?=[A-Z])")
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
+_TAG = re.compile(r"<[^>]*>")
+KEPT_MIN_SHARE = 0.5  # lxml's tree must hold at least this share of the words between the tags
 
 
 def main_content(source: str) -> tuple[str, str | None]:
@@ -74,10 +78,13 @@ def main_content(source: str) -> tuple[str, str | None]:
     except ImportError:  # pragma: no cover - lxml is a dependency
         return source, None
     try:
-        doc = lxml.html.document_fromstring(_XML_DECL.sub("", source, count=1))
+        doc = lxml.html.document_fromstring(_XML_DECL.sub("", source, count=1),
+                                            parser=lxml.html.HTMLParser(huge_tree=True))  # fmt: skip
     except (lxml.etree.ParserError, ValueError):  # an empty or undecodable document
         return source, None
     title = _title(doc)
+    if len(doc.text_content().split()) < KEPT_MIN_SHARE * len(_TAG.sub(" ", source).split()):
+        return source, title  # libxml2 gave up on the markup (nesting deeper than it reads): render it plainly
     root = _main_region(doc)
     _drop_chrome(root)
     _drop_link_lists(root)

@@ -272,3 +272,8 @@ def test_a_definition_list_gives_one_line_per_term_and_its_description() -> None
     assert text.split("\n")[:2] == ["-l, --lines: print the newline counts",
                                     "Function: void *ffi_closure_alloc (size_t size): Allocate a chunk of memory."]
     assert "Free it with ffi_closure_free." in text and "¶" not in text
+
+
+def test_markup_nested_deeper_than_the_parser_reads_loses_no_text() -> None:
+    deep = "<div>" * 5000 + "<p>Deep text here.</p>" + "</div>" * 5000
+    assert _text("<html><body>" + deep + "</body></html>")[0] == "Deep text here."
