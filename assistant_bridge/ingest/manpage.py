@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import re
 
-_HEADER = re.compile(r"^\s*([A-Za-z0-9_.:+@-]+)\(([0-9][A-Za-z0-9]*)\)\s{2,}.*?\s{2,}\1\(\2\)\s*$", re.IGNORECASE)
+_HEADER_START = re.compile(r"\s*([A-Za-z0-9_.:+@-]+)\(([0-9][A-Za-z0-9]*)\)\s{2,}\S")
+_HEADER_MAX = 300  # characters: a header line is as wide as the terminal it was rendered for
 _HEADING = re.compile(r"^[A-Z][A-Z0-9 ,/&()'-]*$")
 _NAME_LINE = re.compile(r"^\s*(\S.*?)\s+(?:-|\\-|—|–)\s+(.+)$")
 _SPACES = re.compile(r"[ \t]{2,}")
@@ -27,11 +28,23 @@ _HYPHEN_BREAK = "\u2010"
 _TERM_INDENT_MAX = 8
 
 
+def _header(line: str) -> str | None:
+    """``name(section)``, lower-cased, when ``line`` is a manual page header (``WC(1)   User Commands   WC(1)``)."""
+    if len(line) > _HEADER_MAX:
+        return None
+    match = _HEADER_START.match(line)
+    if match is None:
+        return None
+    token = f"{match.group(1)}({match.group(2)})"
+    rest = line.rstrip()
+    return token.lower() if rest.lower().endswith(token.lower()) and len(rest) > len(token) * 2 else None
+
+
 def is_man_page(text: str) -> bool:
     """The first non-blank line is a rendered manual page header (``NAME(SECTION) … NAME(SECTION)``)."""
     for line in text.split("\n", 20)[:20]:
         if line.strip():
-            return bool(_HEADER.match(line))
+            return _header(line) is not None
     return False
 
 
@@ -49,9 +62,8 @@ def man_to_text(text: str) -> tuple[str, str | None]:
     """``(text, title)`` of a rendered manual page (see the module docstring); call when :func:`is_man_page`."""
     lines = text.replace("\r\n", "\n").split("\n")
     first = next(i for i, line in enumerate(lines) if line.strip())
-    header = _HEADER.match(lines[first])
-    assert header is not None, "man_to_text needs a manual page (is_man_page)"
-    token = f"{header.group(1)}({header.group(2)})".lower()
+    token = _header(lines[first])
+    assert token is not None, "man_to_text needs a manual page (is_man_page)"
     body = lines[first + 1 :]
     last = max((i for i, line in enumerate(body) if line.strip()), default=-1)
     if last >= 0 and body[last].strip().lower().endswith(token):
@@ -94,7 +106,7 @@ def man_to_text(text: str) -> tuple[str, str | None]:
         current.append(stripped)
     flush()
     title = token
-    match = _NAME_LINE.match(name_line or "")
+    match = _NAME_LINE.match(name_line or "") if len(name_line or "") <= _HEADER_MAX else None
     if match:
         title = f"{token}: {_SPACES.sub(' ', match.group(2)).strip()}"
     return "\n\n".join(paragraphs), title

@@ -259,7 +259,8 @@ _DIGITS = re.compile(r"\d+")
 _CHAPTER_HEAD = re.compile(r"^(?:chapter|appendix)\s+\S+?:?\s.*\s\d+$|^\d+\s+(?:chapter|appendix)\s+\S+", re.IGNORECASE)
 CONTENTS_SHARE = 0.4  # a page whose lines are this much dot leaders (or index entries) is a contents page
 RUNNING_MIN_PAGES = 3
-EDGE_LINES = 2  # running heads and page numbers are looked for in the first and last two lines of a page
+EDGE_LINES = 2
+FURNITURE_MAX_CHARS = 200  # contents entries, running heads and page numbers are short lines  # running heads and page numbers are looked for in the first and last two lines of a page
 
 
 def _running_key(line: str) -> str:
@@ -276,8 +277,9 @@ def _is_contents_page(lines: list[str]) -> bool:
     after a comma."""
     if len(lines) < 5:
         return False
-    leaders = sum(1 for line in lines if _LEADER_LINE.search(line))
-    entries = sum(1 for line in lines if _INDEX_LINE.search(line))
+    short = [line for line in lines if len(line) <= FURNITURE_MAX_CHARS]  # entries are short lines
+    leaders = sum(1 for line in short if _LEADER_LINE.search(line))
+    entries = sum(1 for line in short if _INDEX_LINE.search(line))
     return leaders >= max(5, CONTENTS_SHARE * len(lines)) or entries >= max(8, 0.6 * len(lines))
 
 
@@ -294,6 +296,8 @@ def _without_furniture(pages: list[tuple[str, list[Segment]]]) -> list[tuple[str
 
     def furniture(line: str, top: bool) -> bool:
         line = line.strip()
+        if len(line) > FURNITURE_MAX_CHARS:
+            return False
         if len(kept) > 1 and (_PAGE_NUMBER.match(line) or (top and _CHAPTER_HEAD.match(line))):
             return True
         return _running_key(line) in running
