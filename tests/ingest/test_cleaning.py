@@ -277,3 +277,10 @@ def test_a_definition_list_gives_one_line_per_term_and_its_description() -> None
 def test_markup_nested_deeper_than_the_parser_reads_loses_no_text() -> None:
     deep = "<div>" * 5000 + "<p>Deep text here.</p>" + "</div>" * 5000
     assert _text("<html><body>" + deep + "</body></html>")[0] == "Deep text here."
+
+
+def test_hostile_lines_are_read_in_linear_time() -> None:
+    """Each of these took seconds to minutes with backtracking patterns; now they return at once."""
+    assert not is_man_page("X(1)" + " " * 100_000 + "y")
+    pages = _without_furniture([_page(n, "." * 100_000, "x" * 50, "1, 2, 3" + " " * 50_000) for n in range(1, 7)])
+    assert len(pages) == 6
