@@ -96,6 +96,7 @@ def main() -> int:
     ap.add_argument("--questions", type=Path, default=QUESTIONS)
     ap.add_argument("--json")
     ap.add_argument("--show", action="store_true", help="print every question with its answer")
+    ap.add_argument("--mode", choices=("dense", "lexical", "hybrid"), help="search mode (default: the product's)")
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
@@ -107,7 +108,10 @@ def main() -> int:
         missing = collect(docs)
     data = args.work_dir / "data"
     shutil.rmtree(data, ignore_errors=True)
-    settings = load_settings(env={}, overrides={"data_dir": str(data)})
+    overrides: dict[str, Any] = {"data_dir": str(data)}
+    if args.mode:
+        overrides["backend"] = {"default_mode": args.mode}
+    settings = load_settings(env={}, overrides=overrides)
     svc = Services.from_settings(settings)
     svc.warm_up()
     files = sorted(p for p in docs.iterdir() if p.is_file())
@@ -148,7 +152,7 @@ def main() -> int:
         "unanswerable": len(unans), "declined": sum(r["verdict"] == "declined" for r in unans),
         "first_sentence_correct": sum(r.get("first_correct", False) for r in answerable),
         "answers_with_chrome": sum(r["chrome"] for r in rows),
-        "turn_ms_p50": sorted(r["ms"] for r in rows)[len(rows) // 2],
+        "turn_ms_p50": sorted(r["ms"] for r in rows)[len(rows) // 2], "mode": settings.backend.default_mode,
         "load_average": round(os.getloadavg()[0], 2),
     }  # fmt: skip
     report["correct_share"] = round(report["correct"] / max(1, n), 3)
