@@ -180,14 +180,19 @@ class CrossEncoder:
         q = self.tok.ids(clip(query, 1000))
         return self._run([pair_ids(q, ids[:WINDOW_TOKENS], self.tok) for ids in self.tok.ids_batch(list(texts))])
 
+    def _chosen(self, query: str, snippets: Sequence[str],
+                limit: int) -> tuple[list[int], list[tuple[int, str, list[int]]]]:  # fmt: skip
+        """The query's ids and the windows read (:func:`select_windows` over the clipped snippets); no windows
+        when the query has no tokens."""
+        q = self.tok.ids(clip(query, 1000))
+        if not q:
+            return q, []
+        return q, select_windows(query, [clip(s, 4000) for s in list(snippets or ())], self.tok, limit)
+
     def window_probs(self, query: str, snippets: Sequence[str], limit: int = MAX_WINDOWS) -> list[tuple[int, float]]:
         """(snippet index, probability) of each selected window, best window selection first; empty when the
         query or every snippet is empty."""
-        snips = [clip(s, 4000) for s in list(snippets or ())]
-        q = self.tok.ids(clip(query, 1000))
-        if not q:
-            return []
-        chosen = select_windows(query, snips, self.tok, limit)
+        q, chosen = self._chosen(query, snippets, limit)
         if not chosen:
             return []
         probs = self._run([pair_ids(q, ids, self.tok) for _, _, ids in chosen])
@@ -196,9 +201,7 @@ class CrossEncoder:
     def first_window(self, query: str, snippets: Sequence[str]) -> str | None:
         """The text of the window :meth:`window_probs` reads first (the one sharing the most words with the
         query), or ``None`` when it would read none."""
-        if not self.tok.ids(clip(query, 1000)):
-            return None
-        chosen = select_windows(query, [clip(s, 4000) for s in list(snippets or ())], self.tok, 1)
+        _, chosen = self._chosen(query, snippets, 1)
         return chosen[0][1] if chosen else None
 
     def scores(self, query: str, snippets: Sequence[str], limit: int = MAX_WINDOWS) -> list[float]:
