@@ -178,14 +178,16 @@ class ExtractiveGenerator:
 
     def score(self, query: str, snippets: Sequence[Snippet]) -> tuple[list[Candidate], np.ndarray]:
         """Score every candidate sentence; exposed for the benchmark and tests."""
-        cands, scores, _ = self._scored(query, snippets)
+        cands, scores, _, _ = self._scored(query, snippets)
         return cands, scores
 
-    def _scored(self, query: str, snippets: Sequence[Snippet]) -> tuple[list[Candidate], np.ndarray, np.ndarray]:
-        """``(candidates, score, relevance)``: relevance is the query-match part of the score (no priors)."""
+    def _scored(self, query: str,
+                snippets: Sequence[Snippet]) -> tuple[list[Candidate], np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+        """``(candidates, score, relevance, entry match)``: relevance is the query-match part of the score (no
+        priors); the entry match is :func:`~assistant_bridge.generators.sentences.entry_match`."""
         cands = candidates(snippets)
         if not cands:
-            return cands, np.zeros(0), np.zeros(0)
+            return cands, np.zeros(0), np.zeros(0), np.zeros(0)
         n = len(cands)
         qterms = query_terms(query)
         entries = entry_match(query, cands)
@@ -218,13 +220,13 @@ class ExtractiveGenerator:
         unusable = np.array([len(c.text) < self.min_chars or c.label for c in cands])
         if not unusable.all():
             scores = np.where(unusable, scores - 10.0, scores)
-        return cands, scores, relevance
+        return cands, scores, relevance, entries
 
     def _select(self, query: str, snippets: Sequence[Snippet], response_length: ResponseLength) -> list[Candidate]:
         """The best sentence, then the best others that clear the relevance floor, grouped by snippet (the best
         sentence's snippet first) and in reading order within each."""
         policy = self.lengths[validate_response_length(response_length)]
-        cands, scores, relevance = self._scored(query, snippets)
+        cands, scores, relevance, entries = self._scored(query, snippets)
         if not cands:
             return []
         top = int(np.argmax(scores))
@@ -234,7 +236,6 @@ class ExtractiveGenerator:
         unusable = scores < scores[top] - 5.0  # labels and short lines, unless nothing else exists
         floor = np.array([self.min_ratio_same if c.snippet == best.snippet else self.min_ratio for c in cands])
         keep = (relevance >= floor * relevance[top]) & (relevance >= self.min_query_relevance) & ~unusable
-        entries = entry_match(query, cands)
         if entries[top] > 0:
             # the entry of the option (or setting) asked about answers by itself: its neighbours on the
             # reference page are other options; only an entry that matches as well may join it
