@@ -286,10 +286,9 @@ def _is_contents_page(lines: list[str]) -> bool:
 def _without_furniture(pages: list[tuple[str, list[Segment]]]) -> list[tuple[str, list[Segment]]]:
     """Pages without contents and index pages, and lines without running headers and footers (a first or last
     line that repeats, digits aside, on several pages; a "Chapter 2: Title 7" head) and bare page numbers."""
-    kept = [p for p in pages if not _is_contents_page(_lines(p))]
+    kept = [(page, lines) for page in pages if not _is_contents_page(lines := _lines(page))]
     counts: dict[str, int] = {}
-    for page in kept:
-        lines = _lines(page)
+    for _, lines in kept:
         for line in set(lines[:EDGE_LINES] + lines[-EDGE_LINES:]):
             counts[_running_key(line)] = counts.get(_running_key(line), 0) + 1
     running = {k for k, n in counts.items() if n >= max(RUNNING_MIN_PAGES, 0.3 * len(kept))}
@@ -303,11 +302,10 @@ def _without_furniture(pages: list[tuple[str, list[Segment]]]) -> list[tuple[str
         return _running_key(line) in running
 
     out: list[tuple[str, list[Segment]]] = []
-    for text, segments in kept:
-        lines = [text[seg.start_char : seg.end_char] for seg in segments]
+    for (text, segments), lines in kept:
         drop: set[int] = set()
         for order, top in ((range(len(lines)), True), (range(len(lines) - 1, -1, -1), False)):
-            for i in list(order)[:EDGE_LINES]:  # from each edge inwards, while the lines are furniture
+            for i in order[:EDGE_LINES]:  # from each edge inwards, while the lines are furniture
                 if i in drop or not furniture(lines[i], top):
                     break
                 drop.add(i)
@@ -323,7 +321,7 @@ def _without_furniture(pages: list[tuple[str, list[Segment]]]) -> list[tuple[str
             if parts:
                 parts.append("\n")
                 pos += 1
-            line = text[seg.start_char : seg.end_char]
+            line = lines[i]
             moved.append(Segment(pos, pos + len(line), page_number=seg.page_number, bboxes=seg.bboxes))
             parts.append(line)
             pos += len(line)
