@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import statistics
+import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -69,6 +70,18 @@ def wait_quiet(pgid: int, share: float = 0.1, timeout: float = 600) -> float:
         quiet = quiet + 1 if now - last < share * 0.5 else 0
         last = now
     return time.monotonic() - started
+
+
+def run_clients(worker: Callable[[int], None], clients: int) -> float:
+    """Run ``worker(0)`` … ``worker(clients - 1)`` in one thread each, all at once (a closed-loop load); the
+    wall-clock seconds from the first start until the last one ends."""
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(clients)]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return time.perf_counter() - started
 
 
 def emit(report: dict[str, Any], path: str | None) -> None:

@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout: python bench/load.py
 
 from assistant_bridge.backends.lite_server import free_port  # noqa: E402
+from bench._common import run_clients  # noqa: E402
 
 QUESTIONS = [
     "How do I reset my password?", "How do I set up the VPN?", "How many days can I work from home?",
@@ -134,13 +135,7 @@ def run_level(base: str, mix: str, clients: int, duration: float, seed: int) -> 
                     error = type(exc).__name__
                 tally.add(name, time.perf_counter() - t0, error)
 
-    threads = [threading.Thread(target=client_loop, args=(i,)) for i in range(clients)]
-    started = time.monotonic()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    elapsed = time.monotonic() - started
+    elapsed = run_clients(client_loop, clients)
     out: dict[str, Any] = {"clients": clients, "seconds": round(elapsed, 1), "routes": {}}
     total = 0
     for name, _, _ in routes:

@@ -17,14 +17,13 @@ import json
 import os
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from assistant_bridge.backends.lite_server import LiteServer  # noqa: E402
-from bench._common import emit  # noqa: E402
+from bench._common import emit, run_clients  # noqa: E402
 from assistant_bridge.backends.milvus import MilvusBackend  # noqa: E402
 from assistant_bridge.domain import Chunk, Principal, Scope, SearchQuery  # noqa: E402
 from assistant_bridge.embedders.base import HashingEmbedder  # noqa: E402
@@ -53,13 +52,8 @@ def run(backend: MilvusBackend, emb: HashingEmbedder, threads: int, seconds: flo
             done[n] += 1
             i += threads
 
-    pool = [threading.Thread(target=worker, args=(n,)) for n in range(threads)]
-    started = time.perf_counter()
-    for t in pool:
-        t.start()
-    for t in pool:
-        t.join()
-    return sum(done) / (time.perf_counter() - started)
+    elapsed = run_clients(worker, threads)
+    return sum(done) / elapsed
 
 
 def main() -> int:

@@ -21,7 +21,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import httpx  # noqa: E402
 
-from bench._common import emit, wait_ready  # noqa: E402
+from bench._common import emit, run_clients, wait_ready  # noqa: E402
 
 QUERIES = [
     "who wrote the declaration of independence", "what is the capital of australia", "how do vaccines work",
@@ -91,13 +90,8 @@ def load(url: str, body_of: Any, clients: int, seconds: float) -> tuple[float, i
                     errors[i] += 1
                 k += clients
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(clients)]
-    t = time.monotonic()
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    return sum(done) / (time.monotonic() - t), sum(errors)
+    elapsed = run_clients(run, clients)
+    return sum(done) / elapsed, sum(errors)
 
 
 def main() -> int:
