@@ -6,8 +6,9 @@ CLAPNQ passages (every gold passage of the dev questions first, then others up t
 with the default embedder into an embedded Milvus Lite store; then for each dev question, in alternating
 order, ``POST /v1/search`` (dense) and ``POST /agenticRetrieveStream`` (the embedded planner, the
 pre-generation filter as the sufficiency signal, no generation) run through the Flask app, and a second
-agentic pass runs with the cross-encoder's window cache emptied before every call (how every planning step
-scored its evidence before the cache). Reported: p50/p95 of each, the ratios, and the load average.
+agentic pass runs with the pre-filter's scoring caches (the cross-encoder's windows, the dense vectors) kept
+empty (how every planning step scored its evidence before the caches); the first pass empties them before
+each run, so only the run's own planning steps can hit them. Reported: p50/p95 of each, the ratios, and the load average.
 """
 
 from __future__ import annotations
@@ -76,16 +77,19 @@ def main() -> int:
         assert r.status_code == 200 and "event: result" in data, data[:500]
         return (time.perf_counter() - t) * 1000
 
-    def cross_encoder() -> Any:
+    def scoring_caches() -> list[Any]:
+        """The pre-filter's caches of evidence scores: the cross-encoder's windows, the dense vectors."""
         from assistant_bridge.filters.cross import CrossEncoder
+        from assistant_bridge.filters.onnx_filters import EmbedderSimilarity
 
         seen: list[Any] = []
 
         def walk(obj: Any, depth: int = 0) -> None:
             if depth > 4 or obj is None:
                 return
-            if isinstance(obj, CrossEncoder):
-                seen.append(obj)
+            if isinstance(obj, (CrossEncoder, EmbedderSimilarity)):
+                if not any(obj is x for x in seen):
+                    seen.append(obj)
                 return
             for v in (vars(obj).values() if hasattr(obj, "__dict__") else ()):
                 walk(v, depth + 1)
@@ -94,10 +98,10 @@ def main() -> int:
                     walk(v, depth + 1)
 
         walk(svc.extras)
-        return seen[0] if seen else None
+        return seen
 
     agentic(questions[qids[0]])  # loads the planner, the filters and the cross-encoder
-    ce = cross_encoder()
+    ce = scoring_caches()
     times: dict[str, list[float]] = {"search": [], "agentic": [], "agentic_uncached": []}
     loads = []
     for i, qid in enumerate(qids):
@@ -119,32 +123,32 @@ def main() -> int:
     report["agentic_over_search_p50"] = round(statistics.median(times["agentic"]) / s50, 2)
     report["uncached_agentic_over_search_p50"] = round(statistics.median(times["agentic_uncached"]) / s50, 2)
     report["load_average"] = [round(min(loads), 2), round(max(loads), 2)]
-    report["cross_encoder_found"] = ce is not None
+    report["caches_found"] = sorted(type(c).__name__ for c in ce)
     svc.backend.close()
     emit(report, args.json)
     return 0
 
 
-def _timed_cached(run: Any, q: str, ce: Any) -> float:
-    """One agentic run with the window cache as the service keeps it (emptied first, so earlier questions'
-    windows do not help: only the run's own planning steps can hit it)."""
-    if ce is not None:
-        ce._cache.clear()
+def _timed_cached(run: Any, q: str, caches: list[Any]) -> float:
+    """One agentic run with the scoring caches as the service keeps them (emptied first, so earlier questions'
+    windows and vectors do not help: only the run's own planning steps can hit them)."""
+    for c in caches:
+        c._cache.clear()
     out: float = run(q)
     return out
 
 
-def _timed_uncached(run: Any, q: str, ce: Any) -> float:
-    """One agentic run that scores every planning step afresh: the cache holds nothing across steps."""
-    if ce is None:
-        out: float = run(q)
-        return out
-    size = ce._cache_size
-    ce._cache_size = 0
+def _timed_uncached(run: Any, q: str, caches: list[Any]) -> float:
+    """One agentic run that scores every planning step afresh: the caches hold nothing across steps."""
+    sizes = [c._cache_size for c in caches]
+    for c in caches:
+        c._cache.clear()
+        c._cache_size = 0
     try:
-        out = run(q)
+        out: float = run(q)
     finally:
-        ce._cache_size = size
+        for c, size in zip(caches, sizes, strict=True):
+            c._cache_size = size
     return out
 
 
