@@ -8,7 +8,7 @@ the built package as ``assistant_bridge/filters_models/``, where ``default_model
 The JSON Schemas and the OpenAPI base document live once, in the repository's ``schemas/`` folder, which the
 tests and the docs use. ``build_py`` copies every file of that folder into the built package as
 ``assistant_bridge/schemas/``, so that a wheel or a non-editable install validates requests without
-``ASSISTANT_BRIDGE_SCHEMA_DIR`` (``assistant_bridge.web.validation`` looks there first). A source checkout
+``ASSISTANT_BRIDGE_SCHEMA_DIR`` (``assistant_bridge.validation`` looks there first). A source checkout
 or an editable install has no such copy and reads ``schemas/`` directly. ``MANIFEST.in`` puts ``schemas/``
 in the source distribution, so that a wheel built from it gets the copy too.
 """

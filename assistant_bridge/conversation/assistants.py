@@ -267,7 +267,7 @@ def _untyped(node: Any, key: str) -> Any:
 
 
 def _raw_table(settings: Settings) -> dict[str, Any]:
-    from assistant_bridge.web.validation import load_schema
+    from assistant_bridge.validation import load_schema
 
     raw = settings.extra.get("assistants")
     if raw is None:
@@ -293,7 +293,7 @@ def _raw_table(settings: Settings) -> dict[str, Any]:
 
 
 def _check_schema(table: dict[str, Any]) -> None:
-    from assistant_bridge.web.validation import validator
+    from assistant_bridge.validation import validator
 
     errors = sorted(validator("message_assistants").iter_errors(table), key=lambda e: list(e.absolute_path))
     if errors:

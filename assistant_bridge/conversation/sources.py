@@ -189,7 +189,7 @@ class RemoteSource:
             data = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise _fail("the search server answered with invalid JSON") from None
-        from assistant_bridge.web.validation import validator
+        from assistant_bridge.validation import validator
 
         problems = list(validator("search_response").iter_errors(data))
         if problems:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from assistant_bridge.domain import BBox
-from assistant_bridge.ingest.document import ParsedDocument, Segment
+from assistant_bridge.core.document import ParsedDocument, Segment
 
 TokenCounter = Callable[[str], int]
 

@@ -37,7 +37,7 @@ from assistant_bridge.core.results import SearchResult
 from assistant_bridge.core.snippets import Snippet, build_snippets
 
 if TYPE_CHECKING:
-    from assistant_bridge.generators.base import Generation, Generator
+    from assistant_bridge.core.generation import Generation, Generator
 
 ResponseLength = Literal["concise", "moderate", "verbose"]
 IDKReason = Literal["retrieval_confidence", "generator_declined", "response_confidence"]

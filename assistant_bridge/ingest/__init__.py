@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from assistant_bridge.ingest.document import ParsedDocument, Segment
+from assistant_bridge.core.document import ParsedDocument, Segment
 from assistant_bridge.ingest.parsers import (
     SUPPORTED_EXTENSIONS,
     SUPPORTED_MIME_TYPES,

@@ -14,7 +14,7 @@ from typing import Literal
 from assistant_bridge.core.language import detect_language
 from assistant_bridge.domain import MODALITIES
 from assistant_bridge.errors import DocumentParseError, NoContent, UnsupportedMediaType, ValidationFailed
-from assistant_bridge.ingest.document import ParsedDocument, Segment
+from assistant_bridge.core.document import ParsedDocument, Segment
 from assistant_bridge.ingest.htmltext import html_to_text, sniff_charset
 from assistant_bridge.ingest.manpage import is_man_page, man_to_text
 from assistant_bridge.ingest.pdf import parse_pdf

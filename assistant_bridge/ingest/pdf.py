@@ -27,7 +27,7 @@ from typing import Any
 
 from assistant_bridge.domain import BBox
 from assistant_bridge.errors import DocumentParseError, NoContent
-from assistant_bridge.ingest.document import Segment
+from assistant_bridge.core.document import Segment
 
 
 @functools.cache

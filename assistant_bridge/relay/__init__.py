@@ -8,7 +8,7 @@ Common case, one line::
 
 or, from the ``[relay]`` settings table (this service's own ``client-side`` assistant by default)::
 
-    Relay.from_settings(load_settings()).send("How do I reset my password?").text
+    relay_from_settings(load_settings()).send("How do I reset my password?").text  # assistant_bridge.web.app
 
 Module map: :mod:`.relay` (the loop), :mod:`.wire` (pure JSON logic: actions, merge, trimming, outcome),
 :mod:`.client` (HTTP to the assistant), :mod:`.providers` (search providers), :mod:`.auth` (credentials,

@@ -44,7 +44,7 @@ class SearchProvider(Protocol):
 
 def checked_results(results: Any, provider: str) -> list[dict[str, Any]]:
     """``results`` if it is a list of search results, else :class:`InvalidSearchResults`."""
-    from assistant_bridge.web.validation import validator
+    from assistant_bridge.validation import validator
 
     if not isinstance(results, (list, tuple)):
         raise InvalidSearchResults(f"search provider {provider} returned {type(results).__name__}, not a list of results",

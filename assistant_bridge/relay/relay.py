@@ -25,7 +25,7 @@ from typing import Any, Generator, Mapping, Sequence
 import httpx
 
 from assistant_bridge.domain import Principal, Scope
-from assistant_bridge.errors import BridgeError
+from assistant_bridge.errors import BridgeError, ConfigurationError
 from assistant_bridge.logs import user_text
 from assistant_bridge.relay import wire
 from assistant_bridge.relay.auth import Credentials, credentials_from_config
@@ -148,7 +148,8 @@ class Relay:
         """The relay of ``settings.extra["relay"]`` (see :mod:`assistant_bridge.relay.config`).
 
         With no ``relay.url`` the target is this service's own assistant (``client-side`` by default),
-        called in-process through the Flask app (``app``, built from ``settings`` when not given).
+        called in-process through its Flask ``app`` (or ``transport``);
+        :func:`assistant_bridge.web.app.relay_from_settings` builds that app for you.
         :param scope: whose documents the built-in provider searches (default: a local admin principal,
             as anonymous loopback access has).
         """
@@ -156,12 +157,11 @@ class Relay:
         if cfg.search.type == "builtin" or cfg.in_process:
             services = services or Services.from_settings(settings)
         provider = provider_from_config(cfg, services, scope or Scope(principal=LOCAL_PRINCIPAL))
-        if cfg.in_process:
+        if cfg.in_process and transport is None:
             if app is None:
-                from assistant_bridge.web.app import create_app
-
-                app = create_app(settings, services)
-            transport = transport or httpx.WSGITransport(app=app)
+                raise ConfigurationError("relay.url is not set, so the relay calls this service in-process: pass "
+                                         "its app=, or use assistant_bridge.web.app.relay_from_settings(settings)")
+            transport = httpx.WSGITransport(app=app)
         return cls.from_config(cfg, provider, transport, log_user_text=settings.server.log_user_text)
 
     @classmethod

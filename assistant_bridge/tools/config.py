@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from assistant_bridge.errors import ConfigurationError
 from assistant_bridge.settings import Settings, build, table
-from assistant_bridge.tools.delta_sse import MIN_EVENT_BYTES
+from assistant_bridge.streaming.delta import MIN_EVENT_BYTES
 
 
 @dataclass(frozen=True)

@@ -26,12 +26,11 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import queue
 import re
 import threading
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from assistant_bridge import metrics
 from assistant_bridge.conversation.memory import ConversationMemory, MemoryLimits, MemoryTurn
@@ -41,12 +40,13 @@ from assistant_bridge.logs import user_text
 from assistant_bridge.services import Services
 from assistant_bridge.tools import events as ev
 from assistant_bridge.tools.config import ToolSettings
-from assistant_bridge.tools.delta_sse import dumps, split_payload
+from assistant_bridge.streaming.delta import dumps
+from assistant_bridge.streaming.framing import comment, encode_payload
+from assistant_bridge.streaming.pump import TIMED_OUT, ThreadPump
 from assistant_bridge.tools.executions import ExecutionRecord, ExecutionStore
 from assistant_bridge.tools.rag_search import Cancelled, RagComponents, RagSearchInputs, run_rag_search
 from assistant_bridge.tools.runner import ExecutionRunner
 from assistant_bridge.tools.sessions import SessionAccess
-from assistant_bridge.web.sse import HEARTBEAT, comment, frame, pump
 
 if TYPE_CHECKING:
     from assistant_bridge.conversation.assistants import Assistant
@@ -64,7 +64,7 @@ class Execution:
     """One execution in progress: numbers its events and sends them to the store and/or a live queue."""
 
     def __init__(self, record: ExecutionRecord, store: ExecutionStore, runner: ExecutionRunner, *,
-                 persist: bool, sink: queue.Queue[tuple[int, ev.ToolEvent]] | None = None) -> None:  # fmt: skip
+                 persist: bool, sink: Callable[[tuple[int, ev.ToolEvent]], object] | None = None) -> None:  # fmt: skip
         self.record = record
         self.cancel = threading.Event()
         self.cancel_reason = "the client disconnected"
@@ -79,7 +79,7 @@ class Execution:
         if self._persist:
             self._store.append(self.record.id, self._seq, event)
         if self._sink is not None:
-            self._sink.put((self._seq, event))
+            self._sink((self._seq, event))
         if self._persist:
             self._runner.notify()
 
@@ -261,27 +261,27 @@ class ToolsRuntime:
 
     def stream_live(self, record: ExecutionRecord, job: Job) -> Iterator[bytes]:
         """SSE bytes of an execution run for this very response; closing the iterator cancels it."""
-        sink: queue.Queue[tuple[int, ev.ToolEvent]] = queue.Queue()
-        execution = Execution(record, self.executions, self.runner, persist=False, sink=sink)
-        thread = threading.Thread(target=self.run, args=(execution, job), name="tool-stream", daemon=True)
         s = self.settings
+        events: ThreadPump[tuple[int, ev.ToolEvent]] = ThreadPump(
+            lambda put: self.run(execution, job),
+            thread_name="tool-stream", heartbeat_seconds=s.heartbeat_seconds, max_seconds=s.stream_max_seconds)
+        execution = Execution(record, self.executions, self.runner, persist=False, sink=events.put)
 
         def body() -> Iterator[bytes]:
-            thread.start()
             try:
-                deadline = time.monotonic() + s.stream_max_seconds
-                for item in pump(sink, heartbeat_seconds=s.heartbeat_seconds, deadline=deadline,
-                                 is_last=lambda it: it is not HEARTBEAT and it[1].terminal):  # fmt: skip
-                    if item is HEARTBEAT:
+                for item in events:
+                    if item is TIMED_OUT:
+                        execution.cancel_reason = "the stream reached its time limit"
+                        execution.cancel.set()
+                        yield self.encode(None, _stream_timeout(s.stream_max_seconds))[0]
+                        return
+                    if not isinstance(item, tuple):
                         yield comment()
                         continue
                     data, last = self.encode(item[0], item[1])
                     yield data
                     if last:
                         return
-                execution.cancel_reason = "the stream reached its time limit"
-                execution.cancel.set()
-                yield self.encode(None, _stream_timeout(s.stream_max_seconds))[0]
             finally:
                 execution.cancel.set()  # no effect once the execution has ended
 
@@ -338,10 +338,8 @@ class ToolsRuntime:
             event = ev.error(f"a {event.type} event of {size} bytes is over this stream's limit of "
                              f"{s.sse_max_split_bytes} bytes{hint}", "event_too_large")  # fmt: skip
             payload = dumps(dict(event.data))
-        pieces = split_payload(event.type, payload, s.sse_max_event_bytes)
         ident = str(seq) if seq is not None else None
-        data = b"".join(frame(p.event, p.payload, id=ident if i == len(pieces) - 1 else None) for i, p in enumerate(pieces))
-        return data, event.terminal
+        return encode_payload(event.type, payload, max_bytes=s.sse_max_event_bytes, id=ident), event.terminal
 
 
 def terminal_event(rec: ExecutionRecord) -> ev.ToolEvent:

@@ -26,8 +26,10 @@ from assistant_bridge import metrics
 from assistant_bridge.web.auth import acting_for, anonymous_allowed, identify, presented_credential
 from assistant_bridge.web.ratelimit import LoginThrottle, RateLimiter, ReplayGuard
 from assistant_bridge.web.errors import install_error_handlers
+from assistant_bridge.relay.config import RelayConfig
+from assistant_bridge.relay.relay import Relay
 from assistant_bridge.web.sse import StreamBudget
-from assistant_bridge.web.validation import validate
+from assistant_bridge.validation import validate
 
 log = logging.getLogger("assistant_bridge.http")
 UPLOAD_ENDPOINTS = frozenset({"documents.create_document"})  # multipart bodies up to ingest.max_upload_bytes
@@ -197,3 +199,13 @@ def json_body(schema: str, *, max_bytes: int | None = None) -> Any:
     if not raw:
         raise ValidationFailed("request body is empty; a JSON object is expected")
     return validate(schema, strict_json.loads(raw))
+
+
+def relay_from_settings(settings: Settings, *, services: Services | None = None,
+                        scope: Scope | None = None) -> Relay:  # fmt: skip
+    """:meth:`Relay.from_settings <assistant_bridge.relay.relay.Relay.from_settings>`, with this service's own
+    app built for the in-process target when ``[relay]`` names no ``url`` (the default)."""
+    if not RelayConfig.from_settings(settings).in_process:
+        return Relay.from_settings(settings, services=services, scope=scope)
+    services = services or Services.from_settings(settings)
+    return Relay.from_settings(settings, services=services, scope=scope, app=create_app(settings, services))

@@ -29,7 +29,7 @@ from flask import Blueprint, Response, current_app
 
 from assistant_bridge.settings import Settings
 from assistant_bridge.web.auth import anonymous_allowed
-from assistant_bridge.web.validation import SCHEMA_DIR
+from assistant_bridge.validation import SCHEMA_DIR
 
 bp = Blueprint("openapi", __name__)
 BASE_FILE = "openapi.base.yaml"

@@ -35,7 +35,7 @@ from assistant_bridge.agentic.loop import AgenticRun
 from assistant_bridge.agentic.request import parse_request
 from assistant_bridge.agentic.runtime import runtime_for
 from assistant_bridge.aws import eventstream, sigv4
-from assistant_bridge.conversation.sse import EventPump
+from assistant_bridge.streaming.pump import EventPump
 from assistant_bridge.domain import Scope
 from assistant_bridge.errors import BridgeError, DependencyError, ServiceBusy, ValidationFailed
 from assistant_bridge.services import Services
@@ -43,7 +43,8 @@ from assistant_bridge.settings import Settings
 from assistant_bridge.web.app import credential, json_body, principal, services, settings
 from assistant_bridge.web.auth import END_USER_HEADERS
 from assistant_bridge.web.errors import add_error_headers
-from assistant_bridge.web.sse import frame, json_payload, sse_response, streaming_response
+from assistant_bridge.streaming.framing import frame, json_payload
+from assistant_bridge.web.sse import sse_response, streaming_response
 
 log = logging.getLogger(__name__)
 bp = Blueprint("agentic", __name__)

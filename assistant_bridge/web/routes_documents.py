@@ -24,7 +24,7 @@ from assistant_bridge.ingest.queue import job_json
 from assistant_bridge.ingest.service import document_visible
 from assistant_bridge.web.app import json_body, principal, scope, services, settings
 from assistant_bridge.web.auth import ANONYMOUS
-from assistant_bridge.web.validation import validate
+from assistant_bridge.validation import validate
 
 bp = Blueprint("documents", __name__)
 MAX_PAGE = 1000

@@ -35,7 +35,7 @@ from assistant_bridge.conversation.assistants import Assistant
 from assistant_bridge.conversation.envelope import context_pending, previous_turns, response_body, turn_request
 from assistant_bridge.conversation.runtime import ConversationRuntime, runtime_for
 from assistant_bridge.conversation.sessions import Session, owner_key
-from assistant_bridge.conversation.sse import EventPump
+from assistant_bridge.streaming.pump import EventPump
 from assistant_bridge.conversation.turn import Turn, TurnResult
 from assistant_bridge.errors import BridgeError, ValidationFailed
 from assistant_bridge.services import Services

@@ -28,9 +28,8 @@ assistant counts its own turns under route ``message``.
 from __future__ import annotations
 
 import logging
-import queue
 import threading
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import httpx
 from flask import Blueprint, Flask, current_app, g, jsonify, request
@@ -45,14 +44,15 @@ from assistant_bridge.services import Services
 from assistant_bridge.settings import Settings
 from assistant_bridge.web.app import json_body, principal, scope, services, settings
 from assistant_bridge.web.auth import END_USER_HEADERS
-from assistant_bridge.web.sse import HEARTBEAT, comment, frame, json_payload, pump, sse_response
+from assistant_bridge.streaming.framing import comment, frame, json_payload
+from assistant_bridge.streaming.pump import ThreadPump
+from assistant_bridge.web.sse import sse_response
 
 log = logging.getLogger(__name__)
 bp = Blueprint("relay", __name__)
 ROUTE = "relay"
 EXT_KEY = "relay"
 HEARTBEAT_SECONDS = 10.0
-_END = object()
 
 
 class _RelayHolder:
@@ -180,19 +180,8 @@ def relay_message_stream() -> Any:
     _, keep = _options(body)
     relay, headers = _relay_for_request()
     conf = settings()
-    events: queue.Queue[Any] = queue.Queue(maxsize=256)
-    stop = threading.Event()
 
-    def put(item: Any) -> bool:
-        while not stop.is_set():
-            try:
-                events.put(item, timeout=0.5)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def produce() -> None:
+    def produce(put: Callable[[Any], bool]) -> None:
         stream = relay.stream(body["text"], headers=headers, **args)
         try:
             for name, payload in stream:
@@ -214,36 +203,25 @@ def relay_message_stream() -> Any:
             put(("error", {"code": "internal_error", "message": "internal error; see the server log"}))
         finally:
             stream.close()
-            put(_END)
 
-    worker = threading.Thread(target=produce, name="relay-stream", daemon=True)
-    worker.start()
-    try:
-        first: Any = events.get(timeout=HEARTBEAT_SECONDS)
-    except queue.Empty:
-        first = HEARTBEAT
+    events: ThreadPump[Any] = ThreadPump(produce, thread_name="relay-stream", heartbeat_seconds=HEARTBEAT_SECONDS)
+    first = events.wait_first(HEARTBEAT_SECONDS)
     if isinstance(first, SessionNotFound):
-        stop.set()
+        events.stop()
         raise first
 
     def generate() -> Iterator[bytes]:
-        rest = pump(events, heartbeat_seconds=HEARTBEAT_SECONDS, is_last=lambda i: i is _END)
-        item = first
-        try:
-            while item is not _END:
-                if item is HEARTBEAT:
-                    yield comment()
-                elif isinstance(item, BridgeError):
-                    yield frame("error", json_payload({"error": {"code": item.code, "message": item.message}}))
-                else:
-                    name, payload = item
-                    yield frame(name, json_payload({name: payload}))
-                item = next(rest, _END)
-        finally:
-            stop.set()
+        for item in events:
+            if isinstance(item, BridgeError):
+                yield frame("error", json_payload({"error": {"code": item.code, "message": item.message}}))
+            elif isinstance(item, tuple):
+                name, payload = item
+                yield frame(name, json_payload({name: payload}))
+            else:
+                yield comment()
 
     resp = sse_response(generate())
-    resp.call_on_close(stop.set)  # also when the body is never iterated: the producer must not wait forever
+    resp.call_on_close(events.stop)  # also when the body is never iterated: the producer must not wait forever
     return resp
 
 

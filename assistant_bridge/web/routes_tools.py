@@ -42,7 +42,7 @@ from assistant_bridge.web.app import credential, json_body, principal, services,
 from assistant_bridge.web.auth import accepts_query_api_key
 from assistant_bridge.web.routes_documents import document_json, document_page
 from assistant_bridge.web.sse import MIMETYPE, sse_response, stream_slot
-from assistant_bridge.web.validation import load_schema
+from assistant_bridge.validation import load_schema
 
 bp = Blueprint("tools", __name__)
 MODES = ("sync", "stream", "async")

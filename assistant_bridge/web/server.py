@@ -30,7 +30,7 @@ def limit_blas_threads() -> None:
 
 
 def _post_worker_init(worker: Any) -> None:
-    from assistant_bridge.web.validation import warm_validators
+    from assistant_bridge.validation import warm_validators
 
     limit_blas_threads()
     app = worker.wsgi

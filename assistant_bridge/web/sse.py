@@ -1,117 +1,16 @@
-"""Server-Sent Events: frame formatting, heartbeats, response headers. Reusable by every streaming route.
-
-Framing (WHATWG HTML §9.2): ``event: <name>\\n`` + ``id: <id>\\n`` (optional) + one ``data: <line>\\n`` per
-line of the payload + a blank line. Comments (``: keep-alive``) keep idle connections open through proxies
-and let the server notice a client that went away (a write to a closed socket fails). Every SSE response
-carries ``Cache-Control: no-cache`` and ``X-Accel-Buffering: no`` so that nginx-style proxies do not buffer.
-
-An event whose JSON data exceeds the configured size is split into ``<event>_delta_sse`` events
-(:mod:`assistant_bridge.tools.delta_sse`); :func:`encode_event` does that transparently. Only the last frame
-of a split event carries the ``id`` so that a client resuming with ``Last-Event-ID`` never resumes in the
-middle of a group.
+"""Event-stream responses in Flask: the worker's stream budget and the streamed response that holds a slot.
+Framing, heartbeats and the producer pump are in :mod:`assistant_bridge.streaming`.
 """
 
 from __future__ import annotations
 
-import queue
-import re
 import threading
-import time
-from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Callable, Iterator
 
 from flask import Response, current_app, g
 
 from assistant_bridge.errors import ServiceBusy
-
-from assistant_bridge.tools.delta_sse import dumps, escape_surrogates, split_event
-
-MIMETYPE = "text/event-stream"
-SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-DEFAULT_HEARTBEAT_SECONDS = 15.0
-_NAME = re.compile(r"^[A-Za-z0-9_.:\-]{1,128}$")
-_LINES = re.compile(r"\r\n|\r|\n")
-
-
-def frame(event: str, payload: str, *, id: str | None = None) -> bytes:
-    """One SSE frame. ``payload`` is the data text (JSON text for every event of this service).
-
-    :raises ValueError: for an event name or id that could break the framing.
-    """
-    if not _NAME.match(event):
-        raise ValueError(f"invalid SSE event name {event[:40]!r}")
-    parts = [f"event: {event}\n"]
-    if id is not None:
-        if _LINES.search(id) or "\0" in id:
-            raise ValueError("an SSE id may not contain line breaks or NUL")
-        parts.append(f"id: {id}\n")
-    for line in _LINES.split(escape_surrogates(payload)):
-        parts.append(f"data: {line}\n")
-    parts.append("\n")
-    return "".join(parts).encode("utf-8")
-
-
-def comment(text: str = "keep-alive") -> bytes:
-    """An SSE comment line (ignored by clients); used as the heartbeat.
-
-    One line, with no blank line after it: a blank line dispatches an event, and a parser that keeps the
-    last event id (as the spec says, and httpx-sse does) would then emit an empty ``message`` event at every
-    heartbeat of a stream that carries ``id:`` lines. The next event's own lines follow it as usual.
-    """
-    return f": {_LINES.sub(' ', text)}\n".encode("utf-8")
-
-
-def retry(milliseconds: int) -> bytes:
-    """Tell ``EventSource`` clients how long to wait before reconnecting."""
-    return f"retry: {int(milliseconds)}\n\n".encode("ascii")
-
-
-def encode_event(event: str, data: Any, *, max_bytes: int, id: str | None = None) -> bytes:
-    """All the frames of one logical event, split into ``_delta_sse`` frames when its data is too large.
-
-    :param data: a JSON-serialisable object (or its JSON text).
-    :param max_bytes: the largest JSON data one frame may carry.
-    """
-    pieces = split_event(event, data, max_bytes)
-    last = len(pieces) - 1
-    return b"".join(frame(p.event, p.payload, id=id if i == last else None) for i, p in enumerate(pieces))
-
-
-@dataclass(frozen=True)
-class Heartbeat:
-    """Marker a source yields (or :func:`pump` produces) when nothing happened for a while."""
-
-
-HEARTBEAT = Heartbeat()
-
-
-def pump(
-    source: "queue.Queue[Any]",
-    *,
-    heartbeat_seconds: float = DEFAULT_HEARTBEAT_SECONDS,
-    is_last: Callable[[Any], bool],
-    deadline: float | None = None,
-    clock: Callable[[], float] = time.monotonic,
-) -> Iterator[Any]:
-    """Items of ``source`` as they arrive, with :data:`HEARTBEAT` whenever none came for ``heartbeat_seconds``.
-
-    Stops after the item for which ``is_last`` is true, or at ``deadline`` (a ``clock()`` value; the caller
-    then sends its own timeout event).
-    """
-    while True:
-        wait = heartbeat_seconds
-        if deadline is not None:
-            wait = min(wait, max(0.0, deadline - clock()))
-        try:
-            item = source.get(timeout=wait)
-        except queue.Empty:
-            if deadline is not None and clock() >= deadline:
-                return
-            yield HEARTBEAT
-            continue
-        yield item
-        if is_last(item):
-            return
+from assistant_bridge.streaming.framing import MIMETYPE, SSE_HEADERS
 
 
 class StreamBudget:
@@ -203,8 +102,3 @@ def sse_response(body: Iterator[bytes], *, status: int = 200, headers: dict[str,
     if headers:
         resp.headers.update(headers)
     return resp
-
-
-def json_payload(data: Any) -> str:
-    """The JSON text this module writes for ``data`` (compact, UTF-8, lone surrogates escaped)."""
-    return dumps(data)

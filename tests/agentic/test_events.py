@@ -16,7 +16,7 @@ from assistant_bridge.agentic.events import (
     RetrieveAction,
     TraceEvent,
 )
-from assistant_bridge.web.validation import validate
+from assistant_bridge.validation import validate
 
 pytestmark = pytest.mark.unit
 

@@ -15,7 +15,7 @@ from assistant_bridge.conversation.sessions import SessionStore
 from assistant_bridge.filters import FakePostFilter, FakePreFilter, Thresholds
 from assistant_bridge.generators import FakeGenerator, Generator
 from assistant_bridge.services import Services
-from assistant_bridge.web.validation import validate
+from assistant_bridge.validation import validate
 from tests.conftest import make_services, make_settings
 
 DOCS = [

@@ -10,7 +10,7 @@ import pytest
 
 from assistant_bridge import cli
 from assistant_bridge.services import Services
-from assistant_bridge.web.validation import validate
+from assistant_bridge.validation import validate
 from tests.conversation.helpers import build, ingest
 
 pytestmark = pytest.mark.unit

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from assistant_bridge.errors import ValidationFailed
-from assistant_bridge.web.validation import validate
+from assistant_bridge.validation import validate
 
 pytestmark = pytest.mark.unit
 

@@ -14,7 +14,7 @@ from assistant_bridge.conversation.sources import FakeSource, RemoteSource, ajv_
 from assistant_bridge.domain import Principal, Scope
 from assistant_bridge.errors import BackendUnavailable, SearchServiceError
 from assistant_bridge.settings import Secret
-from assistant_bridge.web.validation import validator
+from assistant_bridge.validation import validator
 
 pytestmark = pytest.mark.unit
 SCOPE = Scope(Principal(user_id="u"))

@@ -287,7 +287,7 @@ def test_schema_dir_can_be_overridden(tmp_path: Path) -> None:
     import sys
 
     shutil.copytree(ROOT / "schemas", tmp_path / "s")
-    code = "from assistant_bridge.web import validation as v; print(v.SCHEMA_DIR); v.validate('search_request', {'query': 'x'})"
+    code = "from assistant_bridge import validation as v; print(v.SCHEMA_DIR); v.validate('search_request', {'query': 'x'})"
     out = subprocess.run([sys.executable, "-c", code], env={"ASSISTANT_BRIDGE_SCHEMA_DIR": str(tmp_path / "s"),
                          "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
                          check=True)  # fmt: skip

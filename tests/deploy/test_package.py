@@ -42,7 +42,7 @@ def test_every_schema_file_of_the_repository_is_in_the_built_package(built: Path
 
 
 def test_the_built_package_finds_its_schemas_by_itself(built: Path) -> None:
-    code = ("from assistant_bridge.web import validation as v; from assistant_bridge.web.openapi import build_document;"
+    code = ("from assistant_bridge import validation as v; from assistant_bridge.web.openapi import build_document;"
             " v.validate('search_request', {'query': 'x'}); build_document(None); print(v.SCHEMA_DIR)")  # fmt: skip
     env = {k: v for k, v in os.environ.items() if k not in ("ASSISTANT_BRIDGE_SCHEMA_DIR", "PYTHONPATH")}
     out = subprocess.run([sys.executable, "-c", code], cwd=built, env={**env, "PYTHONPATH": str(built)},
@@ -51,7 +51,7 @@ def test_the_built_package_finds_its_schemas_by_itself(built: Path) -> None:
 
 
 def test_a_source_checkout_reads_the_repository_schemas() -> None:
-    from assistant_bridge.web.validation import SCHEMA_DIR
+    from assistant_bridge.validation import SCHEMA_DIR
 
     if os.environ.get("ASSISTANT_BRIDGE_SCHEMA_DIR"):
         pytest.skip("ASSISTANT_BRIDGE_SCHEMA_DIR is set")

@@ -13,7 +13,7 @@ import yaml
 from openapi_spec_validator import validate as validate_spec
 
 from assistant_bridge.web.openapi import build_document, route_rules
-from assistant_bridge.web.validation import SCHEMA_DIR, load_schema
+from assistant_bridge.validation import SCHEMA_DIR, load_schema
 from tests.conftest import KEYS, make_services, make_settings
 from tests.fuzz.conftest import ADMIN_HEADERS
 from tests.fuzz.sse_events import EventSchemas

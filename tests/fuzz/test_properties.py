@@ -22,8 +22,8 @@ from assistant_bridge.core.results import SearchResult
 from assistant_bridge.core.snippets import build_snippets
 from assistant_bridge.core.textnorm import normalize_for_dedup
 from assistant_bridge.errors import FilterSyntaxError
-from assistant_bridge.tools.delta_sse import MIN_EVENT_BYTES
-from assistant_bridge.web.sse import encode_event, frame
+from assistant_bridge.streaming.delta import MIN_EVENT_BYTES
+from assistant_bridge.streaming.framing import encode_event, frame
 
 pytestmark = pytest.mark.unit
 FAST = settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])

@@ -19,7 +19,7 @@ from assistant_bridge.ingest.boilerplate import main_content
 from assistant_bridge.ingest.manpage import is_man_page, man_to_text
 from assistant_bridge.ingest.parsers import parse_file, parse_text
 from assistant_bridge.ingest.pdf import _without_furniture
-from assistant_bridge.ingest.document import Segment
+from assistant_bridge.core.document import Segment
 from assistant_bridge.ingest.service import every_chunk
 from tests.conftest import make_services, make_settings
 

@@ -17,7 +17,7 @@ from assistant_bridge.domain import Ownership, Principal
 from assistant_bridge.embedders.base import HashingEmbedder
 from assistant_bridge.ingest.queue import MAX_ATTEMPTS
 from assistant_bridge.web.app import create_app
-from assistant_bridge.web.validation import validate
+from assistant_bridge.validation import validate
 from tests.conftest import KEYS, headers_for, make_services, make_settings
 
 pytestmark = pytest.mark.unit

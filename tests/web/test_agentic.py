@@ -16,7 +16,7 @@ from assistant_bridge.agentic.runtime import AgenticRuntime
 from assistant_bridge.errors import BackendUnavailable
 from assistant_bridge.filters import FakePreFilter
 from assistant_bridge.generators import FakeGenerator
-from assistant_bridge.web.validation import validate
+from assistant_bridge.validation import validate
 from tests.conftest import KEYS, headers_for, make_services, make_settings
 
 pytestmark = pytest.mark.unit

@@ -14,7 +14,7 @@ import pytest
 from assistant_bridge.domain import Ownership
 from assistant_bridge.web.app import create_app
 from assistant_bridge.web.openapi import HTTP_METHODS, build_document
-from assistant_bridge.web.validation import validate
+from assistant_bridge.validation import validate
 from tests.conftest import KEYS, headers_for, make_services, make_settings
 
 pytestmark = pytest.mark.unit

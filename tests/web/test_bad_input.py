@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from assistant_bridge.core import strict_json
 from assistant_bridge.errors import ValidationFailed
 from assistant_bridge.web.openapi import build_document
-from assistant_bridge.web.validation import validate
+from assistant_bridge.validation import validate
 from tests.conftest import KEYS, make_services, make_settings
 
 pytestmark = pytest.mark.unit

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from assistant_bridge.web.validation import registry, validate
+from assistant_bridge.validation import registry, validate
 from tests.conftest import KEYS, headers_for
 from tests.tools.helpers import chunk_id, execute, ingest, ingest_file, make_app
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from assistant_bridge.domain import Document, Ownership, Principal, Scope
 from assistant_bridge.ingest.service import document_visible
 from assistant_bridge.store import SQLiteStore
-from assistant_bridge.web.validation import validate
+from assistant_bridge.validation import validate
 from tests.conftest import KEYS, headers_for, make_services, make_settings
 
 pytestmark = pytest.mark.unit

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from assistant_bridge.web.validation import validate
+from assistant_bridge.validation import validate
 
 pytestmark = pytest.mark.unit
 

@@ -10,7 +10,7 @@ import pytest
 
 from assistant_bridge.errors import NotFound
 from assistant_bridge.conversation.sessions import SessionStore
-from assistant_bridge.web.validation import validate
+from assistant_bridge.validation import validate
 from tests.conftest import KEYS, headers_for
 from tests.conversation.helpers import action, build, checked, only_item, sessions_url, turn_event, url
 

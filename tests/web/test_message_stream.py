@@ -9,7 +9,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from assistant_bridge.conversation.sse import EventPump
+from assistant_bridge.streaming.pump import EventPump
 from assistant_bridge.generators import FakeGenerator
 from tests.conversation.helpers import action, build, checked, events, ingest, sessions_url, url
 

@@ -10,7 +10,7 @@ import pytest
 
 from assistant_bridge.generators import FakeGenerator
 from assistant_bridge.tools.registry import RAG_SEARCH
-from assistant_bridge.web.validation import validate
+from assistant_bridge.validation import validate
 from tests.tools.helpers import SlowGenerator, components, events_of, execute, ingest, make_app, wait_status
 
 pytestmark = pytest.mark.unit
@@ -128,7 +128,7 @@ def test_stream_sends_phases_partials_and_the_final_result(c: Any, docs: dict[st
 def validate_event(name: str, data: Any) -> None:
     from jsonschema import Draft202012Validator
 
-    from assistant_bridge.web.validation import registry
+    from assistant_bridge.validation import registry
 
     schema = {"$ref": f"rag_search_events.schema.json#/$defs/{name}"}
     Draft202012Validator(schema, registry=registry()).validate(data)

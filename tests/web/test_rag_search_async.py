@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from assistant_bridge.generators import FakeGenerator
-from assistant_bridge.web.validation import validate
+from assistant_bridge.validation import validate
 from tests.conftest import KEYS, headers_for, make_services, make_settings
 from tests.tools.helpers import SlowGenerator, components, events_of, execute, ingest, make_app, wait_status
 

@@ -11,7 +11,7 @@ import pytest
 from assistant_bridge.conversation.memory import ConversationMemory
 from assistant_bridge.generators import FakeGenerator
 from assistant_bridge.tools.service import tools_for
-from assistant_bridge.web.validation import validate
+from assistant_bridge.validation import validate
 from tests.conversation.helpers import build, ingest
 from tests.tools.helpers import events_of, execute
 from tests.web.test_message_conversation import DOCS, FOLLOW_UP, conv

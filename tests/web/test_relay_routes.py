@@ -12,7 +12,7 @@ import pytest
 
 from assistant_bridge.client.sse import parse_sse
 from assistant_bridge.errors import ConfigurationError
-from assistant_bridge.web.validation import validate
+from assistant_bridge.validation import validate
 from tests.conftest import KEYS, headers_for
 from tests.relay.helpers import ScriptedAssistant, ServerThread, answer_reply, build_app, search_reply
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from assistant_bridge.web.validation import validate
+from assistant_bridge.validation import validate
 from tests.conftest import post_document
 
 pytestmark = pytest.mark.unit

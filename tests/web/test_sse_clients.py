@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from assistant_bridge.web.sse import comment, frame
+from assistant_bridge.streaming.framing import comment, frame
 from tests.conftest import KEYS, headers_for
 from tests.tools.helpers import execute, ingest, make_app, wait_status
 

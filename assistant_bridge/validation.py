@@ -15,8 +15,8 @@ from referencing import Registry, Resource
 
 from assistant_bridge.errors import ConfigurationError, ValidationFailed
 
-PACKAGED_SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
-SOURCE_SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
+PACKAGED_SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
+SOURCE_SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
 
 
 def _schema_dir() -> Path:

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assistant_bridge.client.sse import DeltaReassembler, iter_json_events, parse_sse
-from assistant_bridge.tools.delta_sse import MIN_EVENT_BYTES, dumps, split_event, split_payload, wire_size
-from assistant_bridge.web.sse import encode_event
+from assistant_bridge.streaming.delta import MIN_EVENT_BYTES, dumps, split_event, split_payload, wire_size
+from assistant_bridge.streaming.framing import encode_event
 
 pytestmark = pytest.mark.unit
 
