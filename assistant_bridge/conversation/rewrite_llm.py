@@ -14,13 +14,14 @@ from __future__ import annotations
 import json
 import logging
 import re
-import threading
-from typing import Any, Sequence
+from typing import Sequence
 
 import httpx
 
+from assistant_bridge.chat_completions import ChatCompletions
 from assistant_bridge.conversation.memory import MemoryTurn, history_for_prompt
 from assistant_bridge.errors import GeneratorError
+from assistant_bridge.http import RetryPolicy
 from assistant_bridge.settings import Secret
 
 log = logging.getLogger(__name__)
@@ -80,49 +81,20 @@ class OpenAIRewriter:
 
     def __init__(self, *, base_url: str, model: str, api_key: Secret | str | None = None, timeout: float = 5.0,
                  max_history_turns: int = 6, transport: httpx.BaseTransport | None = None) -> None:  # fmt: skip
-        self.base_url = base_url.rstrip("/")
+        self.chat = ChatCompletions(base_url=base_url, model=model, api_key=api_key, timeout=timeout,
+                                    connect_timeout=timeout, retry=RetryPolicy(max_retries=0, name="rewrite"),
+                                    transport=transport, label="the rewrite LLM")  # fmt: skip
+        self.base_url = self.chat.base_url
         self.model = model
-        self._key = api_key if isinstance(api_key, Secret) or api_key is None else Secret(api_key)
         self.timeout = timeout
         self.max_history_turns = max_history_turns
-        self._transport = transport
-        self._client: httpx.Client | None = None
-        self._lock = threading.Lock()
-
-    def _http(self) -> httpx.Client:
-        with self._lock:  # built on first use, so each gunicorn worker gets its own pool after the fork
-            if self._client is None:
-                headers = {"Accept": "application/json"}
-                if self._key:
-                    headers["Authorization"] = f"Bearer {self._key.get()}"
-                self._client = httpx.Client(timeout=httpx.Timeout(self.timeout), headers=headers,
-                                            transport=self._transport)  # fmt: skip
-            return self._client
 
     def rewrite(self, question: str, history: Sequence[MemoryTurn]) -> str:
-        body: dict[str, Any] = {"model": self.model, "messages": build_messages(question, history, self.max_history_turns),
-                                "temperature": 0, "max_tokens": 200, "stream": False}  # fmt: skip
-        try:
-            resp = self._http().post(f"{self.base_url}/chat/completions", json=body)
-        except httpx.TimeoutException:
-            raise GeneratorError("the rewrite LLM did not answer in time", reason="timeout") from None
-        except httpx.HTTPError as exc:
-            raise GeneratorError("the rewrite LLM could not be reached", reason="connect_error",
-                                 error=type(exc).__name__) from None  # fmt: skip
-        if resp.status_code != 200:
-            raise GeneratorError("the rewrite LLM refused the request", reason=f"http_{resp.status_code}")
-        try:
-            content = resp.json()["choices"][0]["message"]["content"]
-            if not isinstance(content, str):
-                raise TypeError("content")
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise GeneratorError("the rewrite LLM returned an unexpected body", reason="bad_response") from exc
-        return parse_rewrite(content, question)
+        messages = build_messages(question, history, self.max_history_turns)
+        return parse_rewrite(self.chat.content(messages, max_tokens=200, temperature=0), question)
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        self.chat.close()
 
 
 class FakeLLMRewriter:

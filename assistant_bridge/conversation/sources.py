@@ -10,16 +10,14 @@ copies into the connectivity item. Error messages never contain credentials or t
 from __future__ import annotations
 
 import base64
-import json
 import logging
-import threading
-from typing import Any, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Mapping, Protocol, Sequence
 
 import httpx
-from jsonschema.exceptions import ValidationError
 
 from assistant_bridge.conversation.assistants import SearchConfig, ServerSearch
 from assistant_bridge.core.custom_search import hit_to_result
+from assistant_bridge.custom_search_client import CustomSearchClient, CustomSearchFailure
 from assistant_bridge.core.results import SearchResult
 from assistant_bridge.domain import Scope
 from assistant_bridge.errors import SearchServiceError
@@ -27,7 +25,6 @@ from assistant_bridge.services import Services
 
 log = logging.getLogger(__name__)
 MAX_RESPONSE_BYTES = 100_000  # spec §A.1: "the entire response object must not exceed 100 KB"
-MAX_ERRORS = 10
 
 
 class SearchSource(Protocol):
@@ -81,41 +78,6 @@ class BuiltinSource:
         return out
 
 
-def _pointer(path: Iterable[Any]) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
-
-
-def ajv_errors(errors: Iterable[ValidationError]) -> list[dict[str, str]]:
-    """JSON Schema errors in the wording of ajv (what watsonx Assistant reports), with JSON-pointer paths."""
-    out: list[dict[str, str]] = []
-    for err in errors:
-        kind, value = err.validator, err.validator_value
-        if kind == "required":
-            have = err.instance if isinstance(err.instance, dict) else {}
-            missing = [p for p in value if p not in have]
-            messages = [f"must have required property '{p}'" for p in missing] or [err.message]
-        elif kind == "type":
-            messages = [f"must be {','.join(value) if isinstance(value, list) else value}"]
-        elif kind == "enum":
-            messages = ["must be equal to one of the allowed values"]
-        elif kind in ("minItems", "maxItems", "minLength", "maxLength"):
-            unit = "items" if kind.endswith("Items") else "characters"
-            messages = [f"must NOT have {'fewer' if kind.startswith('min') else 'more'} than {value} {unit}"]
-        elif kind == "additionalProperties":
-            messages = ["must NOT have additional properties"]
-        else:
-            messages = [err.message[:200]]
-        for m in messages:
-            entry = {"message": m, "path": _pointer(err.absolute_path)}
-            if entry not in out:  # jsonschema reports each missing property once per missing property
-                out.append(entry)
-    return out[:MAX_ERRORS]
-
-
-def _fail(message: str, errors: list[dict[str, str]] | None = None, **details: Any) -> SearchServiceError:
-    return SearchServiceError(message, errors=errors or [{"message": message, "path": ""}], **details)
-
-
 class RemoteSource:
     """A custom search server (spec §A.1): ``POST url {query, filter, metadata}`` → ``{search_results: [...]}``.
 
@@ -127,33 +89,24 @@ class RemoteSource:
 
     def __init__(self, config: SearchConfig, transport: httpx.BaseTransport | None = None) -> None:
         assert config.server is not None
-        self._cfg: ServerSearch = config.server
+        c: ServerSearch = config.server
+        self._cfg = c
         self._filter = config.filter
         self._metadata = dict(config.metadata)
-        self._transport = transport
-        self._client: httpx.Client | None = None
-        self._lock = threading.Lock()
+        self._client = CustomSearchClient(
+            c.url, headers=self._headers, timeout=c.timeout_seconds, connect_timeout=c.connect_timeout_seconds,
+            verify_tls=c.verify_tls, transport=transport, max_response_bytes=MAX_RESPONSE_BYTES,
+            too_large_message="the search server's response is over the 100 KB limit",
+            timeout_message=f"the search server did not answer within {c.timeout_seconds:g} s")  # fmt: skip
         self.index = ""
 
     @property
     def url(self) -> str:
         return self._cfg.url
 
-    def _http(self) -> httpx.Client:
-        # built on first use, so each gunicorn worker gets its own connection pool after the fork
-        with self._lock:
-            if self._client is None:
-                c = self._cfg
-                self._client = httpx.Client(
-                    timeout=httpx.Timeout(c.timeout_seconds, connect=c.connect_timeout_seconds),
-                    verify=c.verify_tls, follow_redirects=False, transport=self._transport,
-                )  # fmt: skip
-            return self._client
-
     def _headers(self) -> dict[str, str]:
         c = self._cfg
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        headers.update({k: v.get() for k, v in c.headers.items()})
+        headers = {k: v.get() for k, v in c.headers.items()}
         if c.auth_type == "basic" and c.password is not None:
             pair = f"{c.username}:{c.password.get()}".encode()
             headers["Authorization"] = "Basic " + base64.b64encode(pair).decode()
@@ -163,39 +116,13 @@ class RemoteSource:
             headers["Authorization"] = f"Bearer {c.token.get()}"
         return headers
 
-    def _fetch(self, body: dict[str, Any]) -> bytes:
-        c = self._cfg
-        try:
-            with self._http().stream("POST", c.url, content=json.dumps(body), headers=self._headers()) as resp:
-                if resp.status_code != 200:
-                    raise _fail(f"the search server answered HTTP {resp.status_code}", status=resp.status_code)
-                data = b""
-                for part in resp.iter_bytes():
-                    data += part
-                    if len(data) > MAX_RESPONSE_BYTES:
-                        raise _fail("the search server's response is over the 100 KB limit")
-                return data
-        except httpx.TimeoutException:
-            raise _fail(f"the search server did not answer within {c.timeout_seconds:g} s") from None
-        except httpx.HTTPError as exc:
-            raise _fail(f"the search server could not be reached ({type(exc).__name__})") from None
-
     def search(self, query: str, scope: Scope) -> list[SearchResult]:
-        body: dict[str, Any] = {"query": query, "metadata": self._metadata}
-        if self._filter:
-            body["filter"] = self._filter
-        raw = self._fetch(body)
         try:
-            data = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise _fail("the search server answered with invalid JSON") from None
-        from assistant_bridge.validation import validator
-
-        problems = list(validator("search_response").iter_errors(data))
-        if problems:
-            raise _fail("the search server's response does not match the search protocol", ajv_errors(problems))
-        return [SearchResult.from_json(r) for r in data["search_results"]]
+            results = self._client.search(query, self._filter, self._metadata)
+        except CustomSearchFailure as exc:
+            details = {"status": exc.status} if exc.status is not None else {}
+            raise SearchServiceError(exc.message, errors=exc.errors, **details) from None
+        return [SearchResult.from_json(r) for r in results]
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
+        self._client.close()

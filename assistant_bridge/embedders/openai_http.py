@@ -10,6 +10,8 @@ import numpy as np
 
 from assistant_bridge.embedders.base import normalize_rows
 from assistant_bridge.errors import EmbedderError
+from assistant_bridge.http import LazyClient, RetryableStatus, RetryPolicy, as_secret, bearer, failure_reason
+from assistant_bridge.http import raise_for_retry
 from assistant_bridge.settings import Secret
 
 
@@ -24,34 +26,32 @@ class OpenAIEmbedder:
         timeout: float = 30.0,
         batch_size: int = 64,
         transport: httpx.BaseTransport | None = None,
+        retry: RetryPolicy | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.name = f"openai:{model}"
         self.dim = dim or 0
-        self._key = api_key if isinstance(api_key, Secret) or api_key is None else Secret(api_key)
-        self._timeout = timeout
         self._batch = batch_size
-        self._transport = transport
-        self._client: httpx.Client | None = None
+        self._http = LazyClient(timeout=timeout, headers=bearer(as_secret(api_key)), transport=transport)
+        self._retry = retry or RetryPolicy(name="embedder")
 
     def warm_up(self) -> None:
-        if self._client is None:
-            headers = {"Authorization": f"Bearer {self._key.get()}"} if self._key else {}
-            self._client = httpx.Client(timeout=self._timeout, headers=headers, transport=self._transport)
+        self._http.get()
         if not self.dim:
             self.dim = int(self._post(["dimension probe"]).shape[1])
 
     def _post(self, texts: Sequence[str]) -> np.ndarray:
-        assert self._client is not None
+        client = self._http.get()
+        body = {"model": self.model, "input": list(texts)}
         try:
-            resp = self._client.post(f"{self.base_url}/embeddings", json={"model": self.model, "input": list(texts)})
+            resp = self._retry.call(lambda: raise_for_retry(client.post(f"{self.base_url}/embeddings", json=body)))
             resp.raise_for_status()
             data: Any = resp.json()
             rows = sorted(data["data"], key=lambda d: d.get("index", 0))
             return normalize_rows(np.array([r["embedding"] for r in rows], dtype=np.float32))
-        except httpx.HTTPError as exc:
-            raise EmbedderError(f"embedding endpoint failed: {type(exc).__name__}") from exc
+        except (httpx.HTTPError, RetryableStatus) as exc:
+            raise EmbedderError(f"embedding endpoint failed: {failure_reason(exc)}", reason=failure_reason(exc)) from None
         except (KeyError, TypeError, ValueError) as exc:
             raise EmbedderError("embedding endpoint returned an unexpected body") from exc
 

@@ -18,6 +18,7 @@ from typing import Any, Callable, Mapping, Protocol
 
 import httpx
 
+from assistant_bridge.http import CONNECT_ERRORS, RetryPolicy
 from assistant_bridge.errors import ConfigurationError
 from assistant_bridge.relay.errors import AssistantUnavailable, TokenExchangeFailed
 from assistant_bridge.settings import Secret
@@ -150,19 +151,17 @@ class IAMToken:
     def _exchange(self) -> tuple[Secret, float]:
         data = {"grant_type": IAM_GRANT_TYPE, "apikey": self._apikey.get()}
         headers = {"Accept": "application/json", "Content-Type": "application/x-www-form-urlencoded"}
+        policy = RetryPolicy(max_retries=self._retries, backoff=0.2, max_backoff=2.0, retry_on=CONNECT_ERRORS,
+                             sleep=self._sleep, name="relay.iam")  # fmt: skip
         with httpx.Client(timeout=self._timeout, transport=self._transport, verify=self._verify) as client:
-            for attempt in range(self._retries + 1):
-                try:
-                    resp = client.post(self.token_url, data=data, headers=headers)
-                    break
-                except (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError) as exc:
-                    if attempt >= self._retries:
-                        raise AssistantUnavailable(f"the IAM token service could not be reached ({type(exc).__name__})",
-                                                   cause="iam_unreachable") from None  # fmt: skip
-                    self._sleep(0.2 * 2**attempt)
-                except httpx.TimeoutException:
-                    raise AssistantUnavailable(f"the IAM token service did not answer within {self._timeout:g} s",
-                                               cause="iam_timeout") from None  # fmt: skip
+            try:
+                resp = policy.call(lambda: client.post(self.token_url, data=data, headers=headers))
+            except CONNECT_ERRORS as exc:
+                raise AssistantUnavailable(f"the IAM token service could not be reached ({type(exc).__name__})",
+                                           cause="iam_unreachable") from None  # fmt: skip
+            except httpx.TimeoutException:
+                raise AssistantUnavailable(f"the IAM token service did not answer within {self._timeout:g} s",
+                                           cause="iam_timeout") from None  # fmt: skip
         if resp.status_code != 200:
             log.warning("relay.iam_refused status=%d", resp.status_code)
             raise TokenExchangeFailed(f"the IAM token service answered HTTP {resp.status_code}", status=resp.status_code)

@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 import logging
 import re
-import threading
 import time
 from typing import Any, Callable, Iterator, Mapping
 
 import httpx
 
+from assistant_bridge.http import CONNECT_ERRORS, LazyClient, RetryPolicy, read_bounded
 from assistant_bridge.client.sse import iter_json_events
 from assistant_bridge.relay.auth import Credentials, NoAuth
 from assistant_bridge.relay.errors import (
@@ -34,7 +34,6 @@ DEFAULT_VERSION = "2024-08-25"
 MAX_RESPONSE_BYTES = 10_000_000
 STREAM_EVENTS = ("partial_item", "complete_item", "final_response", "error")
 _TAIL = re.compile(r"(/sessions/[^/]+)?/(message|message_stream)/?$")
-_RETRYABLE = (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError)
 
 
 def base_url(url: str) -> httpx.URL:
@@ -62,31 +61,20 @@ class AssistantClient:
         if "version" not in self.base.params and version:
             self.base = self.base.copy_merge_params({"version": version})
         self.auth = auth or NoAuth()
-        self._timeout = httpx.Timeout(timeout, connect=connect_timeout)
         self._retries = retries
         self._backoff = backoff
-        self._transport = transport
-        self._verify = verify_tls
         self._sleep = sleep
         self._max = max_response_bytes
-        self._client: httpx.Client | None = None
-        self._lock = threading.Lock()
+        self._http = LazyClient(timeout=timeout, connect_timeout=connect_timeout, transport=transport,
+                                verify_tls=verify_tls)  # fmt: skip
 
     def url(self, *, session_id: str | None = None, stream: bool = False) -> str:
         path = self.base.path + (f"/sessions/{session_id}" if session_id else "")
         path += "/message_stream" if stream else "/message"
         return str(self.base.copy_with(path=path))
 
-    def _http(self) -> httpx.Client:
-        with self._lock:  # built on first use: one pool per gunicorn worker, after the fork
-            if self._client is None:
-                self._client = httpx.Client(timeout=self._timeout, transport=self._transport, verify=self._verify,
-                                            follow_redirects=False)  # fmt: skip
-            return self._client
-
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
+        self._http.close()
 
     # -- sending ----------------------------------------------------------------------------------
     def _send(self, url: str, content: bytes | None, headers: Mapping[str, str] | None, accept: str,
@@ -95,35 +83,35 @@ class AssistantClient:
         merged = {"Accept": accept, **self.auth.headers(), **(headers or {})}
         if content is not None:
             merged["Content-Type"] = "application/json"
-        client = self._http()
-        for attempt in range(self._retries + 1):
-            try:
-                request = client.build_request(method, url, content=content, headers=merged)
-                return client.send(request, stream=True)
-            except _RETRYABLE as exc:
-                if attempt >= self._retries:
-                    raise AssistantUnavailable(f"the assistant could not be reached ({type(exc).__name__}) after "
-                                               f"{attempt + 1} attempts", attempts=attempt + 1) from None  # fmt: skip
-                log.info("relay.retry attempt=%d type=%s", attempt + 1, type(exc).__name__)
-                self._sleep(self._backoff * 2**attempt)
-            except httpx.TimeoutException:
-                raise AssistantUnavailable("the assistant did not answer in time") from None
-            except httpx.HTTPError as exc:
-                raise AssistantUnavailable(f"the request to the assistant failed ({type(exc).__name__})") from None
-        raise AssertionError("unreachable")
+        client = self._http.get()
+        policy = RetryPolicy(max_retries=self._retries, backoff=self._backoff, retry_on=CONNECT_ERRORS,
+                             sleep=self._sleep, name="relay")  # fmt: skip
+        attempts = 0
+
+        def attempt() -> httpx.Response:
+            nonlocal attempts
+            attempts += 1
+            return client.send(client.build_request(method, url, content=content, headers=merged), stream=True)
+
+        try:
+            response: httpx.Response = policy.call(attempt)
+            return response
+        except CONNECT_ERRORS as exc:
+            raise AssistantUnavailable(f"the assistant could not be reached ({type(exc).__name__}) after "
+                                       f"{attempts} attempts", attempts=attempts) from None  # fmt: skip
+        except httpx.TimeoutException:
+            raise AssistantUnavailable("the assistant did not answer in time") from None
+        except httpx.HTTPError as exc:
+            raise AssistantUnavailable(f"the request to the assistant failed ({type(exc).__name__})") from None
 
     def _read(self, resp: httpx.Response) -> bytes:
-        data = b""
+        too_large = f"the assistant's response is over {self._max} bytes"
         try:
-            for part in resp.iter_bytes():
-                data += part
-                if len(data) > self._max:
-                    raise MalformedAssistantResponse(f"the assistant's response is over {self._max} bytes")
+            return read_bounded(resp, self._max, lambda: MalformedAssistantResponse(too_large))
         except httpx.TimeoutException:
             raise AssistantUnavailable("the assistant stopped answering midway (read timeout)") from None
         except httpx.HTTPError as exc:
             raise AssistantUnavailable(f"the assistant's answer broke off ({type(exc).__name__})") from None
-        return data
 
     @staticmethod
     def _json(data: bytes) -> Any:

@@ -15,14 +15,13 @@ later inside the assistant.
 
 from __future__ import annotations
 
-import json
 import logging
-import threading
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import httpx
 
 from assistant_bridge.core.custom_search import hit_to_result
+from assistant_bridge.custom_search_client import CustomSearchClient, CustomSearchFailure
 from assistant_bridge.domain import Scope
 from assistant_bridge.errors import BridgeError
 from assistant_bridge.relay.auth import Credentials, NoAuth
@@ -136,60 +135,34 @@ class HttpSearchProvider:
                  max_response_bytes: int = MAX_PROVIDER_RESPONSE_BYTES) -> None:  # fmt: skip
         self.url = url
         self._auth = auth or NoAuth()
-        self._timeout = httpx.Timeout(timeout, connect=connect_timeout)
-        self._retries = retries
         self._metadata = dict(metadata or {})
-        self._transport = transport
-        self._verify = verify_tls
-        self._max = max_response_bytes
-        self._client: httpx.Client | None = None
-        self._lock = threading.Lock()
-
-    def _http(self) -> httpx.Client:
-        with self._lock:  # built on first use: one pool per gunicorn worker, after the fork
-            if self._client is None:
-                self._client = httpx.Client(timeout=self._timeout, transport=self._transport, verify=self._verify,
-                                            follow_redirects=False)  # fmt: skip
-            return self._client
-
-    def _fetch(self, payload: bytes) -> bytes:
-        headers = {"Content-Type": "application/json", "Accept": "application/json", **self._auth.headers()}
-        for attempt in range(self._retries + 1):
-            try:
-                with self._http().stream("POST", self.url, content=payload, headers=headers) as resp:
-                    if resp.status_code != 200:
-                        raise RelaySearchFailed(f"the search server answered HTTP {resp.status_code}",
-                                                cause="http_status", status=resp.status_code)  # fmt: skip
-                    data = b""
-                    for part in resp.iter_bytes():
-                        data += part
-                        if len(data) > self._max:
-                            raise InvalidSearchResults(f"the search server's response is over {self._max} bytes")
-                    return data
-            except (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError) as exc:
-                if attempt >= self._retries:
-                    raise RelaySearchFailed(f"the search server could not be reached ({type(exc).__name__})",
-                                            cause="unreachable") from None  # fmt: skip
-            except httpx.TimeoutException:
-                raise RelaySearchFailed("the search server did not answer in time", cause="timeout") from None
-            except httpx.HTTPError as exc:
-                raise RelaySearchFailed(f"the search server failed ({type(exc).__name__})", cause="http") from None
-        raise AssertionError("unreachable")
+        self._client = CustomSearchClient(url, headers=self._auth.headers, timeout=timeout,
+                                          connect_timeout=connect_timeout, retries=retries, verify_tls=verify_tls,
+                                          transport=transport, max_response_bytes=max_response_bytes)  # fmt: skip
 
     def search(self, query: str, filter: str | None, metadata: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
-        body: dict[str, Any] = {"query": query, "metadata": {**self._metadata, **metadata}}
-        if filter:
-            body["filter"] = filter
-        raw = self._fetch(json.dumps(body, ensure_ascii=False).encode())
         try:
-            data = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise InvalidSearchResults("the search server answered with invalid JSON") from None
-        if not isinstance(data, dict) or "search_results" not in data:
-            raise InvalidSearchResults("the search server's answer has no search_results", path="$.search_results")
-        results: Sequence[Mapping[str, Any]] = data["search_results"]
-        return results
+            return self._client.search(query, filter, {**self._metadata, **metadata})
+        except CustomSearchFailure as exc:
+            raise _relay_error(exc) from None
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
+        self._client.close()
+
+
+def _relay_error(exc: CustomSearchFailure) -> RelaySearchFailed:
+    """The relay's error for a failed custom search; an invalid answer names the JSON path of its first
+    problem within the results list (``$[0].title``) or ``$.search_results``."""
+    if exc.cause == "http_status":
+        return RelaySearchFailed(exc.message, cause="http_status", status=exc.status)
+    if exc.cause in ("unreachable", "timeout", "http"):
+        return RelaySearchFailed(exc.message, cause=exc.cause)
+    if exc.cause != "invalid_response":
+        return InvalidSearchResults(exc.message)
+    first = exc.errors[0]
+    pointer = [p.replace("~1", "/").replace("~0", "~") for p in first["path"].split("/")[1:]]
+    if pointer[:1] != ["search_results"]:
+        return InvalidSearchResults("the search server's answer has no search_results", path="$.search_results")
+    path = "$" + "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in pointer[1:])
+    return InvalidSearchResults(f"the search server's answer is invalid at {path}: {first['message']}", path=path)
+

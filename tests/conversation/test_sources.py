@@ -10,7 +10,8 @@ import httpx
 import pytest
 
 from assistant_bridge.conversation.assistants import SearchConfig, ServerSearch
-from assistant_bridge.conversation.sources import FakeSource, RemoteSource, ajv_errors
+from assistant_bridge.conversation.sources import FakeSource, RemoteSource
+from assistant_bridge.custom_search_client import ajv_errors
 from assistant_bridge.domain import Principal, Scope
 from assistant_bridge.errors import BackendUnavailable, SearchServiceError
 from assistant_bridge.settings import Secret

@@ -56,7 +56,7 @@ def test_agentic_generator_keys_from_environment_variables(tmp_path: Path) -> No
     assert rt.settings.generator is not None and rt.settings.generator["timeout"] == 5.0
     assert "sk-agentic-1" not in repr(rt.settings)
     gen = rt.generator()
-    assert isinstance(gen, OpenAIChatGenerator) and gen.max_retries == 0 and gen._timeout.read == 5.0
+    assert isinstance(gen, OpenAIChatGenerator) and gen.max_retries == 0 and gen.chat.timeout.read == 5.0
 
 
 @pytest.mark.parametrize("env, key", [
@@ -81,7 +81,7 @@ def test_assistant_generator_keys_from_environment_variables(tmp_path: Path) -> 
     assert hr.generator["timeout"] == 5.0 and hr.generator["max_retries"] == 0
     assert isinstance(hr.generator["api_key"], Secret) and "sk-hr-1" not in repr(hr)
     gen = ConversationRuntime._make_generator(hr)
-    assert isinstance(gen, OpenAIChatGenerator) and gen._timeout.read == 5.0 and gen._timeout.connect == 1.5
+    assert isinstance(gen, OpenAIChatGenerator) and gen.chat.timeout.read == 5.0 and gen.chat.timeout.connect == 1.5
 
 
 @pytest.mark.parametrize("env, key", [
