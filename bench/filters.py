@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "filters_models"))
 
 from assistant_bridge.filters import LEVELS, load_filters, load_thresholds  # noqa: E402
-from assistant_bridge.filters import text as tx  # noqa: E402
+from assistant_bridge.filters import frozen_text as tx  # noqa: E402
 from assistant_bridge.filters.encoder import UseEncoder  # noqa: E402
 
 

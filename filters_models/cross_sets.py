@@ -28,7 +28,7 @@ from datasets import QA, load_clapnq_train_pairs, load_hotpot, load_jsquad, load
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from assistant_bridge.filters.cross import WordPiece, windows, word_share  # noqa: E402
-from assistant_bridge.filters.text import content_tokens, split_sentences  # noqa: E402
+from assistant_bridge.filters.frozen_text import content_tokens, split_sentences  # noqa: E402
 
 MAX_QUESTIONS = {"squad2": 6000, "piaf": 3000, "jsquad": 2600}
 

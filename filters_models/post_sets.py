@@ -32,7 +32,7 @@ from datasets import load_squad2, rng_for, split_of
 import sys
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from assistant_bridge.filters.text import split_sentences  # noqa: E402
+from assistant_bridge.filters.frozen_text import split_sentences  # noqa: E402
 
 _NUM = re.compile(r"\d+(?:[.,]\d+)?")
 _EN_AUX = re.compile(r"\b(is|are|was|were|has|have|had|can|could|will|would|should|does|did|do|must)\b")

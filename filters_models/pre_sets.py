@@ -27,7 +27,7 @@ from datasets import (
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from assistant_bridge.filters.text import split_sentences  # noqa: E402
+from assistant_bridge.filters.frozen_text import split_sentences  # noqa: E402
 
 MULTI_SHARE = 0.3
 

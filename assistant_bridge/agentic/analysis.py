@@ -20,6 +20,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal, Sequence
 
+from assistant_bridge.text import split_sentences
+
 Kind = Literal["comparison", "conjunction", "single"]
 
 STOPWORDS = frozenset("""
@@ -324,10 +326,6 @@ class Passage:
     text: str
 
 
-def _sentences(text: str) -> list[str]:
-    return [s for s in re.split(r"(?<=[.!?])\s+(?=[A-Z0-9\"“])", text) if s.strip()]
-
-
 def _mostly_within(name: str, title: str) -> bool:
     """A fuller or shorter form of the passage's own subject ("David Robert Joseph Beckham")."""
     a, b = set(content_words(name)), set(content_words(re.sub(r"\([^)]*\)", "", title)))
@@ -359,7 +357,7 @@ def bridge_candidates(question: str, passages: Sequence[Passage], *, limit: int 
 
     for rank, p in enumerate(passages):
         weight = 1.0 / (1 + rank)
-        sentences = _sentences(p.text)[:12]
+        sentences = split_sentences(p.text)[:12]
         overlap = [len(focus & {stem(w) for w in content_words(s)}) for s in sentences]
         best = max(overlap, default=0) or 1
         for pos, (sentence, ov) in enumerate(zip(sentences, overlap)):

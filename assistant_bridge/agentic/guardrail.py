@@ -25,6 +25,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Literal, Mapping
 
+from assistant_bridge.text import CJK_CHARS
 from assistant_bridge.errors import ConfigurationError
 from assistant_bridge.settings import coerce, table
 
@@ -32,7 +33,7 @@ DEFAULT_BLOCKED_INPUT = "Sorry, this request can't be answered."
 DEFAULT_BLOCKED_OUTPUT = "Sorry, the answer to this request can't be shared."
 _VERSION = re.compile(r"^(([1-9][0-9]{0,7})|(DRAFT))$")
 _ID = re.compile(r"^[a-z0-9]{1,64}$")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_CJK = re.compile(f"[{CJK_CHARS}]")
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from assistant_bridge.text import JAPANESE_CHARS
 from assistant_bridge.conversation.memory import MemoryTurn
 
 MAX_QUERY_CHARS = 2048
@@ -89,7 +90,7 @@ _CONT_FR = re.compile(r"^\s*(?:et|mais|alors|donc|aussi)\b|qu['’]en est-il|^\s
                       r"laquelle|lesquels|lesquelles)\s*\??\s*$", re.IGNORECASE)  # fmt: skip
 _SUBST_FR = re.compile(r"^\s*et\s+(?:pour|en|avec|dans|si|concernant)?\s*(?P<x>.+?)\s*\?\s*$|qu['’]en est-il\s+"
                        r"(?:de|du|des|d['’])\s*(?P<y>.+?)\s*\??\s*$", re.IGNORECASE)  # fmt: skip
-_JA_CHARS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff66-\uff9f]")
+_JA_CHARS = re.compile(f"[{JAPANESE_CHARS}]")
 _JA_ANAPHORA = re.compile(r"(それら|これら|それ|これ|あれ|その|この|あの|そちら|こちら|そっち|そこ|彼女|彼ら|彼|前者|後者|同じ)")
 _JA_NOT_ANAPHORA = re.compile(r"(それぞれ|これから|それから|このように|そのため|その他|このまま|それでも|その後)")
 _JA_CONT = re.compile(r"^\s*(じゃあ|じゃ|では|それでは|なら|ちなみに|あと|それと|また)")

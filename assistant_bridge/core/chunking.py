@@ -19,20 +19,15 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from assistant_bridge.text import ITERATION_MARKS, JAPANESE_CHARS, sentence_spans
 from assistant_bridge.domain import BBox
 from assistant_bridge.core.document import ParsedDocument, Segment
 
 TokenCounter = Callable[[str], int]
 
-_CJK = "\u3005\u3006\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
+_CJK = ITERATION_MARKS + JAPANESE_CHARS
 # One atom per CJK character, one per run of other non-space characters.
 _ATOM = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
-# Japanese full stops end a sentence wherever they are; closing brackets/quotes stay with the sentence.
-_CJK_END = re.compile(r"[。！？．]+[」』）〉》】\"”’)\]]*")
-# Latin ends need whitespace after them; French puts a (no-break) space before ?, ! and closing ».
-_LATIN_END = re.compile(r"[.!?…]+(?:[\u00a0\u202f ]?[»\"”’)\]])*(?=\s)")
-_PARAGRAPH = re.compile(r"\n[ \t\u00a0]*\n")
-_NEXT_VISIBLE = re.compile(r"\s*")
 
 
 @dataclass(frozen=True)
@@ -60,32 +55,6 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     while end > start and text[end - 1].isspace():
         end -= 1
     return start, end
-
-
-def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
-    """Split ``text[start:end]`` into sentence spans, trimmed of whitespace, covering all visible text.
-
-    A sentence ends after ``。！？``, after ``.!?…`` followed by whitespace and a character that is not a
-    lower-case letter (so ``e.g. the`` stays whole), and at a blank line.
-    """
-    stop = len(text) if end is None else end
-    cuts = {start, stop}
-    for match in _CJK_END.finditer(text, start, stop):
-        cuts.add(match.end())
-    for match in _LATIN_END.finditer(text, start, stop):
-        following = _NEXT_VISIBLE.match(text, match.end(), stop)
-        nxt = following.end() if following else match.end()
-        if nxt >= stop or not text[nxt].islower():
-            cuts.add(match.end())
-    for match in _PARAGRAPH.finditer(text, start, stop):
-        cuts.add(match.start())
-    ordered = sorted(cuts)
-    spans = []
-    for left, right in zip(ordered, ordered[1:]):
-        left, right = _trim(text, left, right)
-        if left < right:
-            spans.append((left, right))
-    return spans
 
 
 def _split_chars(text: str, start: int, end: int, count: TokenCounter, max_tokens: int) -> list[tuple[int, int]]:
@@ -133,17 +102,17 @@ def _units(doc: ParsedDocument, count: TokenCounter, max_tokens: int) -> list[tu
         covered = 0
         gaps = []
         for left, right in raw:
-            gaps.extend(sentence_spans(text, covered, left))
+            gaps.extend(sentence_spans(text, covered, left, max_chars=None))
             covered = right
-        gaps.extend(sentence_spans(text, covered, len(text)))
+        gaps.extend(sentence_spans(text, covered, len(text), max_chars=None))
         raw = sorted(raw + gaps)
         nested = [
-            sentence_spans(text, left, right) if count(text[left:right]) > max_tokens else [(left, right)]
+            sentence_spans(text, left, right, max_chars=None) if count(text[left:right]) > max_tokens else [(left, right)]
             for left, right in raw
         ]
         candidates = [span for spans in nested for span in spans]
     else:
-        candidates = sentence_spans(text)
+        candidates = sentence_spans(text, max_chars=None)
     units = []
     for left, right in candidates:
         if count(text[left:right]) > max_tokens:

@@ -20,9 +20,9 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
+from assistant_bridge.text import CJK_CHARS, sentence_spans
 from assistant_bridge.core.snippets import Snippet
 
-CJK_CHARS = "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff66-\uff9f"
 _TOKEN = re.compile(rf"[{CJK_CHARS}]|[^\W_{CJK_CHARS}]+")
 _MIN_NGRAM = 3
 
@@ -91,108 +91,6 @@ def extractiveness(answer: str, sources: Iterable[str]) -> float:
             for j in range(i, i + _MIN_NGRAM):
                 covered[j] = True
     return sum(covered) / len(tokens)
-
-
-# --- sentences -------------------------------------------------------------------------------------------
-
-_ABBREVIATIONS = frozenset(
-    """mr mrs ms dr prof st sr jr vs etc eg ie al no nos fig figs vol inc ltd co corp dept approx est
-    jan feb mar apr jun jul aug sep sept oct nov dec p pp cf ca mt ft av ave op resp env mme mlle""".split()
-)
-_CJK_STOP = "。！？"
-_CLOSERS = "\"'”’»)]」』）"
-_LATIN_STOP = re.compile(rf"[.!?…]+[{re.escape(_CLOSERS)}]*(?=\s)|[{_CJK_STOP}]+[{re.escape(_CLOSERS)}]*")
-_PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
-_WORD_BEFORE = re.compile(r"([^\W\d_]+)\.?$")
-_LONG_SPLIT = re.compile(r"\n+|(?<=;)\s+")
-MAX_SENTENCE_CHARS = 400
-
-
-def _is_abbreviation(text: str, dot: int) -> bool:
-    if text[dot] != ".":
-        return False
-    match = _WORD_BEFORE.search(text[max(0, dot - 12) : dot])
-    if not match:
-        return False
-    word = match.group(1)
-    if len(word) == 1 and word.isupper():  # initials: "J. K. Rowling"
-        return True
-    return word.casefold() in _ABBREVIATIONS and not text[dot - 1].isspace()
-
-
-def _trim(text: str, start: int, end: int) -> tuple[int, int] | None:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return (start, end) if start < end else None
-
-
-def _split_block(text: str, start: int, end: int, out: list[tuple[int, int]]) -> None:
-    cursor = start
-    for match in _LATIN_STOP.finditer(text, start, end):
-        stop = match.end()
-        is_cjk = text[match.start()] in _CJK_STOP
-        if not is_cjk:
-            nxt = stop
-            while nxt < end and text[nxt].isspace():
-                nxt += 1
-            if nxt < end and text[nxt].islower():
-                continue
-            if _is_abbreviation(text, match.start()) and nxt < end:
-                continue
-        span = _trim(text, cursor, stop)
-        if span:
-            out.append(span)
-        cursor = stop
-    span = _trim(text, cursor, end)
-    if span:
-        out.append(span)
-
-
-def _split_long(text: str, span: tuple[int, int], out: list[tuple[int, int]]) -> None:
-    start, end = span
-    if end - start <= MAX_SENTENCE_CHARS:
-        out.append(span)
-        return
-    cursor = start
-    for match in _LONG_SPLIT.finditer(text, start, end):
-        piece = _trim(text, cursor, match.start() if text[match.start()] == "\n" else match.start())
-        if piece:
-            out.append(piece)
-        cursor = match.end()
-    piece = _trim(text, cursor, end)
-    if piece:
-        out.append(piece)
-
-
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Split ``text`` into sentences and return their ``(start, end)`` offsets (end exclusive, trimmed).
-
-    A sentence ends after ``.``, ``!``, ``?`` or ``…`` (and any closing quotes or brackets) followed by
-    whitespace and a character that is not a lower-case letter, unless the dot ends a common abbreviation
-    or an initial; after ``。``, ``！`` or ``？`` always; and at a blank line. A sentence longer than
-    :data:`MAX_SENTENCE_CHARS` is further split at line breaks and semicolons (lists and tables often have no
-    full stops).
-    """
-    blocks: list[tuple[int, int]] = []
-    cursor = 0
-    for match in _PARAGRAPH.finditer(text):
-        blocks.append((cursor, match.start()))
-        cursor = match.end()
-    blocks.append((cursor, len(text)))
-    sentences: list[tuple[int, int]] = []
-    for start, end in blocks:
-        raw: list[tuple[int, int]] = []
-        _split_block(text, start, end, raw)
-        for span in raw:
-            _split_long(text, span, sentences)
-    return sentences
-
-
-def split_sentences(text: str) -> list[str]:
-    """The sentences of ``text`` as strings (see :func:`sentence_spans`)."""
-    return [text[s:e] for s, e in sentence_spans(text)]
 
 
 # --- [n] markers --------------------------------------------------------------------------------------------

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import re
 
+from assistant_bridge.text import JAPANESE_CHARS
+
 SAMPLE_CHARS = 20_000
 JA_RATIO = 0.3
 
-_JA_CHAR = re.compile(r"[\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")
+_JA_CHAR = re.compile(f"[{JAPANESE_CHARS}]")
 _LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
 _WORD = re.compile(r"[a-zà-öø-ÿœæ]+(?:['’][a-zà-öø-ÿœæ]+)?")
 _FR_ACCENTS = frozenset("éèêëàâîïôûùüçœ")

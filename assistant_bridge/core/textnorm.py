@@ -13,10 +13,12 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from assistant_bridge.text import HAN, ITERATION_MARKS, KANA
+
 # Han (incl. extension A and compatibility ideographs), Hiragana, Katakana (incl. the prolonged sound
 # mark and phonetic extensions). Half-width Katakana needs no range: NFKC widens it first.
 _CJK_RUN = re.compile(
-    r"[\u3005\u3006\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+"
+    rf"[{ITERATION_MARKS}{KANA}{HAN}]+"
 )
 _SPACE = re.compile(r"\s+")
 

@@ -29,7 +29,7 @@ import numpy as np
 from assistant_bridge.errors import ModelLoadError
 
 from .onnx_session import ForkSafeSession
-from .text import clip, content_tokens, overlap, split_sentences
+from .frozen_text import clip, content_tokens, overlap, split_sentences
 
 CROSS_MODEL_FILE = "pre_cross.onnx"
 CROSS_TOKENIZER_FILE = "pre_cross_tokenizer.json"

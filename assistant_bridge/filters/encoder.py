@@ -19,7 +19,7 @@ import numpy as np
 
 from assistant_bridge.errors import ModelLoadError
 
-from .text import tokens
+from .frozen_text import tokens
 
 
 class SentenceEncoder(Protocol):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from . import text as tx
+from . import frozen_text as tx
 
 
 def _coverage(needle: str, snippets: Sequence[str]) -> float:

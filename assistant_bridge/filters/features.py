@@ -19,7 +19,7 @@ from typing import Callable, Protocol
 
 import numpy as np
 
-from . import text as tx
+from . import frozen_text as tx
 from .encoder import SentenceEncoder
 
 BASE_PRE_VERSION = 3  # layout of :func:`base_pre_features` alone (the training scripts cache it by this)

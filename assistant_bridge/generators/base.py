@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from assistant_bridge.core.citations import CJK_CHARS
+from assistant_bridge.text import CJK_CHARS
 from assistant_bridge.core.generation import (
     IDK_TEXT,
     RESPONSE_LENGTHS,

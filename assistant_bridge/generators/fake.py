@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Callable, Iterator, Sequence
 
-from assistant_bridge.core.citations import Citation, split_sentences
+from assistant_bridge.core.citations import Citation
+from assistant_bridge.text import split_sentences
 from assistant_bridge.core.snippets import Snippet
 from assistant_bridge.errors import GeneratorError
 from assistant_bridge.generators.base import (

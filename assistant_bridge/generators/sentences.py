@@ -3,7 +3,7 @@
 Snippets cut from real documents are not prose: a Markdown or HTML page keeps its headings as short lines
 ("Resetting a forgotten password", "■ パスワードを忘れた場合"), lists keep their bullets and numbers, tables
 their rows, and PDF text is hard-wrapped with a heading on the line right above the paragraph it names. The
-:func:`candidates` of a snippet are its sentences (:func:`~assistant_bridge.core.citations.sentence_spans`)
+:func:`candidates` of a snippet are its sentences (:func:`~assistant_bridge.text.sentence_spans`)
 further cut at the line breaks that end a heading, a label or a list item, without their list markers; each
 is flagged as a **label** (:func:`is_label`: a heading, list label, table row or the snippet's title) when it
 has no sentence of its own. Labels are never an answer by themselves, but a heading that matches the query
@@ -21,7 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
-from assistant_bridge.core.citations import CJK_CHARS, sentence_spans
+from assistant_bridge.text import CJK_CHARS, HIRAGANA_ONLY, sentence_spans
 from assistant_bridge.core.snippets import Snippet
 
 _TERM = re.compile(rf"[{CJK_CHARS}]+|[^\W_{CJK_CHARS}]+")
@@ -63,7 +63,6 @@ _WORDS = re.compile(r"[^\W_]+")
 QUESTION_WORDS = frozenset(
     "how who whom whose why when where comme quand pourq combi quel quell quels".split()
 )
-_HIRAGANA_ONLY = re.compile(r"^[\u3040-\u309f]+$")
 _LABEL_WORDS = 10  # a line of at most this many words without a full stop is a heading or a label
 _LABEL_CJK_CHARS = 24
 
@@ -208,7 +207,7 @@ def flatten(text: str) -> str:
 def query_terms(query: str) -> set[str]:
     """The query's :func:`terms` without question words and all-hiragana bigrams (Japanese particles and
     endings such as ですか)."""
-    return {t for t in terms(query) if t not in QUESTION_WORDS and not _HIRAGANA_ONLY.match(t)}
+    return {t for t in terms(query) if t not in QUESTION_WORDS and not HIRAGANA_ONLY.match(t)}
 
 
 _WHICH = frozenset({"which", "what", "quel", "quell", "quels"})  # "which option…": asks, does not describe

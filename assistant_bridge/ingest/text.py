@@ -10,7 +10,7 @@ import codecs
 import re
 import unicodedata
 
-from assistant_bridge.core.citations import CJK_CHARS
+from assistant_bridge.text import CJK_CHARS, KANA
 from assistant_bridge.errors import DocumentParseError
 
 # Legacy encodings tried after UTF-8 and any declared charset. Each one that decodes the bytes is scored by
@@ -20,7 +20,7 @@ from assistant_bridge.errors import DocumentParseError
 FALLBACK_ENCODINGS: tuple[str, ...] = ("euc_jp", "cp932", "cp1252")
 _JAPANESE_ENCODINGS = frozenset({"euc_jp", "cp932"})
 _JAPANESE = re.compile(f"[{CJK_CHARS}\u3000-\u303f\uff01-\uff65]")
-_KANA = re.compile("[\u3040-\u30ff]")
+_KANA = re.compile(f"[{KANA}]")
 _LATIN_PUNCTUATION = frozenset("«»€’‘“”–—…°·©®™§¶")
 # ISO-2022-JP is 7-bit: it decodes as ASCII (and UTF-8) without an error, so its escape sequences tell
 _ISO2022_JP_ESCAPE = re.compile(rb"\x1b(?:\$[@B]|\$\(D|\([BJI])")

@@ -29,6 +29,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol, Sequence
 
+from assistant_bridge.text import HAN, KANA
 from assistant_bridge.errors import ConfigurationError
 from assistant_bridge.safety import lexicon as lx
 
@@ -207,7 +208,7 @@ class WordListScorer:
         return all(p.words[k] in words[i + k] for k in range(1, len(p.words)))
 
     def _japanese(self, text: str) -> list[tuple[float, str]]:
-        if not re.search(r"[\u3040-\u30ff\u4e00-\u9fff]", text):
+        if not re.search(f"[{KANA}{HAN}]", text):
             return []
         original = unicodedata.normalize("NFKC", text)
         norm = _to_katakana(original)  # same length: one character for one

@@ -11,12 +11,11 @@ from assistant_bridge.core.citations import (
     MarkerStripper,
     citations_from_markers,
     extractiveness,
-    sentence_spans,
-    split_sentences,
     strip_markers,
     word_tokens,
 )
 from assistant_bridge.core.snippets import Snippet
+from assistant_bridge.text import sentence_spans, split_sentences
 
 pytestmark = pytest.mark.unit
 

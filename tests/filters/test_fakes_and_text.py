@@ -6,7 +6,7 @@ import pytest
 
 from assistant_bridge.errors import ConfigurationError
 from assistant_bridge.filters import FakePostFilter, FakePreFilter, PostFilter, PreFilter, Thresholds
-from assistant_bridge.filters import text as tx
+from assistant_bridge.filters import frozen_text as tx
 
 pytestmark = pytest.mark.unit
 

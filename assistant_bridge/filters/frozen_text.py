@@ -1,4 +1,6 @@
-"""Language-light text helpers for the filter features (EN, FR, JA and anything else).
+"""The frozen text rules of the filter features (EN, FR, JA and anything else): the shipped filter models were
+trained on exactly this tokenisation and sentence splitting, so it stays as it is (change it only with a
+retraining). Everything else uses :mod:`assistant_bridge.text`.
 
 Invariants: every function accepts any ``str`` (empty, very long, mixed scripts, control characters) and
 never raises; inputs are bounded by :data:`MAX_SNIPPET_CHARS` / :data:`MAX_SENTENCE_CHARS` so the cost of a

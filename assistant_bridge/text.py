@@ -1,0 +1,131 @@
+"""The text rules every part of the service shares: script ranges and the sentence splitter.
+
+One place, so that a chunk boundary, a citation span, a generator's answer unit and a passage window agree on
+where a sentence ends. The pre-filter's features keep their own frozen copy
+(:mod:`assistant_bridge.filters.frozen_text`): the shipped filter models were trained on it.
+"""
+
+from __future__ import annotations
+
+import re
+
+# --- scripts -------------------------------------------------------------------------------------------------
+HIRAGANA = "\u3040-\u309f"
+KATAKANA = "\u30a0-\u30ff\u31f0-\u31ff"  # with the small katakana extension
+HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # extension A, unified, compatibility ideographs
+HALFWIDTH_KATAKANA = "\uff66-\uff9f"
+HANGUL = "\uac00-\ud7af"
+KANA = HIRAGANA + KATAKANA
+ITERATION_MARKS = "\u3005\u3006"  # 々 〆: parts of a Japanese word
+JAPANESE_CHARS = HIRAGANA + KATAKANA + HAN + HALFWIDTH_KATAKANA
+CJK_CHARS = JAPANESE_CHARS + HANGUL  # written without spaces between words: one token a character
+HIRAGANA_ONLY = re.compile(rf"^[{HIRAGANA}]+$")
+
+
+# --- sentences -----------------------------------------------------------------------------------------------
+
+_ABBREVIATIONS = frozenset(
+    """mr mrs ms dr prof st sr jr vs etc eg ie al no nos fig figs vol inc ltd co corp dept approx est
+    jan feb mar apr jun jul aug sep sept oct nov dec p pp cf ca mt ft av ave op resp env mme mlle""".split()
+)
+_CJK_STOP = "。！？．"
+_CLOSERS = "\"'”’»)]」』）"
+# French puts a (no-break) space before a closing »: it stays with the sentence
+_LATIN_STOP = re.compile(rf"[.!?…]+(?:[{re.escape(_CLOSERS)}]|[\u00a0\u202f ]»)*(?=\s)|[{_CJK_STOP}]+[{re.escape(_CLOSERS)}]*")
+_PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
+_WORD_BEFORE = re.compile(r"([^\W\d_]+)\.?$")
+_LONG_SPLIT = re.compile(r"\n+|(?<=;)\s+")
+MAX_SENTENCE_CHARS = 400
+
+
+def _is_abbreviation(text: str, dot: int) -> bool:
+    if text[dot] != ".":
+        return False
+    match = _WORD_BEFORE.search(text[max(0, dot - 12) : dot])
+    if not match:
+        return False
+    word = match.group(1)
+    if len(word) == 1 and word.isupper():  # initials: "J. K. Rowling"
+        return True
+    return word.casefold() in _ABBREVIATIONS and not text[dot - 1].isspace()
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int] | None:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return (start, end) if start < end else None
+
+
+def _split_block(text: str, start: int, end: int, out: list[tuple[int, int]]) -> None:
+    cursor = start
+    for match in _LATIN_STOP.finditer(text, start, end):
+        stop = match.end()
+        is_cjk = text[match.start()] in _CJK_STOP
+        if not is_cjk:
+            nxt = stop
+            while nxt < end and text[nxt].isspace():
+                nxt += 1
+            if nxt < end and text[nxt].islower():
+                continue
+            if _is_abbreviation(text, match.start()) and nxt < end:
+                continue
+        span = _trim(text, cursor, stop)
+        if span:
+            out.append(span)
+        cursor = stop
+    span = _trim(text, cursor, end)
+    if span:
+        out.append(span)
+
+
+def _split_long(text: str, span: tuple[int, int], out: list[tuple[int, int]], max_chars: int) -> None:
+    start, end = span
+    if end - start <= max_chars:
+        out.append(span)
+        return
+    cursor = start
+    for match in _LONG_SPLIT.finditer(text, start, end):
+        piece = _trim(text, cursor, match.start() if text[match.start()] == "\n" else match.start())
+        if piece:
+            out.append(piece)
+        cursor = match.end()
+    piece = _trim(text, cursor, end)
+    if piece:
+        out.append(piece)
+
+
+def sentence_spans(text: str, start: int = 0, end: int | None = None, *,
+                   max_chars: int | None = MAX_SENTENCE_CHARS) -> list[tuple[int, int]]:  # fmt: skip
+    """Split ``text[start:end]`` into sentences and return their ``(start, end)`` offsets into ``text`` (end
+    exclusive, trimmed of whitespace; together they cover every visible character).
+
+    A sentence ends after ``.``, ``!``, ``?`` or ``…`` (and any closing quotes or brackets) followed by
+    whitespace and a character that is not a lower-case letter, unless the dot ends a common abbreviation
+    or an initial; after ``。``, ``！``, ``？`` or ``．`` always; and at a blank line. A sentence longer than
+    ``max_chars`` (``None``: no limit) is further split at line breaks and semicolons (lists and tables often
+    have no full stops).
+    """
+    stop = len(text) if end is None else end
+    blocks: list[tuple[int, int]] = []
+    cursor = start
+    for match in _PARAGRAPH.finditer(text, start, stop):
+        blocks.append((cursor, match.start()))
+        cursor = match.end()
+    blocks.append((cursor, stop))
+    sentences: list[tuple[int, int]] = []
+    for left, right in blocks:
+        raw: list[tuple[int, int]] = []
+        _split_block(text, left, right, raw)
+        for span in raw:
+            if max_chars is None:
+                sentences.append(span)
+            else:
+                _split_long(text, span, sentences, max_chars)
+    return sentences
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` as strings (see :func:`sentence_spans`)."""
+    return [text[s:e] for s, e in sentence_spans(text)]
