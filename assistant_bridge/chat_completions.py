@@ -19,9 +19,17 @@ import httpx
 from httpx_sse import SSEError
 
 from assistant_bridge.errors import GeneratorError
-from assistant_bridge.http import RETRYABLE_ERRORS, LazyClient, RetryableStatus, RetryPolicy, as_secret, bearer
-from assistant_bridge.http import failure_reason
-from assistant_bridge.http import iter_sse_data, raise_for_retry
+from assistant_bridge.http import (
+    RETRYABLE_ERRORS,
+    LazyClient,
+    RetryableStatus,
+    RetryPolicy,
+    as_secret,
+    bearer,
+    failure_reason,
+    iter_sse_data,
+    raise_for_retry,
+)
 from assistant_bridge.settings import Secret
 
 
@@ -29,17 +37,27 @@ class ChatCompletions:
     """:param label: how errors name the endpoint (``"the LLM endpoint"``, ``"planner model endpoint"``).
     :param timeout: read timeout in seconds (time to the first byte, then between streamed chunks)."""
 
-    def __init__(self, *, base_url: str, model: str, api_key: Secret | str | None = None, timeout: float = 60.0,
-                 connect_timeout: float = 5.0, retry: RetryPolicy | None = None,
-                 headers: Mapping[str, str] | None = None, transport: httpx.BaseTransport | None = None,
-                 label: str = "the LLM endpoint") -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: Secret | str | None = None,
+        timeout: float = 60.0,
+        connect_timeout: float = 5.0,
+        retry: RetryPolicy | None = None,
+        headers: Mapping[str, str] | None = None,
+        transport: httpx.BaseTransport | None = None,
+        label: str = "the LLM endpoint",
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.retry = retry or RetryPolicy(name="llm")
         self.label = label
         all_headers = {"Accept": "application/json", **(headers or {}), **bearer(as_secret(api_key))}
-        self._http = LazyClient(timeout=timeout, connect_timeout=connect_timeout, headers=all_headers,
-                                transport=transport)  # fmt: skip
+        self._http = LazyClient(
+            timeout=timeout, connect_timeout=connect_timeout, headers=all_headers, transport=transport
+        )
 
     @property
     def timeout(self) -> httpx.Timeout:
@@ -64,8 +82,11 @@ class ChatCompletions:
     def _check(self, response: httpx.Response) -> None:
         raise_for_retry(response)
         if response.status_code >= 400:
-            raise GeneratorError(f"{self.label} refused the request (HTTP {response.status_code})",
-                                 status=response.status_code, reason=f"http_{response.status_code}")  # fmt: skip
+            raise GeneratorError(
+                f"{self.label} refused the request (HTTP {response.status_code})",
+                status=response.status_code,
+                reason=f"http_{response.status_code}",
+            )
 
     def create(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """The JSON body of one completion (``stream`` false)."""
@@ -88,11 +109,22 @@ class ChatCompletions:
             raise GeneratorError(f"{self.label} returned an unexpected body", reason="bad_response")
         return data
 
-    def content(self, messages: Sequence[Mapping[str, str]], *, max_tokens: int, temperature: float = 0.0,
-                json_mode: bool = False) -> str:  # fmt: skip
+    def content(
+        self,
+        messages: Sequence[Mapping[str, str]],
+        *,
+        max_tokens: int,
+        temperature: float = 0.0,
+        json_mode: bool = False,
+    ) -> str:
         """The assistant message text of one completion."""
-        body: dict[str, Any] = {"model": self.model, "messages": [dict(m) for m in messages],
-                                "temperature": temperature, "max_tokens": max_tokens, "stream": False}  # fmt: skip
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [dict(m) for m in messages],
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "stream": False,
+        }
         if json_mode:
             body["response_format"] = {"type": "json_object"}
         return message_content(self.create(body), self.label, required=True)
@@ -122,8 +154,9 @@ class ChatCompletions:
             raise self._failed(exc) from None
 
     def _stream_once(self, client: httpx.Client, body: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
-        with client.stream("POST", self.url, json={**body, "stream": True},
-                           headers={"Accept": "text/event-stream"}) as resp:  # fmt: skip
+        with client.stream(
+            "POST", self.url, json={**body, "stream": True}, headers={"Accept": "text/event-stream"}
+        ) as resp:
             self._check(resp)
             finished = False
             try:
@@ -135,8 +168,9 @@ class ChatCompletions:
                     finished = finished or _finished(event)
                     yield event
             except SSEError:
-                raise GeneratorError(f"{self.label} did not answer with an event stream",
-                                     reason="bad_response") from None  # fmt: skip
+                raise GeneratorError(
+                    f"{self.label} did not answer with an event stream", reason="bad_response"
+                ) from None
             if not finished:
                 raise httpx.RemoteProtocolError("stream ended before [DONE]")
 

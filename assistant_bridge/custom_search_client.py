@@ -27,8 +27,9 @@ class CustomSearchFailure(Exception):
     :ivar errors: ajv-style problems of an invalid answer (``[{"message", "path"}]``, JSON-pointer paths).
     """
 
-    def __init__(self, message: str, cause: str, *, status: int | None = None,
-                 errors: list[dict[str, str]] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self, message: str, cause: str, *, status: int | None = None, errors: list[dict[str, str]] | None = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.cause = cause
@@ -67,22 +68,33 @@ def ajv_errors(errors: Iterable[ValidationError]) -> list[dict[str, str]]:
     return out[:MAX_ERRORS]
 
 
-
 class CustomSearchClient:
     """:param headers: the request headers (credentials included), asked for at each request.
     :param retries: retries of a connection that failed before any answer (an HTTP error answer is final).
     :param describe_timeout: the message of a timeout."""
 
-    def __init__(self, url: str, *, headers: Callable[[], Mapping[str, str]], timeout: float,
-                 connect_timeout: float, retries: int = 0, verify_tls: bool = True,
-                 transport: httpx.BaseTransport | None = None, max_response_bytes: int = 100_000,
-                 too_large_message: str | None = None, timeout_message: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Callable[[], Mapping[str, str]],
+        timeout: float,
+        connect_timeout: float,
+        retries: int = 0,
+        verify_tls: bool = True,
+        transport: httpx.BaseTransport | None = None,
+        max_response_bytes: int = 100_000,
+        too_large_message: str | None = None,
+        timeout_message: str | None = None,
+    ) -> None:
         self.url = url
         self._headers = headers
-        self._http = LazyClient(timeout=timeout, connect_timeout=connect_timeout, transport=transport,
-                                verify_tls=verify_tls)  # fmt: skip
-        self._retry = RetryPolicy(max_retries=retries, backoff=0.1, max_backoff=1.0, retry_on=CONNECT_ERRORS,
-                                  name="custom_search")  # fmt: skip
+        self._http = LazyClient(
+            timeout=timeout, connect_timeout=connect_timeout, transport=transport, verify_tls=verify_tls
+        )
+        self._retry = RetryPolicy(
+            max_retries=retries, backoff=0.1, max_backoff=1.0, retry_on=CONNECT_ERRORS, name="custom_search"
+        )
         self._max = max_response_bytes
         self._too_large = too_large_message or f"the search server's response is over {max_response_bytes} bytes"
         self._timeout_message = timeout_message or "the search server did not answer in time"
@@ -91,8 +103,9 @@ class CustomSearchClient:
         headers = {"Content-Type": "application/json", "Accept": "application/json", **self._headers()}
         with self._http.get().stream("POST", self.url, content=payload, headers=headers) as resp:
             if resp.status_code != 200:
-                raise CustomSearchFailure(f"the search server answered HTTP {resp.status_code}", "http_status",
-                                          status=resp.status_code)  # fmt: skip
+                raise CustomSearchFailure(
+                    f"the search server answered HTTP {resp.status_code}", "http_status", status=resp.status_code
+                )
             return read_bounded(resp, self._max, lambda: CustomSearchFailure(self._too_large, "too_large"))
 
     def fetch(self, query: str, filter: str | None, metadata: Mapping[str, Any]) -> bytes:
@@ -104,8 +117,9 @@ class CustomSearchClient:
             data: bytes = self._retry.call(lambda: self._post(payload))
             return data
         except CONNECT_ERRORS as exc:
-            raise CustomSearchFailure(f"the search server could not be reached ({type(exc).__name__})",
-                                      "unreachable") from None  # fmt: skip
+            raise CustomSearchFailure(
+                f"the search server could not be reached ({type(exc).__name__})", "unreachable"
+            ) from None
         except httpx.TimeoutException:
             raise CustomSearchFailure(self._timeout_message, "timeout") from None
         except httpx.HTTPError as exc:
@@ -123,8 +137,11 @@ class CustomSearchClient:
             raise CustomSearchFailure("the search server answered with invalid JSON", "invalid_json") from None
         problems = list(validator("search_response").iter_errors(data))
         if problems:
-            raise CustomSearchFailure("the search server's response does not match the search protocol",
-                                      "invalid_response", errors=ajv_errors(problems))  # fmt: skip
+            raise CustomSearchFailure(
+                "the search server's response does not match the search protocol",
+                "invalid_response",
+                errors=ajv_errors(problems),
+            )
         results: list[dict[str, Any]] = data["search_results"]
         return results
 

@@ -145,9 +145,16 @@ class LazyClient:
     :param transport: an ``httpx`` transport, for tests or an in-process app.
     """
 
-    def __init__(self, *, timeout: float, connect_timeout: float | None = None,
-                 headers: Mapping[str, str] | None = None, transport: httpx.BaseTransport | None = None,
-                 verify_tls: bool = True, follow_redirects: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        timeout: float,
+        connect_timeout: float | None = None,
+        headers: Mapping[str, str] | None = None,
+        transport: httpx.BaseTransport | None = None,
+        verify_tls: bool = True,
+        follow_redirects: bool = False,
+    ) -> None:
         self.timeout = httpx.Timeout(timeout, connect=connect_timeout if connect_timeout is not None else timeout)
         self._headers = dict(headers or {})
         self._transport = transport
@@ -160,8 +167,13 @@ class LazyClient:
     def get(self) -> httpx.Client:
         with self._lock:
             if self._client is None or self._pid != os.getpid():
-                self._client = httpx.Client(timeout=self.timeout, headers=self._headers, transport=self._transport,
-                                            verify=self._verify, follow_redirects=self._follow)  # fmt: skip
+                self._client = httpx.Client(
+                    timeout=self.timeout,
+                    headers=self._headers,
+                    transport=self._transport,
+                    verify=self._verify,
+                    follow_redirects=self._follow,
+                )
                 self._pid = os.getpid()
             return self._client
 

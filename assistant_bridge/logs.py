@@ -33,8 +33,11 @@ def user_text(enabled: bool, **texts: str | None) -> dict[str, str]:
     (with ``…`` when cut), or no field at all when ``enabled`` (``server.log_user_text``) is false."""
     if not enabled:
         return {}
-    return {name: text if len(text) <= USER_TEXT_CHARS else text[: USER_TEXT_CHARS - 1] + "…"
-            for name, text in texts.items() if text}  # fmt: skip
+    return {
+        name: text if len(text) <= USER_TEXT_CHARS else text[: USER_TEXT_CHARS - 1] + "…"
+        for name, text in texts.items()
+        if text
+    }
 
 
 def fields(record: logging.LogRecord) -> dict[str, Any]:

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import os
 import weakref
-from typing import TYPE_CHECKING, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 
@@ -28,42 +29,89 @@ if TYPE_CHECKING:
 
 REQUESTS = Counter("assistant_bridge_http_requests_total", "HTTP requests", ["route", "method", "status"])
 LATENCY = Histogram(
-    "assistant_bridge_http_request_duration_seconds", "HTTP request latency", ["route"],
+    "assistant_bridge_http_request_duration_seconds",
+    "HTTP request latency",
+    ["route"],
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
-)  # fmt: skip
+)
 STAGES = Histogram(
-    "assistant_bridge_stage_duration_seconds", "Duration of one stage of a turn or search (search, pre_filter, "
-    "generation, post_filter, ...)", ["route", "stage"],
+    "assistant_bridge_stage_duration_seconds",
+    "Duration of one stage of a turn or search (search, pre_filter, generation, post_filter, ...)",
+    ["route", "stage"],
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
-)  # fmt: skip
-IDK = Counter("assistant_bridge_idk_total", "Turns answered with a fallback message (I don't know, no results, "
-              "connectivity), by reason", ["route", "reason"])  # fmt: skip
-OUTCOMES = Counter("assistant_bridge_answer_outcomes_total", "Turn outcomes: answer, idk, error, ...",
-                   ["route", "outcome"])  # fmt: skip
-BACKEND_ERRORS = Counter("assistant_bridge_backend_errors_total", "Errors from outside systems, by the kind of "
-                         "system and the error code of the error tree", ["backend", "code"])  # fmt: skip
+)
+IDK = Counter(
+    "assistant_bridge_idk_total",
+    "Turns answered with a fallback message (I don't know, no results, connectivity), by reason",
+    ["route", "reason"],
+)
+OUTCOMES = Counter(
+    "assistant_bridge_answer_outcomes_total", "Turn outcomes: answer, idk, error, ...", ["route", "outcome"]
+)
+BACKEND_ERRORS = Counter(
+    "assistant_bridge_backend_errors_total",
+    "Errors from outside systems, by the kind of system and the error code of the error tree",
+    ["backend", "code"],
+)
 RATE_LIMITED = Counter("assistant_bridge_rate_limited_total", "Requests refused by the per-key rate limit", ["key"])
 
 ROUTES = frozenset({"message", "rag_search", "agentic", "relay", "search"})
-STAGE_NAMES = frozenset({
-    "rewrite", "embedding", "search", "snippets", "pre_filter", "truncation", "generation", "post_filter",
-    "citations", "planning", "speculative_retrieval", "retrieval", "document_expansion",
-})  # fmt: skip
-IDK_REASONS = frozenset({"retrieval_confidence", "generator_declined", "response_confidence", "no_results",
-                         "prompt_too_long", "backend_error"})  # fmt: skip
+STAGE_NAMES = frozenset(
+    {
+        "rewrite",
+        "embedding",
+        "search",
+        "snippets",
+        "pre_filter",
+        "truncation",
+        "generation",
+        "post_filter",
+        "citations",
+        "planning",
+        "speculative_retrieval",
+        "retrieval",
+        "document_expansion",
+    }
+)
+IDK_REASONS = frozenset(
+    {
+        "retrieval_confidence",
+        "generator_declined",
+        "response_confidence",
+        "no_results",
+        "prompt_too_long",
+        "backend_error",
+    }
+)
 # the service's outcome names (/message turns, rag_search results, the relay's classification) -> the metric's
 _OUTCOMES = {
-    "answer": "answer", "search": "answer", "idk": "idk", "no_results": "idk", "search_failed": "error",
-    "connectivity": "error", "error": "error", "hap": "blocked", "blocked": "blocked",
+    "answer": "answer",
+    "search": "answer",
+    "idk": "idk",
+    "no_results": "idk",
+    "search_failed": "error",
+    "connectivity": "error",
+    "error": "error",
+    "hap": "blocked",
+    "blocked": "blocked",
     "client_search": "client_search",
-}  # fmt: skip
+}
 # a model whose failure a turn survives by falling back (component -> the metric's backend): the agentic LLM
 # planner (the embedded planner plans instead) and the query-rewrite LLM (the last message is searched as sent)
 FALLBACK_BACKENDS = {"planner": "planner_llm", "rewrite": "rewrite_llm"}
 _RELAY_SEARCH_CODES = frozenset({"relay_search_failed", "invalid_search_results"})
-_RELAY_CODES = frozenset({"relay_error", "assistant_unavailable", "assistant_http_error", "token_exchange_failed",
-                          "malformed_assistant_response", "invalid_search_action", "search_loop_exceeded",
-                          "relay_request_too_large"})  # fmt: skip
+_RELAY_CODES = frozenset(
+    {
+        "relay_error",
+        "assistant_unavailable",
+        "assistant_http_error",
+        "token_exchange_failed",
+        "malformed_assistant_response",
+        "invalid_search_action",
+        "search_loop_exceeded",
+        "relay_request_too_large",
+    }
+)
 
 
 def _known(value: str, known: frozenset[str]) -> str:
@@ -93,8 +141,9 @@ def idk_reason(outcome: str, reason: str | None = None) -> str | None:
     to the client, an error answered as an error). ``reason`` is the loop's IDK reason of an ``idk`` outcome."""
     if outcome == "idk":
         return reason or "other"
-    return {"no_results": "no_results", "search_failed": "prompt_too_long",
-            "connectivity": "backend_error"}.get(outcome)  # fmt: skip
+    return {"no_results": "no_results", "search_failed": "prompt_too_long", "connectivity": "backend_error"}.get(
+        outcome
+    )
 
 
 def count_outcome(route: str, outcome: str, reason: str | None = None) -> None:

@@ -6,8 +6,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from assistant_bridge.backends.base import SearchBackend, make_backend
 from assistant_bridge.domain import Scope, SearchHit, SearchQuery
@@ -27,6 +28,9 @@ class SearchTimings:
     backend_ms: float = 0.0
 
 
+T = TypeVar("T")
+
+
 @dataclass
 class Services:
     settings: Settings
@@ -38,17 +42,33 @@ class Services:
     extras: dict[str, Any] = field(default_factory=dict)  # per-feature components (generators, filters...)
     _warm: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _features_lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
-    def from_settings(cls, settings: Settings, *, embedder: Embedder | None = None,
-                      backend: SearchBackend | None = None, store: SQLiteStore | None = None) -> Services:  # fmt: skip
+    def from_settings(
+        cls,
+        settings: Settings,
+        *,
+        embedder: Embedder | None = None,
+        backend: SearchBackend | None = None,
+        store: SQLiteStore | None = None,
+    ) -> Services:
         e = settings.embedder
         if embedder is None:
             embedder = make_embedder(
-                e.kind, model_dir=e.model_dir, pooling=e.pooling, query_prefix=e.query_prefix,
-                passage_prefix=e.passage_prefix, base_url=e.base_url, model=e.model, api_key=e.api_key,
-                dim=e.dim, threads=e.threads or None, precision=e.precision, cache_dir=e.cache_dir,
-            )  # fmt: skip
+                e.kind,
+                model_dir=e.model_dir,
+                pooling=e.pooling,
+                query_prefix=e.query_prefix,
+                passage_prefix=e.passage_prefix,
+                base_url=e.base_url,
+                model=e.model,
+                api_key=e.api_key,
+                dim=e.dim,
+                threads=e.threads or None,
+                precision=e.precision,
+                cache_dir=e.cache_dir,
+            )
         if store is None:
             settings.data_path.mkdir(parents=True, exist_ok=True)
             store = SQLiteStore(settings.data_path / "meta.sqlite3")
@@ -58,6 +78,20 @@ class Services:
         ingestor = Ingestor(backend, embedder, store, settings.ingest)
         queue = IngestQueue(store, ingestor, settings.data_path / "ingest-spool")
         return cls(settings, embedder, backend, store, ingestor, queue)
+
+    def feature(self, key: str, kind: type[T], make: Callable[[Services], T]) -> T:
+        """The feature runtime registered under ``key`` (the conversation, agentic or tools runtime), made by
+        ``make(self)`` on first use; a test may register its own beforehand.
+
+        :raises TypeError: when something other than a ``kind`` is registered under ``key``.
+        """
+        with self._features_lock:
+            found = self.extras.get(key)
+            if found is None:
+                found = self.extras[key] = make(self)
+        if not isinstance(found, kind):
+            raise TypeError(f"services.extras[{key!r}] is a {type(found).__name__}, not a {kind.__name__}")
+        return found
 
     def warm_up(self) -> None:
         with self._lock:
@@ -75,9 +109,15 @@ class Services:
                     warm()
             self._warm_search()
             self._warm = True
-            log.info("services.warm_up", extra={"ms": round((time.perf_counter() - t) * 1000),
-                                                "backend": self.backend.name, "embedder": self.embedder.name,
-                                                "engine": getattr(self.embedder, "engine", "") or self.embedder.name})  # fmt: skip
+            log.info(
+                "services.warm_up",
+                extra={
+                    "ms": round((time.perf_counter() - t) * 1000),
+                    "backend": self.backend.name,
+                    "embedder": self.embedder.name,
+                    "engine": getattr(self.embedder, "engine", "") or self.embedder.name,
+                },
+            )
 
     def _warm_search(self) -> None:
         """One search of each mode the default path serves, so the first user's search runs warm code (the
@@ -91,8 +131,16 @@ class Services:
             except BridgeError as exc:  # a backend still starting: the first search pays, nothing fails
                 log.info("services.warm_search_skipped", extra={"mode": mode, "code": exc.code})
 
-    def search(self, text: str, scope: Scope, *, mode: str | None = None, limit: int | None = None,
-               filter: Any = None, timings: SearchTimings | None = None) -> list[SearchHit]:  # fmt: skip
+    def search(
+        self,
+        text: str,
+        scope: Scope,
+        *,
+        mode: str | None = None,
+        limit: int | None = None,
+        filter: Any = None,
+        timings: SearchTimings | None = None,
+    ) -> list[SearchHit]:
         """Embed the query when the mode needs it, then search the backend within ``scope``."""
         mode = mode or self.settings.backend.default_mode
         limit = limit or self.settings.search.default_limit

@@ -21,9 +21,10 @@ import os
 import tomllib
 import types
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from assistant_bridge.errors import ConfigurationError
 
@@ -266,8 +267,9 @@ def coerce(tp: Any, value: Any, where: str) -> Any:
                 return int(value)
             return tp(value)
         except (TypeError, ValueError):
-            raise ConfigurationError(f"{where} must be {'an integer' if tp is int else 'a number'}, "
-                                     f"not {value!r}") from None  # fmt: skip
+            raise ConfigurationError(
+                f"{where} must be {'an integer' if tp is int else 'a number'}, not {value!r}"
+            ) from None
     if tp is str:
         if isinstance(value, (Mapping, list, tuple)) or value is None:
             raise ConfigurationError(f"{where} must be a string, not {value!r}")

@@ -11,9 +11,10 @@ import json
 import sqlite3
 import threading
 import time
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -81,10 +82,24 @@ class SQLiteStore:
         o = doc.ownership
         self.execute(
             "INSERT OR REPLACE INTO documents VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (doc.id, doc.title, doc.filename, doc.content_hash, doc.mime_type, o.owner_user_id,
-             json.dumps(list(o.workspace_ids)), o.tenant, o.session_id, doc.chunk_count, doc.created_at,
-             doc.url, doc.language, doc.status, doc.text),
-        )  # fmt: skip
+            (
+                doc.id,
+                doc.title,
+                doc.filename,
+                doc.content_hash,
+                doc.mime_type,
+                o.owner_user_id,
+                json.dumps(list(o.workspace_ids)),
+                o.tenant,
+                o.session_id,
+                doc.chunk_count,
+                doc.created_at,
+                doc.url,
+                doc.language,
+                doc.status,
+                doc.text,
+            ),
+        )
 
     def get_document(self, document_id: str) -> Document | None:
         row = self.execute("SELECT * FROM documents WHERE id = ?", (document_id,)).fetchone()
@@ -98,9 +113,16 @@ class SQLiteStore:
         rows = self.execute("SELECT * FROM documents ORDER BY created_at LIMIT ?", (limit,)).fetchall()
         return [_doc(r) for r in rows]
 
-    def documents_page(self, scope: Scope, *, limit: int = 100, after: tuple[float, str] | None = None,
-                       session_id: str | None = None, status: str | None = None,
-                       mime_type: str | None = None) -> tuple[list[Document], int]:  # fmt: skip
+    def documents_page(
+        self,
+        scope: Scope,
+        *,
+        limit: int = 100,
+        after: tuple[float, str] | None = None,
+        session_id: str | None = None,
+        status: str | None = None,
+        mime_type: str | None = None,
+    ) -> tuple[list[Document], int]:
         """The documents ``scope`` may see, newest first, at most ``limit`` of them after the keyset ``after``
         (``(created_at, id)`` of the last one of the previous page), and how many match in all.
 
@@ -125,14 +147,21 @@ class SQLiteStore:
     def set_document_ownership(self, document_id: str, ownership: Ownership) -> None:
         self.execute(
             "UPDATE documents SET owner=?, workspaces=?, tenant=?, session_id=? WHERE id=?",
-            (ownership.owner_user_id, json.dumps(list(ownership.workspace_ids)), ownership.tenant,
-             ownership.session_id, document_id),
-        )  # fmt: skip
+            (
+                ownership.owner_user_id,
+                json.dumps(list(ownership.workspace_ids)),
+                ownership.tenant,
+                ownership.session_id,
+                document_id,
+            ),
+        )
 
     # -- ingestion intents (crash safety, ``ingest.recovery``) --------------------------------------------
     def begin_intent(self, document_id: str, kind: str, worker: str) -> None:
-        self.execute("INSERT OR REPLACE INTO ingest_intents (document_id, kind, worker, started_at) VALUES (?,?,?,?)",
-                     (document_id, kind, worker, now()))  # fmt: skip
+        self.execute(
+            "INSERT OR REPLACE INTO ingest_intents (document_id, kind, worker, started_at) VALUES (?,?,?,?)",
+            (document_id, kind, worker, now()),
+        )
 
     def end_intent(self, document_id: str) -> None:
         self.execute("DELETE FROM ingest_intents WHERE document_id = ?", (document_id,))
@@ -148,13 +177,28 @@ class SQLiteStore:
 
     def claim_intent(self, document_id: str, worker: str, new_worker: str) -> bool:
         """Take an intent over from ``worker`` (dead, or ``""``); only one process wins the race."""
-        cur = self.execute("UPDATE ingest_intents SET worker = ? WHERE document_id = ? AND worker = ?",
-                           (new_worker, document_id, worker))  # fmt: skip
+        cur = self.execute(
+            "UPDATE ingest_intents SET worker = ? WHERE document_id = ? AND worker = ?",
+            (new_worker, document_id, worker),
+        )
         return cur.rowcount == 1
 
     # -- ingestion jobs -----------------------------------------------------------------------------
-    _JOB_FIELDS = frozenset({"state", "stage", "chunks_total", "chunks_done", "created", "error_code",
-                             "error_message", "cancel", "worker", "attempts", "document_id"})  # fmt: skip
+    _JOB_FIELDS = frozenset(
+        {
+            "state",
+            "stage",
+            "chunks_total",
+            "chunks_done",
+            "created",
+            "error_code",
+            "error_message",
+            "cancel",
+            "worker",
+            "attempts",
+            "document_id",
+        }
+    )
 
     def add_job(self, job: dict[str, Any]) -> None:
         names = ", ".join(job)
@@ -176,7 +220,9 @@ class SQLiteStore:
         rows = self._job_rows(
             "UPDATE ingest_jobs SET state = 'running', worker = ?, attempts = attempts + 1, updated_at = ? "
             "WHERE id = (SELECT id FROM ingest_jobs WHERE state = 'queued' ORDER BY created_at, id LIMIT 1) "
-            "AND state = 'queued' RETURNING *", (worker, now()))  # fmt: skip
+            "AND state = 'queued' RETURNING *",
+            (worker, now()),
+        )
         return rows[0] if rows else None
 
     def jobs_in_state(self, state: str, limit: int = 1000) -> list[dict[str, Any]]:
@@ -184,14 +230,17 @@ class SQLiteStore:
 
     def requeue_job(self, job_id: str, worker: str) -> bool:
         """Give a running job of ``worker`` (gone) back to the queue; only one process wins."""
-        cur = self.execute("UPDATE ingest_jobs SET state = 'queued', worker = '', updated_at = ? "
-                           "WHERE id = ? AND worker = ? AND state = 'running'", (now(), job_id, worker))  # fmt: skip
+        cur = self.execute(
+            "UPDATE ingest_jobs SET state = 'queued', worker = '', updated_at = ? "
+            "WHERE id = ? AND worker = ? AND state = 'running'",
+            (now(), job_id, worker),
+        )
         return cur.rowcount == 1
 
     def _job_rows(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
         cur = self.execute(sql, params)
         names = [d[0] for d in cur.description or ()]
-        return [dict(zip(names, row)) for row in cur.fetchall()]
+        return [dict(zip(names, row, strict=False)) for row in cur.fetchall()]
 
     # -- embedding cache ----------------------------------------------------------------------------
     def cached_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
@@ -238,9 +287,14 @@ def _scope_sql(c: ScopeClauses) -> tuple[list[str], list[Any]]:
         params.extend(c.document_ids)
     if not c.restricted:
         return where, params
-    workspaces = f"EXISTS (SELECT 1 FROM json_each(documents.workspaces) WHERE value IN ({','.join('?' * len(c.workspaces))}))"
-    user_rule = ("owner = ? OR (session_id != '' AND session_id = ?)" + (f" OR {workspaces}" if c.workspaces else "")
-                 + " OR (owner = '' AND workspaces = '[]')")  # fmt: skip
+    workspaces = (
+        f"EXISTS (SELECT 1 FROM json_each(documents.workspaces) WHERE value IN ({','.join('?' * len(c.workspaces))}))"
+    )
+    user_rule = (
+        "owner = ? OR (session_id != '' AND session_id = ?)"
+        + (f" OR {workspaces}" if c.workspaces else "")
+        + " OR (owner = '' AND workspaces = '[]')"
+    )
     user_params: list[Any] = [c.user_id, c.session_id, *c.workspaces]
     if c.tenant is not None:
         where.append(f"(tenant = ? OR (tenant = '' AND ({user_rule})))")
@@ -254,11 +308,21 @@ def _scope_sql(c: ScopeClauses) -> tuple[list[str], list[Any]]:
 def _doc(row: Sequence[Any]) -> Document:
     (id_, title, filename, chash, mime, owner, ws, tenant, session, count, created, url, lang, status, text) = row
     return Document(
-        id=id_, title=title, filename=filename, content_hash=chash, mime_type=mime,
-        ownership=Ownership(owner_user_id=owner, workspace_ids=tuple(json.loads(ws or "[]")), tenant=tenant,
-                            session_id=session),
-        chunk_count=count, created_at=created, url=url, language=lang, status=status, text=text,
-    )  # fmt: skip
+        id=id_,
+        title=title,
+        filename=filename,
+        content_hash=chash,
+        mime_type=mime,
+        ownership=Ownership(
+            owner_user_id=owner, workspace_ids=tuple(json.loads(ws or "[]")), tenant=tenant, session_id=session
+        ),
+        chunk_count=count,
+        created_at=created,
+        url=url,
+        language=lang,
+        status=status,
+        text=text,
+    )
 
 
 def now() -> float:

@@ -31,7 +31,9 @@ _ABBREVIATIONS = frozenset(
 _CJK_STOP = "。！？．"
 _CLOSERS = "\"'”’»)]」』）"
 # French puts a (no-break) space before a closing »: it stays with the sentence
-_LATIN_STOP = re.compile(rf"[.!?…]+(?:[{re.escape(_CLOSERS)}]|[\u00a0\u202f ]»)*(?=\s)|[{_CJK_STOP}]+[{re.escape(_CLOSERS)}]*")
+_LATIN_STOP = re.compile(
+    rf"[.!?…]+(?:[{re.escape(_CLOSERS)}]|[\u00a0\u202f ]»)*(?=\s)|[{_CJK_STOP}]+[{re.escape(_CLOSERS)}]*"
+)
 _PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
 _WORD_BEFORE = re.compile(r"([^\W\d_]+)\.?$")
 _LONG_SPLIT = re.compile(r"\n+|(?<=;)\s+")
@@ -96,8 +98,9 @@ def _split_long(text: str, span: tuple[int, int], out: list[tuple[int, int]], ma
         out.append(piece)
 
 
-def sentence_spans(text: str, start: int = 0, end: int | None = None, *,
-                   max_chars: int | None = MAX_SENTENCE_CHARS) -> list[tuple[int, int]]:  # fmt: skip
+def sentence_spans(
+    text: str, start: int = 0, end: int | None = None, *, max_chars: int | None = MAX_SENTENCE_CHARS
+) -> list[tuple[int, int]]:
     """Split ``text[start:end]`` into sentences and return their ``(start, end)`` offsets into ``text`` (end
     exclusive, trimmed of whitespace; together they cover every visible character).
 

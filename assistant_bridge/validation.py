@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ def _schema_dir() -> Path:
 SCHEMA_DIR = _schema_dir()
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_schema(name: str) -> dict[str, Any]:
     path = SCHEMA_DIR / f"{name}.schema.json"
     if not path.exists():
@@ -51,7 +51,7 @@ def registry() -> Registry:
     return Registry().with_resources(resources)
 
 
-@lru_cache(maxsize=None)
+@cache
 def validator(name: str) -> Draft202012Validator:
     schema = load_schema(name)
     Draft202012Validator.check_schema(schema)

@@ -15,9 +15,9 @@ import csv
 import json
 import re
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
 
 _WORD = re.compile(r"\w+")
 

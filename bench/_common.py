@@ -7,8 +7,9 @@ import statistics
 import threading
 import time
 import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -102,11 +103,21 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
 def passages_to_chunks(rows: Iterable[dict[str, Any]], id_key: str = "_id") -> list[Chunk]:
     """One chunk per passage (benchmark corpora are already passage-sized); the passage id goes in ``url``."""
     out = []
-    for i, r in enumerate(rows):
+    for _i, r in enumerate(rows):
         pid = str(r[id_key])
         doc = str(uuid.uuid5(uuid.NAMESPACE_URL, f"bench/{pid}"))
-        out.append(Chunk(id=doc, document_id=doc, title=r.get("title", ""), text=r["text"], position=0,
-                         url=f"bench:{pid}", end_char=len(r["text"]), ownership=Ownership()))  # fmt: skip
+        out.append(
+            Chunk(
+                id=doc,
+                document_id=doc,
+                title=r.get("title", ""),
+                text=r["text"],
+                position=0,
+                url=f"bench:{pid}",
+                end_char=len(r["text"]),
+                ownership=Ownership(),
+            )
+        )
     return out
 
 

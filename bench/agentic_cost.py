@@ -24,13 +24,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._common import emit, percentiles  # noqa: E402
-from bench.retrieval import load_clapnq  # noqa: E402
-
 from assistant_bridge.domain import Ownership  # noqa: E402
 from assistant_bridge.services import Services  # noqa: E402
 from assistant_bridge.settings import load_settings  # noqa: E402
 from assistant_bridge.web.app import create_app  # noqa: E402
+from bench._common import emit, percentiles  # noqa: E402
+from bench.retrieval import load_clapnq  # noqa: E402
 
 
 def main() -> int:
@@ -48,8 +47,9 @@ def main() -> int:
     gold = {p for ps in qrels.values() for p in ps}
     rows = [r for r in corpus if r["_id"] in gold] + [r for r in corpus if r["_id"] not in gold]
     rows = rows[: args.passages]
-    settings = load_settings(env={}, overrides={"data_dir": str(args.work_dir / "data"),
-                                                "auth": {"failed_logins_per_minute": 0}})  # fmt: skip
+    settings = load_settings(
+        env={}, overrides={"data_dir": str(args.work_dir / "data"), "auth": {"failed_logins_per_minute": 0}}
+    )
     svc = Services.from_settings(settings)
     svc.warm_up()
     if svc.backend.count() < len(rows):
@@ -69,8 +69,11 @@ def main() -> int:
         return (time.perf_counter() - t) * 1000
 
     def agentic(q: str) -> float:
-        body = {"messages": [{"role": "user", "content": {"text": q}}], "generateResponse": not args.no_generate,
-                "retrievers": [{"configuration": {"knowledgeBase": {"knowledgeBaseId": "default"}}}]}  # fmt: skip
+        body = {
+            "messages": [{"role": "user", "content": {"text": q}}],
+            "generateResponse": not args.no_generate,
+            "retrievers": [{"configuration": {"knowledgeBase": {"knowledgeBaseId": "default"}}}],
+        }
         t = time.perf_counter()
         r = client.post("/agenticRetrieveStream", json=body)
         data = r.get_data(as_text=True)
@@ -91,10 +94,10 @@ def main() -> int:
                 if not any(obj is x for x in seen):
                     seen.append(obj)
                 return
-            for v in (vars(obj).values() if hasattr(obj, "__dict__") else ()):
+            for v in vars(obj).values() if hasattr(obj, "__dict__") else ():
                 walk(v, depth + 1)
             if isinstance(obj, (list, tuple, dict)):
-                for v in (obj.values() if isinstance(obj, dict) else obj):
+                for v in obj.values() if isinstance(obj, dict) else obj:
                     walk(v, depth + 1)
 
         walk(svc.extras)
@@ -117,8 +120,12 @@ def main() -> int:
             else:
                 times[name].append(_timed_uncached(agentic, q, ce))
         loads.append(os.getloadavg()[0])
-    report: dict[str, Any] = {"chunks": svc.backend.count(), "questions": len(qids), "generate": not args.no_generate,
-                              **{k: percentiles(v) for k, v in times.items()}}  # fmt: skip
+    report: dict[str, Any] = {
+        "chunks": svc.backend.count(),
+        "questions": len(qids),
+        "generate": not args.no_generate,
+        **{k: percentiles(v) for k, v in times.items()},
+    }
     s50 = statistics.median(times["search"])
     report["agentic_over_search_p50"] = round(statistics.median(times["agentic"]) / s50, 2)
     report["uncached_agentic_over_search_p50"] = round(statistics.median(times["agentic_uncached"]) / s50, 2)

@@ -26,10 +26,13 @@ from bench._common import emit, percentiles  # noqa: E402
 
 TEXTS = [
     "How do I reset my password if I no longer have access to my phone?",
-    *[f"Passage {p}, sentence {s}: to reset a password open the self-service portal, choose Forgot password, "
-      f"and confirm the code sent by SMS or by the authenticator app within ten minutes." for p in range(5)
-      for s in range(6)],
-]  # fmt: skip
+    *[
+        f"Passage {p}, sentence {s}: to reset a password open the self-service portal, choose Forgot password, "
+        f"and confirm the code sent by SMS or by the authenticator app within ten minutes."
+        for p in range(5)
+        for s in range(6)
+    ],
+]
 
 
 def _busy(stop: Any) -> None:

@@ -34,8 +34,9 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # python bench/clapnq.py works too
 
@@ -121,12 +122,18 @@ def open_rag_search(args: argparse.Namespace) -> tuple[ProductSearch, dict[str, 
     if embedder == "hashing" and args.retrieval != "lexical":
         raise SystemExit("--retrieval dense/hybrid needs a real embedder (--index-embedder e5-small)")
     svc, corpus, _, qrels, load_s = open_corpus(
-        args.data, args.work_dir, backend=args.backend, embedder=embedder, max_passages=args.max_passages,
+        args.data,
+        args.work_dir,
+        backend=args.backend,
+        embedder=embedder,
+        max_passages=args.max_passages,
         cache=args.cache,
-    )  # fmt: skip
+    )
     search = ProductSearch(svc, args.retrieval, args.top_k)
-    label = (f"{args.retrieval} retrieval over {len(corpus)} passages ({args.backend}, index embedder {embedder}), "
-             f"top {search.limit}" + (f", loaded in {load_s:.0f} s" if load_s else ""))  # fmt: skip
+    label = (
+        f"{args.retrieval} retrieval over {len(corpus)} passages ({args.backend}, index embedder {embedder}), "
+        f"top {search.limit}" + (f", loaded in {load_s:.0f} s" if load_s else "")
+    )
     return search, qrels, label
 
 
@@ -174,9 +181,14 @@ def evaluate(
         results = list(search(q))
         search_ms = (time.perf_counter() - t0) * 1000.0
         outcome = run_conversational_search(
-            q.question, results, prefilter=prefilter, postfilter=postfilter, generator=generator,
-            thresholds=thresholds, response_length=response_length,  # type: ignore[arg-type]
-        )  # fmt: skip
+            q.question,
+            results,
+            prefilter=prefilter,
+            postfilter=postfilter,
+            generator=generator,
+            thresholds=thresholds,
+            response_length=response_length,  # type: ignore[arg-type]
+        )
         timings = dict(outcome.timings)
         timings["search"] = search_ms
         timings["turn"] = search_ms + timings.get("total", 0.0)
@@ -235,12 +247,24 @@ def _print_table(summary: dict[str, Any], label: str) -> None:
     print(f"{'':14s}{'RougeL':>8s}{'R':>8s}{'RougeLp':>9s}{'len':>7s}")
     print(f"{'after filters':14s}{s['rougeL']:8.1f}{s['R']:8.1f}{s['rougeLp']:9.1f}{s['answer_len']:7.0f}")
     print(f"{'generation':14s}{s['gen_rougeL']:8.1f}{s['gen_R']:8.1f}{s['gen_rougeLp']:9.1f}{s['gen_len']:7.0f}")
-    print(f"Un-ans% {s['unans_pct']:.1f} (n={s['n_unanswerable']})   false-IDK% {s['false_idk_pct']:.1f} "
-          f"(n={s['n_answerable']})")  # fmt: skip
+    print(
+        f"Un-ans% {s['unans_pct']:.1f} (n={s['n_unanswerable']})   false-IDK% {s['false_idk_pct']:.1f} "
+        f"(n={s['n_answerable']})"
+    )
     if "gold_in_results_pct" in s:
         print(f"gold passage in the results: {s['gold_in_results_pct']:.1f}% of the answerable questions")
     print(f"{'stage (ms)':14s}{'p50':>8s}{'p95':>8s}")
-    known = ["search", "snippets", "pre_filter", "truncation", "generation", "post_filter", "citations", "total", "turn"]
+    known = [
+        "search",
+        "snippets",
+        "pre_filter",
+        "truncation",
+        "generation",
+        "post_filter",
+        "citations",
+        "total",
+        "turn",
+    ]
     stages = [k for k in known if k in s["latency_ms"]] + [k for k in s["latency_ms"] if k not in known]
     for stage in stages:
         p = s["latency_ms"][stage]
@@ -262,15 +286,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, required=True, help="folder that holds clapnq/")
     ap.add_argument("--setting", choices=("gold", "rag"), default="gold")
-    ap.add_argument("--search", help="rag setting: package.module:function(query) -> results, instead of the "
-                    "product's search over the mini corpus")  # fmt: skip
-    ap.add_argument("--retrieval", choices=("lexical", "dense", "hybrid"), default="lexical",
-                    help="rag setting: the product's search mode")  # fmt: skip
-    ap.add_argument("--max-passages", type=int, default=0,
-                    help="rag setting: the gold passages plus distractors up to N (0 = all 11,282)")  # fmt: skip
+    ap.add_argument(
+        "--search",
+        help="rag setting: package.module:function(query) -> results, instead of the "
+        "product's search over the mini corpus",
+    )
+    ap.add_argument(
+        "--retrieval",
+        choices=("lexical", "dense", "hybrid"),
+        default="lexical",
+        help="rag setting: the product's search mode",
+    )
+    ap.add_argument(
+        "--max-passages",
+        type=int,
+        default=0,
+        help="rag setting: the gold passages plus distractors up to N (0 = all 11,282)",
+    )
     ap.add_argument("--top-k", type=int, default=0, help="rag setting: results per question (default 10)")
-    ap.add_argument("--work-dir", type=Path, default=Path("/tmp/assistant-bridge-bench"),
-                    help="rag setting: where the loaded corpus lives")  # fmt: skip
+    ap.add_argument(
+        "--work-dir",
+        type=Path,
+        default=Path("/tmp/assistant-bridge-bench"),
+        help="rag setting: where the loaded corpus lives",
+    )
     ap.add_argument("--cache", type=Path, help="embedding cache (default <work-dir>/embedding-cache.sqlite3)")
     ap.add_argument("--backend", default="milvus-lite", help="rag setting: search backend kind")
     ap.add_argument("--index-embedder", help="rag setting: hashing (lexical default) or e5-small")
@@ -288,9 +327,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     questions = load_dev(args.data) if args.split == "dev" else load_train_heldout(args.data)
     if args.limit:
-        questions = [q for q in questions if q.answerable][: args.limit] + [
-            q for q in questions if not q.answerable
-        ][: args.limit]
+        questions = [q for q in questions if q.answerable][: args.limit] + [q for q in questions if not q.answerable][
+            : args.limit
+        ]
     qrels: dict[str, set[str]] = {}
     search_label = ""
     if args.setting == "gold":
@@ -329,9 +368,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         result["summary"]["gold_in_results_pct"] = 100 * sum(found) / max(1, len(found))
         for row in result["rows"]:
             row["passages"] = search.passages.get(row["id"], [])
-    label = (f"CLAPNQ {args.split} {args.setting}" + (f" ({search_label})" if search_label else "")
-             + f", generator={getattr(generator, 'model', args.generator)}, {filter_label}, "
-             f"response_length={args.response_length}")  # fmt: skip
+    label = (
+        f"CLAPNQ {args.split} {args.setting}"
+        + (f" ({search_label})" if search_label else "")
+        + f", generator={getattr(generator, 'model', args.generator)}, {filter_label}, "
+        f"response_length={args.response_length}"
+    )
     if args.json:
         out: dict[str, Any] = {"label": label, "summary": result["summary"]}
         if args.rows:

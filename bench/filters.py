@@ -28,8 +28,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "filters_models"))
@@ -108,16 +106,20 @@ def main() -> None:
     base = [float(a @ b) for a, b in zip(qv, pv, strict=True)]
     base_t = sorted(v for v, lab in zip(base, y, strict=True) if lab == 1)[int(0.15 * sum(y))]
     clap: dict[str, object] = {
-        "n_answerable": sum(y), "n_unanswerable": len(y) - sum(y),
-        "pre_auc": round(auc(y, s_pre), 4), "baseline_use_whole_passage_auc": round(auc(y, base), 4),
-        "baseline_un_ans_at_false_idk_15": round(at_threshold(y, base, base_t)[0], 1), "levels": {},
+        "n_answerable": sum(y),
+        "n_unanswerable": len(y) - sum(y),
+        "pre_auc": round(auc(y, s_pre), 4),
+        "baseline_use_whole_passage_auc": round(auc(y, base), 4),
+        "baseline_un_ans_at_false_idk_15": round(at_threshold(y, base, base_t)[0], 1),
+        "levels": {},
     }
     for lvl, t in levels.items():
         un, fi = at_threshold(y, s_pre, t.pre_gen)
         both = [min(p / max(t.pre_gen, 1e-9), q / max(t.post_gen, 1e-9)) for p, q in zip(s_pre, s_post, strict=True)]
         un2, fi2 = at_threshold(y, both, 1.0)
         clap["levels"][lvl] = {  # type: ignore[index]
-            "pre_gen": t.pre_gen, "post_gen": t.post_gen,
+            "pre_gen": t.pre_gen,
+            "post_gen": t.post_gen,
             "pre_only": {"un_ans_pct": round(un, 1), "false_idk_pct": round(fi, 1)},
             "pre_and_post": {"un_ans_pct": round(un2, 1), "false_idk_pct": round(fi2, 1)},
         }
@@ -125,13 +127,22 @@ def main() -> None:
 
     # 2. pre-filter on held-out constructed negatives
     pre_report: dict[str, object] = {}
-    for name, loader, lang in (("piaf", datasets.load_piaf, "fr"), ("jsquad", datasets.load_jsquad, "ja"),
-                               ("squad2", datasets.load_squad2, "en")):
+    for name, loader, lang in (
+        ("piaf", datasets.load_piaf, "fr"),
+        ("jsquad", datasets.load_jsquad, "ja"),
+        ("squad2", datasets.load_squad2, "en"),
+    ):
         # held-out articles, part B only: part A fitted the classifier that combines the cross-encoder's scores
-        ex = [e for e in pre_sets.squad_like_examples(loader(args.data), name, lang)
-              if e.split == "heldout" and datasets.combiner_part(e.query) == "B"]
-        for kinds, label in ((("gold", "other_article"), "other_article"), (("gold", "same_article"), "same_article"),
-                             (("gold", "squad_unans"), "squad_unans")):
+        ex = [
+            e
+            for e in pre_sets.squad_like_examples(loader(args.data), name, lang)
+            if e.split == "heldout" and datasets.combiner_part(e.query) == "B"
+        ]
+        for kinds, label in (
+            (("gold", "other_article"), "other_article"),
+            (("gold", "same_article"), "same_article"),
+            (("gold", "squad_unans"), "squad_unans"),
+        ):
             sel = sample([e for e in ex if e.kind in kinds], args.max_items)
             if len({e.label for e in sel}) < 2:
                 continue
@@ -179,9 +190,12 @@ def main() -> None:
     times.sort()
     cpu.sort()
     report["latency_ms_per_turn"] = {
-        "wall_p50": round(statistics.median(times), 1), "wall_p90": round(times[int(0.9 * (len(times) - 1))], 1),
-        "cpu_p50": round(statistics.median(cpu), 1), "cpu_p90": round(cpu[int(0.9 * (len(cpu) - 1))], 1),
-        "turns": len(times), "encoded_chars_p50": int(statistics.median(chars)),
+        "wall_p50": round(statistics.median(times), 1),
+        "wall_p90": round(times[int(0.9 * (len(times) - 1))], 1),
+        "cpu_p50": round(statistics.median(cpu), 1),
+        "cpu_p90": round(cpu[int(0.9 * (len(cpu) - 1))], 1),
+        "turns": len(times),
+        "encoded_chars_p50": int(statistics.median(chars)),
     }
     with open("/proc/loadavg", encoding="ascii") as fh:
         report["load_average_1m"] = float(fh.read().split()[0])

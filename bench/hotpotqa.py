@@ -40,8 +40,6 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._common import bulk_load, passages_to_chunks, percentiles, read_jsonl  # noqa: E402
-
 from assistant_bridge.agentic.answer import answer_snippets  # noqa: E402
 from assistant_bridge.agentic.events import ResultEvent, ResultItem, TraceEvent  # noqa: E402
 from assistant_bridge.agentic.request import AgenticRequest, RetrieverRequest  # noqa: E402
@@ -50,6 +48,7 @@ from assistant_bridge.domain import Principal, Scope  # noqa: E402
 from assistant_bridge.services import Services  # noqa: E402
 from assistant_bridge.settings import load_settings  # noqa: E402
 from assistant_bridge.store import SQLiteStore  # noqa: E402
+from bench._common import bulk_load, passages_to_chunks, percentiles, read_jsonl  # noqa: E402
 
 K = 5
 
@@ -96,12 +95,15 @@ def pid_of(metadata: dict[str, Any]) -> str:
 
 def make_services(args: argparse.Namespace, mode: str, n: int) -> Services:
     embedder = "hashing" if mode == "lexical" else "e5-small"
-    settings = load_settings(env={}, overrides={
-        "data_dir": str(args.work_dir / f"hotpot-{args.backend}-{embedder}"),
-        "backend": {"kind": args.backend, "collection": f"hotpot_{n}", "default_mode": mode},
-        "embedder": {"kind": embedder},
-        "agentic": {"default_max_iterations": args.iterations, "results_per_query": args.per_query},
-    })  # fmt: skip
+    settings = load_settings(
+        env={},
+        overrides={
+            "data_dir": str(args.work_dir / f"hotpot-{args.backend}-{embedder}"),
+            "backend": {"kind": args.backend, "collection": f"hotpot_{n}", "default_mode": mode},
+            "embedder": {"kind": embedder},
+            "agentic": {"default_max_iterations": args.iterations, "results_per_query": args.per_query},
+        },
+    )
     store = SQLiteStore(args.work_dir / "embedding-cache.sqlite3")
     return Services.from_settings(settings, store=store)
 
@@ -116,8 +118,16 @@ def prefilter(kind: str) -> tuple[Any, float | None]:
     return pre, load_thresholds("less_often").pre_gen
 
 
-def run_mode(args: argparse.Namespace, mode: str, corpus: list[dict[str, Any]], queries: list[dict[str, Any]],
-             qrels: dict[str, set[str]], generator: Any, pre: Any, threshold: float | None) -> dict[str, Any]:  # fmt: skip
+def run_mode(
+    args: argparse.Namespace,
+    mode: str,
+    corpus: list[dict[str, Any]],
+    queries: list[dict[str, Any]],
+    qrels: dict[str, set[str]],
+    generator: Any,
+    pre: Any,
+    threshold: float | None,
+) -> dict[str, Any]:
     svc = make_services(args, mode, len(corpus))
     svc.warm_up()
     chunks = passages_to_chunks(corpus)
@@ -146,8 +156,12 @@ def run_mode(args: argparse.Namespace, mode: str, corpus: list[dict[str, Any]], 
         note("single", "calls", 1)
         _score(note, "single", single, gold, answer, q["answers"], args.generate)
 
-        request = AgenticRequest(question=text, retrievers=(RetrieverRequest("default"),), generate=args.generate,
-                                 max_iterations=args.iterations)  # fmt: skip
+        request = AgenticRequest(
+            question=text,
+            retrievers=(RetrieverRequest("default"),),
+            generate=args.generate,
+            max_iterations=args.iterations,
+        )
         run = runtime.build_run(request, scope, run_id=f"q{i}")
         t0 = time.perf_counter()
         retrieval_done = None
@@ -170,19 +184,26 @@ def run_mode(args: argparse.Namespace, mode: str, corpus: list[dict[str, Any]], 
     svc.backend.close()
     report: dict[str, Any] = {"load_seconds": round(load_s, 1)}
     for pipe, m in rows.items():
-        mean = lambda key: round(sum(m[key]) / len(m[key]), 4) if m.get(key) else None  # noqa: E731
+        mean = lambda key, m=m: round(sum(m[key]) / len(m[key]), 4) if m.get(key) else None  # noqa: E731
         report[pipe] = {
-            "recall@5": mean("recall"), "both@5": mean("both"), "em": mean("em"), "f1": mean("f1"),
-            "answer_contains_gold": mean("contains"), "mean_retrieval_calls": mean("calls"),
+            "recall@5": mean("recall"),
+            "both@5": mean("both"),
+            "em": mean("em"),
+            "f1": mean("f1"),
+            "answer_contains_gold": mean("contains"),
+            "mean_retrieval_calls": mean("calls"),
             "mean_iterations": mean("iterations"),
-            "retrieval_latency_ms": {k: round(v, 1) for k, v in percentiles(m["latency_ms"]).items() if k in ("p50", "p95")},
+            "retrieval_latency_ms": {
+                k: round(v, 1) for k, v in percentiles(m["latency_ms"]).items() if k in ("p50", "p95")
+            },
             "e2e_latency_ms_p50": round(percentiles(m["e2e_ms"])["p50"], 1),
-        }  # fmt: skip
+        }
     return report
 
 
-def _score(note: Any, pipe: str, ranked: list[str], gold: set[str], answer: str, answers: list[str],
-           generate: bool) -> None:  # fmt: skip
+def _score(
+    note: Any, pipe: str, ranked: list[str], gold: set[str], answer: str, answers: list[str], generate: bool
+) -> None:
     found = len(set(ranked[:K]) & gold)
     note(pipe, "recall", found / len(gold))
     note(pipe, "both", float(found == len(gold)))
@@ -227,17 +248,29 @@ def main() -> int:
         generator = make_generator(args.generator, **options)
         generator.warm_up()
     pre, threshold = prefilter(args.prefilter)
-    report: dict[str, Any] = {"questions": len(queries), "paragraphs": len(corpus), "backend": args.backend,
-                              "iterations": args.iterations, "per_query": args.per_query,
-                              "prefilter": args.prefilter, "generator": args.generator}  # fmt: skip
+    report: dict[str, Any] = {
+        "questions": len(queries),
+        "paragraphs": len(corpus),
+        "backend": args.backend,
+        "iterations": args.iterations,
+        "per_query": args.per_query,
+        "prefilter": args.prefilter,
+        "generator": args.generator,
+    }
     for mode in args.mode.split(","):
         report[mode] = run_mode(args, mode, corpus, queries, qrels, generator, pre, threshold)
         s, a = report[mode]["single"], report[mode]["agentic"]
-        print(f"[{mode}] single  R@5={s['recall@5']:.3f} both@5={s['both@5']:.3f} F1={s['f1']} "
-              f"contains={s['answer_contains_gold']} p50={s['retrieval_latency_ms']['p50']} ms", flush=True)
-        print(f"[{mode}] agentic R@5={a['recall@5']:.3f} both@5={a['both@5']:.3f} F1={a['f1']} "
-              f"contains={a['answer_contains_gold']} p50={a['retrieval_latency_ms']['p50']} ms "
-              f"calls={a['mean_retrieval_calls']}", flush=True)
+        print(
+            f"[{mode}] single  R@5={s['recall@5']:.3f} both@5={s['both@5']:.3f} F1={s['f1']} "
+            f"contains={s['answer_contains_gold']} p50={s['retrieval_latency_ms']['p50']} ms",
+            flush=True,
+        )
+        print(
+            f"[{mode}] agentic R@5={a['recall@5']:.3f} both@5={a['both@5']:.3f} F1={a['f1']} "
+            f"contains={a['answer_contains_gold']} p50={a['retrieval_latency_ms']['p50']} ms "
+            f"calls={a['mean_retrieval_calls']}",
+            flush=True,
+        )
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
     print(json.dumps(report, indent=2))

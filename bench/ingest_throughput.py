@@ -58,9 +58,15 @@ def main() -> int:
         res = svc.ingestor.ingest_bytes(f.name, f.read_bytes(), Ownership())
         chunks += res.document.chunk_count
     total = time.perf_counter() - t1
-    report = {"files": len(files), "chunks": chunks, "seconds": round(total, 2), "warm_up_seconds": round(warm, 2),
-              "chunks_per_second": round(chunks / total, 2), "embedding_share": round(embed_s / total, 3),
-              "embedder": svc.embedder.name}  # fmt: skip
+    report = {
+        "files": len(files),
+        "chunks": chunks,
+        "seconds": round(total, 2),
+        "warm_up_seconds": round(warm, 2),
+        "chunks_per_second": round(chunks / total, 2),
+        "embedding_share": round(embed_s / total, 3),
+        "embedder": svc.embedder.name,
+    }
     svc.backend.close()
     print(json.dumps(report, indent=2))
     return 0

@@ -31,9 +31,10 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 
@@ -44,15 +45,21 @@ from assistant_bridge.backends.lite_server import free_port  # noqa: E402
 from bench._common import run_clients  # noqa: E402
 
 QUESTIONS = [
-    "How do I reset my password?", "How do I set up the VPN?", "How many days can I work from home?",
-    "How do I report a security incident?", "Comment me faire rembourser mes frais ?",
-    "Comment signaler un incident de sécurité ?", "Quels sont les jours fériés en 2026 ?",
-    "経費精算の締め切りはいつですか", "パスワードを忘れた場合はどうすればいいですか", "年末年始の休暇はいつからですか",
-    "Which multi-factor authentication apps are supported?", "Can I expense a taxi to the airport?",
-]  # fmt: skip
+    "How do I reset my password?",
+    "How do I set up the VPN?",
+    "How many days can I work from home?",
+    "How do I report a security incident?",
+    "Comment me faire rembourser mes frais ?",
+    "Comment signaler un incident de sécurité ?",
+    "Quels sont les jours fériés en 2026 ?",
+    "経費精算の締め切りはいつですか",
+    "パスワードを忘れた場合はどうすればいいですか",
+    "年末年始の休暇はいつからですか",
+    "Which multi-factor authentication apps are supported?",
+    "Can I expense a taxi to the airport?",
+]
 SYLLABLES = ["ka", "lo", "mi", "ru", "te", "zo", "vi", "ne", "pa", "su", "do", "gi"]
 MESSAGE = "/v2/assistants/default/environments/default/message"
-
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -142,10 +149,13 @@ def run_level(base: str, mix: str, clients: int, duration: float, seed: int) -> 
         lat = tally.latencies.get(name, [])
         total += len(lat)
         out["routes"][name] = {
-            "rps": round(len(lat) / elapsed, 2), "ok": len(lat), "errors": tally.errors.get(name, {}),
-            "p50_ms": round(percentile(lat, 0.50) * 1000, 1), "p95_ms": round(percentile(lat, 0.95) * 1000, 1),
+            "rps": round(len(lat) / elapsed, 2),
+            "ok": len(lat),
+            "errors": tally.errors.get(name, {}),
+            "p50_ms": round(percentile(lat, 0.50) * 1000, 1),
+            "p95_ms": round(percentile(lat, 0.95) * 1000, 1),
             "p99_ms": round(percentile(lat, 0.99) * 1000, 1),
-        }  # fmt: skip
+        }
     out["rps"] = round(total / elapsed, 2)
     return out
 
@@ -169,8 +179,11 @@ class Ingester(threading.Thread):
         with httpx.Client(base_url=self.base, timeout=300) as c:
             for i in range(self.count):
                 word = self.word(i)
-                body = {"title": f"Load note {i}", "text": f"Facility note {i}: the {word} badge reader on floor "
-                        f"{i % 7} is replaced next week. Contact the facilities desk for a temporary {word} pass."}
+                body = {
+                    "title": f"Load note {i}",
+                    "text": f"Facility note {i}: the {word} badge reader on floor "
+                    f"{i % 7} is replaced next week. Contact the facilities desk for a temporary {word} pass.",
+                }
                 try:
                     resp = c.post("/v1/documents", json=body)
                     if resp.status_code not in (200, 201):
@@ -200,11 +213,19 @@ class Ingester(threading.Thread):
                     lost.append(word)
             for word, doc_id in self.deleted.items():
                 hits = c.post("/v1/search", json={"query": word, "metadata": {"mode": "lexical", "limit": 3}}).json()
-                if any(h["result_metadata"].get("document_id") == doc_id for h in hits["search_results"]) or \
-                        c.get(f"/v1/documents/{doc_id}").status_code != 404:  # fmt: skip
+                if (
+                    any(h["result_metadata"].get("document_id") == doc_id for h in hits["search_results"])
+                    or c.get(f"/v1/documents/{doc_id}").status_code != 404
+                ):
                     resurrected.append(word)
-        return {"ingested": len(self.kept) + len(self.deleted), "kept": len(self.kept), "deleted": len(self.deleted),
-                "lost": lost, "still_visible_after_delete": resurrected, "errors": self.errors}  # fmt: skip
+        return {
+            "ingested": len(self.kept) + len(self.deleted),
+            "kept": len(self.kept),
+            "deleted": len(self.deleted),
+            "lost": lost,
+            "still_visible_after_delete": resurrected,
+            "errors": self.errors,
+        }
 
 
 # --- the service ---------------------------------------------------------------------------------------------
@@ -212,9 +233,26 @@ def start_service(work: Path, workers: int) -> tuple[subprocess.Popen[bytes], st
     port = free_port()
     env = {**os.environ, "ASSISTANT_BRIDGE_BACKEND__LITE_PORT": str(free_port())}
     log = open(work / "serve.log", "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "assistant_bridge", "serve", "--sample", "--workers", str(workers),
-                             "--port", str(port), "--data-dir", str(work / "data")],
-                            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "assistant_bridge",
+            "serve",
+            "--sample",
+            "--workers",
+            str(workers),
+            "--port",
+            str(port),
+            "--data-dir",
+            str(work / "data"),
+        ],
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+        start_new_session=True,
+    )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline:
@@ -247,8 +285,13 @@ def main() -> int:
     ap.add_argument("--json", help="write the report here")
     args = ap.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
-    report: dict[str, Any] = {"levels": levels, "duration_s": args.duration, "workers": args.workers,
-                              "cpus": os.cpu_count(), "loadavg_at_start": os.getloadavg()}  # fmt: skip
+    report: dict[str, Any] = {
+        "levels": levels,
+        "duration_s": args.duration,
+        "workers": args.workers,
+        "cpus": os.cpu_count(),
+        "loadavg_at_start": os.getloadavg(),
+    }
     with tempfile.TemporaryDirectory(prefix="ab-load-") as tmp:
         work = Path(tmp)
         started = time.monotonic()
@@ -269,9 +312,11 @@ def main() -> int:
                 for level in levels:
                     row = run_level(base, phase, level, args.duration, seed=level)
                     rows.append(row)
-                    routes = ", ".join(f"{n} {r['rps']}/s p50 {r['p50_ms']} p95 {r['p95_ms']} p99 {r['p99_ms']} ms"
-                                       + (f" errors {r['errors']}" if r["errors"] else "")
-                                       for n, r in row["routes"].items())  # fmt: skip
+                    routes = ", ".join(
+                        f"{n} {r['rps']}/s p50 {r['p50_ms']} p95 {r['p95_ms']} p99 {r['p99_ms']} ms"
+                        + (f" errors {r['errors']}" if r["errors"] else "")
+                        for n, r in row["routes"].items()
+                    )
                     print(f"{phase:8s} c={level:<2d} {row['rps']:7.2f} req/s | {routes}", flush=True)
                 report["phases"][phase] = rows
                 if ingester is not None:
@@ -285,10 +330,16 @@ def main() -> int:
                 if rows:
                     best = max(rows, key=lambda r: r["rps"])
                     route = best["routes"][phase]
-                    report[f"max_{phase}"] = {"rps": route["rps"], "clients": best["clients"], "p99_ms": route["p99_ms"],
-                                              "errors": route["errors"]}  # fmt: skip
-                    print(f"max sustained {phase}: {route['rps']} req/s at {best['clients']} clients, "
-                          f"p99 {route['p99_ms']} ms, errors {route['errors'] or 0}")
+                    report[f"max_{phase}"] = {
+                        "rps": route["rps"],
+                        "clients": best["clients"],
+                        "p99_ms": route["p99_ms"],
+                        "errors": route["errors"],
+                    }
+                    print(
+                        f"max sustained {phase}: {route['rps']} req/s at {best['clients']} clients, "
+                        f"p99 {route['p99_ms']} ms, errors {route['errors'] or 0}"
+                    )
         finally:
             os.kill(proc.pid, signal.SIGTERM)
             try:

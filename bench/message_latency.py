@@ -30,14 +30,14 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._common import percentiles  # noqa: E402
-
 from assistant_bridge.backends.lite_server import free_port  # noqa: E402
+from bench._common import percentiles  # noqa: E402
 
 QUERIES = [
     "How do I reset my password?",
@@ -54,7 +54,6 @@ QUERIES = [
     "What is the capital of Australia?",  # not in the corpus: should end in "I don't know" or no results
 ]
 STAGES = ("search", "pre_filter", "generation", "post_filter")
-
 
 
 def _body(query: str) -> dict[str, Any]:
@@ -87,14 +86,32 @@ def in_process(work_dir: Path, path: str) -> tuple[Callable[[str], dict[str, Any
     return send, services.backend.close
 
 
-def over_gunicorn(work_dir: Path, path: str, workers: int) -> tuple[Callable[[str], dict[str, Any]], Callable[[], None]]:
+def over_gunicorn(
+    work_dir: Path, path: str, workers: int
+) -> tuple[Callable[[str], dict[str, Any]], Callable[[], None]]:
     import httpx
 
     port = free_port()
-    cmd = [sys.executable, "-m", "assistant_bridge", "serve", "--sample", "--data-dir", str(work_dir),
-           "--port", str(port), "--workers", str(workers)]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                            env={**os.environ, "ASSISTANT_BRIDGE_LOG_LEVEL": "WARNING"})  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "assistant_bridge",
+        "serve",
+        "--sample",
+        "--data-dir",
+        str(work_dir),
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env={**os.environ, "ASSISTANT_BRIDGE_LOG_LEVEL": "WARNING"},
+    )
     base = f"http://127.0.0.1:{port}"
     client = httpx.Client(base_url=base, timeout=120)
     deadline = time.time() + 600
@@ -164,9 +181,13 @@ def main() -> int:
             stages["total"].append(ev["metrics"]["total_time_ms"])
     finally:
         stop()
-    report = {"mode": "gunicorn" if args.gunicorn else "flask-test-client", "turns": args.turns,
-              "outcomes": dict(outcomes), "wall_ms": percentiles(wall),
-              "stages_ms": {s: percentiles(v) for s, v in stages.items()}}  # fmt: skip
+    report = {
+        "mode": "gunicorn" if args.gunicorn else "flask-test-client",
+        "turns": args.turns,
+        "outcomes": dict(outcomes),
+        "wall_ms": percentiles(wall),
+        "stages_ms": {s: percentiles(v) for s, v in stages.items()},
+    }
     print(f"{'stage':<12} {'n':>4} {'p50 ms':>9} {'p95 ms':>9}")
     for name, p in [("wall", report["wall_ms"]), *report["stages_ms"].items()]:
         print(f"{name:<12} {p['n']:>4} {p['p50']:>9.1f} {p['p95']:>9.1f}")

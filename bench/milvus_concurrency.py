@@ -23,13 +23,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from assistant_bridge.backends.lite_server import LiteServer  # noqa: E402
-from bench._common import emit, run_clients  # noqa: E402
 from assistant_bridge.backends.milvus import MilvusBackend  # noqa: E402
 from assistant_bridge.domain import Chunk, Principal, Scope, SearchQuery  # noqa: E402
 from assistant_bridge.embedders.base import HashingEmbedder  # noqa: E402
+from bench._common import emit, run_clients  # noqa: E402
 
-WORDS = ("password reset portal vpn client expense report travel holiday leave badge laptop printer "
-         "invoice contract payroll benefit training security incident phishing network office").split()  # fmt: skip
+WORDS = (
+    "password reset portal vpn client expense report travel holiday leave badge laptop printer "
+    "invoice contract payroll benefit training security incident phishing network office"
+).split()
 
 
 def _text(i: int) -> str:
@@ -73,12 +75,14 @@ def main() -> int:
             backend.warm_up()
             t = time.perf_counter()
             for start in range(0, args.chunks, 500):
-                chunks = [Chunk(id=f"c{i}", document_id=f"d{i // 10}", title=f"Doc {i // 10}", text=_text(i),
-                                position=i % 10) for i in range(start, min(start + 500, args.chunks))]  # fmt: skip
+                chunks = [
+                    Chunk(id=f"c{i}", document_id=f"d{i // 10}", title=f"Doc {i // 10}", text=_text(i), position=i % 10)
+                    for i in range(start, min(start + 500, args.chunks))
+                ]
                 backend.upsert(chunks, emb.embed_passages([c.text for c in chunks]))
             print(f"indexed {backend.count()} chunks in {time.perf_counter() - t:.0f} s", file=sys.stderr)
             rounds = []
-            for r in range(args.rounds):
+            for _r in range(args.rounds):
                 row = {}
                 for name, remote in (("read_lock", False), ("no_read_lock", True)):
                     backend._remote = remote  # False: every read holds the lock, as before

@@ -46,14 +46,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._common import bulk_load, ndcg_recall, passages_to_chunks, percentiles, read_jsonl  # noqa: E402
-
 from assistant_bridge.conversation.memory import MemoryTurn  # noqa: E402
 from assistant_bridge.conversation.rewrite import Rewriter  # noqa: E402
 from assistant_bridge.domain import Principal, Scope  # noqa: E402
 from assistant_bridge.services import Services  # noqa: E402
 from assistant_bridge.settings import load_settings  # noqa: E402
 from assistant_bridge.store import SQLiteStore  # noqa: E402
+from bench._common import bulk_load, ndcg_recall, passages_to_chunks, percentiles, read_jsonl  # noqa: E402
 
 CONDITIONS = ("lastturn", "rewrite", "human", "questions")
 
@@ -74,8 +73,10 @@ def _enrichments(message: dict[str, Any]) -> dict[str, Any]:
 def load(data: Path) -> dict[str, Any]:
     base = data / "mtrag_fiqa"
     tasks = base / "retrieval_tasks"
-    forms = {name: {r["_id"]: _norm(r["text"]) for r in read_jsonl(tasks / f"fiqa_{name}.jsonl")}
-             for name in ("lastturn", "rewrite", "questions")}  # fmt: skip
+    forms = {
+        name: {r["_id"]: _norm(r["text"]) for r in read_jsonl(tasks / f"fiqa_{name}.jsonl")}
+        for name in ("lastturn", "rewrite", "questions")
+    }
     qrels: dict[str, set[str]] = {}
     for line in (tasks / "qrels" / "dev.tsv").read_text().splitlines()[1:]:
         qid, pid, score = line.split("\t")[:3]
@@ -89,7 +90,9 @@ def load(data: Path) -> dict[str, Any]:
     convs: dict[str, list[dict[str, Any]]] = {}
     for conv in conversations:  # the task ids are hashes: match each conversation by its user turns
         users = [_norm(m["text"]) for m in conv["messages"] if m["speaker"] == "user"]
-        best = max(by_conv, key=lambda c: sum(1 for n, t in by_conv[c].items() if n <= len(users) and users[n - 1] == t))
+        best = max(
+            by_conv, key=lambda c: sum(1 for n, t in by_conv[c].items() if n <= len(users) and users[n - 1] == t)
+        )
         convs[best] = _turns(conv["messages"])
     return {"forms": forms, "qrels": qrels, "conversations": convs, "corpus": base / "fiqa_pooled_corpus.jsonl"}
 
@@ -106,7 +109,9 @@ def _turns(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def rewrites(convs: dict[str, list[dict[str, Any]]], rewriter: Rewriter) -> tuple[dict[str, str], list[float], Counter[str]]:
+def rewrites(
+    convs: dict[str, list[dict[str, Any]]], rewriter: Rewriter
+) -> tuple[dict[str, str], list[float], Counter[str]]:
     """The product's rewrite of every user turn (keyed ``cid<::>n``), the time each took, and how many were
     judged follow-ups. Memory holds the product's own earlier queries and the reference answers."""
     out: dict[str, str] = {}
@@ -133,8 +138,13 @@ def make_bench_rewriter(kind: str) -> Rewriter:
 
     from assistant_bridge.conversation.rewrite import make_rewriter
 
-    endpoint = {"base_url": os.environ.get("LLM_BASE_URL", ""), "model": os.environ.get("LLM_MODEL", ""),
-                "api_key": os.environ.get("LLM_API_KEY") or None, "method": "llm", "timeout_seconds": 30}  # fmt: skip
+    endpoint = {
+        "base_url": os.environ.get("LLM_BASE_URL", ""),
+        "model": os.environ.get("LLM_MODEL", ""),
+        "api_key": os.environ.get("LLM_API_KEY") or None,
+        "method": "llm",
+        "timeout_seconds": 30,
+    }
     return make_rewriter("entire_conversation", endpoint, {})
 
 
@@ -143,12 +153,18 @@ def make_services(args: argparse.Namespace, n: int) -> Services:
     emb_opts: dict[str, Any] = {"kind": embedder}
     if embedder == "use":
         emb_opts = {"kind": "hashing"}  # replaced below
-    settings = load_settings(env={}, overrides={
-        "data_dir": str(args.work_dir / f"mtrag-{args.backend}-{embedder}"),
-        "backend": {"kind": args.backend, "collection": f"mtrag_fiqa_{embedder.replace('-', '_')}_{n}",
-                    "default_mode": args.mode},
-        "embedder": emb_opts,
-    })  # fmt: skip
+    settings = load_settings(
+        env={},
+        overrides={
+            "data_dir": str(args.work_dir / f"mtrag-{args.backend}-{embedder}"),
+            "backend": {
+                "kind": args.backend,
+                "collection": f"mtrag_fiqa_{embedder.replace('-', '_')}_{n}",
+                "default_mode": args.mode,
+            },
+            "embedder": emb_opts,
+        },
+    )
     store = SQLiteStore(args.work_dir / "embedding-cache.sqlite3")
     if embedder == "use":
         from assistant_bridge.generators.sentence_embedder import UseSentenceEmbedder
@@ -186,14 +202,24 @@ def retrieval(svc: Services, mode: str, queries: dict[str, str], qrels: dict[str
         ranked = [h.chunk.url.split(":", 1)[1] for h in hits if h.chunk.url]
         n10.append(ndcg_recall(ranked, qrels[qid], 10)[0])
         r5.append(ndcg_recall(ranked, qrels[qid], 5)[1])
-    return {"recall@5": round(sum(r5) / len(r5), 4), "ndcg@10": round(sum(n10) / len(n10), 4),
-            "search_p50_ms": round(percentiles(lat)["p50"], 2), "n": len(r5)}  # fmt: skip
+    return {
+        "recall@5": round(sum(r5) / len(r5), 4),
+        "ndcg@10": round(sum(n10) / len(n10), 4),
+        "search_p50_ms": round(percentiles(lat)["p50"], 2),
+        "n": len(r5),
+    }
 
 
-def answerability(svc: Services, mode: str, convs: dict[str, list[dict[str, Any]]], ours: dict[str, str],
-                  limit: int, level: str = "less_often") -> dict[str, Any]:  # fmt: skip
-    from assistant_bridge.conversation.sources import BuiltinSource
+def answerability(
+    svc: Services,
+    mode: str,
+    convs: dict[str, list[dict[str, Any]]],
+    ours: dict[str, str],
+    limit: int,
+    level: str = "less_often",
+) -> dict[str, Any]:
     from assistant_bridge.conversation.assistants import SearchConfig
+    from assistant_bridge.conversation.sources import BuiltinSource
     from assistant_bridge.core.loop import Answer, run_conversational_search
     from assistant_bridge.filters import load_filters, load_thresholds
     from assistant_bridge.filters.encoder import UseEncoder
@@ -216,15 +242,20 @@ def answerability(svc: Services, mode: str, convs: dict[str, list[dict[str, Any]
             row: dict[str, Any] = {"id": f"{cid}<::>{n}", "label": turn["label"]}
             for cond, query in (("lastturn", turn["question"]), ("rewrite", ours[f"{cid}<::>{n}"])):
                 results = source.search(query, scope)
-                outcome = run_conversational_search(query, results, prefilter=pre, postfilter=post, generator=generator,
-                                                    thresholds=thresholds)  # fmt: skip
+                outcome = run_conversational_search(
+                    query, results, prefilter=pre, postfilter=post, generator=generator, thresholds=thresholds
+                )
                 answered = isinstance(outcome, Answer)
                 row[cond] = answered == (turn["label"] in ("ANSWERABLE", "PARTIAL"))
                 row[cond + "_answered"] = answered
             rows.append(row)
     should = [r for r in rows if r["label"] in ("ANSWERABLE", "PARTIAL")]
-    out: dict[str, Any] = {"turns": len(rows), "labels": dict(Counter(r["label"] for r in rows)), "level": level,
-                           "always_answer_accuracy": round(len(should) / max(1, len(rows)), 4)}  # fmt: skip
+    out: dict[str, Any] = {
+        "turns": len(rows),
+        "labels": dict(Counter(r["label"] for r in rows)),
+        "level": level,
+        "always_answer_accuracy": round(len(should) / max(1, len(rows)), 4),
+    }
     for cond in ("lastturn", "rewrite"):
         out[cond] = {"accuracy": round(sum(r[cond] for r in rows) / max(1, len(rows)), 4)}
         for label in ("ANSWERABLE", "PARTIAL", "UNANSWERABLE"):
@@ -233,8 +264,9 @@ def answerability(svc: Services, mode: str, convs: dict[str, list[dict[str, Any]
                 out[cond][f"answered_{label.lower()}"] = round(sum(r[cond + "_answered"] for r in sel) / len(sel), 4)
         unans = [r for r in rows if r["label"] == "UNANSWERABLE"]
         if should and unans:  # the mean of the two per-class accuracies; "always answer" scores 0.5
-            out[cond]["balanced_accuracy"] = round((sum(r[cond] for r in should) / len(should)
-                                                    + sum(r[cond] for r in unans) / len(unans)) / 2, 4)  # fmt: skip
+            out[cond]["balanced_accuracy"] = round(
+                (sum(r[cond] for r in should) / len(should) + sum(r[cond] for r in unans) / len(unans)) / 2, 4
+            )
     return out
 
 
@@ -273,18 +305,29 @@ def main() -> int:
     if have < len(chunks):
         print(f"loading {len(chunks)} passages (have {have})", flush=True)
         load_s = bulk_load(svc, chunks)
-    report: dict[str, Any] = {"mode": args.mode, "embedder": svc.embedder.name, "backend": args.backend,
-                              "passages": len(chunks), "tasks": len(task_ids), "load_seconds": round(load_s, 1),
-                              "rewrite_ms": {k: round(v, 3) for k, v in percentiles(times).items()},
-                              "rewrite_stats": dict(stats)}  # fmt: skip
+    report: dict[str, Any] = {
+        "mode": args.mode,
+        "embedder": svc.embedder.name,
+        "backend": args.backend,
+        "passages": len(chunks),
+        "tasks": len(task_ids),
+        "load_seconds": round(load_s, 1),
+        "rewrite_ms": {k: round(v, 3) for k, v in percentiles(times).items()},
+        "rewrite_stats": dict(stats),
+    }
     qrels = data["qrels"]
-    queries = {"lastturn": data["forms"]["lastturn"], "rewrite": ours, "human": data["forms"]["rewrite"],
-               "questions": data["forms"]["questions"]}  # fmt: skip
+    queries = {
+        "lastturn": data["forms"]["lastturn"],
+        "rewrite": ours,
+        "human": data["forms"]["rewrite"],
+        "questions": data["forms"]["questions"],
+    }
     for cond in CONDITIONS:
         report[cond] = retrieval(svc, args.mode, {t: queries[cond][t] for t in task_ids if t in qrels}, qrels)
         print(f"{cond:10s} R@5={report[cond]['recall@5']:.4f} nDCG@10={report[cond]['ndcg@10']:.4f}", flush=True)
     report["gain_rewrite_over_lastturn"] = {
-        k: round(report["rewrite"][k] - report["lastturn"][k], 4) for k in ("recall@5", "ndcg@10")}
+        k: round(report["rewrite"][k] - report["lastturn"][k], 4) for k in ("recall@5", "ndcg@10")
+    }
     if args.answerability:
         report["answerability"] = answerability(svc, args.mode, data["conversations"], ours, args.limit, args.level)
     print(json.dumps(report, indent=2))

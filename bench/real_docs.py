@@ -33,19 +33,44 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._common import emit  # noqa: E402
-
 from assistant_bridge.domain import Ownership, Scope  # noqa: E402
 from assistant_bridge.errors import BridgeError, NoContent  # noqa: E402
 from assistant_bridge.services import Services  # noqa: E402
 from assistant_bridge.settings import load_settings  # noqa: E402
+from bench._common import emit  # noqa: E402
 
 QUESTIONS = Path(__file__).resolve().parent / "data" / "real_docs_questions.json"
-MAN_PAGES = ("wc", "ls", "grep", "tar", "cp", "sort", "find", "chmod", "head", "tail", "cut", "ssh", "gzip", "du",
-             "df", "ln", "mkdir", "uniq", "xargs", "date")  # fmt: skip
+MAN_PAGES = (
+    "wc",
+    "ls",
+    "grep",
+    "tar",
+    "cp",
+    "sort",
+    "find",
+    "chmod",
+    "head",
+    "tail",
+    "cut",
+    "ssh",
+    "gzip",
+    "du",
+    "df",
+    "ln",
+    "mkdir",
+    "uniq",
+    "xargs",
+    "date",
+)
 RUST = Path("/root/.rustup/toolchains/stable-x86_64-unknown-linux-gnu/share/doc/rust/html")
-BOOK = ("ch03-01-variables-and-mutability", "ch04-01-what-is-ownership", "ch08-01-vectors",
-        "ch09-02-recoverable-errors-with-result", "ch11-01-writing-tests", "ch14-01-release-profiles")  # fmt: skip
+BOOK = (
+    "ch03-01-variables-and-mutability",
+    "ch04-01-what-is-ownership",
+    "ch08-01-vectors",
+    "ch09-02-recoverable-errors-with-result",
+    "ch11-01-writing-tests",
+    "ch14-01-release-profiles",
+)
 SOURCES: dict[str, Path] = {
     "libtasn1.pdf": Path("/usr/share/doc/libtasn1-doc/libtasn1.pdf"),
     "shared-mime-info-spec.pdf": Path("/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf"),
@@ -56,12 +81,17 @@ SOURCES: dict[str, Path] = {
     "pyyaml-README.md": Path("/usr/share/doc/python3-yaml/README.md"),
     "systemd-UIDS-GIDS.md": Path("/usr/share/doc/systemd/UIDS-GIDS.md.gz"),
     **{f"book-{c}.html": RUST / "book" / f"{c}.html" for c in BOOK},
-    **{f"cargo-{c}.html": RUST / "cargo" / "reference" / f"{c}.html"
-       for c in ("profiles", "environment-variables", "build-cache")},
-}  # fmt: skip
+    **{
+        f"cargo-{c}.html": RUST / "cargo" / "reference" / f"{c}.html"
+        for c in ("profiles", "environment-variables", "build-cache")
+    },
+}
 LIBFFI = Path("/usr/share/doc/libffi8/html")
-CHROME = re.compile(r"Keyboard shortcuts|Previous: |Next: |Table of Contents|(?:\. ){5}|User Commands|"
-                    r"Press ← or →|\[edit\]|Up: ", re.IGNORECASE)  # fmt: skip
+CHROME = re.compile(
+    r"Keyboard shortcuts|Previous: |Next: |Table of Contents|(?:\. ){5}|User Commands|"
+    r"Press ← or →|\[edit\]|Up: ",
+    re.IGNORECASE,
+)
 
 
 def collect(out: Path) -> list[str]:
@@ -69,8 +99,14 @@ def collect(out: Path) -> list[str]:
     out.mkdir(parents=True, exist_ok=True)
     missing: list[str] = []
     for page in MAN_PAGES:
-        proc = subprocess.run(f"man {page} | col -bx", shell=True, capture_output=True, text=True,
-                              env={**os.environ, "MANWIDTH": "80"}, check=False)  # fmt: skip
+        proc = subprocess.run(
+            f"man {page} | col -bx",
+            shell=True,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "MANWIDTH": "80"},
+            check=False,
+        )
         if proc.returncode or not proc.stdout.strip():
             missing.append(f"man {page}")
         else:
@@ -144,24 +180,34 @@ def main() -> int:
     n = len(answerable)
     unans = [r for r in rows if r["expected"] is None]
     report = {
-        "files": len(files), "chunks": svc.backend.count(), "ingest_seconds": round(ingest_s, 1),
-        "files_without_text": no_text, "files_failed": failed, "missing_sources": missing,
-        "answerable": n, "correct": sum(r["verdict"] == "correct" for r in answerable),
+        "files": len(files),
+        "chunks": svc.backend.count(),
+        "ingest_seconds": round(ingest_s, 1),
+        "files_without_text": no_text,
+        "files_failed": failed,
+        "missing_sources": missing,
+        "answerable": n,
+        "correct": sum(r["verdict"] == "correct" for r in answerable),
         "refused": sum(r["verdict"] == "refused" for r in answerable),
         "wrong": sum(r["verdict"] == "wrong" for r in answerable),
-        "unanswerable": len(unans), "declined": sum(r["verdict"] == "declined" for r in unans),
+        "unanswerable": len(unans),
+        "declined": sum(r["verdict"] == "declined" for r in unans),
         "first_sentence_correct": sum(r.get("first_correct", False) for r in answerable),
         "answers_with_chrome": sum(r["chrome"] for r in rows),
-        "turn_ms_p50": sorted(r["ms"] for r in rows)[len(rows) // 2], "mode": settings.backend.default_mode,
+        "turn_ms_p50": sorted(r["ms"] for r in rows)[len(rows) // 2],
+        "mode": settings.backend.default_mode,
         "load_average": round(os.getloadavg()[0], 2),
-    }  # fmt: skip
+    }
     report["correct_share"] = round(report["correct"] / max(1, n), 3)
     report["refused_share"] = round(report["refused"] / max(1, n), 3)
     report["declined_share"] = round(report["declined"] / max(1, len(unans)), 3)
     if args.show:
         for r in rows:
-            print(f"[{r['verdict']}{' CHROME' if r['chrome'] else ''}] {r['q']}\n    -> {r['answer'][:300]!r}"
-                  f"\n    top: {r['top_titles'][:3]}", file=sys.stderr)  # fmt: skip
+            print(
+                f"[{r['verdict']}{' CHROME' if r['chrome'] else ''}] {r['q']}\n    -> {r['answer'][:300]!r}"
+                f"\n    top: {r['top_titles'][:3]}",
+                file=sys.stderr,
+            )
     report["rows"] = [{k: r[k] for k in ("q", "verdict", "answer", "top_titles", "chrome")} for r in rows]
     svc.backend.close()
     emit(report, args.json)
@@ -177,16 +223,23 @@ def ask(svc: Services, question: str) -> dict[str, Any]:
     runtime = runtime_for(svc)
     assistant = runtime.assistants.get("default", None)
     t = time.perf_counter()
-    result = Turn(runtime, assistant, TurnRequest(message_type="text", text=question, debug=True),
-                  Scope(principal=ANONYMOUS)).run()  # fmt: skip
+    result = Turn(
+        runtime, assistant, TurnRequest(message_type="text", text=question, debug=True), Scope(principal=ANONYMOUS)
+    ).run()
     ms = (time.perf_counter() - t) * 1000
     item = result.generic[0] if result.generic else {}
     answer = str(item.get("text", ""))
     titles = [str(r.get("title", "")) for r in item.get("search_results", [])]
     first = str((item.get("citations") or [{}])[0].get("text", ""))
     declined = result.outcome != "answer"
-    return {"q": question, "answer": answer, "first": first, "declined": declined, "top_titles": titles,
-            "ms": round(ms, 1)}  # fmt: skip
+    return {
+        "q": question,
+        "answer": answer,
+        "first": first,
+        "declined": declined,
+        "top_titles": titles,
+        "ms": round(ms, 1),
+    }
 
 
 if __name__ == "__main__":

@@ -21,11 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._common import bulk_load, ndcg_recall, passages_to_chunks, percentiles, read_jsonl  # noqa: E402
-
 from assistant_bridge.domain import Principal, Scope  # noqa: E402
 from assistant_bridge.services import Services  # noqa: E402
 from assistant_bridge.settings import load_settings  # noqa: E402
+from bench._common import bulk_load, ndcg_recall, passages_to_chunks, percentiles, read_jsonl  # noqa: E402
 
 
 def load_clapnq(data: Path) -> tuple[list[dict], dict[str, str], dict[str, set[str]]]:
@@ -49,9 +48,17 @@ def es_options(url: str) -> dict[str, object]:
     return {"es_url": url, "es_compat_plain_json": True} if url else {}
 
 
-def open_corpus(data: Path, work_dir: Path, *, backend: str = "milvus-lite", embedder: str = "e5-small",
-                max_passages: int = 0, es_url: str = "", threads: int = 0,
-                cache: Path | None = None) -> tuple[Services, list[dict], dict[str, str], dict[str, set[str]], float]:  # fmt: skip
+def open_corpus(
+    data: Path,
+    work_dir: Path,
+    *,
+    backend: str = "milvus-lite",
+    embedder: str = "e5-small",
+    max_passages: int = 0,
+    es_url: str = "",
+    threads: int = 0,
+    cache: Path | None = None,
+) -> tuple[Services, list[dict], dict[str, str], dict[str, set[str]], float]:
     """The CLAPNQ dev mini corpus in a search backend, through the product's own services.
 
     ``max_passages`` keeps every relevant passage plus the first N-|relevant| others. The backend's data
@@ -66,11 +73,18 @@ def open_corpus(data: Path, work_dir: Path, *, backend: str = "milvus-lite", emb
         keep = [r for r in corpus if r["_id"] in rel]
         keep += [r for r in corpus if r["_id"] not in rel][: max(0, max_passages - len(keep))]
         corpus = keep
-    settings = load_settings(env={}, overrides={
-        "data_dir": str(work_dir / f"{backend}-{embedder}-{len(corpus)}"),
-        "embedder": {"kind": embedder, "dim": 384, "threads": threads},
-        "backend": {"kind": backend, "collection": f"clapnq_{embedder.replace('-', '_')}_{len(corpus)}_flat", **es_options(es_url)},
-    })  # fmt: skip
+    settings = load_settings(
+        env={},
+        overrides={
+            "data_dir": str(work_dir / f"{backend}-{embedder}-{len(corpus)}"),
+            "embedder": {"kind": embedder, "dim": 384, "threads": threads},
+            "backend": {
+                "kind": backend,
+                "collection": f"clapnq_{embedder.replace('-', '_')}_{len(corpus)}_flat",
+                **es_options(es_url),
+            },
+        },
+    )
     # the embedding cache is shared between runs and backends
     from assistant_bridge.store import SQLiteStore
 
@@ -98,8 +112,11 @@ def main() -> int:
     ap.add_argument("--backend", default="milvus-lite")
     ap.add_argument("--max-passages", type=int, default=0)
     ap.add_argument("--modes", default="lexical,dense,hybrid")
-    ap.add_argument("--embedder", default="e5-small",
-                    help="e5-small (default); 'hashing' skips the slow model for lexical-only runs")
+    ap.add_argument(
+        "--embedder",
+        default="e5-small",
+        help="e5-small (default); 'hashing' skips the slow model for lexical-only runs",
+    )
     ap.add_argument("--es-url", default="", help="Elasticsearch URL for --backend elasticsearch")
     ap.add_argument("--threads", type=int, default=0, help="embedder threads while loading (0: the default)")
     ap.add_argument("--json", type=Path)
@@ -108,13 +125,23 @@ def main() -> int:
     logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
 
     svc, corpus, questions, qrels, load_s = open_corpus(
-        args.data, args.work_dir, backend=args.backend, embedder=args.embedder, max_passages=args.max_passages,
-        es_url=args.es_url, threads=args.threads,
+        args.data,
+        args.work_dir,
+        backend=args.backend,
+        embedder=args.embedder,
+        max_passages=args.max_passages,
+        es_url=args.es_url,
+        threads=args.threads,
     )
     chunks = corpus
     scope = Scope(Principal("bench", admin=True))
-    report: dict[str, object] = {"passages": len(chunks), "queries": len(questions), "load_seconds": round(load_s, 1),
-                                 "backend": args.backend, "embedder": svc.embedder.name}  # fmt: skip
+    report: dict[str, object] = {
+        "passages": len(chunks),
+        "queries": len(questions),
+        "load_seconds": round(load_s, 1),
+        "backend": args.backend,
+        "embedder": svc.embedder.name,
+    }
     for mode in args.modes.split(","):
         nd, rc, lat = [], [], []
         for qid, q in questions.items():
@@ -125,10 +152,16 @@ def main() -> int:
             n, r = ndcg_recall(ranked, qrels[qid])
             nd.append(n)
             rc.append(r)
-        report[mode] = {"ndcg@10": round(sum(nd) / len(nd), 4), "recall@10": round(sum(rc) / len(rc), 4),
-                        "latency_ms": {k: round(v, 2) for k, v in percentiles(lat).items()}}  # fmt: skip
-        print(f"{mode:8s} nDCG@10={report[mode]['ndcg@10']:.4f} R@10={report[mode]['recall@10']:.4f} "  # type: ignore[index]
-              f"p50={percentiles(lat)['p50']:.1f} ms", flush=True)
+        report[mode] = {
+            "ndcg@10": round(sum(nd) / len(nd), 4),
+            "recall@10": round(sum(rc) / len(rc), 4),
+            "latency_ms": {k: round(v, 2) for k, v in percentiles(lat).items()},
+        }
+        print(
+            f"{mode:8s} nDCG@10={report[mode]['ndcg@10']:.4f} R@10={report[mode]['recall@10']:.4f} "  # type: ignore[index]
+            f"p50={percentiles(lat)['p50']:.1f} ms",
+            flush=True,
+        )
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
     print(json.dumps(report, indent=2))

@@ -39,29 +39,34 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import httpx  # noqa: E402
 import numpy as np  # noqa: E402
 
-from bench._common import bulk_load, passages_to_chunks, percentiles, read_jsonl, wait_quiet, wait_ready  # noqa: E402
-
 from assistant_bridge.backends.lite_server import free_port  # noqa: E402
 from assistant_bridge.domain import Principal, Scope, SearchQuery  # noqa: E402
 from assistant_bridge.services import Services  # noqa: E402
 from assistant_bridge.settings import load_settings  # noqa: E402
-
+from bench._common import bulk_load, passages_to_chunks, percentiles, read_jsonl, wait_quiet, wait_ready  # noqa: E402
 
 
 def corpus(data: Path, n: int) -> list[dict]:
     rows = list(read_jsonl(data / "clapnq" / "derived" / "clapnq_dev_minicorpus.jsonl"))
     if len(rows) < n:
         for r in read_jsonl(data / "hotpotqa" / "derived" / "hotpot_dev500_pooled_corpus.jsonl"):
-            rows.append({"_id": "h" + str(r.get("_id", r.get("id", len(rows)))), "title": r.get("title", ""),
-                         "text": r.get("text", "")})  # fmt: skip
+            rows.append(
+                {
+                    "_id": "h" + str(r.get("_id", r.get("id", len(rows)))),
+                    "title": r.get("title", ""),
+                    "text": r.get("text", ""),
+                }
+            )
             if len(rows) >= n:
                 break
     base = list(rows)
     copy = 0
     while len(rows) < n:
         copy += 1
-        rows.extend({"_id": f"{r['_id']}~{copy}", "title": r.get("title", ""), "text": f"{r['text']} (copy {copy})"}
-                    for r in base[: n - len(rows)])  # fmt: skip
+        rows.extend(
+            {"_id": f"{r['_id']}~{copy}", "title": r.get("title", ""), "text": f"{r['text']} (copy {copy})"}
+            for r in base[: n - len(rows)]
+        )
     return rows[:n]
 
 
@@ -79,6 +84,7 @@ def _matrix(data_dir: Path) -> np.ndarray | None:
 def during_ingest(http: httpx.Client, base: str, qs: list[str], chunks: int) -> dict[str, object]:
     """Dense search latency while the ingest-worker embeds a document of about ``chunks`` chunks, against the
     same searches just before (idle), sequential, in this one run."""
+
     def one(q: str) -> float:
         t = time.perf_counter()
         r = http.post(f"{base}/v1/search", json={"query": q, "metadata": {"mode": "dense", "limit": 10}})
@@ -87,8 +93,11 @@ def during_ingest(http: httpx.Client, base: str, qs: list[str], chunks: int) -> 
 
     idle = [one(q) for q in qs]
     run = int(time.time())  # new text every run: the embedding cache would otherwise skip the embedding
-    text = " ".join(f"Clause {i} of the {run} warehouse handbook: pallets in aisle {i % 97} are checked every "
-                    f"{i % 13 + 1} days, and the audit of bay {i % 31} is logged in register {i % 7}." for i in range(chunks * 6))
+    text = " ".join(
+        f"Clause {i} of the {run} warehouse handbook: pallets in aisle {i % 97} are checked every "
+        f"{i % 13 + 1} days, and the audit of bay {i % 31} is logged in register {i % 7}."
+        for i in range(chunks * 6)
+    )
     r = http.post(f"{base}/v1/documents?wait=false", json={"title": "Warehouse handbook", "text": text})
     assert r.status_code == 202, r.text
     location = r.headers["Location"]
@@ -104,10 +113,15 @@ def during_ingest(http: httpx.Client, base: str, qs: list[str], chunks: int) -> 
             if job["status"] not in ("queued", "running"):
                 break
     ip, bp = percentiles(idle), percentiles(busy)
-    return {"chunks": (job.get("progress") or {}).get("chunks_total"), "status": job.get("status"),  # type: ignore[union-attr]
-            "ingest_seconds": round(time.perf_counter() - started, 1), "idle_ms": {k: round(v, 2) for k, v in ip.items()},
-            "busy_ms": {k: round(v, 2) for k, v in bp.items()}, "busy_over_idle_p95": round(bp["p95"] / ip["p95"], 2),
-            "searches_during": len(busy)}  # fmt: skip
+    return {
+        "chunks": (job.get("progress") or {}).get("chunks_total"),
+        "status": job.get("status"),  # type: ignore[union-attr]
+        "ingest_seconds": round(time.perf_counter() - started, 1),
+        "idle_ms": {k: round(v, 2) for k, v in ip.items()},
+        "busy_ms": {k: round(v, 2) for k, v in bp.items()},
+        "busy_over_idle_p95": round(bp["p95"] / ip["p95"], 2),
+        "searches_during": len(busy),
+    }
 
 
 def questions(data: Path, k: int) -> list[str]:
@@ -127,8 +141,13 @@ def main() -> int:
     ap.add_argument("--modes", default="lexical,dense")
     ap.add_argument("--backend", default="milvus-lite", help="milvus-lite or elasticsearch")
     ap.add_argument("--es-url", default="", help="Elasticsearch URL for --backend elasticsearch")
-    ap.add_argument("--ingest-chunks", type=int, default=0, help="then upload a document of about this many "
-                    "chunks (queued to the ingest-worker) and measure dense searches until it is ingested")
+    ap.add_argument(
+        "--ingest-chunks",
+        type=int,
+        default=0,
+        help="then upload a document of about this many "
+        "chunks (queued to the ingest-worker) and measure dense searches until it is ingested",
+    )
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
@@ -159,13 +178,37 @@ def main() -> int:
         + "".join(f"{k} = {json.dumps(v)}\n" for k, v in backend.items())
     )
     port = free_port()
-    env = {**os.environ, "ASSISTANT_BRIDGE_BACKEND__LITE_PORT": str(free_port()), "ASSISTANT_BRIDGE_LOG_LEVEL": "WARNING"}
-    proc = subprocess.Popen([sys.executable, "-m", "assistant_bridge", "serve", "--config", str(cfg_path),
-                             "--port", str(port), "--workers", str(args.workers)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    env = {
+        **os.environ,
+        "ASSISTANT_BRIDGE_BACKEND__LITE_PORT": str(free_port()),
+        "ASSISTANT_BRIDGE_LOG_LEVEL": "WARNING",
+    }
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "assistant_bridge",
+            "serve",
+            "--config",
+            str(cfg_path),
+            "--port",
+            str(port),
+            "--workers",
+            str(args.workers),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     base = f"http://127.0.0.1:{port}"
-    report: dict[str, object] = {"chunks": count, "embedder": args.embedder, "query_embedder": qemb,
-                                 "workers": args.workers, "backend": args.backend}  # fmt: skip
+    report: dict[str, object] = {
+        "chunks": count,
+        "embedder": args.embedder,
+        "query_embedder": qemb,
+        "workers": args.workers,
+        "backend": args.backend,
+    }
     try:
         wait_ready(f"{base}/readyz", proc)
         report["settle_seconds"] = round(wait_quiet(proc.pid), 1)  # every worker warm, not just the first
@@ -174,8 +217,9 @@ def main() -> int:
         direct_backend = dict(backend)
         if args.backend == "milvus-lite":
             direct_backend["uri"] = running_uri(data_dir) or ""
-        direct_settings = load_settings(env={}, overrides={**base_cfg, "backend": direct_backend,
-                                                           "embedder": {"kind": qemb, "dim": 384}})  # fmt: skip
+        direct_settings = load_settings(
+            env={}, overrides={**base_cfg, "backend": direct_backend, "embedder": {"kind": qemb, "dim": 384}}
+        )
         direct = Services.from_settings(direct_settings, store=SQLiteStore(args.work_dir / "embedding-cache.sqlite3"))
         direct.warm_up()
         qs = questions(args.data, args.queries)
@@ -227,8 +271,11 @@ def main() -> int:
                     "overhead_p50": round(hp["p50"] / dp["p50"] - 1, 3),
                     "overhead_p95": round(hp["p95"] / dp["p95"] - 1, 3),
                 }
-                print(f"{mode:8s} http p50={hp['p50']:.1f} p95={hp['p95']:.1f} ms | direct p50={dp['p50']:.1f} "
-                      f"p95={dp['p95']:.1f} ms | overhead p50 {report[mode]['overhead_p50']:+.0%}", flush=True)  # type: ignore[index]
+                print(
+                    f"{mode:8s} http p50={hp['p50']:.1f} p95={hp['p95']:.1f} ms | direct p50={dp['p50']:.1f} "
+                    f"p95={dp['p95']:.1f} ms | overhead p50 {report[mode]['overhead_p50']:+.0%}",
+                    flush=True,
+                )  # type: ignore[index]
             if args.ingest_chunks:
                 report["during_ingest"] = during_ingest(http, base, qs, args.ingest_chunks)
         direct.backend.close()

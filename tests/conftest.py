@@ -6,8 +6,9 @@ from __future__ import annotations
 import base64
 import logging
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -65,8 +66,9 @@ def refused(key: str) -> Any:
 
 def make_services(settings: Settings) -> Services:
     emb = HashingEmbedder(64)
-    return Services.from_settings(settings, embedder=emb, backend=MemoryBackend(64),
-                                  store=SQLiteStore(settings.data_path / "meta.sqlite3"))  # fmt: skip
+    return Services.from_settings(
+        settings, embedder=emb, backend=MemoryBackend(64), store=SQLiteStore(settings.data_path / "meta.sqlite3")
+    )
 
 
 @pytest.fixture
@@ -139,3 +141,15 @@ def post_document(client: Any, body: dict[str, Any], headers: dict[str, str] | N
             return job
         time.sleep(0.02)
     raise AssertionError(f"the ingestion job {location} did not end within 60 s")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test is ``unit`` (fakes only: no server, no model) or ``integration`` (a real server or model),
+    never both and never neither, so ``-m unit`` is a fast run that starts nothing."""
+    wrong = []
+    for item in items:
+        kinds = {m.name for m in item.iter_markers()} & {"unit", "integration"}
+        if len(kinds) != 1:
+            wrong.append(f"{item.nodeid}: {' and '.join(sorted(kinds)) or 'neither unit nor integration'}")
+    if wrong:
+        raise pytest.UsageError("tests must be marked unit or integration:\n" + "\n".join(wrong[:20]))

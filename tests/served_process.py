@@ -24,8 +24,13 @@ def log_tail(path: Path, chars: int = LOG_TAIL_CHARS) -> str:
     return path.read_text(errors="replace")[-chars:]
 
 
-def wait_ready(proc: subprocess.Popen[bytes], ready: str | Callable[[], bool], log_path: Path, timeout: float,
-               interval: float = 0.5) -> float:  # fmt: skip
+def wait_ready(
+    proc: subprocess.Popen[bytes],
+    ready: str | Callable[[], bool],
+    log_path: Path,
+    timeout: float,
+    interval: float = 0.5,
+) -> float:
     """Poll ``ready`` until it holds.
 
     :param ready: a URL that must answer 200, or a check that returns True once the server is ready (an
@@ -40,8 +45,10 @@ def wait_ready(proc: subprocess.Popen[bytes], ready: str | Callable[[], bool], l
     while True:
         code = proc.poll()
         if code is not None:
-            raise AssertionError(f"the server exited with code {code} before it was ready (waiting for {what}); "
-                                 f"end of {log_path}:\n{log_tail(log_path)}")  # fmt: skip
+            raise AssertionError(
+                f"the server exited with code {code} before it was ready (waiting for {what}); "
+                f"end of {log_path}:\n{log_tail(log_path)}"
+            )
         try:
             if check():
                 return time.monotonic() - started
@@ -49,8 +56,10 @@ def wait_ready(proc: subprocess.Popen[bytes], ready: str | Callable[[], bool], l
         except httpx.HTTPError as exc:
             last = f"{type(exc).__name__}: {exc}"
         if time.monotonic() - started > timeout:
-            raise AssertionError(f"the server was not ready after {timeout:.0f} s (waiting for {what}; last try: "
-                                 f"{last}); end of {log_path}:\n{log_tail(log_path)}")  # fmt: skip
+            raise AssertionError(
+                f"the server was not ready after {timeout:.0f} s (waiting for {what}; last try: "
+                f"{last}); end of {log_path}:\n{log_tail(log_path)}"
+            )
         time.sleep(interval)
 
 
@@ -77,9 +86,18 @@ def stop(proc: subprocess.Popen[bytes], *, group: bool = True, timeout: float = 
 
 
 @contextmanager
-def served_process(cmd: Sequence[str], log_path: Path, ready: str | Callable[[], bool], *, timeout: float,
-                   interval: float = 0.5, stop_timeout: float = 30, stop_group: bool = True,
-                   cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Iterator[subprocess.Popen[bytes]]:  # fmt: skip
+def served_process(
+    cmd: Sequence[str],
+    log_path: Path,
+    ready: str | Callable[[], bool],
+    *,
+    timeout: float,
+    interval: float = 0.5,
+    stop_timeout: float = 30,
+    stop_group: bool = True,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Iterator[subprocess.Popen[bytes]]:
     """Start ``cmd`` with its output in ``log_path``, wait until ``ready`` (see :func:`wait_ready`), yield the
     process, and on the way out :func:`stop` it (``stop_group``, ``stop_timeout``) and close the log."""
     with open(log_path, "wb") as log:
@@ -115,6 +133,18 @@ def serve_command(work: Path, config: Mapping[str, object], *, workers: int = 1)
 
     port = free_port()
     (work / "config.yaml").write_text(json.dumps(config))  # JSON is YAML
-    cmd = [sys.executable, "-m", "assistant_bridge", "serve", "--workers", str(workers), "--port", str(port),
-           "--data-dir", str(work / "data"), "--config", str(work / "config.yaml")]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "assistant_bridge",
+        "serve",
+        "--workers",
+        str(workers),
+        "--port",
+        str(port),
+        "--data-dir",
+        str(work / "data"),
+        "--config",
+        str(work / "config.yaml"),
+    ]
     return cmd, f"http://127.0.0.1:{port}"

@@ -69,8 +69,17 @@ def test_an_interrupted_ingest_exits_130_with_a_summary(tmp_path: Path, config: 
     docs.mkdir()
     for i in range(400):
         (docs / f"{i:03d}.txt").write_text(f"Document {i}. " + "Some words about travel and expenses. " * 40)
-    cmd = [sys.executable, "-m", "assistant_bridge", "ingest", str(docs), "--config", config,
-           "--data-dir", str(tmp_path / "data")]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "assistant_bridge",
+        "ingest",
+        str(docs),
+        "--config",
+        config,
+        "--data-dir",
+        str(tmp_path / "data"),
+    ]
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     db = tmp_path / "data" / "meta.sqlite3"
     for _ in range(600):  # until the first documents are in

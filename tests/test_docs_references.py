@@ -53,7 +53,7 @@ def route_mentions(text: str) -> set[tuple[str | None, str]]:
             m = _ROUTE.match(span.strip())
             if m:
                 found.add((m.group(1), m.group(2)))
-        for before, cell in zip(cells, cells[1:]):
+        for before, cell in zip(cells, cells[1:], strict=False):
             m = re.fullmatch(r"`(/\S*)`", cell)
             if before in METHODS and m:
                 found.add((before, m.group(1)))
@@ -62,8 +62,11 @@ def route_mentions(text: str) -> set[tuple[str | None, str]]:
         if m:
             found.add((m.group(1), m.group(2)))
     with_method = {path for method, path in found if method}
-    return {(method, path) for method, path in found if path.startswith(ROUTE_ROOTS)
-            and not path.startswith(EXTERNAL) and (method or path not in with_method)}  # fmt: skip
+    return {
+        (method, path)
+        for method, path in found
+        if path.startswith(ROUTE_ROOTS) and not path.startswith(EXTERNAL) and (method or path not in with_method)
+    }
 
 
 def _segments(path: str) -> list[str]:
@@ -90,7 +93,7 @@ def route_exists(method: str | None, path: str, rules: list[tuple[str, set[str]]
         if not (exact or family):
             continue
         last = len(doc) - 1
-        if all(_segment_matches(d, r, partial and i == last) for i, (d, r) in enumerate(zip(doc, segs))):
+        if all(_segment_matches(d, r, partial and i == last) for i, (d, r) in enumerate(zip(doc, segs, strict=False))):
             if method is None or method in methods:
                 return True
     return False
@@ -103,8 +106,11 @@ def url_rules(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, set[s
 
     settings = make_settings(tmp_path_factory.mktemp("docs"))
     app = create_app(settings, make_services(settings))
-    return [(re.sub(r"<(?:[^:>]+:)?([^>]+)>", r"<\1>", r.rule), set(r.methods or ()))
-            for r in app.url_map.iter_rules() if r.endpoint != "static"]  # fmt: skip
+    return [
+        (re.sub(r"<(?:[^:>]+:)?([^>]+)>", r"<\1>", r.rule), set(r.methods or ()))
+        for r in app.url_map.iter_rules()
+        if r.endpoint != "static"
+    ]
 
 
 def test_the_route_matcher_itself(url_rules: list[tuple[str, set[str]]]) -> None:
@@ -114,15 +120,20 @@ def test_the_route_matcher_itself(url_rules: list[tuple[str, set[str]]]) -> None
     assert not route_exists("GET", "/v1/tools/{tool_id}/execute", url_rules)  # POST only
     assert not route_exists(None, "/v1/agentic/retrieve…", url_rules)
     assert not route_exists("DELETE", "/v1/chunks", url_rules)
-    mentions = route_mentions("| POST | `/v1/relay/message` |\n`GET /healthz`\n```\nDELETE /v1/documents/{id}\n```\n"
-                              "`/chat/completions` and `/v1/embeddings` are not ours\n")  # fmt: skip
+    mentions = route_mentions(
+        "| POST | `/v1/relay/message` |\n`GET /healthz`\n```\nDELETE /v1/documents/{id}\n```\n"
+        "`/chat/completions` and `/v1/embeddings` are not ours\n"
+    )
     assert mentions == {("POST", "/v1/relay/message"), ("GET", "/healthz"), ("DELETE", "/v1/documents/{id}")}
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
 def test_every_route_in_the_docs_exists(page: Path, url_rules: list[tuple[str, set[str]]]) -> None:
-    missing = sorted(f"{method or ''} {path}".strip() for method, path in route_mentions(_text(page))
-                     if not route_exists(method, path, url_rules))  # fmt: skip
+    missing = sorted(
+        f"{method or ''} {path}".strip()
+        for method, path in route_mentions(_text(page))
+        if not route_exists(method, path, url_rules)
+    )
     assert not missing, f"{page.name} names routes the app does not have: {missing}"
 
 
@@ -210,6 +221,9 @@ def test_every_command_line_option_in_the_docs_exists() -> None:
                     problems.append(f"{page.name}: no command {name!r}")
                     continue
                 known = set(commands[name]._option_string_actions)
-                problems += [f"{page.name}: {name} has no option {opt}"
-                             for opt in re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", rest) if opt not in known]  # fmt: skip
+                problems += [
+                    f"{page.name}: {name} has no option {opt}"
+                    for opt in re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", rest)
+                    if opt not in known
+                ]
     assert not problems, "\n".join(problems)

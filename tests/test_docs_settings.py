@@ -114,9 +114,11 @@ def test_the_comparison_catches_drift() -> None:
     without = {k: v for k, v in rows.items() if k != "search.max_limit"}
     assert mismatches(without, code) == ["search.max_limit: a setting missing from docs/configuration.md"]
     assert mismatches(rows, {**code, "server.colour": "red"}) == [
-        "server.colour: a setting missing from docs/configuration.md"]
+        "server.colour: a setting missing from docs/configuration.md"
+    ]
     assert mismatches(rows, {k: v for k, v in code.items() if k != "server.port"}) == [
-        "server.port: documented but not a setting"]
+        "server.port: documented but not a setting"
+    ]
     changed = mismatches(rows, {**code, "server.port": 9000, "backend.es_verify_certs": 1, "backend.token": ""})
     assert [p.split(":")[0] for p in changed] == ["backend.es_verify_certs", "backend.token", "server.port"]
 
@@ -145,7 +147,7 @@ def test_every_variable_named_in_the_docs_exists() -> None:
         if page.name == "benchmarks.md":
             continue
         for var in set(_ENV.findall(page.read_text(encoding="utf-8"))):
-            rest = var[len(ENV_PREFIX):]
+            rest = var[len(ENV_PREFIX) :]
             if not rest or rest in NON_SETTING_ENV:  # `ASSISTANT_BRIDGE_<SECTION>__<KEY>` is a pattern
                 continue
             path = [p.lower() for p in rest.split("__") if p]

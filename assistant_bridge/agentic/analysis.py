@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import Literal
 
 from assistant_bridge.text import split_sentences
 
 Kind = Literal["comparison", "conjunction", "single"]
 
-STOPWORDS = frozenset("""
+STOPWORDS = frozenset(
+    """
 a about above after again against all also am an and any are as at be because been before being below between
 both but by can could did do does doing down during each either few first for from further had has have having
 he her here hers herself him himself his how i if in into is it its itself just last least less like made many
@@ -33,33 +35,46 @@ she should so some such than that the their theirs them themselves then there th
 too under until up upon very was we were what whats when where which while who whom whose why will with would
 you your yours yourself named called known based located year years time name type kind best well also
 le la les un une des du de et ou est sont qui que quoi quel quelle dans pour par sur avec
-""".split())  # fmt: skip
-QUESTION_WORDS = frozenset("what which who whom whose when where why how is are was were do does did can could "
-                           "has have had will would should in on at during since according".split())  # fmt: skip
+""".split()
+)
+QUESTION_WORDS = frozenset(
+    "what which who whom whose when where why how is are was were do does did can could "
+    "has have had will would should in on at during since according".split()
+)
 _CONNECTORS = frozenset("of the for de la le du des von van der den di da del y al bin".split())
-_IMPERATIVES = frozenset("summarize summarise explain describe list give tell show find compare please name define "
-                         "according provide write".split())  # fmt: skip
-_NOT_NAMES = frozenset("""
+_IMPERATIVES = frozenset(
+    "summarize summarise explain describe list give tell show find compare please name define "
+    "according provide write".split()
+)
+_NOT_NAMES = frozenset(
+    """
 i a an the this that these those it he she they we you his her its their our my your which what who whom whose
 when where why how is are was were do does did in on at of for by from with as and or but not also after before
 during since until while january february march april may june july august september october november december
 monday tuesday wednesday thursday friday saturday sunday
-""".split())  # fmt: skip
-_DEMONYMS = frozenset("""
+""".split()
+)
+_DEMONYMS = frozenset(
+    """
 american british english french german italian spanish japanese chinese korean indian russian soviet canadian
 australian mexican brazilian irish scottish welsh dutch swedish norwegian danish finnish polish greek turkish
 egyptian israeli iranian iraqi pakistani african european asian latin arab arabic jewish christian catholic
 muslim hindu buddhist swiss austrian belgian portuguese argentine argentinian chilean colombian cuban filipino
 indonesian thai vietnamese malaysian nigerian kenyan scandinavian western eastern northern southern north south
 east west central new old great
-""".split())  # fmt: skip
-_ROLES = frozenset("""
+""".split()
+)
+_ROLES = frozenset(
+    """
 king queen prince princess emperor empress pope bishop saint st sir lord lady dame senator president ceo chairman
 colonel major general captain lieutenant admiral sergeant chamberlain director minister governor mayor chancellor
 premier duke duchess count earl baron dr mr mrs ms professor nationality born
-""".split())  # fmt: skip
-_MONTHS = frozenset("january february march april may june july august september october november december "
-                    "monday tuesday wednesday thursday friday saturday sunday".split())  # fmt: skip
+""".split()
+)
+_MONTHS = frozenset(
+    "january february march april may june july august september october november december "
+    "monday tuesday wednesday thursday friday saturday sunday".split()
+)
 _PREPOSITIONS = frozenset("in on since by from until till before after during of at".split())
 _SUFFIX = re.compile(r"(?:ing|ed|es|s)$")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
@@ -67,23 +82,24 @@ _QUOTED = re.compile(r"[\"“”«»]([^\"“”«»]{2,120})[\"“”«»]")
 _TOKEN = re.compile(r"[^\W_]+(?:['’.&\-][^\W_]+)*\.?|&", re.UNICODE)
 _BRIDGE_CUE = re.compile(
     r"\S\s+(?:who|whom|whose|which|that|where|when|whereby)\s|\s(?:by|of|in|for|from)\s+(?:a|an|the)\s+\w+"
-    r"\s+(?:who|which|that)\b|'s\s|\b(?:this|these)\s+\w+", re.IGNORECASE,
-)  # fmt: skip
+    r"\s+(?:who|which|that)\b|'s\s|\b(?:this|these)\s+\w+",
+    re.IGNORECASE,
+)
 _OF_CUE = re.compile(r"\b[Tt]he\s+(?:[a-z\-]+\s+){1,3}of\s+(?:the\s+)?[A-Z0-9\"“]")
 _CLAUSE_SPLIT = re.compile(
     r"\s*(?:\?|;)\s+|,?\s+and\s+(?=(?:who|what|which|when|where|why|how|is|are|was|were|did|does|do)\b)",
     re.IGNORECASE,
-)  # fmt: skip
+)
 _COMPARATIVE = re.compile(
     r"\b(?:same|both|either|neither|first|earlier|later|older|younger|larger|smaller|bigger|longer|shorter|"
     r"higher|lower|more|less|fewer|further|closer|before|after|common|similar|different|\w+er\s+than)\b",
     re.IGNORECASE,
-)  # fmt: skip
+)
 _SUMMARY = re.compile(
     r"\b(?:summari[sz]e|summary|summarise|overview|outline of|tl;?dr|whole (?:document|file|text|page)|"
     r"entire (?:document|file|text|page)|full (?:document|text)|résum(?:é|er)|zusammenfass\w*)\b|要約|まとめ",
     re.IGNORECASE,
-)  # fmt: skip
+)
 
 
 @dataclass(frozen=True)
@@ -173,8 +189,9 @@ def named_spans(text: str, *, skip_first: bool = True) -> list[Span]:
             continue
         sentence_start = i == 0 or bool(re.search(r"[.?!:;]\s*$", text[toks[i - 1].end() : toks[i].start() + 1]))
         common = tok.casefold() in _NOT_NAMES | QUESTION_WORDS | STOPWORDS | _IMPERATIVES
-        next_cap = i + 1 < len(toks) and _is_cap(toks[i + 1].group()) \
-            and not text[toks[i].end() : toks[i + 1].start()].strip()
+        next_cap = (
+            i + 1 < len(toks) and _is_cap(toks[i + 1].group()) and not text[toks[i].end() : toks[i + 1].start()].strip()
+        )
         lone_opener = sentence_start and skip_first and not next_cap and not tok[:1].isdigit()
         if lone_opener or (common and ((sentence_start and skip_first) or not next_cap)):
             i += 1
@@ -218,7 +235,7 @@ def _or_chain(question: str, spans: list[Span]) -> list[str]:
     """Names listed with commas and a final "or": "A, B or C"."""
     chain: list[Span] = []
     has_or = False
-    for a, b in zip(spans, spans[1:]):
+    for a, b in zip(spans, spans[1:], strict=False):
         m = _JOINT.fullmatch(question[a.end : b.start])
         if m and (m.group(1) or "," in question[a.end : b.start]):
             chain = chain or [a]
@@ -244,13 +261,17 @@ def _comparison_entities(question: str, spans: list[Span]) -> list[str]:
     match = re.search(r"\bbetween\s+(.+?)\s+and\s+(.+)$", body, re.IGNORECASE)
     if match and all(len(p.split()) <= 8 for p in match.groups()):
         return [p.strip(" \"'“”") for p in match.groups()]
-    for a, b in zip(spans, spans[1:]):
+    for a, b in zip(spans, spans[1:], strict=False):
         gap = question[a.end : b.start]
         joiner = re.fullmatch(r"[\"'”»]?\s*(?:,\s*)?(and|or|y|et|ou|und|oder)\s+(?:the\s+)?[\"'“«]?", gap)
         if joiner:
             both = re.search(r"\b(?:both|either|neither)\b", question, re.IGNORECASE)
-            if joiner.group(1).lower() == "or" or both or _COMPARATIVE.search(question) \
-                    or re.match(r"(?:are|were|is|was|do|did|does|have|had)\b", question.strip(), re.I):
+            if (
+                joiner.group(1).lower() == "or"
+                or both
+                or _COMPARATIVE.search(question)
+                or re.match(r"(?:are|were|is|was|do|did|does|have|had)\b", question.strip(), re.I)
+            ):
                 return [a.text, b.text]
     return []
 
@@ -275,8 +296,14 @@ def analyze(question: str) -> QuestionAnalysis:
         clauses = []
     entity_words = {w for e in entities for w in words(e)}
     focus = tuple(w for w in content_words(q) if w not in entity_words and w not in QUESTION_WORDS)
-    return QuestionAnalysis(kind=kind, entities=entities, clauses=tuple(clauses), focus=focus,
-                            bridge_cue=bool(_BRIDGE_CUE.search(q) or _OF_CUE.search(q)), summary=summary)  # fmt: skip
+    return QuestionAnalysis(
+        kind=kind,
+        entities=entities,
+        clauses=tuple(clauses),
+        focus=focus,
+        bridge_cue=bool(_BRIDGE_CUE.search(q) or _OF_CUE.search(q)),
+        summary=summary,
+    )
 
 
 def mentions(text: str, name: str) -> bool:
@@ -332,8 +359,9 @@ def _mostly_within(name: str, title: str) -> bool:
     return bool(a and b) and len(a & b) * 2 >= min(len(a), len(b)) + (1 if min(len(a), len(b)) > 1 else 0)
 
 
-def bridge_candidates(question: str, passages: Sequence[Passage], *, limit: int = 3,
-                      exclude: Sequence[str] = ()) -> list[str]:  # fmt: skip
+def bridge_candidates(
+    question: str, passages: Sequence[Passage], *, limit: int = 3, exclude: Sequence[str] = ()
+) -> list[str]:
     """Names in ``passages`` (best first) that the question does not mention: the likely bridge entities.
 
     Names in the sentences that share the most focus words with the question score higher, earlier
@@ -360,7 +388,7 @@ def bridge_candidates(question: str, passages: Sequence[Passage], *, limit: int 
         sentences = split_sentences(p.text)[:12]
         overlap = [len(focus & {stem(w) for w in content_words(s)}) for s in sentences]
         best = max(overlap, default=0) or 1
-        for pos, (sentence, ov) in enumerate(zip(sentences, overlap)):
+        for pos, (sentence, ov) in enumerate(zip(sentences, overlap, strict=False)):
             s_weight = weight * (0.3 + ov / best) / (1 + 0.15 * pos)
             for span in named_spans(sentence):
                 if p.title and (same_name(span.text, p.title) or _mostly_within(span.text, p.title)):

@@ -7,7 +7,8 @@ sorted by ``startIndex`` and a span cited by several results is listed once with
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from assistant_bridge.core.snippets import Snippet
 

@@ -10,7 +10,8 @@ Every failure (connection, timeout, HTTP status, a body without a message) becom
 from __future__ import annotations
 
 import time
-from typing import Callable, Mapping, Protocol, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
 
 import httpx
 
@@ -18,11 +19,11 @@ from assistant_bridge.chat_completions import ChatCompletions
 from assistant_bridge.http import RetryPolicy
 from assistant_bridge.settings import Secret
 
+
 class ChatClient(Protocol):
     model: str
 
-    def complete(self, messages: Sequence[Mapping[str, str]], *, json_mode: bool = True,
-                 max_tokens: int = 512) -> str:  # fmt: skip
+    def complete(self, messages: Sequence[Mapping[str, str]], *, json_mode: bool = True, max_tokens: int = 512) -> str:
         """The assistant message text of one completion.
 
         :raises GeneratorError: when the endpoint fails or answers garbage.
@@ -37,14 +38,31 @@ class OpenAIChatClient:
     :param max_retries: retries on connection errors, timeouts, 429 and 5xx (exponential backoff, jitter).
     """
 
-    def __init__(self, *, base_url: str, model: str, api_key: Secret | str | None = None, timeout: float = 30.0,
-                 connect_timeout: float = 5.0, max_retries: int = 1, backoff: float = 0.5, temperature: float = 0.0,
-                 transport: httpx.BaseTransport | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: Secret | str | None = None,
+        timeout: float = 30.0,
+        connect_timeout: float = 5.0,
+        max_retries: int = 1,
+        backoff: float = 0.5,
+        temperature: float = 0.0,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         retry = RetryPolicy(max_retries=max(0, int(max_retries)), backoff=backoff, sleep=sleep, name="planner")
-        self.chat = ChatCompletions(base_url=base_url, model=model, api_key=api_key, timeout=timeout,
-                                    connect_timeout=connect_timeout, retry=retry, transport=transport,
-                                    label="planner model endpoint")  # fmt: skip
+        self.chat = ChatCompletions(
+            base_url=base_url,
+            model=model,
+            api_key=api_key,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            retry=retry,
+            transport=transport,
+            label="planner model endpoint",
+        )
         self.base_url = self.chat.base_url
         self.model = model
         self.max_retries = retry.max_retries
@@ -56,8 +74,7 @@ class OpenAIChatClient:
     def close(self) -> None:
         self.chat.close()
 
-    def complete(self, messages: Sequence[Mapping[str, str]], *, json_mode: bool = True,
-                 max_tokens: int = 512) -> str:  # fmt: skip
+    def complete(self, messages: Sequence[Mapping[str, str]], *, json_mode: bool = True, max_tokens: int = 512) -> str:
         return self.chat.content(messages, max_tokens=max_tokens, temperature=self.temperature, json_mode=json_mode)
 
 
@@ -71,8 +88,7 @@ class FakeChatClient:
         self.replies = list(replies) or ['{"sufficient": true, "reason": "fake", "sub_queries": []}']
         self.calls: list[list[dict[str, str]]] = []
 
-    def complete(self, messages: Sequence[Mapping[str, str]], *, json_mode: bool = True,
-                 max_tokens: int = 512) -> str:  # fmt: skip
+    def complete(self, messages: Sequence[Mapping[str, str]], *, json_mode: bool = True, max_tokens: int = 512) -> str:
         self.calls.append([dict(m) for m in messages])
         reply = self.replies[min(len(self.calls), len(self.replies)) - 1]
         if isinstance(reply, Exception):

@@ -12,16 +12,23 @@ only when an answer was generated; citation ``endIndex`` is exclusive.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping, Union
+from typing import Any, Literal
 
 Step = Literal["Planning", "Retrieval", "SpeculativeRetrieval", "FullDocumentExpansion"]
 Status = Literal["IN_PROGRESS", "SUCCEEDED", "FAILED"]
 EXCEPTION_MEMBERS: tuple[str, ...] = (
-    "accessDeniedException", "badGatewayException", "conflictException", "dependencyFailedException",
-    "internalServerException", "resourceNotFoundException", "serviceQuotaExceededException",
-    "throttlingException", "validationException",
-)  # fmt: skip
+    "accessDeniedException",
+    "badGatewayException",
+    "conflictException",
+    "dependencyFailedException",
+    "internalServerException",
+    "resourceNotFoundException",
+    "serviceQuotaExceededException",
+    "throttlingException",
+    "validationException",
+)
 TRACE_TEXT_CHARS = 500  # retrieved text shown in a trace is cut to this length; results carry it whole
 
 
@@ -33,8 +40,12 @@ class RetrieveAction:
     retrievers: tuple[str, ...]
 
     def to_json(self) -> dict[str, Any]:
-        return {"retrieve": {"inputQuery": {"text": self.text},
-                             "sourceRetrievers": [{"identifier": r} for r in self.retrievers]}}  # fmt: skip
+        return {
+            "retrieve": {
+                "inputQuery": {"text": self.text},
+                "sourceRetrievers": [{"identifier": r} for r in self.retrievers],
+            }
+        }
 
 
 @dataclass(frozen=True)
@@ -45,11 +56,12 @@ class ExpansionAction:
     retriever: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"fullDocumentExpansion": {"documentId": self.document_id,
-                                          "sourceRetriever": {"identifier": self.retriever}}}  # fmt: skip
+        return {
+            "fullDocumentExpansion": {"documentId": self.document_id, "sourceRetriever": {"identifier": self.retriever}}
+        }
 
 
-Action = Union[RetrieveAction, ExpansionAction]
+Action = RetrieveAction | ExpansionAction
 
 
 @dataclass(frozen=True)
@@ -78,7 +90,7 @@ class MessageWarning:
         return {"message": {"message": self.message}}
 
 
-Warning_ = Union[GuardrailWarning, MessageWarning]
+Warning_ = GuardrailWarning | MessageWarning
 
 
 @dataclass(frozen=True)
@@ -92,8 +104,11 @@ class ResultItem:
 
     def to_json(self, max_chars: int | None = None) -> dict[str, Any]:
         text = self.text if max_chars is None or len(self.text) <= max_chars else self.text[:max_chars] + "…"
-        return {"content": {"mimeType": self.mime_type, "text": text}, "metadata": dict(self.metadata),
-                "sourceRetriever": {"identifier": self.retriever}}  # fmt: skip
+        return {
+            "content": {"mimeType": self.mime_type, "text": text},
+            "metadata": dict(self.metadata),
+            "sourceRetriever": {"identifier": self.retriever},
+        }
 
 
 @dataclass(frozen=True)
@@ -116,8 +131,9 @@ class TraceEvent:
         if self.actions:
             attrs["actions"] = [a.to_json() for a in self.actions]
         if self.retrievers:
-            attrs["retrievalMetadata"] = [{"identifier": r, "retrievalType": "BedrockKnowledgeBase"}
-                                          for r in self.retrievers]  # fmt: skip
+            attrs["retrievalMetadata"] = [
+                {"identifier": r, "retrievalType": "BedrockKnowledgeBase"} for r in self.retrievers
+            ]
         if self.retrieved:
             attrs["retrievalResponse"] = [r.to_json(TRACE_TEXT_CHARS) for r in self.retrieved]
         if self.failures:
@@ -154,8 +170,11 @@ class CitationSpan:
     result_indexes: tuple[int, ...]
 
     def to_json(self) -> dict[str, Any]:
-        return {"startIndex": self.start, "endIndex": self.end,
-                "references": [{"resultIndex": i} for i in self.result_indexes]}  # fmt: skip
+        return {
+            "startIndex": self.start,
+            "endIndex": self.end,
+            "references": [{"resultIndex": i} for i in self.result_indexes],
+        }
 
 
 @dataclass(frozen=True)
@@ -214,4 +233,4 @@ class ExceptionEvent:
         return {self.name: self.payload()}
 
 
-StreamEvent = Union[TraceEvent, ResponseEvent, ResultEvent, ExceptionEvent]
+StreamEvent = TraceEvent | ResponseEvent | ResultEvent | ExceptionEvent

@@ -12,8 +12,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from assistant_bridge.core.textnorm import normalize_for_dedup
 from assistant_bridge.domain import SearchHit
@@ -102,8 +103,18 @@ class Evidence:
         out = []
         for f in self._ranked(rerank)[:limit]:
             c = f.hit.chunk
-            out.append(EvidenceView(title=c.title, text=c.text, document_id=c.document_id, retriever=f.retriever,
-                                    round=f.round, query=f.query.text, target=f.query.target, rank=f.rank))  # fmt: skip
+            out.append(
+                EvidenceView(
+                    title=c.title,
+                    text=c.text,
+                    document_id=c.document_id,
+                    retriever=f.retriever,
+                    round=f.round,
+                    query=f.query.text,
+                    target=f.query.target,
+                    rank=f.rank,
+                )
+            )
         return tuple(out)
 
     def top_documents(self, rerank: bool, window: int) -> list[tuple[str, str, int]]:
@@ -125,9 +136,15 @@ class Evidence:
                     continue
                 emitted.add(c.document_id)
                 doc, retriever = self._documents[c.document_id]
-                meta = {"document_id": doc.document_id, "title": doc.title, "full_document": True,
-                        "chunk_count": doc.chunk_count, "truncated": doc.truncated, "score": round(_fused(f.votes), 6),
-                        "retrieval_round": f.round}  # fmt: skip
+                meta = {
+                    "document_id": doc.document_id,
+                    "title": doc.title,
+                    "full_document": True,
+                    "chunk_count": doc.chunk_count,
+                    "truncated": doc.truncated,
+                    "score": round(_fused(f.votes), 6),
+                    "retrieval_round": f.round,
+                }
                 if doc.url:
                     meta["url"] = doc.url
                 out.append(ResultItem(text=doc.text, retriever=retriever, metadata=meta))
@@ -145,10 +162,16 @@ def _fused(votes: list[float]) -> float:
 
 def _chunk_metadata(f: _Found, rerank: bool) -> dict[str, Any]:
     c = f.hit.chunk
-    meta: dict[str, Any] = {"document_id": c.document_id, "chunk_id": c.id, "title": c.title,
-                            "score": round(_fused(f.votes) if rerank else f.hit.score, 6),
-                            "retrieval_score": round(float(f.hit.score), 6), "retrieval_round": f.round,
-                            "start_char": c.start_char, "end_char": c.end_char}  # fmt: skip
+    meta: dict[str, Any] = {
+        "document_id": c.document_id,
+        "chunk_id": c.id,
+        "title": c.title,
+        "score": round(_fused(f.votes) if rerank else f.hit.score, 6),
+        "retrieval_score": round(float(f.hit.score), 6),
+        "retrieval_round": f.round,
+        "start_char": c.start_char,
+        "end_char": c.end_char,
+    }
     for key in ("url", "filename", "language", "page_number", "start_time", "end_time"):
         value = getattr(c, key)
         if value not in (None, ""):

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
-from assistant_bridge.text import CJK_CHARS
 from assistant_bridge.errors import ConfigurationError
 from assistant_bridge.settings import coerce, table
+from assistant_bridge.text import CJK_CHARS
 
 DEFAULT_BLOCKED_INPUT = "Sorry, this request can't be answered."
 DEFAULT_BLOCKED_OUTPUT = "Sorry, the answer to this request can't be shared."
@@ -90,8 +91,15 @@ class Guardrail:
     def from_config(cls, guardrail_id: str, version: str, cfg: Mapping[str, Any]) -> Guardrail:
         """:raises ConfigurationError: on an unknown key, a non-BLOCK action or an invalid pattern."""
         where = f"guardrails.{guardrail_id}.{version}"
-        known = {"blocked_input_message", "blocked_output_message", "denied_words", "denied_topics", "regex",
-                 "action", "description"}  # fmt: skip
+        known = {
+            "blocked_input_message",
+            "blocked_output_message",
+            "denied_words",
+            "denied_topics",
+            "regex",
+            "action",
+            "description",
+        }
         unknown = set(cfg) - known
         if unknown:
             raise ConfigurationError(f"{where}: unknown keys {sorted(unknown)}")
@@ -124,8 +132,13 @@ class Guardrail:
             raise ConfigurationError(f"{where}: a guardrail needs at least one denied word, topic or regex")
         blocked_in = coerce(str | None, cfg.get("blocked_input_message"), f"{where}.blocked_input_message")
         blocked_out = coerce(str | None, cfg.get("blocked_output_message"), f"{where}.blocked_output_message")
-        return cls(guardrail_id, version, tuple(rules), blocked_in or DEFAULT_BLOCKED_INPUT,
-                   blocked_out or DEFAULT_BLOCKED_OUTPUT)  # fmt: skip
+        return cls(
+            guardrail_id,
+            version,
+            tuple(rules),
+            blocked_in or DEFAULT_BLOCKED_INPUT,
+            blocked_out or DEFAULT_BLOCKED_OUTPUT,
+        )
 
 
 def _only_block(action: Any, where: str) -> None:

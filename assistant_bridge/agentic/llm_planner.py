@@ -66,8 +66,10 @@ def build_messages(state: PlanningState) -> list[dict[str, str]]:
     else:
         lines.append("No passages found yet.")
     if state.confidence is not None:
-        lines.append(f"Answerability score of the best passages: {state.confidence:.2f}"
-                     + (f" (pass mark {state.confidence_threshold:.2f})" if state.confidence_threshold is not None else ""))
+        lines.append(
+            f"Answerability score of the best passages: {state.confidence:.2f}"
+            + (f" (pass mark {state.confidence_threshold:.2f})" if state.confidence_threshold is not None else "")
+        )
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "\n".join(lines)}]
 
 
@@ -111,8 +113,13 @@ def parse_plan(raw: str, state: PlanningState, model: str) -> Plan:
     shown = {e.document_id for e in state.evidence[:PASSAGES_SHOWN]}
     expand = tuple(dict.fromkeys(d for d in docs if isinstance(d, str) and d in shown))
     reason = str(data.get("reason") or "").strip()[:300]
-    return Plan(sub_queries=tuple(subs), sufficient=sufficient and not subs, expand_documents=expand,
-                reason=reason or f"Plan by {model}.", planner="llm")  # fmt: skip
+    return Plan(
+        sub_queries=tuple(subs),
+        sufficient=sufficient and not subs,
+        expand_documents=expand,
+        reason=reason or f"Plan by {model}.",
+        planner="llm",
+    )
 
 
 class LLMPlanner:
@@ -138,6 +145,12 @@ class LLMPlanner:
         log.warning("agentic.planner_fallback iteration=%d code=%s model=%s", state.iteration, code, self.chat.model)
         plan = self.fallback.plan(state)
         note = f"The planner model failed ({why}); the embedded planner planned this iteration."
-        return Plan(sub_queries=plan.sub_queries, sufficient=plan.sufficient, expand_documents=plan.expand_documents,
-                    reason=plan.reason, planner=plan.planner, warnings=(*plan.warnings, note),
-                    fallback_code=code)  # fmt: skip
+        return Plan(
+            sub_queries=plan.sub_queries,
+            sufficient=plan.sufficient,
+            expand_documents=plan.expand_documents,
+            reason=plan.reason,
+            planner=plan.planner,
+            warnings=(*plan.warnings, note),
+            fallback_code=code,
+        )

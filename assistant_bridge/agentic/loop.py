@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterator, Literal, Protocol, Sequence
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from assistant_bridge.domain import SearchHit
 from assistant_bridge.errors import BridgeError, DependencyError
@@ -137,13 +138,23 @@ class AgenticRun:
     :param log_user_text: the ``agentic.run`` log line also carries the question (``server.log_user_text``).
     """
 
-    def __init__(self, question: str, retrievers: Sequence[RetrieverBinding], *, planner: Planner,
-                 generator: Generator | None = None, prefilter: PreFilterLike | None = None,
-                 threshold: float | None = None, guardrail: Guardrail | None = None,
-                 fetch_document: Callable[[str], FullDocument | None] | None = None,
-                 options: RunOptions = RunOptions(), clock: Callable[[], float] = time.time,
-                 run_id: str = "run", conversation: Sequence[tuple[str, str]] = (),
-                 log_user_text: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        question: str,
+        retrievers: Sequence[RetrieverBinding],
+        *,
+        planner: Planner,
+        generator: Generator | None = None,
+        prefilter: PreFilterLike | None = None,
+        threshold: float | None = None,
+        guardrail: Guardrail | None = None,
+        fetch_document: Callable[[str], FullDocument | None] | None = None,
+        options: RunOptions = RunOptions(),
+        clock: Callable[[], float] = time.time,
+        run_id: str = "run",
+        conversation: Sequence[tuple[str, str]] = (),
+        log_user_text: bool = False,
+    ) -> None:
         if options.max_iterations < 1:
             raise ValueError("max_iterations must be at least 1")
         if options.generate and generator is None:
@@ -169,13 +180,31 @@ class AgenticRun:
         self._requested: list[str] = []
 
     # ------------------------------------------------------------------------------------------ helpers
-    def _trace(self, step: Step, status: Status, message: str, *, actions: Sequence[Action] = (),
-               retrievers: Sequence[str] = (), retrieved: Sequence[ResultItem] = (),
-               failures: Sequence[str] = (), warnings: Sequence[Warning_] = ()) -> TraceEvent:  # fmt: skip
+    def _trace(
+        self,
+        step: Step,
+        status: Status,
+        message: str,
+        *,
+        actions: Sequence[Action] = (),
+        retrievers: Sequence[str] = (),
+        retrieved: Sequence[ResultItem] = (),
+        failures: Sequence[str] = (),
+        warnings: Sequence[Warning_] = (),
+    ) -> TraceEvent:
         self._seq += 1
-        return TraceEvent(id=f"{self.run_id}-{self._seq:03d}", timestamp=int(self.clock() * 1000), step=step,
-                          status=status, message=message, actions=tuple(actions), retrievers=tuple(retrievers),
-                          retrieved=tuple(retrieved), failures=tuple(failures), warnings=tuple(warnings))  # fmt: skip
+        return TraceEvent(
+            id=f"{self.run_id}-{self._seq:03d}",
+            timestamp=int(self.clock() * 1000),
+            step=step,
+            status=status,
+            message=message,
+            actions=tuple(actions),
+            retrievers=tuple(retrievers),
+            retrieved=tuple(retrieved),
+            failures=tuple(failures),
+            warnings=tuple(warnings),
+        )
 
     def _failed(self, exc: BridgeError) -> None:
         if isinstance(exc, DependencyError):
@@ -188,10 +217,18 @@ class AgenticRun:
             texts = [v.text for v in views[: self.options.answer_passages]]
             confidence = float(self.prefilter.score(self.question, texts))
         infos = tuple(RetrieverInfo(rid, self.bindings[rid].description) for rid in self.healthy)
-        return PlanningState(question=self.question, retrievers=infos, iteration=iteration,
-                             max_iterations=self.options.max_iterations, history=tuple(self.history),
-                             evidence=views, confidence=confidence, confidence_threshold=self.threshold,
-                             conversation=self.conversation, expanded=self.evidence.expanded)  # fmt: skip
+        return PlanningState(
+            question=self.question,
+            retrievers=infos,
+            iteration=iteration,
+            max_iterations=self.options.max_iterations,
+            history=tuple(self.history),
+            evidence=views,
+            confidence=confidence,
+            confidence_threshold=self.threshold,
+            conversation=self.conversation,
+            expanded=self.evidence.expanded,
+        )
 
     # ---------------------------------------------------------------------------------------------- run
     def events(self) -> Iterator[StreamEvent]:
@@ -199,17 +236,28 @@ class AgenticRun:
         try:
             yield from self._run()
         finally:
-            log.info("agentic.run run=%s iterations=%d calls=%d expansions=%d results=%d stopped=%s ms=%.0f",
-                     self.run_id, self.stats.iterations, self.stats.retrieval_calls, self.stats.expansions,
-                     len(self.evidence), self.stats.stopped or "incomplete", (time.perf_counter() - started) * 1000,
-                     extra=user_text(self.log_user_text, query=self.question))
+            log.info(
+                "agentic.run run=%s iterations=%d calls=%d expansions=%d results=%d stopped=%s ms=%.0f",
+                self.run_id,
+                self.stats.iterations,
+                self.stats.retrieval_calls,
+                self.stats.expansions,
+                len(self.evidence),
+                self.stats.stopped or "incomplete",
+                (time.perf_counter() - started) * 1000,
+                extra=user_text(self.log_user_text, query=self.question),
+            )
 
     def _run(self) -> Iterator[StreamEvent]:
         if self.guardrail is not None:
             verdict = self.guardrail.check(self.question)
             if verdict.intervened:
-                yield from self._blocked(verdict.message, "The guardrail blocked the question; nothing was retrieved.",
-                                         self.guardrail.blocked_input_message, ())  # fmt: skip
+                yield from self._blocked(
+                    verdict.message,
+                    "The guardrail blocked the question; nothing was retrieved.",
+                    self.guardrail.blocked_input_message,
+                    (),
+                )
                 self.stats.stopped = "guardrail_input"
                 return
         if self.options.speculative:
@@ -219,20 +267,29 @@ class AgenticRun:
                 self.stats.stopped = "no_retriever_left"
                 break
             self.stats.iterations = iteration
-            yield self._trace("Planning", "IN_PROGRESS",
-                              f"Planning iteration {iteration} of {self.options.max_iterations}.")
+            yield self._trace(
+                "Planning", "IN_PROGRESS", f"Planning iteration {iteration} of {self.options.max_iterations}."
+            )
             plan = self.planner.plan(self._state(iteration))
             if plan.fallback_code is not None:
                 self.stats.planner_fallbacks.append(plan.fallback_code)
-            subs = [SubQuery(s.text, r, s.target, s.purpose) for s in plan.sub_queries
-                    if (r := tuple(x for x in s.retrievers if x in self.healthy))]  # fmt: skip
+            subs = [
+                SubQuery(s.text, r, s.target, s.purpose)
+                for s in plan.sub_queries
+                if (r := tuple(x for x in s.retrievers if x in self.healthy))
+            ]
             known = {v.document_id for v in self.evidence.views(limit=None)}
             expand = [d for d in plan.expand_documents if d in known and d not in self._requested]
             self._requested.extend(expand)
             actions: list[Action] = [RetrieveAction(s.text, s.retrievers) for s in subs]
             actions += [ExpansionAction(d, self._retriever_of(d)) for d in expand]
-            yield self._trace("Planning", "SUCCEEDED", plan.reason or f"Plan by the {plan.planner} planner.",
-                              actions=actions, warnings=[MessageWarning(w) for w in plan.warnings])  # fmt: skip
+            yield self._trace(
+                "Planning",
+                "SUCCEEDED",
+                plan.reason or f"Plan by the {plan.planner} planner.",
+                actions=actions,
+                warnings=[MessageWarning(w) for w in plan.warnings],
+            )
             if plan.sufficient or not subs:
                 self.stats.stopped = "sufficient" if plan.sufficient else "nothing_to_search"
                 break
@@ -242,8 +299,11 @@ class AgenticRun:
         yield from self._expand()
         if not self.evidence.searches and self.stats.failed_retrievers:
             failed = ",".join(self.stats.failed_retrievers)
-            yield ExceptionEvent("dependencyFailedException", "Every retriever failed; nothing could be retrieved.",
-                                 {"resourceName": failed})  # fmt: skip
+            yield ExceptionEvent(
+                "dependencyFailedException",
+                "Every retriever failed; nothing could be retrieved.",
+                {"resourceName": failed},
+            )
             return
         results = tuple(self.evidence.results(self.options.rerank, limit=self.options.max_results))
         if not self.options.generate:
@@ -260,9 +320,14 @@ class AgenticRun:
     def _round(self, step: Step, subs: Sequence[SubQuery], round_: int) -> Iterator[StreamEvent]:
         involved = [rid for rid in self.bindings if any(rid in s.retrievers for s in subs)]
         searches = sum(len(s.retrievers) for s in subs)
-        yield self._trace(step, "IN_PROGRESS", f"{searches} search{'es' if searches != 1 else ''} on "
-                          f"{len(involved)} retriever{'s' if len(involved) != 1 else ''}.",
-                          actions=[RetrieveAction(s.text, s.retrievers) for s in subs], retrievers=involved)  # fmt: skip
+        yield self._trace(
+            step,
+            "IN_PROGRESS",
+            f"{searches} search{'es' if searches != 1 else ''} on "
+            f"{len(involved)} retriever{'s' if len(involved) != 1 else ''}.",
+            actions=[RetrieveAction(s.text, s.retrievers) for s in subs],
+            retrievers=involved,
+        )
         new: dict[str, list[ResultItem]] = {rid: [] for rid in involved}
         failures: dict[str, list[str]] = {rid: [] for rid in involved}
         ok: dict[str, int] = {rid: 0 for rid in involved}
@@ -285,11 +350,22 @@ class AgenticRun:
             if failures[rid] and not ok[rid]:
                 self.healthy = [h for h in self.healthy if h != rid]
                 self.stats.failed_retrievers.append(rid)
-                yield self._trace(step, "FAILED", f"Retriever {rid} failed; continuing without it.",
-                                  retrievers=[rid], failures=failures[rid])  # fmt: skip
+                yield self._trace(
+                    step,
+                    "FAILED",
+                    f"Retriever {rid} failed; continuing without it.",
+                    retrievers=[rid],
+                    failures=failures[rid],
+                )
             else:
-                yield self._trace(step, "SUCCEEDED", f"Retriever {rid}: {len(new[rid])} new passage{'s' if len(new[rid]) != 1 else ''}.",
-                                  retrievers=[rid], retrieved=new[rid], failures=failures[rid])  # fmt: skip
+                yield self._trace(
+                    step,
+                    "SUCCEEDED",
+                    f"Retriever {rid}: {len(new[rid])} new passage{'s' if len(new[rid]) != 1 else ''}.",
+                    retrievers=[rid],
+                    retrieved=new[rid],
+                    failures=failures[rid],
+                )
 
     def _expansion_targets(self) -> list[tuple[str, str]]:
         policy = self.options.expansion
@@ -315,35 +391,49 @@ class AgenticRun:
             except BridgeError as exc:
                 log.warning("agentic.expansion_failed run=%s code=%s", self.run_id, exc.code)
                 self._failed(exc)
-                yield self._trace("FullDocumentExpansion", "FAILED", "The document could not be read.",
-                                  actions=[action], failures=[f"{exc.code}: {exc.message}"])  # fmt: skip
+                yield self._trace(
+                    "FullDocumentExpansion",
+                    "FAILED",
+                    "The document could not be read.",
+                    actions=[action],
+                    failures=[f"{exc.code}: {exc.message}"],
+                )
                 continue
             if doc is None:
-                yield self._trace("FullDocumentExpansion", "FAILED", "The document is not available.",
-                                  actions=[action], failures=["document not found"])  # fmt: skip
+                yield self._trace(
+                    "FullDocumentExpansion",
+                    "FAILED",
+                    "The document is not available.",
+                    actions=[action],
+                    failures=["document not found"],
+                )
                 continue
             self.evidence.add_document(doc, rid)
             self.stats.expansions += 1
-            yield self._trace("FullDocumentExpansion", "SUCCEEDED",
-                              f"Read the whole document ({doc.chunk_count} chunks"
-                              f"{', truncated' if doc.truncated else ''}).", actions=[action])  # fmt: skip
+            yield self._trace(
+                "FullDocumentExpansion",
+                "SUCCEEDED",
+                f"Read the whole document ({doc.chunk_count} chunks{', truncated' if doc.truncated else ''}).",
+                actions=[action],
+            )
 
     # ------------------------------------------------------------------------------------------- answer
-    def _blocked(self, verdict_message: str, trace_message: str, text: str,
-                 results: tuple[ResultItem, ...]) -> Iterator[StreamEvent]:  # fmt: skip
+    def _blocked(
+        self, verdict_message: str, trace_message: str, text: str, results: tuple[ResultItem, ...]
+    ) -> Iterator[StreamEvent]:
         assert self.guardrail is not None
         warning = GuardrailWarning(self.guardrail.guardrail_id, self.guardrail.version, "INTERVENED", verdict_message)
         yield self._trace("Planning", "SUCCEEDED", trace_message, warnings=[warning])
         if self.options.generate:
             yield ResponseEvent(text)
-        yield ResultEvent(results, answer=text if self.options.generate else None, guardrail_action="INTERVENED",
-                          warnings=(warning,))  # fmt: skip
+        yield ResultEvent(
+            results, answer=text if self.options.generate else None, guardrail_action="INTERVENED", warnings=(warning,)
+        )
 
     def _answer(self, results: tuple[ResultItem, ...]) -> Iterator[StreamEvent]:
         assert self.generator is not None
         action: Literal["NONE"] | None = "NONE" if self.guardrail is not None else None
-        snippets = fit_to_context(self.question, answer_snippets(results, self.options.answer_passages),
-                                  self.generator)  # fmt: skip
+        snippets = fit_to_context(self.question, answer_snippets(results, self.options.answer_passages), self.generator)
         if not snippets:
             yield ResponseEvent(self.options.no_results_text)
             yield ResultEvent(results, answer=self.options.no_results_text, guardrail_action=action)
@@ -366,28 +456,41 @@ class AgenticRun:
             log.warning("agentic.generation_failed run=%s code=%s", self.run_id, exc.code)
             self.stats.generator_error = exc.code
             yield ResultEvent(results, warnings=(MessageWarning("The answer could not be generated."),))
-            yield ExceptionEvent("dependencyFailedException", f"Answer generation failed: {exc.message}",
-                                 {"resourceName": "generator"})  # fmt: skip
+            yield ExceptionEvent(
+                "dependencyFailedException", f"Answer generation failed: {exc.message}", {"resourceName": "generator"}
+            )
             return
         assert generation is not None
         if self.guardrail is not None:
             verdict = self.guardrail.check(generation.text)
             if verdict.intervened:
                 self.stats.stopped += "+guardrail_output"
-                yield from self._blocked(verdict.message, "The guardrail blocked the generated answer.",
-                                         self.guardrail.blocked_output_message, results)  # fmt: skip
+                yield from self._blocked(
+                    verdict.message,
+                    "The guardrail blocked the generated answer.",
+                    self.guardrail.blocked_output_message,
+                    results,
+                )
                 return
             for piece in _pieces(generation.text):
                 yield ResponseEvent(piece)
-        yield ResultEvent(results, answer=generation.text, citations=citation_spans(generation, len(results)),
-                          guardrail_action=action)  # fmt: skip
+        yield ResultEvent(
+            results, answer=generation.text, citations=citation_spans(generation, len(results)), guardrail_action=action
+        )
 
 
 def _trace_item(hit: SearchHit, retriever: str) -> ResultItem:
     c = hit.chunk
-    return ResultItem(text=c.text, retriever=retriever,
-                      metadata={"document_id": c.document_id, "chunk_id": c.id, "title": c.title,
-                                "score": round(float(hit.score), 6)})  # fmt: skip
+    return ResultItem(
+        text=c.text,
+        retriever=retriever,
+        metadata={
+            "document_id": c.document_id,
+            "chunk_id": c.id,
+            "title": c.title,
+            "score": round(float(hit.score), 6),
+        },
+    )
 
 
 def _pieces(text: str) -> Iterator[str]:

@@ -22,8 +22,9 @@ passage of that search mentions it. Invariant: a planner never repeats a sub-que
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Literal, Protocol, Sequence
+from typing import Literal, Protocol
 
 from .analysis import (
     Passage,
@@ -128,8 +129,9 @@ class EmbeddedPlanner:
 
     name = "embedded"
 
-    def __init__(self, *, max_sub_queries: int = MAX_SUB_QUERIES, bridge_sources: int = 1,
-                 bridge_candidates: int = 3) -> None:  # fmt: skip
+    def __init__(
+        self, *, max_sub_queries: int = MAX_SUB_QUERIES, bridge_sources: int = 1, bridge_candidates: int = 3
+    ) -> None:
         self.max_sub_queries = max_sub_queries
         self.bridge_sources = bridge_sources
         self.bridge_limit = bridge_candidates
@@ -152,8 +154,9 @@ class EmbeddedPlanner:
     def _targets(state: PlanningState, purpose: Purpose | None = None) -> list[str]:
         return [q.target for q in state.history if q.target and (purpose is None or q.purpose == purpose)]
 
-    def _entity_query(self, entity: str, a: QuestionAnalysis, state: PlanningState, purpose: Purpose,
-                      tried: set[str]) -> SubQuery | None:  # fmt: skip
+    def _entity_query(
+        self, entity: str, a: QuestionAnalysis, state: PlanningState, purpose: Purpose, tried: set[str]
+    ) -> SubQuery | None:
         """The bare entity first (its own passage ranks first that way); with the question's focus words
         when that was tried and did not cover it."""
         focus = [w for w in a.focus if not mentions(entity, w)][:FOCUS_WORDS]
@@ -179,8 +182,10 @@ class EmbeddedPlanner:
         if a.kind == "comparison":
             missing = [e for e in a.entities if not self.covered(e, state)]
             if not missing:
-                return Plan(sufficient=True, reason=f"Comparison: each of the {len(a.entities)} compared "
-                                                    "entities has a passage of its own.")  # fmt: skip
+                return Plan(
+                    sufficient=True,
+                    reason=f"Comparison: each of the {len(a.entities)} compared entities has a passage of its own.",
+                )
             for e in missing:
                 add(self._entity_query(e, a, state, "entity", tried))
             notes.append(f"comparison: one search per entity without a passage ({len(missing)} of {len(a.entities)})")
@@ -192,13 +197,26 @@ class EmbeddedPlanner:
             return self._finish(subs, notes, state)
         return self._single(a, state, tried, subs, notes, add)
 
-    def _single(self, a: QuestionAnalysis, state: PlanningState, tried: set[str], subs: list[SubQuery],
-                notes: list[str], add: Callable[[SubQuery | None], None]) -> Plan:  # fmt: skip
-        confident = state.confidence is None or state.confidence_threshold is None \
+    def _single(
+        self,
+        a: QuestionAnalysis,
+        state: PlanningState,
+        tried: set[str],
+        subs: list[SubQuery],
+        notes: list[str],
+        add: Callable[[SubQuery | None], None],
+    ) -> Plan:
+        confident = (
+            state.confidence is None
+            or state.confidence_threshold is None
             or state.confidence >= state.confidence_threshold
+        )
         if state.confidence is not None and confident and not a.bridge_cue and state.evidence and not subs:
-            return Plan(sufficient=True, reason=f"Evidence judged sufficient: confidence {state.confidence:.2f} "
-                                                "reaches its threshold and the question names what it asks about.")  # fmt: skip
+            return Plan(
+                sufficient=True,
+                reason=f"Evidence judged sufficient: confidence {state.confidence:.2f} "
+                "reaches its threshold and the question names what it asks about.",
+            )
         missing = [e for e in a.entities if not self.covered(e, state)]
         for e in missing:
             add(self._entity_query(e, a, state, "entity", tried))
@@ -217,7 +235,9 @@ class EmbeddedPlanner:
             for name in found:
                 add(self._entity_query(name, a, state, "bridge", tried))
             if found:
-                notes.append(f"bridge hop through {len(found)} name{'s' if len(found) > 1 else ''} found in the best passages")
+                notes.append(
+                    f"bridge hop through {len(found)} name{'s' if len(found) > 1 else ''} found in the best passages"
+                )
         if not subs and not confident and a.focus:
             keywords = " ".join(a.focus[:6] + tuple(a.entities))
             add(SubQuery(keywords, route(keywords, state.retrievers), purpose="keywords"))
@@ -229,8 +249,10 @@ class EmbeddedPlanner:
                 why += "; the bridge hop " + ("found its passage" if hop_found else "was tried")
             if state.confidence is not None:
                 why += f"; confidence {state.confidence:.2f}"
-            return Plan(sufficient=not missing and (hop_found or not need_hop) and confident,
-                        reason=f"Evidence judged {'sufficient' if confident else 'as good as it gets'}: {why}.")  # fmt: skip
+            return Plan(
+                sufficient=not missing and (hop_found or not need_hop) and confident,
+                reason=f"Evidence judged {'sufficient' if confident else 'as good as it gets'}: {why}.",
+            )
         return self._finish(subs, notes, state)
 
     @staticmethod

@@ -14,8 +14,9 @@ checks what a schema cannot say well and names the field of every problem (``$.r
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from typing import Any, Collection, Literal, Mapping
+from typing import Any, Literal
 
 from assistant_bridge.core.filters import DEFAULT_FIELDS, Expr, FieldSpec, from_retrieval_filter
 from assistant_bridge.errors import FilterSyntaxError, ValidationFailed
@@ -63,8 +64,9 @@ def _question(messages: list[Mapping[str, Any]]) -> tuple[str, tuple[tuple[str, 
     return conversation[last][1].strip(), tuple(c for c in conversation[: last + 1] if c[1].strip())
 
 
-def _retriever(item: Mapping[str, Any], i: int, known: Collection[str], max_results_cap: int,
-               fields: Mapping[str, FieldSpec]) -> RetrieverRequest:  # fmt: skip
+def _retriever(
+    item: Mapping[str, Any], i: int, known: Collection[str], max_results_cap: int, fields: Mapping[str, FieldSpec]
+) -> RetrieverRequest:
     here = f"$.retrievers[{i}]"
     kb = (item.get("configuration") or {}).get("knowledgeBase")
     if kb is not None:
@@ -97,15 +99,23 @@ def _retriever(item: Mapping[str, Any], i: int, known: Collection[str], max_resu
     return RetrieverRequest(rid, expr, limit, str(item.get("description") or ""))
 
 
-def parse_request(body: Mapping[str, Any], *, known_retrievers: Collection[str], max_iterations_cap: int = 10,
-                  max_results_cap: int = 50, fields: Mapping[str, FieldSpec] = DEFAULT_FIELDS) -> AgenticRequest:  # fmt: skip
+def parse_request(
+    body: Mapping[str, Any],
+    *,
+    known_retrievers: Collection[str],
+    max_iterations_cap: int = 10,
+    max_results_cap: int = 50,
+    fields: Mapping[str, FieldSpec] = DEFAULT_FIELDS,
+) -> AgenticRequest:
     """Turn a schema-valid body into an :class:`AgenticRequest`.
 
     :raises ValidationFailed: naming the JSON path of the first problem.
     :raises FilterSyntaxError: for a filter that does not convert, naming its JSON path.
     """
-    for unsupported, why in (("nextToken", "pagination is not supported; every result arrives in one result event"),
-                             ("memoryConfiguration", "memory is not supported by this service")):  # fmt: skip
+    for unsupported, why in (
+        ("nextToken", "pagination is not supported; every result arrives in one result event"),
+        ("memoryConfiguration", "memory is not supported by this service"),
+    ):
         if body.get(unsupported) is not None:
             raise _fail(f"$.{unsupported}", why)
     question, conversation = _question(list(body.get("messages") or []))
@@ -131,9 +141,13 @@ def parse_request(body: Mapping[str, Any], *, known_retrievers: Collection[str],
     guard = (body.get("policyConfiguration") or {}).get("bedrockGuardrailConfiguration")
     user = (body.get("userContext") or {}).get("userId")
     return AgenticRequest(
-        question=question, retrievers=tuple(retrievers), conversation=conversation,
+        question=question,
+        retrievers=tuple(retrievers),
+        conversation=conversation,
         planner="CUSTOM" if cfg.get("foundationModelType") == "CUSTOM" else "MANAGED",
-        max_iterations=iterations, rerank=rerank_type != "NONE",
+        max_iterations=iterations,
+        rerank=rerank_type != "NONE",
         guardrail=(guard["guardrailId"], guard["guardrailVersion"]) if guard else None,
-        user_id=user, generate=bool(body.get("generateResponse", True)),
-    )  # fmt: skip
+        user_id=user,
+        generate=bool(body.get("generateResponse", True)),
+    )

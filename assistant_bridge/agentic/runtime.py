@@ -28,8 +28,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from assistant_bridge.core.filters import And, Expr, parse_filter
 from assistant_bridge.domain import Chunk, Scope, SearchHit
@@ -104,9 +105,16 @@ class AgenticSettings:
 
 
 # the agentic.planner keys: the options of OpenAIChatClient an operator sets
-_PLANNER_KEYS: dict[str, Any] = {"base_url": str, "model": str, "api_key": Secret, "timeout": float,
-                                 "connect_timeout": float, "max_retries": int, "backoff": float,
-                                 "temperature": float}  # fmt: skip
+_PLANNER_KEYS: dict[str, Any] = {
+    "base_url": str,
+    "model": str,
+    "api_key": Secret,
+    "timeout": float,
+    "connect_timeout": float,
+    "max_retries": int,
+    "backoff": float,
+    "temperature": float,
+}
 
 
 def _planner(raw: Any) -> dict[str, Any]:
@@ -173,9 +181,16 @@ def stitch(chunks: list[Chunk]) -> str:
 class AgenticRuntime:
     """:param generator, prefilter, threshold, chat: replace the configured components (tests, benchmarks)."""
 
-    def __init__(self, services: Services, *, generator: Any = None, prefilter: PreFilterLike | None = None,
-                 threshold: float | None = None, chat: ChatClient | None = None,
-                 clock: Callable[[], float] = time.time) -> None:  # fmt: skip
+    def __init__(
+        self,
+        services: Services,
+        *,
+        generator: Any = None,
+        prefilter: PreFilterLike | None = None,
+        threshold: float | None = None,
+        chat: ChatClient | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.services = services
         self.settings = AgenticSettings.from_table(services.settings.extra.get("agentic") or {})
         self.retrievers = load_retrievers(services.settings)
@@ -242,9 +257,15 @@ class AgenticRuntime:
         out = []
         for r in request.retrievers:
             cfg = self.retrievers[r.id]
-            expr = And((cfg.filter, r.filter)) if cfg.filter is not None and r.filter is not None else cfg.filter or r.filter
+            expr = (
+                And((cfg.filter, r.filter))
+                if cfg.filter is not None and r.filter is not None
+                else cfg.filter or r.filter
+            )
             limit = r.max_results or cfg.max_results or self.settings.results_per_query
-            out.append(RetrieverBinding(r.id, self._search_fn(scope, cfg.mode, expr), limit, r.description or cfg.description))
+            out.append(
+                RetrieverBinding(r.id, self._search_fn(scope, cfg.mode, expr), limit, r.description or cfg.description)
+            )
         return out
 
     def _search_fn(self, scope: Scope, mode: str | None, expr: Expr | None) -> Callable[[str, int], list[SearchHit]]:
@@ -277,42 +298,57 @@ class AgenticRuntime:
         found = self.guardrails.get(request.guardrail)
         if found is None:
             path = "$.policyConfiguration.bedrockGuardrailConfiguration"
-            raise NotFound(f"{path}: unknown guardrail {request.guardrail[0]!r} version {request.guardrail[1]!r}",
-                           path=path)  # fmt: skip
+            raise NotFound(
+                f"{path}: unknown guardrail {request.guardrail[0]!r} version {request.guardrail[1]!r}", path=path
+            )
         return found
 
     def planner(self, request: AgenticRequest) -> Planner:
         if request.planner == "CUSTOM":
             if self.chat is None:
-                raise ValidationFailed("$.agenticRetrieveConfiguration.foundationModelType: CUSTOM needs a planner "
-                                       "model in the agentic.planner settings", path="$.agenticRetrieveConfiguration.foundationModelType")  # fmt: skip
+                raise ValidationFailed(
+                    "$.agenticRetrieveConfiguration.foundationModelType: CUSTOM needs a planner "
+                    "model in the agentic.planner settings",
+                    path="$.agenticRetrieveConfiguration.foundationModelType",
+                )
             return LLMPlanner(self.chat, EmbeddedPlanner())
         return EmbeddedPlanner()
 
     def options(self, request: AgenticRequest) -> RunOptions:
         s = self.settings
-        return RunOptions(max_iterations=request.max_iterations or s.default_max_iterations, rerank=request.rerank,
-                          generate=request.generate, speculative=s.speculative, max_results=s.max_results,
-                          answer_passages=s.answer_passages, response_length=s.response_length,
-                          expansion=s.expansion)  # fmt: skip
+        return RunOptions(
+            max_iterations=request.max_iterations or s.default_max_iterations,
+            rerank=request.rerank,
+            generate=request.generate,
+            speculative=s.speculative,
+            max_results=s.max_results,
+            answer_passages=s.answer_passages,
+            response_length=s.response_length,
+            expansion=s.expansion,
+        )
 
     def build_run(self, request: AgenticRequest, scope: Scope, run_id: str = "run") -> AgenticRun:
         """Everything checked before the stream starts: guardrail id, planner model, retrievers."""
         guardrail = self.guardrail(request)
         planner = self.planner(request)
         prefilter, threshold = self.prefilter()
-        return AgenticRun(request.question, self.bindings(request, scope), planner=planner,
-                          generator=self.generator() if request.generate else None, prefilter=prefilter,
-                          threshold=threshold, guardrail=guardrail, fetch_document=self.fetch_document(scope),
-                          options=self.options(request), clock=self.clock, run_id=run_id,
-                          conversation=request.conversation,
-                          log_user_text=self.services.settings.server.log_user_text)  # fmt: skip
+        return AgenticRun(
+            request.question,
+            self.bindings(request, scope),
+            planner=planner,
+            generator=self.generator() if request.generate else None,
+            prefilter=prefilter,
+            threshold=threshold,
+            guardrail=guardrail,
+            fetch_document=self.fetch_document(scope),
+            options=self.options(request),
+            clock=self.clock,
+            run_id=run_id,
+            conversation=request.conversation,
+            log_user_text=self.services.settings.server.log_user_text,
+        )
 
 
 def runtime_for(services: Services) -> AgenticRuntime:
     """The runtime registered on ``services``, created on first use."""
-    found = services.extras.get(EXTRAS_KEY)
-    if found is None:
-        found = services.extras[EXTRAS_KEY] = AgenticRuntime(services)
-    assert isinstance(found, AgenticRuntime)
-    return found
+    return services.feature(EXTRAS_KEY, AgenticRuntime, AgenticRuntime)

@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 import struct
 import zlib
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 MIMETYPE = "application/vnd.amazon.eventstream"
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
@@ -54,12 +55,14 @@ def encode_message(headers: Mapping[str, str], payload: bytes) -> bytes:
 def event(member: str, data: Any) -> bytes:
     """An event of the stream's member ``member`` (``traceEvent``, ``result``...) with ``data`` as its JSON."""
     payload = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    return encode_message({":event-type": member, ":message-type": "event", ":content-type": "application/json"},
-                          payload)  # fmt: skip
+    return encode_message(
+        {":event-type": member, ":message-type": "event", ":content-type": "application/json"}, payload
+    )
 
 
 def exception(member: str, message: str, **fields: Any) -> bytes:
     """A modelled error of the stream (``validationException``...): the SDKs raise it as that exception."""
     payload = json.dumps({"message": message, **fields}, ensure_ascii=False).encode("utf-8")
-    return encode_message({":exception-type": member, ":message-type": "exception",
-                           ":content-type": "application/json"}, payload)  # fmt: skip
+    return encode_message(
+        {":exception-type": member, ":message-type": "exception", ":content-type": "application/json"}, payload
+    )

@@ -17,9 +17,9 @@ import hashlib
 import hmac
 import posixpath
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Mapping
+from datetime import UTC, datetime
 from urllib.parse import quote, unquote
 
 ALGORITHM = "AWS4-HMAC-SHA256"
@@ -78,16 +78,30 @@ def canonical_query(raw_query: str) -> str:
     return "&".join(f"{k}={v}" for k, v in sorted(pairs))
 
 
-def canonical_request(method: str, raw_path: str, raw_query: str, headers: Mapping[str, str],
-                      signed_headers: tuple[str, ...], payload_hash: str) -> str:  # fmt: skip
+def canonical_request(
+    method: str,
+    raw_path: str,
+    raw_query: str,
+    headers: Mapping[str, str],
+    signed_headers: tuple[str, ...],
+    payload_hash: str,
+) -> str:
     """:raises SignatureError: when a signed header is missing from the request."""
     lines = []
     for name in signed_headers:
         if name not in headers:
             raise SignatureError(f"the signed header {name!r} is missing from the request")
         lines.append(f"{name}:{' '.join(headers[name].split())}\n")
-    return "\n".join([method.upper(), canonical_path(raw_path), canonical_query(raw_query), "".join(lines),
-                      ";".join(signed_headers), payload_hash])  # fmt: skip
+    return "\n".join(
+        [
+            method.upper(),
+            canonical_path(raw_path),
+            canonical_query(raw_query),
+            "".join(lines),
+            ";".join(signed_headers),
+            payload_hash,
+        ]
+    )
 
 
 def signing_key(secret: str, date: str, region: str, service: str) -> bytes:
@@ -97,8 +111,19 @@ def signing_key(secret: str, date: str, region: str, service: str) -> bytes:
     return key
 
 
-def verify(signed: Signed, *, secret: str, method: str, raw_path: str, raw_query: str,
-           headers: Mapping[str, str], body: bytes, now: datetime, region: str, service: str) -> None:  # fmt: skip
+def verify(
+    signed: Signed,
+    *,
+    secret: str,
+    method: str,
+    raw_path: str,
+    raw_query: str,
+    headers: Mapping[str, str],
+    body: bytes,
+    now: datetime,
+    region: str,
+    service: str,
+) -> None:
     """Check a parsed signature against the request it came with.
 
     :param headers: the request's headers, names in lower case.
@@ -110,7 +135,7 @@ def verify(signed: Signed, *, secret: str, method: str, raw_path: str, raw_query
         raise SignatureError(f"the request is signed for the region {signed.region!r}, not {region!r}")
     amz_date = headers.get("x-amz-date", "")
     try:
-        when = datetime.strptime(amz_date, "%Y%m%dT%H%M%SZ").replace(tzinfo=timezone.utc)
+        when = datetime.strptime(amz_date, "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
     except ValueError:
         raise SignatureError("X-Amz-Date is missing or not of the form YYYYMMDDTHHMMSSZ") from None
     if amz_date[:8] != signed.date:
@@ -124,7 +149,8 @@ def verify(signed: Signed, *, secret: str, method: str, raw_path: str, raw_query
     canonical = canonical_request(method, raw_path, raw_query, headers, signed.signed_headers, payload_hash)
     scope = f"{signed.date}/{signed.region}/{signed.service}/aws4_request"
     to_sign = "\n".join([ALGORITHM, amz_date, scope, hashlib.sha256(canonical.encode("utf-8")).hexdigest()])
-    expected = hmac.new(signing_key(secret, signed.date, signed.region, signed.service), to_sign.encode("utf-8"),
-                        hashlib.sha256).hexdigest()  # fmt: skip
+    expected = hmac.new(
+        signing_key(secret, signed.date, signed.region, signed.service), to_sign.encode("utf-8"), hashlib.sha256
+    ).hexdigest()
     if not hmac.compare_digest(expected, signed.signature):
         raise SignatureError("the request signature does not match")

@@ -7,11 +7,12 @@ restricted to a :class:`~assistant_bridge.domain.Scope`. Backends map their vend
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, Sequence, runtime_checkable
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from assistant_bridge.domain import Chunk, Scope, SearchHit, SearchQuery
+from assistant_bridge.domain import BBox, Chunk, Ownership, Scope, SearchHit, SearchQuery
 from assistant_bridge.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -85,3 +86,70 @@ def make_backend(settings: Settings, dim: int) -> SearchBackend:
 
         return MemoryBackend(dim)
     raise ConfigurationError(f"unknown backend.kind {kind!r}")
+
+
+def chunk_from_record(e: Mapping[str, Any], bboxes: Iterable[Mapping[str, Any]]) -> Chunk:
+    """A chunk from the flat record a backend stores (``owner``, ``workspaces``, ``tenant`` and
+    ``session_id`` as fields; ``bboxes`` as ``[{page_number, bbox: [x1, y1, x2, y2], layout_width,
+    layout_height}]``)."""
+    boxes = tuple(
+        BBox(
+            page_number=int(b["page_number"]),
+            x1=b["bbox"][0],
+            y1=b["bbox"][1],
+            x2=b["bbox"][2],
+            y2=b["bbox"][3],
+            layout_width=b.get("layout_width"),
+            layout_height=b.get("layout_height"),
+        )
+        for b in bboxes
+    )
+    return Chunk(
+        id=e["id"],
+        document_id=e["document_id"],
+        title=e.get("title", ""),
+        text=e.get("text", ""),
+        position=int(e.get("position", 0)),
+        url=e.get("url") or None,
+        start_char=int(e.get("start_char", 0)),
+        end_char=int(e.get("end_char", 0)),
+        language=e.get("language", ""),
+        modality=e.get("modality", "text"),
+        page_number=e.get("page_number"),
+        bboxes=boxes,
+        start_time=e.get("start_time"),
+        end_time=e.get("end_time"),
+        filename=e.get("filename", ""),
+        ownership=Ownership(
+            owner_user_id=e.get("owner", ""),
+            workspace_ids=tuple(e.get("workspaces") or ()),
+            tenant=e.get("tenant", ""),
+            session_id=e.get("session_id", ""),
+        ),
+    )
+
+
+def chunk_record(c: Chunk) -> dict[str, Any]:
+    """The flat record of a chunk that the backends store (read back by :func:`chunk_from_record`)."""
+    own = c.ownership
+    return {
+        "id": c.id,
+        "document_id": c.document_id,
+        "position": c.position,
+        "title": c.title,
+        "text": c.text,
+        "url": c.url or "",
+        "filename": c.filename,
+        "language": c.language,
+        "modality": c.modality,
+        "page_number": c.page_number,
+        "start_time": c.start_time,
+        "end_time": c.end_time,
+        "start_char": c.start_char,
+        "end_char": c.end_char,
+        "bboxes": [b.to_json() for b in c.bboxes],
+        "tenant": own.tenant,
+        "owner": own.owner_user_id,
+        "workspaces": list(own.workspace_ids),
+        "session_id": own.session_id,
+    }

@@ -18,17 +18,18 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
 from assistant_bridge.backends import es_compat as ec
-from assistant_bridge.backends.base import rrf_fuse
+from assistant_bridge.backends.base import chunk_from_record, chunk_record, rrf_fuse
 from assistant_bridge.core.scope import chunk_visible, scope_clauses
 from assistant_bridge.core.textnorm import lexical_form
-from assistant_bridge.domain import BBox, Chunk, Ownership, Scope, SearchHit, SearchQuery
+from assistant_bridge.domain import Chunk, Scope, SearchHit, SearchQuery
 from assistant_bridge.errors import BackendUnavailable, BridgeError, ConfigurationError
 
 if TYPE_CHECKING:
@@ -64,8 +65,9 @@ def _error_type(exc: Any) -> str:
     return _body_error_type(getattr(exc, "body", None)) or str(getattr(exc, "message", ""))[:80]
 
 
-_PLAIN_JSON_HINT = ("set backend.es_compat_plain_json = true (needed with this client for Elasticsearch 7.x "
-                    "and 8.x clusters)")  # fmt: skip
+_PLAIN_JSON_HINT = (
+    "set backend.es_compat_plain_json = true (needed with this client for Elasticsearch 7.x and 8.x clusters)"
+)
 
 
 def map_error(exc: BaseException, op: str, url: str, index: str, timeout: float) -> BackendUnavailable | None:
@@ -79,25 +81,34 @@ def map_error(exc: BaseException, op: str, url: str, index: str, timeout: float)
 
     where = safe_url(url)
     if isinstance(exc, es.UnsupportedProductError):
-        return BackendUnavailable(f"the server at {where} did not identify itself as Elasticsearch; for "
-                                  f"Elasticsearch older than 7.14 {_PLAIN_JSON_HINT}", op=op)  # fmt: skip
+        return BackendUnavailable(
+            f"the server at {where} did not identify itself as Elasticsearch; for "
+            f"Elasticsearch older than 7.14 {_PLAIN_JSON_HINT}",
+            op=op,
+        )
     if isinstance(exc, es.AuthenticationException):
-        return BackendUnavailable(f"Elasticsearch at {where} rejected the credentials (HTTP 401); check "
-                                  "backend.es_api_key or backend.es_username and backend.es_password", op=op)  # fmt: skip
+        return BackendUnavailable(
+            f"Elasticsearch at {where} rejected the credentials (HTTP 401); check "
+            "backend.es_api_key or backend.es_username and backend.es_password",
+            op=op,
+        )
     if isinstance(exc, es.AuthorizationException):
-        return BackendUnavailable(f"the Elasticsearch credentials may not {op} on index {index!r} (HTTP 403)",
-                                  op=op, type=_error_type(exc))  # fmt: skip
+        return BackendUnavailable(
+            f"the Elasticsearch credentials may not {op} on index {index!r} (HTTP 403)", op=op, type=_error_type(exc)
+        )
     if isinstance(exc, es.ApiError):
         status, kind = exc.meta.status, _error_type(exc)
         if status == 406 or kind == "media_type_header_exception" or "Content-Type header" in kind:
-            return BackendUnavailable(f"Elasticsearch at {where} refused the client's media type (HTTP {status}); "
-                                      f"{_PLAIN_JSON_HINT}", op=op)  # fmt: skip
+            return BackendUnavailable(
+                f"Elasticsearch at {where} refused the client's media type (HTTP {status}); {_PLAIN_JSON_HINT}", op=op
+            )
         return BackendUnavailable(f"Elasticsearch {op} failed (HTTP {status} {kind})", op=op, status=status, type=kind)
     if isinstance(exc, et.ConnectionTimeout):
         return BackendUnavailable(f"Elasticsearch at {where} did not answer {op} within {timeout:g} s", op=op)
     if isinstance(exc, et.TlsError):
-        return BackendUnavailable(f"TLS with Elasticsearch at {where} failed; check its certificate (or "
-                                  "backend.es_verify_certs)", op=op)  # fmt: skip
+        return BackendUnavailable(
+            f"TLS with Elasticsearch at {where} failed; check its certificate (or backend.es_verify_certs)", op=op
+        )
     if isinstance(exc, et.ConnectionError):
         return BackendUnavailable(f"cannot reach Elasticsearch at {where}", op=op)
     if isinstance(exc, (et.TransportError, es.SerializationError)):
@@ -108,9 +119,20 @@ def map_error(exc: BaseException, op: str, url: str, index: str, timeout: float)
 class ElasticsearchBackend:
     name = "elasticsearch"
 
-    def __init__(self, url: str, index: str, dim: int, *, api_key: str = "", username: str = "", password: str = "",
-                 verify_certs: bool = True, plain_json: bool = False, timeout: float = 10.0,
-                 node_class: type | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        url: str,
+        index: str,
+        dim: int,
+        *,
+        api_key: str = "",
+        username: str = "",
+        password: str = "",
+        verify_certs: bool = True,
+        plain_json: bool = False,
+        timeout: float = 10.0,
+        node_class: type | None = None,
+    ) -> None:
         self.url = url
         self.index = ec.check_index_name(index)
         self.dim = dim
@@ -131,10 +153,16 @@ class ElasticsearchBackend:
     def from_settings(cls, settings: Settings, dim: int) -> ElasticsearchBackend:
         b = settings.backend
         return cls(
-            b.es_url, b.collection, dim, api_key=b.es_api_key.get() if b.es_api_key else "",
-            username=b.es_username, password=b.es_password.get() if b.es_password else "",
-            verify_certs=b.es_verify_certs, plain_json=b.es_compat_plain_json, timeout=b.timeout,
-        )  # fmt: skip
+            b.es_url,
+            b.collection,
+            dim,
+            api_key=b.es_api_key.get() if b.es_api_key else "",
+            username=b.es_username,
+            password=b.es_password.get() if b.es_password else "",
+            verify_certs=b.es_verify_certs,
+            plain_json=b.es_compat_plain_json,
+            timeout=b.timeout,
+        )
 
     # -- lifecycle -----------------------------------------------------------------------------------
     @contextmanager
@@ -149,27 +177,34 @@ class ElasticsearchBackend:
                 raise
             if mapped.details.get("type") == "index_not_found_exception":
                 self._warm = False  # deleted behind our back: the next call re-creates it
-            log.warning("elasticsearch.error op=%s status=%s type=%s", op, mapped.details.get("status"),
-                        mapped.details.get("type", type(exc).__name__))  # fmt: skip
+            log.warning(
+                "elasticsearch.error op=%s status=%s type=%s",
+                op,
+                mapped.details.get("status"),
+                mapped.details.get("type", type(exc).__name__),
+            )
             raise mapped from exc
 
     def _connect(self) -> Any:
         if self._client is None:
-            from elasticsearch import Elasticsearch
             from elastic_transport import Urllib3HttpNode
+            from elasticsearch import Elasticsearch
 
             node = self._node_class or Urllib3HttpNode
             kwargs: dict[str, Any] = {
-                "request_timeout": self.timeout, "verify_certs": self._verify, "max_retries": 1,
-                "retry_on_timeout": False, "node_class": ec.plain_json(node) if self._plain_json else node,
-            }  # fmt: skip
+                "request_timeout": self.timeout,
+                "verify_certs": self._verify,
+                "max_retries": 1,
+                "retry_on_timeout": False,
+                "node_class": ec.plain_json(node) if self._plain_json else node,
+            }
             if self._api_key:
                 kwargs["api_key"] = self._api_key
             elif self._basic:
                 kwargs["basic_auth"] = self._basic
             try:
                 self._client = Elasticsearch(self.url, **kwargs)
-            except ValueError as exc:  # raised by the client for a URL it cannot parse
+            except ValueError:  # raised by the client for a URL it cannot parse
                 raise ConfigurationError(f"backend.es_url {safe_url(self.url)!r} is not a usable URL") from None
         return self._client
 
@@ -183,8 +218,10 @@ class ElasticsearchBackend:
                 info = client.info()
             version = info.get("version", {})
             if version.get("distribution") == "opensearch":
-                raise ConfigurationError(f"{safe_url(self.url)} is OpenSearch; backend.kind = 'elasticsearch' needs "
-                                         "Elasticsearch 7.x, 8.x or 9.x")  # fmt: skip
+                raise ConfigurationError(
+                    f"{safe_url(self.url)} is OpenSearch; backend.kind = 'elasticsearch' needs "
+                    "Elasticsearch 7.x, 8.x or 9.x"
+                )
             self.version = ec.parse_version(str(version.get("number", "0")))
             with self._errors("create index"):
                 if not client.indices.exists(index=self.index):
@@ -196,14 +233,20 @@ class ElasticsearchBackend:
             problems = ec.mapping_conflicts(existing, self.dim)
             if problems:
                 raise ConfigurationError(
-                    f"Elasticsearch index {self.index!r} exists but does not fit: " + "; ".join(problems[:5])
+                    f"Elasticsearch index {self.index!r} exists but does not fit: "
+                    + "; ".join(problems[:5])
                     + ". Nothing was changed; use another backend.collection or re-create the index."
                 )
             self._knn = ec.uses_knn(existing, self.version)
             self._rrf_key = ec.rrf_window_key(self.version) if self._knn else None
             self._warm = True
-            log.info("elasticsearch.ready version=%d.%d index=%s knn=%s rrf=%s", *self.version, self.index,
-                     self._knn, self._rrf_key is not None)  # fmt: skip
+            log.info(
+                "elasticsearch.ready version=%d.%d index=%s knn=%s rrf=%s",
+                *self.version,
+                self.index,
+                self._knn,
+                self._rrf_key is not None,
+            )
 
     def _create(self, client: Any) -> None:
         import elasticsearch as es
@@ -256,14 +299,16 @@ class ElasticsearchBackend:
                 failed = [it for it in res["items"] if it.get("index", {}).get("error")]
                 kind = _body_error_type(failed[0]["index"]) if failed else ""
                 log.warning("elasticsearch.bulk_rejected count=%d type=%s", len(failed), kind)
-                raise BackendUnavailable(f"Elasticsearch rejected {len(failed)} of {len(batch)} chunks ({kind})",
-                                         op="upsert", type=kind)  # fmt: skip
+                raise BackendUnavailable(
+                    f"Elasticsearch rejected {len(failed)} of {len(batch)} chunks ({kind})", op="upsert", type=kind
+                )
 
     def delete_document(self, document_id: str) -> int:
         client = self._ready_client()
         with self._errors("delete"):
-            res = client.delete_by_query(index=self.index, query={"term": {"document_id": document_id}},
-                                         refresh=True, conflicts="proceed")  # fmt: skip
+            res = client.delete_by_query(
+                index=self.index, query={"term": {"document_id": document_id}}, refresh=True, conflicts="proceed"
+            )
         return int(res.get("deleted", 0))
 
     # -- reads --------------------------------------------------------------------------------------
@@ -296,14 +341,17 @@ class ElasticsearchBackend:
                 hits = self._hybrid(client, text, lex, vector, filters, limit)
         return [h for h in hits if chunk_visible(h.chunk, query.scope)]
 
-    def _hybrid(self, client: Any, text: str, lex: str, vector: list[float], filters: list[dict[str, Any]],
-                limit: int) -> list[SearchHit]:  # fmt: skip
+    def _hybrid(
+        self, client: Any, text: str, lex: str, vector: list[float], filters: list[dict[str, Any]], limit: int
+    ) -> list[SearchHit]:
         depth = max(limit * 4, 40)
         if self._rrf_key is not None:
             import elasticsearch as es
 
             try:
-                res = client.search(index=self.index, **ec.rrf_body(text, lex, vector, filters, limit, depth, self._rrf_key))
+                res = client.search(
+                    index=self.index, **ec.rrf_body(text, lex, vector, filters, limit, depth, self._rrf_key)
+                )
                 return self._hits(res, lambda s: s)
             except es.AuthorizationException as exc:  # RRF needs an Enterprise licence; fuse here instead
                 if "licen" not in str(getattr(exc, "body", "")).lower():
@@ -311,15 +359,24 @@ class ElasticsearchBackend:
                 log.info("elasticsearch.rrf_unlicensed fallback=client_side")
                 self._rrf_key = None
         searches: list[dict[str, Any]] = []
-        for body in (ec.dense_body(text, vector, filters, depth, self._knn), ec.lexical_body(text, lex, filters, depth)):
+        for body in (
+            ec.dense_body(text, vector, filters, depth, self._knn),
+            ec.lexical_body(text, lex, filters, depth),
+        ):
             searches += [{"index": self.index}, body]
         res = client.msearch(searches=searches)
         runs = []
-        for i, (r, score) in enumerate(zip(res["responses"], (lambda s: ec.dense_score(s, self._knn), lambda s: s))):
+        for _i, (r, score) in enumerate(
+            zip(res["responses"], (lambda s: ec.dense_score(s, self._knn), lambda s: s), strict=False)
+        ):
             if "error" in r:
                 kind = _body_error_type(r)
-                raise BackendUnavailable(f"Elasticsearch search failed (HTTP {r.get('status')} {kind})",
-                                         op="search", status=r.get("status"), type=kind)  # fmt: skip
+                raise BackendUnavailable(
+                    f"Elasticsearch search failed (HTTP {r.get('status')} {kind})",
+                    op="search",
+                    status=r.get("status"),
+                    type=kind,
+                )
             runs.append(self._hits(r, score))
         return rrf_fuse(runs, limit)
 
@@ -328,8 +385,9 @@ class ElasticsearchBackend:
         out = []
         for h in res["hits"]["hits"]:
             frags = tuple(f for f in (h.get("highlight") or {}).get("text", ()) if f.strip())
-            out.append(SearchHit(chunk=_chunk(h["_source"]), score=float(score(h.get("_score") or 0.0)),
-                                 highlights=frags))  # fmt: skip
+            out.append(
+                SearchHit(chunk=_chunk(h["_source"]), score=float(score(h.get("_score") or 0.0)), highlights=frags)
+            )
         return out
 
     def _scan(self, filters: list[dict[str, Any]], limit: int | None = None) -> list[Chunk]:
@@ -338,9 +396,13 @@ class ElasticsearchBackend:
         after: list[Any] | None = None
         while limit is None or len(out) < limit:
             size = PAGE if limit is None else min(PAGE, limit - len(out))
-            kwargs: dict[str, Any] = {"query": {"bool": {"filter": filters}}, "size": size,
-                                      "sort": [{"position": "asc"}, {"id": "asc"}],
-                                      "source": {"excludes": ec.SOURCE_EXCLUDES}, "track_total_hits": False}  # fmt: skip
+            kwargs: dict[str, Any] = {
+                "query": {"bool": {"filter": filters}},
+                "size": size,
+                "sort": [{"position": "asc"}, {"id": "asc"}],
+                "source": {"excludes": ec.SOURCE_EXCLUDES},
+                "track_total_hits": False,
+            }
             if after is not None:
                 kwargs["search_after"] = after
             with self._errors("query"):
@@ -369,30 +431,12 @@ class ElasticsearchBackend:
 
 
 def _document(c: Chunk, vec: np.ndarray) -> dict[str, Any]:
-    own = c.ownership
     return {
-        "id": c.id, "document_id": c.document_id, "position": c.position, "title": c.title, "text": c.text,
-        "lexical": lexical_form(f"{c.title}\n{c.text}"), ec.VECTOR_FIELD: [float(x) for x in vec],
-        "url": c.url or "", "filename": c.filename, "language": c.language, "modality": c.modality,
-        "page_number": c.page_number, "start_time": c.start_time, "end_time": c.end_time,
-        "start_char": c.start_char, "end_char": c.end_char, "bboxes": [b.to_json() for b in c.bboxes],
-        "tenant": own.tenant, "owner": own.owner_user_id, "workspaces": list(own.workspace_ids),
-        "session_id": own.session_id,
-    }  # fmt: skip
+        **chunk_record(c),
+        "lexical": lexical_form(f"{c.title}\n{c.text}"),
+        ec.VECTOR_FIELD: [float(x) for x in vec],
+    }
 
 
 def _chunk(e: dict[str, Any]) -> Chunk:
-    boxes = tuple(
-        BBox(page_number=int(b["page_number"]), x1=b["bbox"][0], y1=b["bbox"][1], x2=b["bbox"][2], y2=b["bbox"][3],
-             layout_width=b.get("layout_width"), layout_height=b.get("layout_height"))
-        for b in e.get("bboxes") or ()
-    )  # fmt: skip
-    return Chunk(
-        id=e["id"], document_id=e["document_id"], title=e.get("title", ""), text=e.get("text", ""),
-        position=int(e.get("position", 0)), url=e.get("url") or None, start_char=int(e.get("start_char", 0)),
-        end_char=int(e.get("end_char", 0)), language=e.get("language", ""), modality=e.get("modality", "text"),
-        page_number=e.get("page_number"), bboxes=boxes, start_time=e.get("start_time"), end_time=e.get("end_time"),
-        filename=e.get("filename", ""),
-        ownership=Ownership(owner_user_id=e.get("owner", ""), workspace_ids=tuple(e.get("workspaces") or ()),
-                            tenant=e.get("tenant", ""), session_id=e.get("session_id", "")),
-    )  # fmt: skip
+    return chunk_from_record(e, e.get("bboxes") or ())

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from assistant_bridge.backends.base import RRF_K
 from assistant_bridge.core.scope import ScopeClauses
@@ -95,8 +96,13 @@ def rrf_window_key(version: tuple[int, int]) -> str | None:
 
 def vector_mapping(dim: int, version: tuple[int, int]) -> dict[str, Any]:
     if version[0] >= 8:
-        return {"type": "dense_vector", "dims": dim, "index": True, "similarity": "cosine",
-                "index_options": {"type": "hnsw", "m": 16, "ef_construction": 100}}  # fmt: skip
+        return {
+            "type": "dense_vector",
+            "dims": dim,
+            "index": True,
+            "similarity": "cosine",
+            "index_options": {"type": "hnsw", "m": 16, "ef_construction": 100},
+        }
     return {"type": "float", "index": False, "doc_values": False}
 
 
@@ -105,16 +111,28 @@ def index_body(dim: int, version: tuple[int, int]) -> dict[str, Any]:
     kw: dict[str, Any] = {"type": "keyword"}
     long_kw: dict[str, Any] = {"type": "keyword", "ignore_above": _KEYWORD_MAX}
     props: dict[str, Any] = {
-        "id": kw, "document_id": kw, "position": {"type": "long"},
-        "title": long_kw, "text": {"type": "text", "analyzer": "ab_text"},
+        "id": kw,
+        "document_id": kw,
+        "position": {"type": "long"},
+        "title": long_kw,
+        "text": {"type": "text", "analyzer": "ab_text"},
         "lexical": {"type": "text", "analyzer": "ab_lexical"},
-        "url": long_kw, "filename": long_kw, "language": kw, "modality": kw,
-        "page_number": {"type": "long"}, "start_time": {"type": "double"}, "end_time": {"type": "double"},
-        "start_char": {"type": "long"}, "end_char": {"type": "long"},
+        "url": long_kw,
+        "filename": long_kw,
+        "language": kw,
+        "modality": kw,
+        "page_number": {"type": "long"},
+        "start_time": {"type": "double"},
+        "end_time": {"type": "double"},
+        "start_char": {"type": "long"},
+        "end_char": {"type": "long"},
         "bboxes": {"type": "object", "enabled": False},
-        "tenant": kw, "owner": kw, "workspaces": kw, "session_id": kw,
+        "tenant": kw,
+        "owner": kw,
+        "workspaces": kw,
+        "session_id": kw,
         VECTOR_FIELD: vector_mapping(dim, version),
-    }  # fmt: skip
+    }
     return {
         "settings": {"analysis": ANALYSIS},
         "mappings": {
@@ -151,7 +169,9 @@ def mapping_conflicts(existing: dict[str, Any], dim: int) -> list[str]:
         if got_type != spec.get("type", "object"):
             problems.append(f"field {name!r} is {got_type}, expected {spec.get('type')}")
         elif "analyzer" in spec and got.get("analyzer") != spec["analyzer"]:
-            problems.append(f"field {name!r} uses analyzer {got.get('analyzer', 'standard')!r}, expected {spec['analyzer']!r}")
+            problems.append(
+                f"field {name!r} uses analyzer {got.get('analyzer', 'standard')!r}, expected {spec['analyzer']!r}"
+            )
     meta_dim = ((existing.get("_meta") or {}).get("assistant_bridge") or {}).get("dim")
     if meta_dim is not None and int(meta_dim) != dim and not any("-d vectors" in p for p in problems):
         problems.append(f"it holds {meta_dim}-d vectors but the embedder makes {dim}-d ones")
@@ -173,8 +193,14 @@ def scope_filter(c: ScopeClauses) -> list[dict[str, Any]]:
     if c.document_ids is not None:
         out.append({"terms": {"document_id": list(c.document_ids)}})
     session_ids = [""] if not c.session_id else ["", c.session_id]
-    out.append({"bool": {"should": [{"terms": {"session_id": session_ids}}, {"term": {"owner": c.user_id}}],
-                         "minimum_should_match": 1}})  # fmt: skip
+    out.append(
+        {
+            "bool": {
+                "should": [{"terms": {"session_id": session_ids}}, {"term": {"owner": c.user_id}}],
+                "minimum_should_match": 1,
+            }
+        }
+    )
     if c.restricted:
         rule: list[dict[str, Any]] = [
             {"term": {"owner": c.user_id}},
@@ -184,8 +210,7 @@ def scope_filter(c: ScopeClauses) -> list[dict[str, Any]]:
             rule.append({"term": {"session_id": c.session_id}})
         if c.workspaces:
             rule.append({"terms": {"workspaces": list(c.workspaces)}})
-        global_rule = {"bool": {"filter": [{"term": {"tenant": ""}}],
-                                "should": rule, "minimum_should_match": 1}}  # fmt: skip
+        global_rule = {"bool": {"filter": [{"term": {"tenant": ""}}], "should": rule, "minimum_should_match": 1}}
         if c.tenant is not None:
             out.append({"bool": {"should": [{"term": {"tenant": c.tenant}}, global_rule], "minimum_should_match": 1}})
         else:
@@ -196,10 +221,20 @@ def scope_filter(c: ScopeClauses) -> list[dict[str, Any]]:
 def highlight(text: str) -> dict[str, Any]:
     """Plain-text passages of the ``text`` field around the query's terms (no tags)."""
     return {
-        "pre_tags": [""], "post_tags": [""], "encoder": "default", "order": "score",
-        "fields": {"text": {"type": "unified", "fragment_size": 300, "number_of_fragments": 2, "no_match_size": 0,
-                            "highlight_query": {"match": {"text": {"query": text}}}}},
-    }  # fmt: skip
+        "pre_tags": [""],
+        "post_tags": [""],
+        "encoder": "default",
+        "order": "score",
+        "fields": {
+            "text": {
+                "type": "unified",
+                "fragment_size": 300,
+                "number_of_fragments": 2,
+                "no_match_size": 0,
+                "highlight_query": {"match": {"text": {"query": text}}},
+            }
+        },
+    }
 
 
 def _common(size: int, text: str) -> dict[str, Any]:
@@ -214,24 +249,41 @@ def lexical_query(lexical: str, filters: list[dict[str, Any]]) -> dict[str, Any]
 
 
 def knn_clause(vector: Sequence[float], k: int, filters: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"field": VECTOR_FIELD, "query_vector": [float(x) for x in vector], "k": k,
-            "num_candidates": min(10000, max(100, 4 * k)), "filter": {"bool": {"filter": filters}}}  # fmt: skip
+    return {
+        "field": VECTOR_FIELD,
+        "query_vector": [float(x) for x in vector],
+        "k": k,
+        "num_candidates": min(10000, max(100, 4 * k)),
+        "filter": {"bool": {"filter": filters}},
+    }
 
 
 def lexical_body(text: str, lexical: str, filters: list[dict[str, Any]], size: int) -> dict[str, Any]:
     return {**_common(size, text), "query": lexical_query(lexical, filters)}
 
 
-def dense_body(text: str, vector: Sequence[float], filters: list[dict[str, Any]], size: int, knn: bool) -> dict[str, Any]:
+def dense_body(
+    text: str, vector: Sequence[float], filters: list[dict[str, Any]], size: int, knn: bool
+) -> dict[str, Any]:
     if knn:
         return {**_common(size, text), "knn": knn_clause(vector, size, filters)}
     q = [float(x) for x in vector]
     script = {"source": COSINE_SCRIPT, "params": {"q": q, "qn": math.sqrt(sum(x * x for x in q))}}
-    return {**_common(size, text), "query": {"script_score": {"query": {"bool": {"filter": filters}}, "script": script}}}
+    return {
+        **_common(size, text),
+        "query": {"script_score": {"query": {"bool": {"filter": filters}}, "script": script}},
+    }
 
 
-def rrf_body(text: str, lexical: str, vector: Sequence[float], filters: list[dict[str, Any]], size: int, depth: int,
-             window_key: str) -> dict[str, Any]:  # fmt: skip
+def rrf_body(
+    text: str,
+    lexical: str,
+    vector: Sequence[float],
+    filters: list[dict[str, Any]],
+    size: int,
+    depth: int,
+    window_key: str,
+) -> dict[str, Any]:
     """One ``_search`` fusing a kNN and a BM25 retriever server-side (8.14+)."""
     retrievers = [{"knn": knn_clause(vector, depth, filters)}, {"standard": {"query": lexical_query(lexical, filters)}}]
     body = _common(size, text)
@@ -265,8 +317,15 @@ def plain_json(node_class: type) -> type:
     """A subclass of an ``elastic_transport`` node class that speaks plain JSON (see the module doc)."""
 
     class _PlainJson(node_class):  # type: ignore[misc]
-        def perform_request(self, method: str, target: str, body: Any = None, headers: Any = None,
-                            request_timeout: Any = None, **kw: Any) -> Any:  # fmt: skip
+        def perform_request(
+            self,
+            method: str,
+            target: str,
+            body: Any = None,
+            headers: Any = None,
+            request_timeout: Any = None,
+            **kw: Any,
+        ) -> Any:
             if request_timeout is not None:
                 kw["request_timeout"] = request_timeout
             resp = super().perform_request(method, target, body=body, headers=plain_json_headers(headers), **kw)

@@ -33,9 +33,10 @@ import re
 import sqlite3
 import threading
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -124,7 +125,7 @@ class ExactIndex:
         new = max(cap * 2, self.n + need)
         old, n = self._arrays(), self.n
         self._alloc(new)
-        for dst, src in zip(self._arrays(), old):
+        for dst, src in zip(self._arrays(), old, strict=False):
             dst[:n] = src[:n]
         self.n = n
 
@@ -162,7 +163,7 @@ class ExactIndex:
         arrays = [a[keep].copy() for a in self._arrays()]
         ids, ws_rows = self._ids, self._ws_rows
         self._alloc(max(1024, len(keep) * 2))
-        for dst, src in zip(self._arrays(), arrays):
+        for dst, src in zip(self._arrays(), arrays, strict=False):
             dst[: len(keep)] = src
         self.n = len(keep)
         self._ids = [ids[i] for i in keep]
@@ -241,13 +242,23 @@ class ExactIndex:
 def _rows(chunks: Sequence[Chunk], vectors: np.ndarray) -> list[tuple[Any, ...]]:
     """The ``rows`` table's rows: scope columns, the vector, and the payload in the Milvus row's fields."""
     out = []
-    for c, v in zip(chunks, np.asarray(vectors, dtype=np.float32)):
+    for c, v in zip(chunks, np.asarray(vectors, dtype=np.float32), strict=False):
         o = c.ownership
         payload = MilvusBackend._row(c, v)
         for key in ("vector", "lexical"):
             payload.pop(key, None)
-        out.append((c.id, c.document_id, o.owner_user_id, o.tenant, o.session_id, json.dumps(list(o.workspace_ids)),
-                    np.ascontiguousarray(v).tobytes(), json.dumps(payload, ensure_ascii=False)))  # fmt: skip
+        out.append(
+            (
+                c.id,
+                c.document_id,
+                o.owner_user_id,
+                o.tenant,
+                o.session_id,
+                json.dumps(list(o.workspace_ids)),
+                np.ascontiguousarray(v).tobytes(),
+                json.dumps(payload, ensure_ascii=False),
+            )
+        )
     return out
 
 
@@ -382,8 +393,12 @@ class ExactDenseBackend:
 
     # ------------------------------------------------------------------------------------------ reads
     def search(self, query: SearchQuery) -> list[SearchHit]:
-        if (not self.reads or query.filter is not None or query.mode == "hybrid"
-                or (query.mode == "dense" and query.vector is None)):  # fmt: skip
+        if (
+            not self.reads
+            or query.filter is not None
+            or query.mode == "hybrid"
+            or (query.mode == "dense" and query.vector is None)
+        ):
             return self.inner.search(query)
         if query.scope.document_ids == ():
             return []
@@ -431,19 +446,28 @@ class ExactDenseBackend:
             if self._index is None:
                 t = time.perf_counter()
                 index = ExactIndex(self.dim)
-                index.replace_documents((), self._read(
-                    "SELECT id, document_id, owner, tenant, session_id, workspaces, vector FROM rows"))  # fmt: skip
+                index.replace_documents(
+                    (), self._read("SELECT id, document_id, owner, tenant, session_id, workspaces, vector FROM rows")
+                )
                 self._index, self._seq = index, last
-                log.info("exact_index.loaded", extra={"chunks": len(index), "ms": round((time.perf_counter() - t) * 1000)})
+                log.info(
+                    "exact_index.loaded", extra={"chunks": len(index), "ms": round((time.perf_counter() - t) * 1000)}
+                )
             elif last != self._seq:
-                changed = [d for (d,) in self._read(
-                    "SELECT DISTINCT document_id FROM changes WHERE seq > ? AND seq <= ?", (self._seq, last))]  # fmt: skip
+                changed = [
+                    d
+                    for (d,) in self._read(
+                        "SELECT DISTINCT document_id FROM changes WHERE seq > ? AND seq <= ?", (self._seq, last)
+                    )
+                ]
                 rows: list[tuple[Any, ...]] = []
                 for i in range(0, len(changed), 500):
                     part = changed[i : i + 500]
                     rows += self._read(
                         "SELECT id, document_id, owner, tenant, session_id, workspaces, vector FROM rows "
-                        f"WHERE document_id IN ({','.join('?' * len(part))})", part)  # fmt: skip
+                        f"WHERE document_id IN ({','.join('?' * len(part))})",
+                        part,
+                    )
                 self._index.replace_documents(changed, rows)
                 self._seq = last
             return self._index
@@ -452,8 +476,12 @@ class ExactDenseBackend:
         t = time.perf_counter()
         version, rows, ids = index.live_rows()
         # the two fields BM25 reads, straight from SQLite: no Chunk is decoded for a rebuild
-        stored = {cid: f"{title}\n{text}" for cid, title, text in self._read(
-            "SELECT id, json_extract(payload, '$.title'), json_extract(payload, '$.text') FROM rows")}  # fmt: skip
+        stored = {
+            cid: f"{title}\n{text}"
+            for cid, title, text in self._read(
+                "SELECT id, json_extract(payload, '$.title'), json_extract(payload, '$.text') FROM rows"
+            )
+        }
         texts = [stored.get(c, "") for c in ids]
         built = LexicalIndex.build(rows, texts, version)
         with self._lexical_lock:
@@ -498,8 +526,9 @@ class ExactDenseBackend:
                     for chunks, vectors in iterate(1000):
                         self._record(chunks, vectors)
                         copied += len(chunks)
-                    log.warning("exact_index.backfilled", extra={"chunks": copied,
-                                                                 "seconds": round(time.perf_counter() - t, 1)})  # fmt: skip
+                    log.warning(
+                        "exact_index.backfilled", extra={"chunks": copied, "seconds": round(time.perf_counter() - t, 1)}
+                    )
                 self._db.execute("INSERT OR REPLACE INTO meta VALUES ('backfilled', ?)", (str(copied),))
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
@@ -511,7 +540,8 @@ class ExactDenseBackend:
             if self.inner.count() > 0:
                 from assistant_bridge.domain import Principal
 
-                self.inner.search(SearchQuery(text="warm up", scope=Scope(Principal("warm-up", admin=True)),
-                                              mode="lexical", limit=1))  # fmt: skip
+                self.inner.search(
+                    SearchQuery(text="warm up", scope=Scope(Principal("warm-up", admin=True)), mode="lexical", limit=1)
+                )
         except Exception as exc:  # noqa: BLE001 - a warm-up must never stop the start
             log.warning("exact_index.lexical_warm_up_failed", extra={"reason": type(exc).__name__})

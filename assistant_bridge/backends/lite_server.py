@@ -95,11 +95,22 @@ class LiteServer:
     def start(self) -> str:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         log_path = self.data_dir / "milvus-lite.log"
-        cmd = [sys.executable, "-m", "milvus_lite", "server", "--data-dir", str(self.db_path),
-               "--host", "127.0.0.1", "--port", str(self.port)]  # fmt: skip
+        cmd = [
+            sys.executable,
+            "-m",
+            "milvus_lite",
+            "server",
+            "--data-dir",
+            str(self.db_path),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+        ]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-        threading.Thread(target=_relay_output, args=(self.proc, log_path), name="milvus-lite-output",
-                         daemon=True).start()  # fmt: skip
+        threading.Thread(
+            target=_relay_output, args=(self.proc, log_path), name="milvus-lite-output", daemon=True
+        ).start()
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

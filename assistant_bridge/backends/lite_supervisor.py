@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from assistant_bridge.backends.lite_server import LiteServer
 from assistant_bridge.errors import BackendUnavailable
@@ -29,8 +29,14 @@ class LiteSupervisor:
     :param on_restart: called with the new process id after each successful restart (tests, metrics).
     """
 
-    def __init__(self, server: LiteServer, *, interval: float = 1.0, max_delay: float = 30.0,
-                 on_restart: Callable[[int], None] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        server: LiteServer,
+        *,
+        interval: float = 1.0,
+        max_delay: float = 30.0,
+        on_restart: Callable[[int], None] | None = None,
+    ) -> None:
         self.server = server
         self.interval = interval
         self.max_delay = max_delay
@@ -68,8 +74,13 @@ class LiteSupervisor:
         self.server.start()
         self.restarts += 1
         pid = self.server.proc.pid if self.server.proc is not None else -1
-        log.warning("milvus_lite.restarted pid=%d port=%d ms=%.0f restarts=%d", pid, self.server.port,
-                    (time.monotonic() - t0) * 1000, self.restarts)  # fmt: skip
+        log.warning(
+            "milvus_lite.restarted pid=%d port=%d ms=%.0f restarts=%d",
+            pid,
+            self.server.port,
+            (time.monotonic() - t0) * 1000,
+            self.restarts,
+        )
         if self.on_restart is not None:
             self.on_restart(pid)
         return True

@@ -9,7 +9,8 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -21,10 +22,17 @@ from assistant_bridge.domain import Chunk, Scope, SearchHit, SearchQuery
 
 def _record(c: Chunk) -> dict[str, Any]:
     return {
-        "document_id": c.document_id, "title": c.title, "url": c.url or "", "filename": c.filename,
-        "language": c.language, "modality": c.modality, "page_number": c.page_number,
-        "start_time": c.start_time, "end_time": c.end_time, "position": c.position,
-    }  # fmt: skip
+        "document_id": c.document_id,
+        "title": c.title,
+        "url": c.url or "",
+        "filename": c.filename,
+        "language": c.language,
+        "modality": c.modality,
+        "page_number": c.page_number,
+        "start_time": c.start_time,
+        "end_time": c.end_time,
+        "position": c.position,
+    }
 
 
 class MemoryBackend:
@@ -54,7 +62,7 @@ class MemoryBackend:
     def upsert(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
         self._maybe_fail()
         with self._lock:
-            for c, v in zip(chunks, np.asarray(vectors, dtype=np.float32)):
+            for c, v in zip(chunks, np.asarray(vectors, dtype=np.float32), strict=False):
                 self._chunks[c.id] = c
                 self._vectors[c.id] = v
                 self._terms[c.id] = Counter(lexical_form(f"{c.title}\n{c.text}").split())
@@ -71,9 +79,10 @@ class MemoryBackend:
         from assistant_bridge.core.filters import matches
 
         return [
-            c for c in self._chunks.values()
+            c
+            for c in self._chunks.values()
             if chunk_visible(c, query.scope) and (query.filter is None or matches(query.filter, _record(c)))
-        ]  # fmt: skip
+        ]
 
     def _dense(self, query: SearchQuery, cands: list[Chunk], limit: int) -> list[SearchHit]:
         if not cands or query.vector is None:

@@ -15,16 +15,17 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from assistant_bridge.backends.base import RRF_K
+from assistant_bridge.backends.base import RRF_K, chunk_from_record, chunk_record
 from assistant_bridge.core.scope import chunk_visible, scope_clauses
 from assistant_bridge.core.textnorm import lexical_form
-from assistant_bridge.domain import BBox, Chunk, Ownership, Scope, SearchHit, SearchQuery
+from assistant_bridge.domain import Chunk, Scope, SearchHit, SearchQuery
 from assistant_bridge.errors import BackendUnavailable, ConfigurationError, InsufficientStorage
 
 if TYPE_CHECKING:
@@ -33,10 +34,26 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SCALAR_FIELDS = [
-    "id", "document_id", "position", "title", "text", "url", "filename", "language", "modality",
-    "page_number", "start_time", "end_time", "start_char", "end_char", "bboxes",
-    "tenant", "owner", "workspaces", "session_id",
-]  # fmt: skip
+    "id",
+    "document_id",
+    "position",
+    "title",
+    "text",
+    "url",
+    "filename",
+    "language",
+    "modality",
+    "page_number",
+    "start_time",
+    "end_time",
+    "start_char",
+    "end_char",
+    "bboxes",
+    "tenant",
+    "owner",
+    "workspaces",
+    "session_id",
+]
 MAX_TEXT = 65535
 
 
@@ -85,10 +102,22 @@ def _silence_grpc() -> None:
 class MilvusBackend:
     name = "milvus"
 
-    def __init__(self, uri: str, collection: str, dim: int, *, token: str = "", timeout: float = 10.0,
-                 write_lock_path: Path | None = None, vector_index: str = "FLAT", hnsw_m: int = 32,
-                 hnsw_ef_construction: int = 400, hnsw_ef: int = 128, flush_seconds: float = 0.0,
-                 local_path: Path | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        uri: str,
+        collection: str,
+        dim: int,
+        *,
+        token: str = "",
+        timeout: float = 10.0,
+        write_lock_path: Path | None = None,
+        vector_index: str = "FLAT",
+        hnsw_m: int = 32,
+        hnsw_ef_construction: int = 400,
+        hnsw_ef: int = 128,
+        flush_seconds: float = 0.0,
+        local_path: Path | None = None,
+    ) -> None:
         self.uri = uri
         self._remote = uri.startswith(("http://", "https://", "tcp://", "unix:"))
         # the Milvus Lite data directory when it is on this machine (embedded, or served by our side process)
@@ -125,10 +154,20 @@ class MilvusBackend:
             lock = settings.data_path / "milvus.write.lock"
         token = b.token.get() if b.token else ""
         index = b.vector_index if b.vector_index != "auto" else ("FLAT" if b.kind == "milvus-lite" else "HNSW")
-        return cls(uri, b.collection, dim, token=token, timeout=b.timeout, write_lock_path=lock, vector_index=index,
-                   hnsw_m=b.hnsw_m, hnsw_ef_construction=b.hnsw_ef_construction, hnsw_ef=b.hnsw_ef,
-                   flush_seconds=b.flush_seconds,
-                   local_path=settings.data_path / "milvus.db" if b.kind == "milvus-lite" else None)  # fmt: skip
+        return cls(
+            uri,
+            b.collection,
+            dim,
+            token=token,
+            timeout=b.timeout,
+            write_lock_path=lock,
+            vector_index=index,
+            hnsw_m=b.hnsw_m,
+            hnsw_ef_construction=b.hnsw_ef_construction,
+            hnsw_ef=b.hnsw_ef,
+            flush_seconds=b.flush_seconds,
+            local_path=settings.data_path / "milvus.db" if b.kind == "milvus-lite" else None,
+        )
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def _connect(self) -> Any:
@@ -178,8 +217,10 @@ class MilvusBackend:
                 index_dir.mkdir()
                 moved += 1
         if moved:
-            log.warning("milvus.indexes_set_aside", extra={"collection": self.collection, "partitions": moved,
-                                                           "path": str(root)})  # fmt: skip
+            log.warning(
+                "milvus.indexes_set_aside",
+                extra={"collection": self.collection, "partitions": moved, "path": str(root)},
+            )
         return moved > 0
 
     def _check_dim(self, client: Any) -> None:
@@ -219,15 +260,22 @@ class MilvusBackend:
         s.add_field("owner", DataType.VARCHAR, max_length=256)
         s.add_field("workspaces", DataType.ARRAY, element_type=DataType.VARCHAR, max_capacity=256, max_length=256)
         s.add_field("session_id", DataType.VARCHAR, max_length=256)
-        s.add_function(Function(name="bm25", function_type=FunctionType.BM25,
-                                input_field_names=["lexical"], output_field_names=["sparse"]))
+        s.add_function(
+            Function(
+                name="bm25",
+                function_type=FunctionType.BM25,
+                input_field_names=["lexical"],
+                output_field_names=["sparse"],
+            )
+        )
         ip = client.prepare_index_params()
         if self.vector_index == "HNSW":
             ip.add_index("vector", index_type="HNSW", metric_type="COSINE", params=dict(self._hnsw))
         else:
             ip.add_index("vector", index_type="FLAT", metric_type="COSINE")
-        ip.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25",
-                     params={"bm25_k1": 1.2, "bm25_b": 0.75})
+        ip.add_index(
+            "sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25", params={"bm25_k1": 1.2, "bm25_b": 0.75}
+        )
         for name in ("document_id", "tenant", "owner", "session_id"):
             ip.add_index(name, index_type="INVERTED")
         client.create_collection(self.collection, schema=s, index_params=ip)
@@ -274,7 +322,9 @@ class MilvusBackend:
                 self._reload()
             code = getattr(exc, "code", None)
             # the message can quote the query expression, scope clauses included: the log has it, a body never
-            log.warning("milvus.error op=%s code=%s", what, code, extra={"reason": str(getattr(exc, "message", exc))[:200]})
+            log.warning(
+                "milvus.error op=%s code=%s", what, code, extra={"reason": str(getattr(exc, "message", exc))[:200]}
+            )
             if "No space left on device" in str(exc):
                 raise InsufficientStorage(f"Milvus {what} failed: out of space; nothing was written") from exc
             raise BackendUnavailable(f"Milvus {what} failed", milvus_code=code) from exc
@@ -308,7 +358,7 @@ class MilvusBackend:
     def upsert(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
         if not chunks:
             return
-        rows = [self._row(c, v) for c, v in zip(chunks, np.asarray(vectors, dtype=np.float32))]
+        rows = [self._row(c, v) for c, v in zip(chunks, np.asarray(vectors, dtype=np.float32), strict=False)]
         with self._write_lock(), self._errors("upsert"):
             client = self._connect()
             client.upsert(self.collection, rows)
@@ -341,19 +391,16 @@ class MilvusBackend:
 
     @staticmethod
     def _row(c: Chunk, vec: np.ndarray) -> dict[str, Any]:
-        own = c.ownership
-        return {
-            "id": c.id, "document_id": c.document_id, "position": c.position,
-            "title": c.title[:2000], "text": c.text[:MAX_TEXT // 3],
-            "lexical": lexical_form(f"{c.title}\n{c.text}")[: MAX_TEXT // 3],
-            "vector": vec.tolist(), "url": c.url or "", "filename": c.filename[:1000],
-            "language": c.language, "modality": c.modality, "page_number": c.page_number,
-            "start_time": c.start_time, "end_time": c.end_time,
-            "start_char": c.start_char, "end_char": c.end_char,
-            "bboxes": json.dumps([b.to_json() for b in c.bboxes]),
-            "tenant": own.tenant, "owner": own.owner_user_id, "workspaces": list(own.workspace_ids),
-            "session_id": own.session_id,
-        }  # fmt: skip
+        record = chunk_record(c)
+        record.update(
+            title=c.title[:2000],
+            text=c.text[: MAX_TEXT // 3],
+            lexical=lexical_form(f"{c.title}\n{c.text}")[: MAX_TEXT // 3],
+            vector=vec.tolist(),
+            filename=c.filename[:1000],
+            bboxes=json.dumps(record["bboxes"]),
+        )
+        return record
 
     # -- reads --------------------------------------------------------------------------------------
     def _expr(self, query: SearchQuery) -> str:
@@ -382,28 +429,50 @@ class MilvusBackend:
             client = self._connect()
         with self._reading(), self._errors("search"):
             if query.mode == "lexical":
-                res = client.search(self.collection, data=[lexical_form(query.text)], anns_field="sparse",
-                                    limit=limit, filter=expr, output_fields=SCALAR_FIELDS,
-                                    search_params={"metric_type": "BM25"})
+                res = client.search(
+                    self.collection,
+                    data=[lexical_form(query.text)],
+                    anns_field="sparse",
+                    limit=limit,
+                    filter=expr,
+                    output_fields=SCALAR_FIELDS,
+                    search_params={"metric_type": "BM25"},
+                )
                 raw = [(h, abs(float(h["distance"]))) for h in res[0]]
             elif query.mode == "dense":
-                res = client.search(self.collection, data=[list(query.vector or ())], anns_field="vector",
-                                    limit=limit, filter=expr, output_fields=SCALAR_FIELDS,
-                                    search_params={"metric_type": "COSINE", "params": {"ef": max(self._ef, limit)}})
+                res = client.search(
+                    self.collection,
+                    data=[list(query.vector or ())],
+                    anns_field="vector",
+                    limit=limit,
+                    filter=expr,
+                    output_fields=SCALAR_FIELDS,
+                    search_params={"metric_type": "COSINE", "params": {"ef": max(self._ef, limit)}},
+                )
                 raw = [(h, float(h["distance"])) for h in res[0]]
             else:
                 from pymilvus import AnnSearchRequest, RRFRanker
 
                 depth = max(limit * 4, 40)
                 reqs = [
-                    AnnSearchRequest(data=[list(query.vector or ())], anns_field="vector",
-                                     param={"metric_type": "COSINE", "params": {"ef": max(self._ef, depth)}}, limit=depth,
-                                     expr=expr),
-                    AnnSearchRequest(data=[lexical_form(query.text)], anns_field="sparse",
-                                     param={"metric_type": "BM25"}, limit=depth, expr=expr),
+                    AnnSearchRequest(
+                        data=[list(query.vector or ())],
+                        anns_field="vector",
+                        param={"metric_type": "COSINE", "params": {"ef": max(self._ef, depth)}},
+                        limit=depth,
+                        expr=expr,
+                    ),
+                    AnnSearchRequest(
+                        data=[lexical_form(query.text)],
+                        anns_field="sparse",
+                        param={"metric_type": "BM25"},
+                        limit=depth,
+                        expr=expr,
+                    ),
                 ]
-                res = client.hybrid_search(self.collection, reqs=reqs, ranker=RRFRanker(RRF_K), limit=limit,
-                                           output_fields=SCALAR_FIELDS)
+                res = client.hybrid_search(
+                    self.collection, reqs=reqs, ranker=RRFRanker(RRF_K), limit=limit, output_fields=SCALAR_FIELDS
+                )
                 raw = [(h, float(h["distance"])) for h in res[0]]
         hits = [SearchHit(chunk=self._chunk(h.get("entity", h)), score=s) for h, s in raw]
         return [h for h in hits if chunk_visible(h.chunk, query.scope)]
@@ -436,8 +505,9 @@ class MilvusBackend:
         with self._lock:
             client = self._connect()
         with self._reading(), self._errors("query"):
-            it = client.query_iterator(self.collection, batch_size=batch, filter="",
-                                       output_fields=[*SCALAR_FIELDS, "vector"])  # fmt: skip
+            it = client.query_iterator(
+                self.collection, batch_size=batch, filter="", output_fields=[*SCALAR_FIELDS, "vector"]
+            )
             try:
                 while True:
                     rows = it.next()
@@ -454,17 +524,4 @@ class MilvusBackend:
 
     @staticmethod
     def _chunk(e: dict[str, Any]) -> Chunk:
-        boxes = tuple(
-            BBox(page_number=int(b["page_number"]), x1=b["bbox"][0], y1=b["bbox"][1], x2=b["bbox"][2],
-                 y2=b["bbox"][3], layout_width=b.get("layout_width"), layout_height=b.get("layout_height"))
-            for b in json.loads(e.get("bboxes") or "[]")
-        )
-        return Chunk(
-            id=e["id"], document_id=e["document_id"], title=e.get("title", ""), text=e.get("text", ""),
-            position=int(e.get("position", 0)), url=e.get("url") or None, start_char=int(e.get("start_char", 0)),
-            end_char=int(e.get("end_char", 0)), language=e.get("language", ""), modality=e.get("modality", "text"),
-            page_number=e.get("page_number"), bboxes=boxes, start_time=e.get("start_time"),
-            end_time=e.get("end_time"), filename=e.get("filename", ""),
-            ownership=Ownership(owner_user_id=e.get("owner", ""), workspace_ids=tuple(e.get("workspaces") or ()),
-                                tenant=e.get("tenant", ""), session_id=e.get("session_id", "")),
-        )  # fmt: skip
+        return chunk_from_record(e, json.loads(e.get("bboxes") or "[]"))

@@ -23,8 +23,9 @@ import codecs
 import json
 import re
 import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 DELTA_SUFFIX = "_delta_sse"
 ALIASES = {"final_result": "tool_end"}
@@ -125,8 +126,14 @@ class DeltaReassembler:
     :param max_depth: how many times a reassembled event may itself be a delta event.
     """
 
-    def __init__(self, *, ttl_seconds: float = 300.0, max_buffer_bytes: int = 64 * 1024 * 1024,
-                 max_depth: int = 4, clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        ttl_seconds: float = 300.0,
+        max_buffer_bytes: int = 64 * 1024 * 1024,
+        max_depth: int = 4,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.ttl_seconds = ttl_seconds
         self.max_buffer_bytes = max_buffer_bytes
         self.max_depth = max_depth
@@ -198,7 +205,9 @@ class DeltaReassembler:
         return all(i in group.parts for i in range(group.last_index + 1))
 
 
-def iter_json_events(chunks: Iterable[bytes | str], reassembler: DeltaReassembler | None = None) -> Iterator[tuple[str, Any]]:
+def iter_json_events(
+    chunks: Iterable[bytes | str], reassembler: DeltaReassembler | None = None
+) -> Iterator[tuple[str, Any]]:
     """``(event, data)`` pairs of a stream, JSON-decoded, with delta groups reassembled.
 
     A frame whose data is not JSON is yielded with the raw string as its data.

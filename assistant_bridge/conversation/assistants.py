@@ -16,9 +16,10 @@ default entirely. See ``docs/message-api.md``.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from assistant_bridge.conversation.memory import MemoryLimits
 from assistant_bridge.errors import ConfigurationError, FilterSyntaxError, NotFound
@@ -35,8 +36,7 @@ ERROR_MESSAGE = (
     "at the moment."
 )
 IDK_MESSAGE = (
-    "I'm not confident I can answer that from my knowledge base. Could you rephrase the question or add a "
-    "detail?"
+    "I'm not confident I can answer that from my knowledge base. Could you rephrase the question or add a detail?"
 )
 HAP_INPUT_MESSAGE = (
     "I can't respond to that message because it may contain hateful, abusive or profane language. Could you "
@@ -53,44 +53,46 @@ DISCLAIMER = "This answer was generated from your documents and may be incomplet
 TRANSLATIONS: dict[str, dict[str, str]] = {
     NO_RESULT_MESSAGE: {
         "fr": "J'ai cherché dans ma base de connaissances des informations qui pourraient répondre à votre "
-              "question, mais je n'ai rien trouvé d'utile à partager.",
+        "question, mais je n'ai rien trouvé d'utile à partager.",
         "ja": "ご質問に関係する情報をナレッジベースで検索しましたが、お伝えできる有用な情報は見つかりませんでした。",
     },
     ERROR_MESSAGE: {
         "fr": "J'ai peut-être des informations utiles pour votre question, mais je ne peux pas consulter ma base de "
-              "connaissances pour le moment.",
+        "connaissances pour le moment.",
         "ja": "ご質問に役立つ情報があるかもしれませんが、現在ナレッジベースを検索できません。",
     },
     IDK_MESSAGE: {
         "fr": "Je ne suis pas sûr de pouvoir répondre à cette question à partir de ma base de connaissances. "
-              "Pourriez-vous la reformuler ou ajouter une précision ?",
+        "Pourriez-vous la reformuler ou ajouter une précision ?",
         "ja": "ナレッジベースの情報からは自信を持ってお答えできません。質問を言い換えるか、詳しい情報を追加していただけますか。",
     },
     HAP_INPUT_MESSAGE: {
         "fr": "Je ne peux pas répondre à ce message, car il pourrait contenir des propos haineux, injurieux ou "
-              "grossiers. Pourriez-vous le reformuler ?",
+        "grossiers. Pourriez-vous le reformuler ?",
         "ja": "このメッセージには差別的、攻撃的、または不適切な表現が含まれている可能性があるため、お答えできません。"
-              "言い換えていただけますか。",
+        "言い換えていただけますか。",
     },
     HAP_OUTPUT_MESSAGE: {
         "fr": "J'ai trouvé des informations à ce sujet, mais je ne peux pas partager la réponse, car elle pourrait "
-              "contenir des propos haineux, injurieux ou grossiers.",
+        "contenir des propos haineux, injurieux ou grossiers.",
         "ja": "この件に関する情報は見つかりましたが、回答に差別的、攻撃的、または不適切な表現が含まれている可能性が"
-              "あるため、お伝えできません。",
+        "あるため、お伝えできません。",
     },
     CITATIONS_TITLE: {"fr": "Comment le savons-nous ?", "ja": "回答の根拠"},
     DISCLAIMER: {
         "fr": "Cette réponse a été générée à partir de vos documents et peut être incomplète ; vérifiez les "
-              "sources citées.",
+        "sources citées.",
         "ja": "この回答はお客様のドキュメントから生成されたもので、不完全な場合があります。引用元をご確認ください。",
     },
-}  # fmt: skip
+}
 DEFAULT_TTL_SECONDS = 3600
 
 
 def localized(text: str, language: str) -> str:
     """``text`` in ``language`` when it is one of the default messages and a translation exists."""
     return TRANSLATIONS.get(text, {}).get(language, text)
+
+
 STREAMING_MODES = ("verify_then_stream", "stream_then_verify")
 
 DEFAULT_ASSISTANTS: dict[str, Any] = {
@@ -111,8 +113,20 @@ DEFAULT_ASSISTANTS: dict[str, Any] = {
 # settings from environment variables arrive as strings: a key the schema types is read as its type; in the
 # tables the schema leaves open (search metadata, generator options) these keys are read as numbers or booleans
 _SCHEMA_TYPES: dict[str, Any] = {"boolean": bool, "integer": int, "number": float, "object": dict, "array": list}
-_NUMBERS = {"timeout_seconds", "connect_timeout_seconds", "session_ttl_seconds", "limit", "top_k", "size",
-            "passage_length", "passage_chars", "threshold", "max_turns", "max_bytes", "max_history_turns"}  # fmt: skip
+_NUMBERS = {
+    "timeout_seconds",
+    "connect_timeout_seconds",
+    "session_ttl_seconds",
+    "limit",
+    "top_k",
+    "size",
+    "passage_length",
+    "passage_chars",
+    "threshold",
+    "max_turns",
+    "max_bytes",
+    "max_history_turns",
+}
 _BOOLS = {"enabled", "verify_tls"}
 _SECRET_KEYS = {"api_key", "apikey", "token", "password"}
 
@@ -188,8 +202,9 @@ class Assistant:
         """This assistant with its default messages, citations title and disclaimer in ``language``."""
         m, cs = self.messages, self.conversational
         messages = Messages(**{f.name: localized(getattr(m, f.name), language) for f in fields(Messages)})
-        conversational = replace(cs, citations_title=localized(cs.citations_title, language),
-                                 disclaimer=localized(cs.disclaimer, language))  # fmt: skip
+        conversational = replace(
+            cs, citations_title=localized(cs.citations_title, language), disclaimer=localized(cs.disclaimer, language)
+        )
         return replace(self, messages=messages, conversational=conversational)
 
 
@@ -203,7 +218,7 @@ class AssistantsConfig:
         """:param environment_id: ``None`` picks the assistant's first environment.
         :raises NotFound: unknown assistant or environment."""
         if environment_id is None:
-            for (aid, eid), assistant in self.pairs.items():
+            for (aid, _eid), assistant in self.pairs.items():
                 if aid == assistant_id:
                     return assistant
             raise NotFound(f"unknown assistant {assistant_id[:64]!r}", resource="assistant")
@@ -211,8 +226,10 @@ class AssistantsConfig:
         if found is not None:
             return found
         if any(aid == assistant_id for aid, _ in self.pairs):
-            raise NotFound(f"unknown environment {environment_id[:64]!r} of assistant {assistant_id[:64]!r}",
-                           resource="environment")  # fmt: skip
+            raise NotFound(
+                f"unknown environment {environment_id[:64]!r} of assistant {assistant_id[:64]!r}",
+                resource="environment",
+            )
         raise NotFound(f"unknown assistant {assistant_id[:64]!r}", resource="assistant")
 
     @property
@@ -324,17 +341,23 @@ def _server(data: Mapping[str, Any], where: str) -> ServerSearch:
     for key in need:
         if not data.get(key):
             raise ConfigurationError(f"{where}.{key} is required when auth_type is {auth}")
+
     def secret(key: str) -> Secret | None:
         return Secret(str(data[key])) if data.get(key) else None
 
     return ServerSearch(
-        url=data["url"], auth_type=auth, username=data.get("username", ""), password=secret("password"),
-        apikey=secret("apikey"), apikey_header=data.get("apikey_header", "X-API-Key"), token=secret("token"),
+        url=data["url"],
+        auth_type=auth,
+        username=data.get("username", ""),
+        password=secret("password"),
+        apikey=secret("apikey"),
+        apikey_header=data.get("apikey_header", "X-API-Key"),
+        token=secret("token"),
         timeout_seconds=float(data.get("timeout_seconds", 8.0)),
         connect_timeout_seconds=float(data.get("connect_timeout_seconds", 3.0)),
         verify_tls=bool(data.get("verify_tls", True)),
         headers=MappingProxyType({k: Secret(v) for k, v in data.get("headers", {}).items()}),
-    )  # fmt: skip
+    )
 
 
 def _builtin_metadata(meta: Mapping[str, Any], settings: Settings, where: str) -> None:
@@ -376,8 +399,11 @@ def _query_rewrite(data: Mapping[str, Any], generator: Mapping[str, Any], where:
     ``api_key``, ``timeout_seconds``, ``max_history_turns``."""
     out = {k: Secret(str(v)) if k in _SECRET_KEYS and v else v for k, v in data.items()}
     method = out.setdefault("method", "auto")
-    if method == "llm" and not (out.get("base_url") and out.get("model")) and generator.get("kind") not in (
-        "openai", "openai-compatible"):  # fmt: skip
+    if (
+        method == "llm"
+        and not (out.get("base_url") and out.get("model"))
+        and generator.get("kind") not in ("openai", "openai-compatible")
+    ):
         raise ConfigurationError(f"{where}.query_rewrite: method llm needs base_url and model (or an openai generator)")
     return MappingProxyType(out)
 
@@ -395,7 +421,9 @@ def _resolve(aid: str, eid: str, data: Mapping[str, Any], settings: Settings) ->
     msgs = data.get("messages", {})
     gen = generator_table(data.get("generator"), f"{where}.generator")
     return Assistant(
-        id=aid, environment_id=eid, name=data.get("name", aid),
+        id=aid,
+        environment_id=eid,
+        name=data.get("name", aid),
         search=_search(data.get("search", {}), settings, f"{where}.search"),
         conversational=ConversationalConfig(
             enabled=cs.get("enabled", True),
@@ -410,10 +438,12 @@ def _resolve(aid: str, eid: str, data: Mapping[str, Any], settings: Settings) ->
             hap=HapSettings.from_mapping(cs.get("hap_filtering"), f"{where}.conversational_search.hap_filtering"),
             memory=_memory(cs.get("memory") or {}, f"{where}.conversational_search.memory"),
         ),
-        messages=Messages(**{k: msgs[k] for k in ("no_result", "error", "idk", "hap_input", "hap_output") if k in msgs}),
+        messages=Messages(
+            **{k: msgs[k] for k in ("no_result", "error", "idk", "hap_input", "hap_output") if k in msgs}
+        ),
         generator=MappingProxyType(gen),
         session_ttl_seconds=int(data.get("session_ttl_seconds", DEFAULT_TTL_SECONDS)),
-    )  # fmt: skip
+    )
 
 
 def load_assistants(settings: Settings) -> AssistantsConfig:

@@ -12,7 +12,8 @@ example does) can answer it without a session and without repeating the query in
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from assistant_bridge.conversation.assistants import Assistant
 from assistant_bridge.conversation.runtime import ConversationRuntime
@@ -39,8 +40,13 @@ def context_pending(context: Any) -> Mapping[str, Any] | None:
     return None
 
 
-def turn_request(body: Mapping[str, Any], raw_size: int, runtime: ConversationRuntime, assistant: Assistant,
-                 pending: Mapping[str, Any] | None) -> TurnRequest:  # fmt: skip
+def turn_request(
+    body: Mapping[str, Any],
+    raw_size: int,
+    runtime: ConversationRuntime,
+    assistant: Assistant,
+    pending: Mapping[str, Any] | None,
+) -> TurnRequest:
     """Build the :class:`TurnRequest` of a validated body.
 
     :param raw_size: the body's size in bytes; a ``search_results`` message over
@@ -51,16 +57,21 @@ def turn_request(body: Mapping[str, Any], raw_size: int, runtime: ConversationRu
     message_type = inp.get("message_type", "text")
     limit = runtime.settings.max_search_results_bytes
     if message_type == "search_results" and raw_size > limit:
-        raise ValidationFailed(f"a search_results message must not exceed {limit} bytes (this one has {raw_size})",
-                               path="$.input.search_results", limit=limit)  # fmt: skip
+        raise ValidationFailed(
+            f"a search_results message must not exceed {limit} bytes (this one has {raw_size})",
+            path="$.input.search_results",
+            limit=limit,
+        )
     opts = inp.get("options") or {}
     level = opts.get("search_confidence_threshold")
     thresholds = None
     override = opts.get("thresholds")
     if override:
         base = runtime.thresholds(level or assistant.conversational.threshold_level)
-        thresholds = Thresholds(pre_gen=float(override.get("pre_gen", base.pre_gen)),
-                                post_gen=float(override.get("post_gen", base.post_gen)))  # fmt: skip
+        thresholds = Thresholds(
+            pre_gen=float(override.get("pre_gen", base.pre_gen)),
+            post_gen=float(override.get("post_gen", base.post_gen)),
+        )
     results = inp.get("search_results")
     return TurnRequest(
         message_type=message_type,
@@ -82,8 +93,9 @@ def previous_turns(context: Any) -> int:
     return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
 
 
-def response_body(result: TurnResult, *, user_id: str, context: Any, turn_count: int,
-                  session_id: str | None = None) -> dict[str, Any]:  # fmt: skip
+def response_body(
+    result: TurnResult, *, user_id: str, context: Any, turn_count: int, session_id: str | None = None
+) -> dict[str, Any]:
     """The ``/message`` response. ``context.skills`` from the request is echoed unchanged."""
     output: dict[str, Any] = {"generic": list(result.generic), "intents": [], "entities": []}
     if result.actions:

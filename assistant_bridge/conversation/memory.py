@@ -23,8 +23,9 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from assistant_bridge.errors import ConfigurationError
 from assistant_bridge.store import SQLiteStore
@@ -90,16 +91,28 @@ class MemoryTurn:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MemoryTurn:
-        return cls(question=str(data.get("question", "")), query=str(data.get("query", "")),
-                   answer=str(data.get("answer", "")), result_ids=tuple(data.get("result_ids") or ()),
-                   cited_ids=tuple(data.get("cited_ids") or ()), outcome=str(data.get("outcome", "")),
-                   at=float(data.get("at") or 0.0))  # fmt: skip
+        return cls(
+            question=str(data.get("question", "")),
+            query=str(data.get("query", "")),
+            answer=str(data.get("answer", "")),
+            result_ids=tuple(data.get("result_ids") or ()),
+            cited_ids=tuple(data.get("cited_ids") or ()),
+            outcome=str(data.get("outcome", "")),
+            at=float(data.get("at") or 0.0),
+        )
 
     def bounded(self) -> MemoryTurn:
         """This turn with the answer cut and the id lists shortened."""
         answer = self.answer if len(self.answer) <= MAX_ANSWER_CHARS else self.answer[: MAX_ANSWER_CHARS - 1] + "…"
-        return MemoryTurn(self.question, self.query, answer, tuple(self.result_ids[:MAX_IDS]),
-                          tuple(self.cited_ids[:MAX_IDS]), self.outcome, self.at)  # fmt: skip
+        return MemoryTurn(
+            self.question,
+            self.query,
+            answer,
+            tuple(self.result_ids[:MAX_IDS]),
+            tuple(self.cited_ids[:MAX_IDS]),
+            self.outcome,
+            self.at,
+        )
 
     @property
     def answered(self) -> bool:
@@ -128,8 +141,16 @@ class ConversationMemory:
         ).fetchall()
         return [MemoryTurn.from_json(json.loads(r[0])) for r in reversed(rows)]
 
-    def append(self, kind: str, session_id: str, turn: MemoryTurn, ttl: float,
-               limits: MemoryLimits = MemoryLimits(), *, replace_last_outcome: str | None = None) -> None:  # fmt: skip
+    def append(
+        self,
+        kind: str,
+        session_id: str,
+        turn: MemoryTurn,
+        ttl: float,
+        limits: MemoryLimits = MemoryLimits(),
+        *,
+        replace_last_outcome: str | None = None,
+    ) -> None:
         """Remember ``turn``, push the session's expiry to ``now + ttl`` and drop the oldest turns beyond
         ``limits``.
 
@@ -143,25 +164,32 @@ class ConversationMemory:
         size = len(data.encode("utf-8"))
         if size > limits.max_bytes:  # one huge turn: keep the start of its question and query only
             cut = limits.max_bytes // 10  # characters; UTF-8 takes at most 4 bytes each, plus the JSON around
-            turn = MemoryTurn(turn.question[:cut], turn.query[:cut], "", turn.result_ids[:3], turn.cited_ids[:3],
-                              turn.outcome, now)  # fmt: skip
+            turn = MemoryTurn(
+                turn.question[:cut], turn.query[:cut], "", turn.result_ids[:3], turn.cited_ids[:3], turn.outcome, now
+            )
             data = json.dumps(turn.to_json(), ensure_ascii=False)
             size = len(data.encode("utf-8"))
         if replace_last_outcome is not None:
             last = self._store.execute(
                 "SELECT seq, data FROM conversation_memory WHERE kind = ? AND session_id = ? AND expires_at > ? "
-                "ORDER BY seq DESC LIMIT 1", (kind, session_id, now)).fetchone()  # fmt: skip
+                "ORDER BY seq DESC LIMIT 1",
+                (kind, session_id, now),
+            ).fetchone()
             if last is not None and json.loads(last[1]).get("outcome") == replace_last_outcome:
-                self._store.execute("DELETE FROM conversation_memory WHERE kind = ? AND session_id = ? AND seq = ?",
-                                    (kind, session_id, last[0]))  # fmt: skip
+                self._store.execute(
+                    "DELETE FROM conversation_memory WHERE kind = ? AND session_id = ? AND seq = ?",
+                    (kind, session_id, last[0]),
+                )
         # one statement, so two workers appending to one session never get the same seq
         self._store.execute(
             "INSERT INTO conversation_memory (kind, session_id, seq, data, bytes, created_at, expires_at) "
             "SELECT ?, ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ?, ? FROM conversation_memory WHERE kind = ? AND session_id = ?",
             (kind, session_id, data, size, now, now + ttl, kind, session_id),
         )
-        self._store.execute("UPDATE conversation_memory SET expires_at = ? WHERE kind = ? AND session_id = ?",
-                            (now + ttl, kind, session_id))  # fmt: skip
+        self._store.execute(
+            "UPDATE conversation_memory SET expires_at = ? WHERE kind = ? AND session_id = ?",
+            (now + ttl, kind, session_id),
+        )
         dropped = self._trim(kind, session_id, limits)
         if dropped:
             log.info("conversation.memory_trimmed kind=%s dropped=%d", kind, dropped)
@@ -180,8 +208,10 @@ class ConversationMemory:
                 break
         if keep_from is None:
             return 0
-        cur = self._store.execute("DELETE FROM conversation_memory WHERE kind = ? AND session_id = ? AND seq < ?",
-                                  (kind, session_id, keep_from))  # fmt: skip
+        cur = self._store.execute(
+            "DELETE FROM conversation_memory WHERE kind = ? AND session_id = ? AND seq < ?",
+            (kind, session_id, keep_from),
+        )
         return int(cur.rowcount)
 
     def clear(self, kind: str, session_id: str) -> None:

@@ -13,9 +13,10 @@ block (spec §A.2, §A.4). Pure functions over the loop's outcomes; no I/O.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
 
 from assistant_bridge.conversation.assistants import Assistant, SearchConfig
 from assistant_bridge.core.loop import Answer, IDontKnow, NoResults, Outcome, SearchFailed
@@ -45,8 +46,13 @@ def search_action(query: str, config: SearchConfig) -> dict[str, Any]:
         search["metadata"] = dict(config.metadata)
     # the fields once at the top (as the assistant toolkit's web chat reads them) and once in "parameters",
     # the only free-form part of the SDKs' action model
-    return {"type": "search", "name": "search", "result_variable": "search_results", **search,
-            "parameters": dict(search)}
+    return {
+        "type": "search",
+        "name": "search",
+        "result_variable": "search_results",
+        **search,
+        "parameters": dict(search),
+    }
 
 
 def result_json(result: SearchResult, index: int, engine: str) -> dict[str, Any]:
@@ -79,8 +85,12 @@ def answer_item(answer: Answer, assistant: Assistant, response_length: str, engi
 def search_item(results: Sequence[SearchResult], engine: str) -> dict[str, Any]:
     """What the turn answers when conversational search is turned off (spec §A.3)."""
     rows = [result_json(r, i, engine) for i, r in enumerate(results)]
-    return {"response_type": "search", "header": SEARCH_HEADER, "primary_results": rows[:PRIMARY_RESULTS],
-            "additional_results": rows[PRIMARY_RESULTS:]}  # fmt: skip
+    return {
+        "response_type": "search",
+        "header": SEARCH_HEADER,
+        "primary_results": rows[:PRIMARY_RESULTS],
+        "additional_results": rows[PRIMARY_RESULTS:],
+    }
 
 
 def outcome_item(outcome: Outcome, assistant: Assistant, response_length: str, engine: str) -> dict[str, Any]:
@@ -137,7 +147,7 @@ def hap_detected(trace: TurnTrace) -> bool:
 
 
 def _iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def debug_block(trace: TurnTrace, item: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -152,14 +162,21 @@ def debug_block(trace: TurnTrace, item: Mapping[str, Any] | None) -> dict[str, A
     stages = {"search": round(trace.search_ms, 3), **{k: round(v, 3) for k, v in timings.items() if k != "total"}}
     if trace.rewrite is not None:
         stages = {"rewrite": round(trace.rewrite.ms, 3), **stages}
-    search: dict[str, Any] = {"engine": trace.engine, "index": trace.index, "query": trace.query,
-                              "response": {"result_count": trace.result_count}}  # fmt: skip
+    search: dict[str, Any] = {
+        "engine": trace.engine,
+        "index": trace.index,
+        "query": trace.query,
+        "response": {"result_count": trace.result_count},
+    }
     if trace.url:
         search["request"] = {"method": "POST", "url": trace.url}
     event: dict[str, Any] = {
         "event": "generative_ai_called",
-        "source": {"type": "conversational_search", "assistant_id": trace.assistant_id,
-                   "environment_id": trace.environment_id},  # fmt: skip
+        "source": {
+            "type": "conversational_search",
+            "assistant_id": trace.assistant_id,
+            "environment_id": trace.environment_id,
+        },
         "generative_ai_start_time": _iso(trace.started_at),
         "outcome": trace.outcome,
         "generative_ai": {
@@ -167,10 +184,12 @@ def debug_block(trace: TurnTrace, item: Mapping[str, Any] | None) -> dict[str, A
             "is_idk_response": idk,
             "is_hap_detected": hap_detected(trace),
             "confidence_scores": {
-                "pre_gen": scores.get("pre_gen"), "pre_gen_threshold": thresholds.get("pre_gen"),
-                "post_gen": scores.get("post_gen"), "post_gen_threshold": thresholds.get("post_gen"),
+                "pre_gen": scores.get("pre_gen"),
+                "pre_gen_threshold": thresholds.get("pre_gen"),
+                "post_gen": scores.get("post_gen"),
+                "post_gen_threshold": thresholds.get("post_gen"),
                 "extractiveness": scores.get("extractiveness"),
-            },  # fmt: skip
+            },
             "original_response": generated,
             "inferred_query": trace.query,
         },
@@ -179,11 +198,15 @@ def debug_block(trace: TurnTrace, item: Mapping[str, Any] | None) -> dict[str, A
             "llm_called": llm_called,
             "search": search,
             "llm": {
-                "type": trace.generator_kind, "model_id": getattr(o, "model", "") or trace.generator,
+                "type": trace.generator_kind,
+                "model_id": getattr(o, "model", "") or trace.generator,
                 "success": llm_called and trace.outcome != "connectivity",
-                "response": {"text": generated, "response_type": (item or {}).get("response_type"),
-                             "is_idk_response": idk},
-            },  # fmt: skip
+                "response": {
+                    "text": generated,
+                    "response_type": (item or {}).get("response_type"),
+                    "is_idk_response": idk,
+                },
+            },
             "idk_reason_code": o.reason if isinstance(o, IDontKnow) else None,
         },
         "metrics": {
@@ -201,9 +224,19 @@ def debug_block(trace: TurnTrace, item: Mapping[str, Any] | None) -> dict[str, A
 
 def action_debug(trace: TurnTrace, action: Mapping[str, Any]) -> dict[str, Any]:
     """``output.debug`` of a turn that handed the search to the client."""
-    return {"turn_events": [{"event": "client_search_requested", "outcome": "client_search",
-                             "source": {"type": "conversational_search", "assistant_id": trace.assistant_id,
-                                        "environment_id": trace.environment_id},
-                             "search_action": dict(action),
-                             "metrics": {"total_time_ms": round(trace.total_ms, 3)},
-                             **_conversation_blocks(trace)}]}  # fmt: skip
+    return {
+        "turn_events": [
+            {
+                "event": "client_search_requested",
+                "outcome": "client_search",
+                "source": {
+                    "type": "conversational_search",
+                    "assistant_id": trace.assistant_id,
+                    "environment_id": trace.environment_id,
+                },
+                "search_action": dict(action),
+                "metrics": {"total_time_ms": round(trace.total_ms, 3)},
+                **_conversation_blocks(trace),
+            }
+        ]
+    }

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 import httpx
 
@@ -67,11 +68,19 @@ class Rewrite:
 
     def to_json(self) -> dict[str, object]:
         """The ``query_rewrite`` block of ``output.debug`` (contains user text: debug output only)."""
-        return {"contextual_mode": self.mode, "original_query": self.original, "rewritten_query": self.query,
-                "rewritten": self.rewritten, "method": self.method, "follow_up": self.follow_up,
-                "carried_terms": list(self.carried), "fallback": self.method == "fallback",
-                "fallback_reason": self.fallback_reason, "history_turns": self.history_turns,
-                "time_ms": round(self.ms, 3)}  # fmt: skip
+        return {
+            "contextual_mode": self.mode,
+            "original_query": self.original,
+            "rewritten_query": self.query,
+            "rewritten": self.rewritten,
+            "method": self.method,
+            "follow_up": self.follow_up,
+            "carried_terms": list(self.carried),
+            "fallback": self.method == "fallback",
+            "fallback_reason": self.fallback_reason,
+            "history_turns": self.history_turns,
+            "time_ms": round(self.ms, 3),
+        }
 
 
 class QueryRewriter(Protocol):
@@ -90,8 +99,12 @@ class Rewriter:
     :param clock: ``time.perf_counter`` by default (tests pass a fake).
     """
 
-    def __init__(self, mode: str = "single_turn", primary: QueryRewriter | None = None,
-                 clock: Callable[[], float] = time.perf_counter) -> None:  # fmt: skip
+    def __init__(
+        self,
+        mode: str = "single_turn",
+        primary: QueryRewriter | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
         if mode not in CONTEXTUAL_MODES:
             raise ValueError(f"contextual_mode must be one of {CONTEXTUAL_MODES}")
         self.mode = mode
@@ -119,16 +132,23 @@ class Rewriter:
             query, reason, code = "", str(exc.details.get("reason") or exc.code), exc.code
         ms = (self._clock() - started) * 1000
         if reason is not None:
-            log.warning("rewrite.fallback mode=%s rewriter=%s code=%s reason=%s", self.mode, self.primary.name, code,
-                        reason)  # fmt: skip
-            return Rewrite(query=question, method="fallback", fallback_reason=reason, ms=ms, error_code=code,
-                           **base)  # type: ignore[arg-type]
-        return Rewrite(query=query[:MAX_QUERY_CHARS], method=self.primary.name, follow_up=follow_up, carried=carried,
-                       ms=ms, **base)  # type: ignore[arg-type]
+            log.warning(
+                "rewrite.fallback mode=%s rewriter=%s code=%s reason=%s", self.mode, self.primary.name, code, reason
+            )
+            return Rewrite(query=question, method="fallback", fallback_reason=reason, ms=ms, error_code=code, **base)  # type: ignore[arg-type]
+        return Rewrite(
+            query=query[:MAX_QUERY_CHARS],
+            method=self.primary.name,
+            follow_up=follow_up,
+            carried=carried,
+            ms=ms,
+            **base,  # type: ignore[arg-type]
+        )
 
 
-def make_rewriter(mode: str, options: Mapping[str, Any], generator: Mapping[str, Any],
-                  transport: httpx.BaseTransport | None = None) -> Rewriter:  # fmt: skip
+def make_rewriter(
+    mode: str, options: Mapping[str, Any], generator: Mapping[str, Any], transport: httpx.BaseTransport | None = None
+) -> Rewriter:
     """The rewriter of an assistant: its ``contextual_mode``, its ``query_rewrite`` options and its generator
     table (an ``openai`` generator lends its endpoint to an ``auto`` or ``llm`` rewrite).
 
@@ -136,7 +156,10 @@ def make_rewriter(mode: str, options: Mapping[str, Any], generator: Mapping[str,
     """
     method = str(options.get("method", "auto"))
     endpoint = {k: options[k] for k in ("base_url", "model", "api_key") if options.get(k)}
-    if not (endpoint.get("base_url") and endpoint.get("model")) and generator.get("kind") in ("openai", "openai-compatible"):
+    if not (endpoint.get("base_url") and endpoint.get("model")) and generator.get("kind") in (
+        "openai",
+        "openai-compatible",
+    ):
         endpoint = {k: generator[k] for k in ("base_url", "model", "api_key") if generator.get(k)}
     if method == "embedded" or (method == "auto" and not endpoint):
         return Rewriter(mode, EmbeddedRewriter())
@@ -144,7 +167,12 @@ def make_rewriter(mode: str, options: Mapping[str, Any], generator: Mapping[str,
         raise ConfigurationError("query_rewrite.method = 'llm' needs query_rewrite.base_url and model")
     from assistant_bridge.conversation.rewrite_llm import OpenAIRewriter
 
-    llm = OpenAIRewriter(base_url=str(endpoint["base_url"]), model=str(endpoint["model"]),
-                         api_key=endpoint.get("api_key"), timeout=float(options.get("timeout_seconds", 5.0)),
-                         max_history_turns=int(options.get("max_history_turns", 6)), transport=transport)  # fmt: skip
+    llm = OpenAIRewriter(
+        base_url=str(endpoint["base_url"]),
+        model=str(endpoint["model"]),
+        api_key=endpoint.get("api_key"),
+        timeout=float(options.get("timeout_seconds", 5.0)),
+        max_history_turns=int(options.get("max_history_turns", 6)),
+        transport=transport,
+    )
     return Rewriter(mode, llm)

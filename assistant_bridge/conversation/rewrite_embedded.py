@@ -19,16 +19,17 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
-from assistant_bridge.text import JAPANESE_CHARS
 from assistant_bridge.conversation.memory import MemoryTurn
+from assistant_bridge.text import JAPANESE_CHARS
 
 MAX_QUERY_CHARS = 2048
 
 # --- word lists ---------------------------------------------------------------------------------------------
-_EN_STOP = set("""a an the and or but if then else of to in on at by for with from into onto about above below
+_EN_STOP = set(
+    """a an the and or but if then else of to in on at by for with from into onto about above below
 over under between among through during before after since until than as is are was were be been being am do
 does did doing done have has had having can could should would will shall may might must i me my mine we us our
 ours you your yours he him his she her hers it its they them their theirs this that these those there here
@@ -36,16 +37,20 @@ what which who whom whose when where why how not no nor so too very just only al
 both either neither such same own other another more most less least much many few lot lots s t d ll re ve m
 get gets got getting make makes made let lets go goes going went want wants need needs like one ones yes ok
 okay please thanks thank really actually still even ever again already else whether while because although
-though doesn don isn aren wasn weren didn won wouldn shouldn couldn hasn haven hadn cannot""".split())  # fmt: skip
-_FR_STOP = set("""le la les l un une des du de d au aux et ou mais donc or ni car à a en dans sur sous par pour
+though doesn don isn aren wasn weren didn won wouldn shouldn couldn hasn haven hadn cannot""".split()
+)
+_FR_STOP = set(
+    """le la les l un une des du de d au aux et ou mais donc or ni car à a en dans sur sous par pour
 avec sans chez vers entre est sont suis es sommes êtes était étaient être été avoir ai as avons avez ont eu
 fait faire faut peut peuvent puis je j me m moi tu te t toi il elle on nous vous ils elles lui leur leurs se s
 son sa ses mon ma mes ton ta tes notre nos votre vos ce c cet cette ces ça cela ceci celui celle ceux celles
 qui que qu quoi quel quelle quels quelles lequel laquelle lesquels lesquelles dont où comment pourquoi
 combien quand ne n pas plus moins très trop aussi bien si oui non y est-ce alors encore déjà tout tous toute
-toutes autre autres même mêmes merci""".split())  # fmt: skip
+toutes autre autres même mêmes merci""".split()
+)
 # words that say nothing about the topic: a message made only of these cannot stand alone
-_GENERIC = set("""important importance better best good bad worse worst difference differences different
+_GENERIC = set(
+    """important importance better best good bad worse worst difference differences different
 differ mean means meaning explain explanation tell know think thing things way ways example examples work
 works working happen happens happened true false right wrong possible okay ok sure more less much many
 idea ideas option options advice pros cons benefit benefits advantage advantages disadvantages reason reasons
@@ -59,46 +64,230 @@ maybe sounds sound off check request year years last within time times money com
 pays pay open lots kind thanks hello hi wow oh omg
 différence différences mieux meilleur meilleure pire important importante exemple exemples expliquer
 chose choses façon avantage avantages inconvénient inconvénients raison raisons cas question réponse
-possible vrai faux""".split())  # fmt: skip
-_QWORDS_EN = {"what", "which", "who", "whom", "whose", "when", "where", "why", "how", "is", "are", "do", "does",
-              "did", "can", "could", "should", "would", "will", "was", "were", "has", "have", "may", "shall"}
-_QWORDS_FR = {"que", "qu", "quel", "quelle", "quels", "quelles", "qui", "quoi", "quand", "où", "comment",
-              "pourquoi", "combien", "est-ce", "lequel", "laquelle", "peut", "faut", "dois", "doit"}
-_ANAPHORA_EN = {"it", "its", "itself", "they", "them", "their", "theirs", "this", "that", "these", "those",
-                "he", "him", "his", "she", "her", "former", "latter"}
-_ANAPHORA_FR = {"il", "elle", "ils", "elles", "ça", "cela", "ceci", "celui-ci", "celle-ci", "ceux-ci",
-                "celles-ci", "celui-là", "celle-là", "ceux-là", "lui", "son", "sa", "ses", "leur", "leurs",
-                "dernier", "dernière"}
-_FR_IMPERSONAL = re.compile(r"\b(il (faut|y a|est (possible|nécessaire|préférable|conseillé))|faut-il|y a-t-il|"
-                            r"s'il vous plaît)\b", re.IGNORECASE)  # fmt: skip
-_ONE_BEFORE = {"which", "this", "that", "the", "each", "any", "there", "every", "other", "another", "better",
-               "best", "cheaper", "safer", "one"}
+possible vrai faux""".split()
+)
+_QWORDS_EN = {
+    "what",
+    "which",
+    "who",
+    "whom",
+    "whose",
+    "when",
+    "where",
+    "why",
+    "how",
+    "is",
+    "are",
+    "do",
+    "does",
+    "did",
+    "can",
+    "could",
+    "should",
+    "would",
+    "will",
+    "was",
+    "were",
+    "has",
+    "have",
+    "may",
+    "shall",
+}
+_QWORDS_FR = {
+    "que",
+    "qu",
+    "quel",
+    "quelle",
+    "quels",
+    "quelles",
+    "qui",
+    "quoi",
+    "quand",
+    "où",
+    "comment",
+    "pourquoi",
+    "combien",
+    "est-ce",
+    "lequel",
+    "laquelle",
+    "peut",
+    "faut",
+    "dois",
+    "doit",
+}
+_ANAPHORA_EN = {
+    "it",
+    "its",
+    "itself",
+    "they",
+    "them",
+    "their",
+    "theirs",
+    "this",
+    "that",
+    "these",
+    "those",
+    "he",
+    "him",
+    "his",
+    "she",
+    "her",
+    "former",
+    "latter",
+}
+_ANAPHORA_FR = {
+    "il",
+    "elle",
+    "ils",
+    "elles",
+    "ça",
+    "cela",
+    "ceci",
+    "celui-ci",
+    "celle-ci",
+    "ceux-ci",
+    "celles-ci",
+    "celui-là",
+    "celle-là",
+    "ceux-là",
+    "lui",
+    "son",
+    "sa",
+    "ses",
+    "leur",
+    "leurs",
+    "dernier",
+    "dernière",
+}
+_FR_IMPERSONAL = re.compile(
+    r"\b(il (faut|y a|est (possible|nécessaire|préférable|conseillé))|faut-il|y a-t-il|"
+    r"s'il vous plaît)\b",
+    re.IGNORECASE,
+)
+_ONE_BEFORE = {
+    "which",
+    "this",
+    "that",
+    "the",
+    "each",
+    "any",
+    "there",
+    "every",
+    "other",
+    "another",
+    "better",
+    "best",
+    "cheaper",
+    "safer",
+    "one",
+}
 _POSSESSIVES = {"its", "their", "his", "her"}
-_SUBJECT_BEFORE = {"is", "are", "was", "were", "does", "do", "did", "can", "could", "will", "would", "should",
-                   "has", "have", "and", "but", "if", "because", "since", "so"}
-_THAT_BEFORE = {"is", "was", "are", "does", "do", "did", "about", "of", "for", "with", "on", "in", "to", "from",
-                "and", "or", "like", "by", "against", "than", "what's", "how's", "whats"}
-_CONT_EN = re.compile(r"^\s*(?:(?:and|but|so|also)\b|(?:what|how) about\b|what else\b|(?:and )?(?:why|how)"
-                      r"(?: so| not| come)?\s*\??\s*$|which one)|\byou (?:said|mentioned|told|suggested|described)\b|"
-                      r"\b(?:mentioned|listed|described) (?:above|earlier|before)\b|^\s*(?:and |so |but )?(?:if|what if|"
-                      r"even if|in (?:that|this|which) case|then)\b|\bi (?:mean|meant)\b|\b(?:my|your|our|their) own\W*$|"
-                      r"\bthe (?:last|first|second|third|previous|other|former|latter|same|above) (?:one|option|choice|"
-                      r"point|method|approach|suggestion|idea|step)s?\b", re.IGNORECASE)  # fmt: skip
-_SUBST_EN = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(?P<x>.+?)\s*\??\s*$|^\s*and\s+(?P<y>.+?)\s*\?\s*$",
-                       re.IGNORECASE)  # fmt: skip
-_CONT_FR = re.compile(r"^\s*(?:et|mais|alors|donc|aussi)\b|qu['’]en est-il|^\s*(?:pourquoi|comment|lequel|"
-                      r"laquelle|lesquels|lesquelles)\s*\??\s*$", re.IGNORECASE)  # fmt: skip
-_SUBST_FR = re.compile(r"^\s*et\s+(?:pour|en|avec|dans|si|concernant)?\s*(?P<x>.+?)\s*\?\s*$|qu['’]en est-il\s+"
-                       r"(?:de|du|des|d['’])\s*(?P<y>.+?)\s*\??\s*$", re.IGNORECASE)  # fmt: skip
+_SUBJECT_BEFORE = {
+    "is",
+    "are",
+    "was",
+    "were",
+    "does",
+    "do",
+    "did",
+    "can",
+    "could",
+    "will",
+    "would",
+    "should",
+    "has",
+    "have",
+    "and",
+    "but",
+    "if",
+    "because",
+    "since",
+    "so",
+}
+_THAT_BEFORE = {
+    "is",
+    "was",
+    "are",
+    "does",
+    "do",
+    "did",
+    "about",
+    "of",
+    "for",
+    "with",
+    "on",
+    "in",
+    "to",
+    "from",
+    "and",
+    "or",
+    "like",
+    "by",
+    "against",
+    "than",
+    "what's",
+    "how's",
+    "whats",
+}
+_CONT_EN = re.compile(
+    r"^\s*(?:(?:and|but|so|also)\b|(?:what|how) about\b|what else\b|(?:and )?(?:why|how)"
+    r"(?: so| not| come)?\s*\??\s*$|which one)|\byou (?:said|mentioned|told|suggested|described)\b|"
+    r"\b(?:mentioned|listed|described) (?:above|earlier|before)\b|^\s*(?:and |so |but )?(?:if|what if|"
+    r"even if|in (?:that|this|which) case|then)\b|\bi (?:mean|meant)\b|\b(?:my|your|our|their) own\W*$|"
+    r"\bthe (?:last|first|second|third|previous|other|former|latter|same|above) (?:one|option|choice|"
+    r"point|method|approach|suggestion|idea|step)s?\b",
+    re.IGNORECASE,
+)
+_SUBST_EN = re.compile(
+    r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(?P<x>.+?)\s*\??\s*$|^\s*and\s+(?P<y>.+?)\s*\?\s*$", re.IGNORECASE
+)
+_CONT_FR = re.compile(
+    r"^\s*(?:et|mais|alors|donc|aussi)\b|qu['’]en est-il|^\s*(?:pourquoi|comment|lequel|"
+    r"laquelle|lesquels|lesquelles)\s*\??\s*$",
+    re.IGNORECASE,
+)
+_SUBST_FR = re.compile(
+    r"^\s*et\s+(?:pour|en|avec|dans|si|concernant)?\s*(?P<x>.+?)\s*\?\s*$|qu['’]en est-il\s+"
+    r"(?:de|du|des|d['’])\s*(?P<y>.+?)\s*\??\s*$",
+    re.IGNORECASE,
+)
 _JA_CHARS = re.compile(f"[{JAPANESE_CHARS}]")
-_JA_ANAPHORA = re.compile(r"(それら|これら|それ|これ|あれ|その|この|あの|そちら|こちら|そっち|そこ|彼女|彼ら|彼|前者|後者|同じ)")
+_JA_ANAPHORA = re.compile(
+    r"(それら|これら|それ|これ|あれ|その|この|あの|そちら|こちら|そっち|そこ|彼女|彼ら|彼|前者|後者|同じ)"
+)
 _JA_NOT_ANAPHORA = re.compile(r"(それぞれ|これから|それから|このように|そのため|その他|このまま|それでも|その後)")
 _JA_CONT = re.compile(r"^\s*(じゃあ|じゃ|では|それでは|なら|ちなみに|あと|それと|また)")
-_JA_SUBST = re.compile(r"^\s*(?:じゃあ|では|なら)?[、,\s]*(?P<x>(?:[^\u3040-\u309f、。？?\s]|の){1,12}?)"
-                       r"(?:の場合|について|では|だと|なら)?は[？?]?\s*$")
+_JA_SUBST = re.compile(
+    r"^\s*(?:じゃあ|では|なら)?[、,\s]*(?P<x>(?:[^\u3040-\u309f、。？?\s]|の){1,12}?)"
+    r"(?:の場合|について|では|だと|なら)?は[？?]?\s*$"
+)
 _JA_TERM = re.compile(r"[\u30a0-\u30ff\u4e00-\u9fff\u3400-\u4dbf々ー]{2,}|[A-Za-z0-9][A-Za-z0-9.+\-]*")
-_JA_GENERIC = {"何", "方法", "場合", "違い", "意味", "理由", "教え", "ください", "どう", "どれ", "いくら", "必要",
-               "可能", "大丈夫", "問題", "質問", "回答", "情報", "説明", "一番", "最近", "今", "ありがとう", "お願い"}
+_JA_GENERIC = {
+    "何",
+    "方法",
+    "場合",
+    "違い",
+    "意味",
+    "理由",
+    "教え",
+    "ください",
+    "どう",
+    "どれ",
+    "いくら",
+    "必要",
+    "可能",
+    "大丈夫",
+    "問題",
+    "質問",
+    "回答",
+    "情報",
+    "説明",
+    "一番",
+    "最近",
+    "今",
+    "ありがとう",
+    "お願い",
+}
 _WORD = re.compile(r"[^\W_][\w\-']*", re.UNICODE)
 _INVERTED = re.compile(r"^(\w+?)-(?:t-)?(il|elle|ils|elles|on)$", re.IGNORECASE)
 _ELISION = re.compile(r"^(?:l|d|qu|j|n|s|c|m|t|jusqu|lorsqu|puisqu)['’]", re.IGNORECASE)
@@ -173,8 +362,13 @@ def terms_of(text: str, lang: str | None = None) -> list[Term]:
         for m in _JA_TERM.finditer(unicodedata.normalize("NFKC", text)):
             t = m.group()
             t = t[1:] if t.startswith("何") else t
-            if len(t) < 2 or t.isdigit() or t in _JA_GENERIC or (t.isascii() and t.lower() in _EN_STOP) \
-                    or _JA_ANAPHORA.fullmatch(t):
+            if (
+                len(t) < 2
+                or t.isdigit()
+                or t in _JA_GENERIC
+                or (t.isascii() and t.lower() in _EN_STOP)
+                or _JA_ANAPHORA.fullmatch(t)
+            ):
                 continue
             out.append(Term(t, t.isascii() and _is_acronym(t), (t.lower(),), t.isascii() and _is_acronym(t)))
         return out
@@ -210,8 +404,9 @@ def _flush(run: list[tuple[str, bool]]) -> list[Term]:
         if not part:
             continue
         text = " ".join(w for w, _ in part)
-        out.append(Term(text, any(e for _, e in part), tuple(_stem(w) for w, _ in part),
-                        all(_is_acronym(w) for w, _ in part)))  # fmt: skip
+        out.append(
+            Term(text, any(e for _, e in part), tuple(_stem(w) for w, _ in part), all(_is_acronym(w) for w, _ in part))
+        )
     return out
 
 
@@ -265,19 +460,34 @@ def detect(question: str, lang: str | None = None) -> FollowUp:
 
 def _antecedent_before(low: list[str], i: int, lang: str) -> bool:
     """A content word before position ``i``: the pronoun there most likely refers to it."""
-    return any(not _is_stop(w, lang) and w not in _GENERIC and len(w) >= 3 and w not in _ANAPHORA_EN
-               and w not in _ANAPHORA_FR and w not in _QWORDS_EN and w not in _QWORDS_FR for w in low[:i])  # fmt: skip
+    return any(
+        not _is_stop(w, lang)
+        and w not in _GENERIC
+        and len(w) >= 3
+        and w not in _ANAPHORA_EN
+        and w not in _ANAPHORA_FR
+        and w not in _QWORDS_EN
+        and w not in _QWORDS_FR
+        for w in low[:i]
+    )
 
 
 def _anaphors(q: str, low: list[str], lang: str) -> list[str]:
     if lang == "fr":
         if _FR_IMPERSONAL.search(q):
             low = [w for w in _tokens(_FR_IMPERSONAL.sub(" ", q.lower()))]
-        return [w for i, w in enumerate(low) if w in _ANAPHORA_FR
-                and not (w in ("il", "elle", "ils", "elles") and _antecedent_before(low, i, lang))]  # fmt: skip
+        return [
+            w
+            for i, w in enumerate(low)
+            if w in _ANAPHORA_FR and not (w in ("il", "elle", "ils", "elles") and _antecedent_before(low, i, lang))
+        ]
     found = []
     for i, w in enumerate(low):
-        if w in ("one", "ones", "others") and i > 0 and (low[i - 1] in _ONE_BEFORE or w == "others" and low[i - 1] == "the"):
+        if (
+            w in ("one", "ones", "others")
+            and i > 0
+            and (low[i - 1] in _ONE_BEFORE or w == "others" and low[i - 1] == "the")
+        ):
             found.append(w)
             continue
         if w not in _ANAPHORA_EN:
@@ -317,9 +527,17 @@ class _Scored:
     seen: set[int] = field(default_factory=set)
 
 
-def carried_terms(question: str, history: Sequence[MemoryTurn], lang: str, *, limit: int = 3,
-                  substitute: str | None = None, recency: float = 0.5, answer_weight: float = 0.3,
-                  max_words: int = 6) -> list[tuple[str, float]]:  # fmt: skip
+def carried_terms(
+    question: str,
+    history: Sequence[MemoryTurn],
+    lang: str,
+    *,
+    limit: int = 3,
+    substitute: str | None = None,
+    recency: float = 0.5,
+    answer_weight: float = 0.3,
+    max_words: int = 6,
+) -> list[tuple[str, float]]:
     """The terms of earlier turns that ``question`` lacks, best first, with their scores.
 
     Each term scores ``recency ** age`` for every earlier query it appears in (age 0 = the previous turn),
@@ -358,8 +576,9 @@ def carried_terms(question: str, history: Sequence[MemoryTurn], lang: str, *, li
         t = s.term
         if all(k in have for k in t.key) or (lang != "ja" and all(k.lower() in have for k in t.text.split())):
             continue
-        if substitute and (s.modifier if lang == "ja" else (t.acronym and sub_acronym) or
-                           (t.entity and not t.acronym and sub_name)):  # fmt: skip
+        if substitute and (
+            s.modifier if lang == "ja" else (t.acronym and sub_acronym) or (t.entity and not t.acronym and sub_name)
+        ):
             continue  # "what about Germany?": Germany replaces the previous country, the topic stays
         if not t.entity and len(t.key) == 1 and len(t.text) < 4:
             continue  # a short lowercase word alone says little about a topic
@@ -397,8 +616,15 @@ class EmbeddedRewriter:
         decision = detect(question, lang)
         if not decision.follow_up or not any(t.outcome != "hap" for t in history):
             return question, decision, []
-        scored = carried_terms(question, history, lang, limit=self.limit, substitute=decision.substitute,
-                               recency=self.recency, answer_weight=self.answer_weight)  # fmt: skip
+        scored = carried_terms(
+            question,
+            history,
+            lang,
+            limit=self.limit,
+            substitute=decision.substitute,
+            recency=self.recency,
+            answer_weight=self.answer_weight,
+        )
         return compose(question, scored, decision, lang), decision, [t for t, _ in scored]
 
     def rewrite(self, question: str, history: Sequence[MemoryTurn]) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 import httpx
 
@@ -64,7 +64,7 @@ def parse_rewrite(content: str, question: str) -> str:
             raise GeneratorError("the rewrite answer has no query", reason="bad_response")
     if not query:
         first = next((line for line in text.splitlines() if line.strip()), "")
-        query = _LABEL.sub("", first.strip()).strip().strip('"“”「」\'')
+        query = _LABEL.sub("", first.strip()).strip().strip("\"“”「」'")
     query = " ".join(query.split())
     if not query or len(query) > max(400, 4 * len(question)):
         raise GeneratorError("the rewrite answer is not a usable query", reason="bad_response")
@@ -79,11 +79,26 @@ class OpenAIRewriter:
 
     name = "llm"
 
-    def __init__(self, *, base_url: str, model: str, api_key: Secret | str | None = None, timeout: float = 5.0,
-                 max_history_turns: int = 6, transport: httpx.BaseTransport | None = None) -> None:  # fmt: skip
-        self.chat = ChatCompletions(base_url=base_url, model=model, api_key=api_key, timeout=timeout,
-                                    connect_timeout=timeout, retry=RetryPolicy(max_retries=0, name="rewrite"),
-                                    transport=transport, label="the rewrite LLM")  # fmt: skip
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: Secret | str | None = None,
+        timeout: float = 5.0,
+        max_history_turns: int = 6,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.chat = ChatCompletions(
+            base_url=base_url,
+            model=model,
+            api_key=api_key,
+            timeout=timeout,
+            connect_timeout=timeout,
+            retry=RetryPolicy(max_retries=0, name="rewrite"),
+            transport=transport,
+            label="the rewrite LLM",
+        )
         self.base_url = self.chat.base_url
         self.model = model
         self.timeout = timeout

@@ -18,9 +18,10 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import httpx
 
@@ -147,8 +148,9 @@ class ConversationRuntime:
         self._filters = (prefilter, postfilter) if prefilter is not None and postfilter is not None else None
         if (prefilter is None) != (postfilter is None):
             raise ConfigurationError("give both prefilter and postfilter, or neither")
-        self._thresholds_fn = thresholds or (lambda level: load_thresholds(
-            level, Path(self.settings.filters_dir) if self.settings.filters_dir else None))  # fmt: skip
+        self._thresholds_fn = thresholds or (
+            lambda level: load_thresholds(level, Path(self.settings.filters_dir) if self.settings.filters_dir else None)
+        )
         self._thresholds: dict[str, Thresholds] = {}
         self._generators: dict[tuple[str, str], Generator] = {}
         self._sources: dict[tuple[str, str], SearchSource] = {}
@@ -160,8 +162,9 @@ class ConversationRuntime:
             cs = assistant.conversational
             if key not in self._rewriters:
                 try:
-                    self._rewriters[key] = make_rewriter(cs.contextual_mode, cs.query_rewrite, assistant.generator,
-                                                         transport=transport)  # fmt: skip
+                    self._rewriters[key] = make_rewriter(
+                        cs.contextual_mode, cs.query_rewrite, assistant.generator, transport=transport
+                    )
                 except ConfigurationError as exc:
                     raise ConfigurationError(f"assistants.{assistant.id}.conversational_search.{exc.message}") from None
             self._hap[key] = HapCheck(cs.hap, scorer)
@@ -207,8 +210,9 @@ class ConversationRuntime:
                     gen.warm_up()
             except ModelLoadError as exc:
                 self._load_error = public_error(exc)
-                log.error("conversation.warm_up_failed code=%s message=%s details=%s", exc.code, exc.message,
-                          exc.details)  # fmt: skip
+                log.error(
+                    "conversation.warm_up_failed code=%s message=%s details=%s", exc.code, exc.message, exc.details
+                )
             self._warm = True
 
     def check_ready(self) -> None:
@@ -227,8 +231,9 @@ class ConversationRuntime:
 
     def _loaded_filters(self) -> tuple[PreFilter, PostFilter]:
         if self._filters is None:
-            self._filters = shared_filters(self.settings.filters_dir, self.settings.encoder_threads,
-                                           self.services.embedder)  # fmt: skip
+            self._filters = shared_filters(
+                self.settings.filters_dir, self.settings.encoder_threads, self.services.embedder
+            )
         return self._filters
 
     def filters(self) -> tuple[PreFilter, PostFilter]:
@@ -296,8 +301,4 @@ class _LazyPostFilter:
 
 def runtime_for(services: Services) -> ConversationRuntime:
     """The runtime registered on ``services``, created on first use."""
-    found = services.extras.get(EXTRAS_KEY)
-    if found is None:
-        found = services.extras[EXTRAS_KEY] = ConversationRuntime(services)
-    assert isinstance(found, ConversationRuntime)
-    return found
+    return services.feature(EXTRAS_KEY, ConversationRuntime, ConversationRuntime)

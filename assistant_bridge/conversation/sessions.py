@@ -15,11 +15,11 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from assistant_bridge.conversation.memory import ConversationMemory, MemoryLimits, MemoryTurn
-from assistant_bridge.domain import Principal
 from assistant_bridge.errors import NotFound
 from assistant_bridge.store import SQLiteStore
 
@@ -33,11 +33,6 @@ CREATE INDEX IF NOT EXISTS message_sessions_expiry ON message_sessions(expires_a
 """
 _PURGE_EVERY_SECONDS = 60.0
 MEMORY_KIND = "message"
-
-
-def owner_key(principal: Principal) -> str:
-    """Who it belongs to: :attr:`Principal.owner_key`, the one rule."""
-    return principal.owner_key
 
 
 @dataclass(frozen=True)
@@ -81,16 +76,17 @@ class SessionStore:
             "FROM message_sessions WHERE id = ?",
             (session_id,),
         ).fetchone()
-        if (
-            row is None
-            or (row[1], row[2], row[3]) != (assistant_id, environment_id, owner)
-            or row[5] <= self._clock()
-        ):
+        if row is None or (row[1], row[2], row[3]) != (assistant_id, environment_id, owner) or row[5] <= self._clock():
             raise NotFound("unknown or expired session; create a new one", resource="session")
         return Session(row[0], row[1], row[2], row[3], row[4], row[5], row[6], json.loads(row[7]) if row[7] else None)
 
-    def record_turn(self, session: Session, pending: Mapping[str, Any] | None, turn: MemoryTurn | None = None,
-                    limits: MemoryLimits = MemoryLimits()) -> None:  # fmt: skip
+    def record_turn(
+        self,
+        session: Session,
+        pending: Mapping[str, Any] | None,
+        turn: MemoryTurn | None = None,
+        limits: MemoryLimits = MemoryLimits(),
+    ) -> None:
         """Count a turn, remember (or clear) the pending search action, remember ``turn`` in the session's
         memory (bounded by ``limits``) and push the expiry back. A turn that completes a client search
         replaces the remembered ``client_search`` turn."""
@@ -103,8 +99,14 @@ class SessionStore:
         if turn is not None:
             row = self._store.execute("SELECT ttl FROM message_sessions WHERE id = ?", (session.id,)).fetchone()
             ttl = float(row[0]) if row else session.expires_at - now
-            self.memory.append(MEMORY_KIND, session.id, turn, ttl, limits,
-                               replace_last_outcome="client_search" if session.pending else None)  # fmt: skip
+            self.memory.append(
+                MEMORY_KIND,
+                session.id,
+                turn,
+                ttl,
+                limits,
+                replace_last_outcome="client_search" if session.pending else None,
+            )
 
     def history(self, session: Session, last: int | None = None) -> list[MemoryTurn]:
         """The remembered turns of ``session``, oldest first."""

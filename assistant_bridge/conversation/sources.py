@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import base64
 import logging
-from typing import Any, Mapping, Protocol, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 import httpx
 
 from assistant_bridge.conversation.assistants import SearchConfig, ServerSearch
 from assistant_bridge.core.custom_search import hit_to_result
-from assistant_bridge.custom_search_client import CustomSearchClient, CustomSearchFailure
 from assistant_bridge.core.results import SearchResult
+from assistant_bridge.custom_search_client import CustomSearchClient, CustomSearchFailure
 from assistant_bridge.domain import Scope
 from assistant_bridge.errors import SearchServiceError
 from assistant_bridge.services import Services
@@ -94,10 +95,16 @@ class RemoteSource:
         self._filter = config.filter
         self._metadata = dict(config.metadata)
         self._client = CustomSearchClient(
-            c.url, headers=self._headers, timeout=c.timeout_seconds, connect_timeout=c.connect_timeout_seconds,
-            verify_tls=c.verify_tls, transport=transport, max_response_bytes=MAX_RESPONSE_BYTES,
+            c.url,
+            headers=self._headers,
+            timeout=c.timeout_seconds,
+            connect_timeout=c.connect_timeout_seconds,
+            verify_tls=c.verify_tls,
+            transport=transport,
+            max_response_bytes=MAX_RESPONSE_BYTES,
             too_large_message="the search server's response is over the 100 KB limit",
-            timeout_message=f"the search server did not answer within {c.timeout_seconds:g} s")  # fmt: skip
+            timeout_message=f"the search server did not answer within {c.timeout_seconds:g} s",
+        )
         self.index = ""
 
     @property

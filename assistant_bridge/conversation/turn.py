@@ -27,17 +27,19 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Generator as PyGenerator
 from dataclasses import dataclass
-from typing import Any, Callable, Generator as PyGenerator, Iterator, Mapping
+from typing import Any
 
 from assistant_bridge.conversation import responses as rsp
 from assistant_bridge.conversation.assistants import Assistant
 from assistant_bridge.conversation.memory import MemoryTurn
 from assistant_bridge.conversation.rewrite import Rewrite
 from assistant_bridge.conversation.runtime import ConversationRuntime
+from assistant_bridge.core.language import detect_language
 from assistant_bridge.core.loop import Answer, Outcome, Prepared, finish_generation, prepare_generation
 from assistant_bridge.core.results import SearchResult
-from assistant_bridge.core.language import detect_language
 from assistant_bridge.domain import Scope
 from assistant_bridge.errors import DependencyError, ValidationFailed
 from assistant_bridge.filters import Thresholds
@@ -102,8 +104,14 @@ class Turn:
     """:raises ValidationFailed: when no query can be found for a ``search_results`` message or a text
     message has no text."""
 
-    def __init__(self, runtime: ConversationRuntime, assistant: Assistant, request: TurnRequest, scope: Scope,
-                 clock: Callable[[], float] = time.perf_counter) -> None:  # fmt: skip
+    def __init__(
+        self,
+        runtime: ConversationRuntime,
+        assistant: Assistant,
+        request: TurnRequest,
+        scope: Scope,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
         self.rt, self.assistant, self.req, self.scope, self.clock = runtime, assistant, request, scope, clock
         self.started = clock()
         if request.message_type == "search_results":
@@ -111,10 +119,14 @@ class Turn:
             if not query:
                 raise ValidationFailed(
                     "$.input.text: a search_results message needs a pending search action in its session (or in "
-                    "the echoed context), or the query in input.text", path="$.input.text")  # fmt: skip
+                    "the echoed context), or the query in input.text",
+                    path="$.input.text",
+                )
             if request.search_results is None:
-                raise ValidationFailed("$.input.search_results: required when message_type is search_results",
-                                       path="$.input.search_results")  # fmt: skip
+                raise ValidationFailed(
+                    "$.input.search_results: required when message_type is search_results",
+                    path="$.input.search_results",
+                )
         else:
             query = (request.text or "").strip()
             if not query:
@@ -122,8 +134,11 @@ class Turn:
         self.query: str = query
         # what the user asked: a search_results message completes the question of the client search
         last = request.history[-1] if request.history else None
-        self.question = last.question if request.message_type == "search_results" and last is not None \
-            and last.outcome == "client_search" else query
+        self.question = (
+            last.question
+            if request.message_type == "search_results" and last is not None and last.outcome == "client_search"
+            else query
+        )
         # the default messages speak the question's language
         self.assistant = assistant = assistant.in_language(detect_language(self.question))
         self.rewrite: Rewrite | None = None
@@ -134,10 +149,13 @@ class Turn:
         source = runtime.source(assistant)
         client = request.message_type == "search_results" or source is None
         self.trace = rsp.TurnTrace(
-            assistant_id=assistant.id, environment_id=assistant.environment_id, query=query,
+            assistant_id=assistant.id,
+            environment_id=assistant.environment_id,
+            query=query,
             engine="client" if client else source.engine,  # type: ignore[union-attr]
-            index="" if client else getattr(source, "index", ""), url="" if client else getattr(source, "url", ""),
-        )  # fmt: skip
+            index="" if client else getattr(source, "index", ""),
+            url="" if client else getattr(source, "url", ""),
+        )
 
     # -- public -----------------------------------------------------------------------------------
     def run(self) -> TurnResult:
@@ -160,13 +178,21 @@ class Turn:
                 result: TurnResult = stop.value
                 break
             streamed = True
-            yield "partial_item", {"response_type": self.assistant.conversational.response_type, "text": delta,
-                                   "streaming_metadata": {"id": 1}}  # fmt: skip
+            yield (
+                "partial_item",
+                {
+                    "response_type": self.assistant.conversational.response_type,
+                    "text": delta,
+                    "streaming_metadata": {"id": 1},
+                },
+            )
         for n, item in enumerate(result.generic, start=1):
             if not (streamed and n == 1):
                 for piece in chunk_text(str(item.get("text") or "")):
-                    yield "partial_item", {"response_type": item["response_type"], "text": piece,
-                                           "streaming_metadata": {"id": n}}  # fmt: skip
+                    yield (
+                        "partial_item",
+                        {"response_type": item["response_type"], "text": piece, "streaming_metadata": {"id": n}},
+                    )
             yield "complete_item", {**item, "streaming_metadata": {"id": n}}
         yield "final", result
 
@@ -207,8 +233,9 @@ class Turn:
         pre, post = self.rt.filters()
         gen = self.rt.generator(a)
         self.trace.generator = self.trace.generator_kind = gen.name
-        prepared = prepare_generation(self.query, results, prefilter=pre, generator=gen, thresholds=self.thresholds,
-                                      clock=self.clock)  # fmt: skip
+        prepared = prepare_generation(
+            self.query, results, prefilter=pre, generator=gen, thresholds=self.thresholds, clock=self.clock
+        )
         if not isinstance(prepared, Prepared):
             return self._outcome(prepared)
         t0 = self.clock()
@@ -216,8 +243,7 @@ class Turn:
             if stream:
                 parts = gen.stream(self.query, list(prepared.snippets), self.response_length)  # type: ignore[arg-type]
                 try:
-                    for delta in parts:
-                        yield delta
+                    yield from parts
                     generation = parts.result()
                 finally:
                     parts.close()
@@ -225,8 +251,14 @@ class Turn:
                 generation = gen.generate(self.query, list(prepared.snippets), self.response_length)  # type: ignore[arg-type]
         except DependencyError as exc:
             return self._failure(exc, [], "generation")
-        outcome = finish_generation(prepared, generation, postfilter=post, thresholds=self.thresholds,
-                                    generation_ms=(self.clock() - t0) * 1000, clock=self.clock)  # fmt: skip
+        outcome = finish_generation(
+            prepared,
+            generation,
+            postfilter=post,
+            thresholds=self.thresholds,
+            generation_ms=(self.clock() - t0) * 1000,
+            clock=self.clock,
+        )
         return self._outcome(outcome)
 
     def _rewrite(self) -> None:
@@ -248,8 +280,9 @@ class Turn:
     def _failure(self, exc: DependencyError, errors: list[dict[str, str]], stage: str) -> TurnResult:
         self.trace.errors = errors
         self.trace.error_code, self.trace.error_stage = exc.code, stage
-        log.warning("message.dependency_failed assistant=%s engine=%s code=%s", self.assistant.id,
-                    self.trace.engine, exc.code)  # fmt: skip
+        log.warning(
+            "message.dependency_failed assistant=%s engine=%s code=%s", self.assistant.id, self.trace.engine, exc.code
+        )
         return self._done(rsp.text_item(self.assistant.messages.error, errors), "connectivity")
 
     def _done(self, item: dict[str, Any], outcome: str) -> TurnResult:
@@ -257,37 +290,66 @@ class Turn:
         self.trace.total_ms = (self.clock() - self.started) * 1000
         self._log(str(item.get("text") or ""))
         debug = rsp.debug_block(self.trace, item) if self.req.debug else None
-        return TurnResult(generic=(item,), debug=debug, outcome=outcome, memory=self._memory(item, outcome),
-                          trace=self.trace)  # fmt: skip
+        return TurnResult(
+            generic=(item,), debug=debug, outcome=outcome, memory=self._memory(item, outcome), trace=self.trace
+        )
 
     def _action(self, action: dict[str, Any]) -> TurnResult:
         self.trace.outcome = "client_search"
         self.trace.total_ms = (self.clock() - self.started) * 1000
         self._log()
         debug = rsp.action_debug(self.trace, action) if self.req.debug else None
-        return TurnResult(generic=(), actions=(action,), debug=debug, pending=action, outcome="client_search",
-                          memory=MemoryTurn(self.question, self.query, outcome="client_search"),
-                          trace=self.trace)  # fmt: skip
+        return TurnResult(
+            generic=(),
+            actions=(action,),
+            debug=debug,
+            pending=action,
+            outcome="client_search",
+            memory=MemoryTurn(self.question, self.query, outcome="client_search"),
+            trace=self.trace,
+        )
 
     def _memory(self, item: Mapping[str, Any], outcome: str) -> MemoryTurn:
         ids = [str(rsp.result_json(r, i, self.trace.engine)["id"]) for i, r in enumerate(self._results)]
         o = self.trace.outcome_obj
-        cited = [ids[c.search_result_index] for c in o.citations if 0 <= c.search_result_index < len(ids)] \
-            if outcome == "answer" and isinstance(o, Answer) else []
+        cited = (
+            [ids[c.search_result_index] for c in o.citations if 0 <= c.search_result_index < len(ids)]
+            if outcome == "answer" and isinstance(o, Answer)
+            else []
+        )
         answer = str(item.get("text") or "") if outcome == "answer" else ""
         return MemoryTurn(self.question, self.query, answer, tuple(ids), tuple(dict.fromkeys(cited)), outcome)
 
     def _log_hap(self, stage: str, verdict: Any) -> None:
-        log.info("message.hap_detected assistant=%s stage=%s score=%.3f threshold=%.3f categories=%s",
-                 self.assistant.id, stage, verdict.score, verdict.threshold, ",".join(verdict.categories))  # fmt: skip
+        log.info(
+            "message.hap_detected assistant=%s stage=%s score=%.3f threshold=%.3f categories=%s",
+            self.assistant.id,
+            stage,
+            verdict.score,
+            verdict.threshold,
+            ",".join(verdict.categories),
+        )
 
     def _log(self, answer: str = "") -> None:
         """The turn's log line; with ``server.log_user_text`` it also carries the query that was searched, the
         user's question when a rewrite changed it, and the text of the reply."""
         o = self.trace.outcome_obj
-        texts = user_text(self.rt.services.settings.server.log_user_text, query=self.query,
-                          question=self.question if self.question != self.query else None, answer=answer)  # fmt: skip
-        log.info("message.turn assistant=%s environment=%s engine=%s outcome=%s idk_reason=%s results=%d "
-                 "search_ms=%.1f total_ms=%.1f", self.assistant.id, self.assistant.environment_id, self.trace.engine,
-                 self.trace.outcome, getattr(o, "reason", "-") if self.trace.outcome == "idk" else "-",
-                 self.trace.result_count, self.trace.search_ms, self.trace.total_ms, extra=texts)  # fmt: skip
+        texts = user_text(
+            self.rt.services.settings.server.log_user_text,
+            query=self.query,
+            question=self.question if self.question != self.query else None,
+            answer=answer,
+        )
+        log.info(
+            "message.turn assistant=%s environment=%s engine=%s outcome=%s idk_reason=%s results=%d "
+            "search_ms=%.1f total_ms=%.1f",
+            self.assistant.id,
+            self.assistant.environment_id,
+            self.trace.engine,
+            self.trace.outcome,
+            getattr(o, "reason", "-") if self.trace.outcome == "idk" else "-",
+            self.trace.result_count,
+            self.trace.search_ms,
+            self.trace.total_ms,
+            extra=texts,
+        )

@@ -26,7 +26,8 @@ credential acting for an end user is that end user, not an admin of anything.
 
 from __future__ import annotations
 
-from typing import Iterable, Literal
+from collections.abc import Iterable
+from typing import Literal
 
 from assistant_bridge.domain import Ownership, Principal
 from assistant_bridge.errors import Forbidden
@@ -72,8 +73,7 @@ def require(action: Action, p: Principal, own: Ownership | None = None) -> None:
         raise Forbidden(_REFUSALS[action])
 
 
-def ownership_for_create(p: Principal, workspaces: Iterable[str], *, public: bool,
-                         session_id: str = "") -> Ownership:  # fmt: skip
+def ownership_for_create(p: Principal, workspaces: Iterable[str], *, public: bool, session_id: str = "") -> Ownership:
     """The ownership of a document ``p`` creates (the session id already checked by the caller).
 
     :raises Forbidden: publishing without being an admin, or sharing with a workspace ``p`` neither belongs to
@@ -84,5 +84,6 @@ def ownership_for_create(p: Principal, workspaces: Iterable[str], *, public: boo
         require("publish", p)
     if not is_admin(p) and not set(shared) <= set(p.workspaces) | set(p.admin_workspaces):
         raise Forbidden("a document can only be shared with workspaces the caller belongs to")
-    return Ownership(owner_user_id="" if public else p.user_id, workspace_ids=shared, tenant=p.tenant or "",
-                     session_id=session_id)  # fmt: skip
+    return Ownership(
+        owner_user_id="" if public else p.user_id, workspace_ids=shared, tenant=p.tenant or "", session_id=session_id
+    )

@@ -19,9 +19,9 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from assistant_bridge.text import ITERATION_MARKS, JAPANESE_CHARS, sentence_spans
-from assistant_bridge.domain import BBox
 from assistant_bridge.core.document import ParsedDocument, Segment
+from assistant_bridge.domain import BBox
+from assistant_bridge.text import ITERATION_MARKS, JAPANESE_CHARS, sentence_spans
 
 TokenCounter = Callable[[str], int]
 
@@ -107,7 +107,9 @@ def _units(doc: ParsedDocument, count: TokenCounter, max_tokens: int) -> list[tu
         gaps.extend(sentence_spans(text, covered, len(text), max_chars=None))
         raw = sorted(raw + gaps)
         nested = [
-            sentence_spans(text, left, right, max_chars=None) if count(text[left:right]) > max_tokens else [(left, right)]
+            sentence_spans(text, left, right, max_chars=None)
+            if count(text[left:right]) > max_tokens
+            else [(left, right)]
             for left, right in raw
         ]
         candidates = [span for spans in nested for span in spans]

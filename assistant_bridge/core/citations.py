@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
-from assistant_bridge.text import CJK_CHARS, sentence_spans
 from assistant_bridge.core.snippets import Snippet
+from assistant_bridge.text import CJK_CHARS, sentence_spans
 
 _TOKEN = re.compile(rf"[{CJK_CHARS}]|[^\W_{CJK_CHARS}]+")
 _MIN_NGRAM = 3

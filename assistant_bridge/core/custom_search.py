@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from assistant_bridge.domain import SearchHit
 
@@ -24,9 +25,11 @@ def best_passage(text: str, query: str, max_chars: int) -> str:
     terms = {t.lower() for t in _WORD.findall(query)}
     # CJK queries have no spaces: also count the query's characters
     chars = {c for c in query if ord(c) > 0x2E80}
+
     def score(s: str) -> float:
         words = {t.lower() for t in _WORD.findall(s)}
         return len(words & terms) + 0.2 * len({c for c in s if c in chars})
+
     best_i = max(range(len(sents)), key=lambda i: score(sents[i]))
     out, lo, hi = sents[best_i], best_i, best_i + 1
     while True:
@@ -73,7 +76,9 @@ def _size(body: Any) -> int:
     return len(json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode())
 
 
-def fit_within(results: Sequence[dict[str, Any]], max_bytes: int, key: str = "search_results") -> tuple[dict[str, Any], int]:
+def fit_within(
+    results: Sequence[dict[str, Any]], max_bytes: int, key: str = "search_results"
+) -> tuple[dict[str, Any], int]:
     """Build ``{key: results}`` no larger than ``max_bytes``. Returns the body and how many results were
     dropped or shortened."""
     kept = list(results)

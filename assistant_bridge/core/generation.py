@@ -13,8 +13,9 @@ text; ``declined`` is true when the text is an "I don't know" answer
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterator, Literal, Protocol, Sequence, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from assistant_bridge.core.citations import Citation
 from assistant_bridge.core.snippets import Snippet

@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Protocol, Sequence, Union
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from assistant_bridge.core.citations import Citation, extractiveness
 from assistant_bridge.core.results import SearchResult
@@ -117,7 +118,7 @@ class Answer(_Base):
     thresholds: Mapping[str, float] = field(default_factory=dict)
 
 
-Outcome = Union[NoResults, IDontKnow, SearchFailed, Answer]
+Outcome = NoResults | IDontKnow | SearchFailed | Answer
 
 
 class _Timer:
@@ -222,8 +223,9 @@ def finish_generation(
     }
     if generation.declined:
         timings["total"] = (clock() - prepared.started) * 1000.0
-        return IDontKnow(reason="generator_declined", timings=timings, scores=scores,
-                         generated_text=generation.text, **common)
+        return IDontKnow(
+            reason="generator_declined", timings=timings, scores=scores, generated_text=generation.text, **common
+        )
     post = float(postfilter.score(prepared.query, snippet_texts, generation.text))
     now = clock()
     timings["post_filter"] = (now - mark) * 1000.0
@@ -236,8 +238,9 @@ def finish_generation(
     # reported for them but does not decide.
     if post < thresholds.post_gen and extract < VERBATIM:
         timings["total"] = (clock() - prepared.started) * 1000.0
-        return IDontKnow(reason="response_confidence", timings=timings, scores=scores,
-                         generated_text=generation.text, **common)
+        return IDontKnow(
+            reason="response_confidence", timings=timings, scores=scores, generated_text=generation.text, **common
+        )
     citations = tuple(
         dataclasses.replace(c, body=prepared.results[c.search_result_index].body)
         if 0 <= c.search_result_index < len(prepared.results)

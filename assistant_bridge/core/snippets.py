@@ -20,8 +20,8 @@ Choices the IBM documentation leaves open (protocols.md OQ-6, OQ-7), made here o
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from assistant_bridge.core.results import SearchResult
 from assistant_bridge.core.textnorm import normalize_for_dedup

@@ -17,9 +17,7 @@ from assistant_bridge.text import HAN, ITERATION_MARKS, KANA
 
 # Han (incl. extension A and compatibility ideographs), Hiragana, Katakana (incl. the prolonged sound
 # mark and phonetic extensions). Half-width Katakana needs no range: NFKC widens it first.
-_CJK_RUN = re.compile(
-    rf"[{ITERATION_MARKS}{KANA}{HAN}]+"
-)
+_CJK_RUN = re.compile(rf"[{ITERATION_MARKS}{KANA}{HAN}]+")
 _SPACE = re.compile(r"\s+")
 
 

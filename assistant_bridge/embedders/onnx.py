@@ -5,8 +5,9 @@ Runs with onnxruntime and the ``tokenizers`` library; pooling is mean (masked) o
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -42,8 +43,10 @@ class OnnxEmbedder:
         from tokenizers import Tokenizer
 
         tok_path = self.model_dir / "tokenizer.json"
-        models = [self.model_dir / "model.onnx"] if (self.model_dir / "model.onnx").exists() else sorted(
-            self.model_dir.glob("*.onnx")
+        models = (
+            [self.model_dir / "model.onnx"]
+            if (self.model_dir / "model.onnx").exists()
+            else sorted(self.model_dir.glob("*.onnx"))
         )
         if not tok_path.exists() or not models:
             raise ModelLoadError(f"{self.model_dir} must contain tokenizer.json and a .onnx model")

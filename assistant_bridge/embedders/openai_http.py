@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import httpx
 import numpy as np
 
 from assistant_bridge.embedders.base import normalize_rows
 from assistant_bridge.errors import EmbedderError
-from assistant_bridge.http import LazyClient, RetryableStatus, RetryPolicy, as_secret, bearer, failure_reason
-from assistant_bridge.http import raise_for_retry
+from assistant_bridge.http import (
+    LazyClient,
+    RetryableStatus,
+    RetryPolicy,
+    as_secret,
+    bearer,
+    failure_reason,
+    raise_for_retry,
+)
 from assistant_bridge.settings import Secret
 
 
@@ -51,7 +59,9 @@ class OpenAIEmbedder:
             rows = sorted(data["data"], key=lambda d: d.get("index", 0))
             return normalize_rows(np.array([r["embedding"] for r in rows], dtype=np.float32))
         except (httpx.HTTPError, RetryableStatus) as exc:
-            raise EmbedderError(f"embedding endpoint failed: {failure_reason(exc)}", reason=failure_reason(exc)) from None
+            raise EmbedderError(
+                f"embedding endpoint failed: {failure_reason(exc)}", reason=failure_reason(exc)
+            ) from None
         except (KeyError, TypeError, ValueError) as exc:
             raise EmbedderError("embedding endpoint returned an unexpected body") from exc
 

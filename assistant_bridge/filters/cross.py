@@ -28,8 +28,8 @@ import numpy as np
 
 from assistant_bridge.errors import ModelLoadError
 
-from .onnx_session import ForkSafeSession
 from .frozen_text import clip, content_tokens, overlap, split_sentences
+from .onnx_session import ForkSafeSession
 
 CROSS_MODEL_FILE = "pre_cross.onnx"
 CROSS_TOKENIZER_FILE = "pre_cross_tokenizer.json"
@@ -116,8 +116,9 @@ def word_share(query_words: set[str], text: str) -> float:
     return overlap(query_words, frozenset(content_tokens(text)))
 
 
-def select_windows(query: str, snippets: Sequence[str], tok: WordPiece,
-                   limit: int = MAX_WINDOWS) -> list[tuple[int, str, list[int]]]:
+def select_windows(
+    query: str, snippets: Sequence[str], tok: WordPiece, limit: int = MAX_WINDOWS
+) -> list[tuple[int, str, list[int]]]:
     """The ``limit`` windows (snippet index, text, ids) that share the most words with the query: first the
     best window of each snippet (best first, search order breaking ties), then the other windows."""
     qw = set(content_tokens(query))
@@ -180,8 +181,9 @@ class CrossEncoder:
         q = self.tok.ids(clip(query, 1000))
         return self._run([pair_ids(q, ids[:WINDOW_TOKENS], self.tok) for ids in self.tok.ids_batch(list(texts))])
 
-    def _chosen(self, query: str, snippets: Sequence[str],
-                limit: int) -> tuple[list[int], list[tuple[int, str, list[int]]]]:  # fmt: skip
+    def _chosen(
+        self, query: str, snippets: Sequence[str], limit: int
+    ) -> tuple[list[int], list[tuple[int, str, list[int]]]]:
         """The query's ids and the windows read (:func:`select_windows` over the clipped snippets); no windows
         when the query has no tokens."""
         q = self.tok.ids(clip(query, 1000))
@@ -213,6 +215,11 @@ class CrossEncoder:
 
 
 __all__ = [
-    "CROSS_MODEL_FILE", "CROSS_TOKENIZER_FILE", "CrossEncoder", "WordPiece", "pair_ids",
-    "select_windows", "windows",
+    "CROSS_MODEL_FILE",
+    "CROSS_TOKENIZER_FILE",
+    "CrossEncoder",
+    "WordPiece",
+    "pair_ids",
+    "select_windows",
+    "windows",
 ]

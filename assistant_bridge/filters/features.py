@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -30,10 +30,26 @@ POST_EMBED_CHAR_BUDGET = 600
 MAX_ANSWER_SENTENCES = 6
 
 BASE_PRE_FEATURES: tuple[str, ...] = (
-    "cos_max", "cos_top3", "cos_lex_best", "cov_any", "cov_any_w", "cov_sent_max", "cov_sent_max_w",
-    "cov_win_max", "bigram_any", "num_in_query", "num_cov", "qlen_log",
-    "qtype_when", "qtype_number", "qtype_who", "qtype_where", "type_cue_best",
-    "snip_mean_cos_max", "first_cos_max", "cov_cos_best",
+    "cos_max",
+    "cos_top3",
+    "cos_lex_best",
+    "cov_any",
+    "cov_any_w",
+    "cov_sent_max",
+    "cov_sent_max_w",
+    "cov_win_max",
+    "bigram_any",
+    "num_in_query",
+    "num_cov",
+    "qlen_log",
+    "qtype_when",
+    "qtype_number",
+    "qtype_who",
+    "qtype_where",
+    "type_cue_best",
+    "snip_mean_cos_max",
+    "first_cos_max",
+    "cov_cos_best",
 )
 # From the cross-encoder (``cross.py``): logits of the best and second-best window it read, their mean over
 # the windows read, the logit of the window that shares the most words with the query, and the share of
@@ -45,9 +61,22 @@ CROSS_FEATURES: tuple[str, ...] = ("ce_max", "ce_second", "ce_mean", "ce_first",
 DENSE_FEATURES: tuple[str, ...] = ("e5_win",)
 PRE_FEATURES: tuple[str, ...] = BASE_PRE_FEATURES + CROSS_FEATURES + DENSE_FEATURES
 POST_FEATURES: tuple[str, ...] = (
-    "sup_cos_min", "sup_cos_mean", "sup_lex_min", "sup_lex_mean", "tok_prec", "bigram_prec_min", "trigram_prec_min",
-    "num_in_answer", "num_missing", "name_missing", "neg_mismatch", "ans_query_cos", "query_cov_answer",
-    "ans_len_log", "pre_cos_max", "pre_cov_sent_max",
+    "sup_cos_min",
+    "sup_cos_mean",
+    "sup_lex_min",
+    "sup_lex_mean",
+    "tok_prec",
+    "bigram_prec_min",
+    "trigram_prec_min",
+    "num_in_answer",
+    "num_missing",
+    "name_missing",
+    "neg_mismatch",
+    "ans_query_cos",
+    "query_cov_answer",
+    "ans_len_log",
+    "pre_cos_max",
+    "pre_cov_sent_max",
 )
 
 
@@ -151,7 +180,11 @@ def _dense_features(q: str, snips: list[str], cross: CrossScorer, dense: DenseSc
 
 
 def pre_features(
-    query: str, snippets: Sequence[str], encoder: SentenceEncoder, cross: CrossScorer, dense: DenseScorer,
+    query: str,
+    snippets: Sequence[str],
+    encoder: SentenceEncoder,
+    cross: CrossScorer,
+    dense: DenseScorer,
     concurrent: bool = False,
 ) -> np.ndarray | None:
     """Features of (query, snippets) in the :data:`PRE_FEATURES` layout; ``None`` when there is nothing to
@@ -173,9 +206,15 @@ def pre_features(
             except BaseException as exc:  # noqa: BLE001 - re-raised in the calling thread
                 boxes[i].append(exc)
 
-        workers = [threading.Thread(target=run, args=(i, fn), name=f"prefilter-{name}", daemon=True)
-                   for i, (name, fn) in enumerate((("cross", lambda: _cross_features(q, snips, cross)),
-                                                    ("dense", lambda: _dense_features(q, snips, cross, dense))))]  # fmt: skip
+        workers = [
+            threading.Thread(target=run, args=(i, fn), name=f"prefilter-{name}", daemon=True)
+            for i, (name, fn) in enumerate(
+                (
+                    ("cross", lambda: _cross_features(q, snips, cross)),
+                    ("dense", lambda: _dense_features(q, snips, cross, dense)),
+                )
+            )
+        ]
         for w in workers:
             w.start()
         try:
@@ -249,19 +288,31 @@ def _base_pre_features(q: str, snips: list[str], encoder: SentenceEncoder) -> np
     else:
         cue = False
     feats = [
-        float(cos[by_cos[0]]), float(top3.mean()), float(cos[chosen.index(lex_best)]),
-        tx.overlap(q_terms, all_toks), _weighted_cov(q_terms, all_toks), max(tx.overlap(q_terms, s.toks) for s in sents),
-        max(lex), win, tx.overlap(q_bi, snip_bi), float(bool(q_nums)), tx.overlap(q_nums, snip_nums),
+        float(cos[by_cos[0]]),
+        float(top3.mean()),
+        float(cos[chosen.index(lex_best)]),
+        tx.overlap(q_terms, all_toks),
+        _weighted_cov(q_terms, all_toks),
+        max(tx.overlap(q_terms, s.toks) for s in sents),
+        max(lex),
+        win,
+        tx.overlap(q_bi, snip_bi),
+        float(bool(q_nums)),
+        tx.overlap(q_nums, snip_nums),
         math.log1p(len(q_terms)),
-        float(qtype == "when"), float(qtype == "number"), float(qtype == "who"), float(qtype == "where"), float(cue),
-        max(snip_cos), float(max(heads)), tx.overlap(q_terms, sents[chosen[int(by_cos[0])]].toks),
+        float(qtype == "when"),
+        float(qtype == "number"),
+        float(qtype == "who"),
+        float(qtype == "where"),
+        float(cue),
+        max(snip_cos),
+        float(max(heads)),
+        tx.overlap(q_terms, sents[chosen[int(by_cos[0])]].toks),
     ]
     return np.asarray(feats, dtype=np.float32)
 
 
-def post_features(
-    query: str, snippets: Sequence[str], answer: str, encoder: SentenceEncoder
-) -> np.ndarray | None:
+def post_features(query: str, snippets: Sequence[str], answer: str, encoder: SentenceEncoder) -> np.ndarray | None:
     """Features of (query, snippets, answer); ``None`` when the answer or the snippets are empty."""
     q = tx.clip(query, tx.MAX_QUERY_CHARS)
     a = tx.clip(answer, tx.MAX_ANSWER_CHARS)
@@ -319,10 +370,21 @@ def post_features(
     )
     q_terms = list(dict.fromkeys(tx.content_tokens(q)))
     feats = [
-        float(sup_cos.min()), float(sup_cos.mean()), min(sup_lex), float(np.mean(sup_lex)),
-        tx.overlap(a_content, snip_uni), bi_min, tri_min,
-        float(bool(a_nums)), len(missing_nums) / max(len(a_nums), 1), len(missing_names) / max(len(names), 1),
-        neg, float(ans_q), tx.overlap(q_terms, frozenset(a_content)), math.log1p(len(a_toks)),
-        pre_cos_max, max(_weighted_cov(q_terms, s.toks) for s in sents),
+        float(sup_cos.min()),
+        float(sup_cos.mean()),
+        min(sup_lex),
+        float(np.mean(sup_lex)),
+        tx.overlap(a_content, snip_uni),
+        bi_min,
+        tri_min,
+        float(bool(a_nums)),
+        len(missing_nums) / max(len(a_nums), 1),
+        len(missing_names) / max(len(names), 1),
+        neg,
+        float(ans_q),
+        tx.overlap(q_terms, frozenset(a_content)),
+        math.log1p(len(a_toks)),
+        pre_cos_max,
+        max(_weighted_cov(q_terms, s.toks) for s in sents),
     ]
     return np.asarray(feats, dtype=np.float32)

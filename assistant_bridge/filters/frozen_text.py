@@ -44,11 +44,43 @@ STOPWORDS: frozenset[str] = frozenset(
 )
 # Question words, used to guess the expected answer type.
 QUESTION_TYPES: dict[str, tuple[str, ...]] = {
-    "when": ("when", "what year", "which year", "what date", "quand", "quelle année", "en quelle année",
-             "quelle date", "いつ", "何年", "何月", "何日", "何世紀", "何時"),
-    "number": ("how many", "how much", "how long", "how old", "how far", "how big", "combien", "quel âge",
-               "何人", "いくつ", "何個", "何回", "何本", "何歳", "何キロ", "何メートル", "何%", "どのくらい",
-               "どれくらい"),
+    "when": (
+        "when",
+        "what year",
+        "which year",
+        "what date",
+        "quand",
+        "quelle année",
+        "en quelle année",
+        "quelle date",
+        "いつ",
+        "何年",
+        "何月",
+        "何日",
+        "何世紀",
+        "何時",
+    ),
+    "number": (
+        "how many",
+        "how much",
+        "how long",
+        "how old",
+        "how far",
+        "how big",
+        "combien",
+        "quel âge",
+        "何人",
+        "いくつ",
+        "何個",
+        "何回",
+        "何本",
+        "何歳",
+        "何キロ",
+        "何メートル",
+        "何%",
+        "どのくらい",
+        "どれくらい",
+    ),
     "who": ("who", "whom", "whose", "qui ", "qui,", "qui?", "qui ?", "誰", "だれ", "何者", "どなた"),
     "where": ("where", " où", "où ", "どこ", "何処"),
 }
@@ -119,9 +151,7 @@ def tokens(text: str) -> list[str]:
 
 def content_tokens(text: str) -> list[str]:
     """:func:`tokens` minus stop words and all-hiragana bigrams (Japanese particles and endings)."""
-    return [
-        t for t in tokens(text) if t.isdigit() or (len(t) > 1 and t not in STOPWORDS and not _HIRAGANA.match(t))
-    ]
+    return [t for t in tokens(text) if t.isdigit() or (len(t) > 1 and t not in STOPWORDS and not _HIRAGANA.match(t))]
 
 
 def ngrams(toks: Sequence[str], n: int) -> list[tuple[str, ...]]:
@@ -165,7 +195,9 @@ def has_date(text: str) -> bool:
 
 
 def has_number(text: str) -> bool:
-    return bool(_NUMBER.search(text or "")) or bool(re.search(r"[一二三四五六七八九十百千万億]+(人|つ|個|回|本|歳)", text or ""))
+    return bool(_NUMBER.search(text or "")) or bool(
+        re.search(r"[一二三四五六七八九十百千万億]+(人|つ|個|回|本|歳)", text or "")
+    )
 
 
 def has_name(text: str, query: str) -> bool:

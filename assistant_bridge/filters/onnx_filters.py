@@ -24,11 +24,18 @@ import numpy as np
 from assistant_bridge.errors import ConfigurationError, ModelLoadError
 
 from .cross import CROSS_MODEL_FILE, CROSS_TOKENIZER_FILE, CrossEncoder
-from .onnx_session import ForkSafeSession
 from .encoder import SentenceEncoder, UseEncoder
 from .features import (
-    POST_FEATURES, POST_VERSION, PRE_FEATURES, PRE_VERSION, CrossScorer, DenseScorer, post_features, pre_features,
+    POST_FEATURES,
+    POST_VERSION,
+    PRE_FEATURES,
+    PRE_VERSION,
+    CrossScorer,
+    DenseScorer,
+    post_features,
+    pre_features,
 )
+from .onnx_session import ForkSafeSession
 from .protocols import LEVELS, Thresholds
 
 log = logging.getLogger(__name__)
@@ -66,7 +73,9 @@ class OnnxClassifier:
         if got != (str(version), json.dumps(list(features))):
             raise ModelLoadError(
                 f"filter model {path.name} was trained on another feature layout; retrain it",
-                path=str(path), feature_version=got[0], expected=version,
+                path=str(path),
+                feature_version=got[0],
+                expected=version,
             )
         self._input = session.get_inputs()[0].name
         self.n_features = len(features)
@@ -127,8 +136,7 @@ class OnnxPreFilter:
     """P(snippets answer query): :func:`~.features.pre_features` (sentence similarities, coverage, the
     cross-encoder's scores and the dense similarity) combined by a small ONNX classifier."""
 
-    def __init__(self, model: OnnxClassifier, encoder: SentenceEncoder, cross: CrossScorer,
-                 dense: DenseScorer) -> None:  # fmt: skip
+    def __init__(self, model: OnnxClassifier, encoder: SentenceEncoder, cross: CrossScorer, dense: DenseScorer) -> None:
         self._model = model
         self._encoder = encoder
         self._cross = cross
@@ -146,8 +154,14 @@ class OnnxPreFilter:
         t0 = time.perf_counter()
         x = pre_features(query, snippets, self._encoder, self._cross, self._dense, concurrent=True)
         score = 0.0 if x is None else self._model.proba(x)
-        log.debug("prefilter.score", extra={"score": round(score, 4), "n_snippets": len(snippets or ()),
-                                            "ms": round(1000 * (time.perf_counter() - t0), 1)})
+        log.debug(
+            "prefilter.score",
+            extra={
+                "score": round(score, 4),
+                "n_snippets": len(snippets or ()),
+                "ms": round(1000 * (time.perf_counter() - t0), 1),
+            },
+        )
         return score
 
 
@@ -166,8 +180,14 @@ class OnnxPostFilter:
         t0 = time.perf_counter()
         x = post_features(query, snippets, answer, self._encoder)
         score = 0.0 if x is None else self._model.proba(x)
-        log.debug("postfilter.score", extra={"score": round(score, 4), "n_snippets": len(snippets or ()),
-                                             "ms": round(1000 * (time.perf_counter() - t0), 1)})
+        log.debug(
+            "postfilter.score",
+            extra={
+                "score": round(score, 4),
+                "n_snippets": len(snippets or ()),
+                "ms": round(1000 * (time.perf_counter() - t0), 1),
+            },
+        )
         return score
 
 
@@ -200,8 +220,9 @@ def load_thresholds(level: str, model_dir: Path | None = None) -> Thresholds:
     :raises ModelLoadError: the thresholds file is missing or malformed.
     """
     if level not in LEVELS:
-        raise ConfigurationError(f"unknown confidence level {level!r}; expected one of {', '.join(LEVELS)}",
-                                 level=level)
+        raise ConfigurationError(
+            f"unknown confidence level {level!r}; expected one of {', '.join(LEVELS)}", level=level
+        )
     path = (Path(model_dir) if model_dir is not None else default_model_dir()) / THRESHOLDS_FILE
     try:
         entry = json.loads(path.read_text(encoding="utf-8"))["levels"][level]

@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from assistant_bridge.text import CJK_CHARS
 from assistant_bridge.core.generation import (
     IDK_TEXT,
     RESPONSE_LENGTHS,
@@ -17,6 +16,7 @@ from assistant_bridge.core.generation import (
     ResponseLength,
     validate_response_length,
 )
+from assistant_bridge.text import CJK_CHARS
 
 __all__ = [
     "IDK_TEXT",
@@ -66,5 +66,3 @@ def is_declined(text: str) -> bool:
     if not folded:
         return True
     return any(folded.startswith(p) for p in _IDK_PATTERNS)
-
-

@@ -47,8 +47,8 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -66,13 +66,12 @@ from assistant_bridge.generators.base import (
 from assistant_bridge.generators.sentences import (
     QUESTION_WORDS,  # noqa: F401  (re-exported)
     Candidate,
+    answer_type_terms,
     candidates,
+    entry_match,
     flatten,
     query_terms,
-    answer_type_terms,
-    entry_match,
     section_match,
-    terms,
 )
 
 ENTRY_PEER_RATIO = 0.9
@@ -181,8 +180,9 @@ class ExtractiveGenerator:
         cands, scores, _, _ = self._scored(query, snippets)
         return cands, scores
 
-    def _scored(self, query: str,
-                snippets: Sequence[Snippet]) -> tuple[list[Candidate], np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    def _scored(
+        self, query: str, snippets: Sequence[Snippet]
+    ) -> tuple[list[Candidate], np.ndarray, np.ndarray, np.ndarray]:
         """``(candidates, score, relevance, entry match)``: relevance is the query-match part of the score (no
         priors); the entry match is :func:`~assistant_bridge.generators.sentences.entry_match`."""
         cands = candidates(snippets)
@@ -196,9 +196,12 @@ class ExtractiveGenerator:
         df = {t: sum(1 for c in cands if t in c.terms) for t in qterms}
         idf = {t: max(0.0, math.log((n + 1) / (df[t] + 0.5))) for t in qterms}
         total = sum(idf.values())
-        relevance = np.array(
-            [sum(idf[t] for t in qterms & c.terms) / total if total > 0 else 0.0 for c in cands], dtype=np.float64
-        ) + self.w_entry * entries
+        relevance = (
+            np.array(
+                [sum(idf[t] for t in qterms & c.terms) / total if total > 0 else 0.0 for c in cands], dtype=np.float64
+            )
+            + self.w_entry * entries
+        )
         prior = np.array(
             [
                 -self.w_position * math.log1p(c.position)
@@ -260,8 +263,9 @@ class ExtractiveGenerator:
         while pool and len(chosen) < policy.sentences:
             # a sentence of a snippet already used continues its passage: it gets a bonus over the others
             snippets_used = {c.snippet for c in chosen}
-            pick = max(pool, key=lambda i: scores[i] + (self.same_snippet_bonus if cands[i].snippet in snippets_used
-                                                       else 0.0))  # fmt: skip
+            pick = max(
+                pool, key=lambda i: scores[i] + (self.same_snippet_bonus if cands[i].snippet in snippets_used else 0.0)
+            )
             pool.remove(pick)
             cand = cands[pick]
             if any(_near_duplicate(cand, c) for c in chosen) or used + len(cand.text) > policy.max_chars:

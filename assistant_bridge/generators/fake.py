@@ -7,10 +7,9 @@ extract, as an LLM's is not). It records its calls, can decline, fail, or report
 
 from __future__ import annotations
 
-from typing import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from assistant_bridge.core.citations import Citation
-from assistant_bridge.text import split_sentences
 from assistant_bridge.core.snippets import Snippet
 from assistant_bridge.errors import GeneratorError
 from assistant_bridge.generators.base import (
@@ -21,7 +20,7 @@ from assistant_bridge.generators.base import (
     approx_tokens,
     validate_response_length,
 )
-
+from assistant_bridge.text import split_sentences
 
 REWORD_LEAD = "In other words, "
 
@@ -91,7 +90,9 @@ class FakeGenerator:
                 offset += 1
             sentence = sentences[0]
             citations.append(
-                Citation(snippet.title, sentence, snippet.text, snippet.result_index, ((offset, offset + len(sentence)),))
+                Citation(
+                    snippet.title, sentence, snippet.text, snippet.result_index, ((offset, offset + len(sentence)),)
+                )
             )
             parts.append(sentence)
             offset += len(sentence)

@@ -20,7 +20,8 @@ has no tokenizer endpoint; ``context_tokens`` is the model's window minus the la
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import httpx
 
@@ -74,11 +75,23 @@ class OpenAIChatGenerator:
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        retry = RetryPolicy(max_retries=max(0, int(max_retries)), backoff=backoff, max_backoff=max_backoff,
-                            sleep=sleep, name="generator")  # fmt: skip
-        self.chat = ChatCompletions(base_url=base_url, model=model, api_key=api_key, timeout=timeout,
-                                    connect_timeout=connect_timeout, retry=retry, headers=headers,
-                                    transport=transport)  # fmt: skip
+        retry = RetryPolicy(
+            max_retries=max(0, int(max_retries)),
+            backoff=backoff,
+            max_backoff=max_backoff,
+            sleep=sleep,
+            name="generator",
+        )
+        self.chat = ChatCompletions(
+            base_url=base_url,
+            model=model,
+            api_key=api_key,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            retry=retry,
+            headers=headers,
+            transport=transport,
+        )
         self.base_url = self.chat.base_url
         self.model = model
         self.max_retries = retry.max_retries
@@ -98,7 +111,9 @@ class OpenAIChatGenerator:
     def prompt_tokens(self, query: str, snippets: Sequence[Snippet]) -> int:
         return count_prompt_tokens(build_messages(query, snippets, "moderate"))
 
-    def _body(self, query: str, snippets: Sequence[Snippet], response_length: ResponseLength, stream: bool) -> dict[str, Any]:
+    def _body(
+        self, query: str, snippets: Sequence[Snippet], response_length: ResponseLength, stream: bool
+    ) -> dict[str, Any]:
         validate_response_length(response_length)
         return {
             "model": self.model,

@@ -21,17 +21,40 @@ ALIASES = {"default": "extractive", "openai-compatible": "openai"}
 
 OPTION_TYPES: dict[str, dict[str, Any]] = {
     # ExtractiveGenerator; ``embedder`` is "use", "none" or an embedder kind
-    "extractive": {"embedder": str, "w_embed": float, "w_position": float, "w_rank": float,
-                   "fragment_penalty": float, "min_chars": int, "min_relevance": float | None, "max_embedded": int,
-                   "min_ratio": float, "min_ratio_same": float, "min_query_relevance": float,
-                   "same_snippet_bonus": float, "w_heading": float, "context_tokens": int},
+    "extractive": {
+        "embedder": str,
+        "w_embed": float,
+        "w_position": float,
+        "w_rank": float,
+        "fragment_penalty": float,
+        "min_chars": int,
+        "min_relevance": float | None,
+        "max_embedded": int,
+        "min_ratio": float,
+        "min_ratio_same": float,
+        "min_query_relevance": float,
+        "same_snippet_bonus": float,
+        "w_heading": float,
+        "context_tokens": int,
+    },
     # OpenAIChatGenerator
-    "openai": {"base_url": str, "model": str, "api_key": Secret, "timeout": float, "connect_timeout": float,
-               "max_retries": int, "backoff": float, "max_backoff": float, "context_window": int,
-               "reserve_tokens": int | None, "temperature": float, "headers": dict[str, str]},
+    "openai": {
+        "base_url": str,
+        "model": str,
+        "api_key": Secret,
+        "timeout": float,
+        "connect_timeout": float,
+        "max_retries": int,
+        "backoff": float,
+        "max_backoff": float,
+        "context_window": int,
+        "reserve_tokens": int | None,
+        "temperature": float,
+        "headers": dict[str, str],
+    },
     # FakeGenerator
     "fake": {"text": str | None, "declined": bool, "error": str | None, "context_tokens": int, "chunk_chars": int},
-}  # fmt: skip
+}
 
 
 def generator_table(raw: Any, where: str) -> dict[str, Any]:
@@ -52,4 +75,3 @@ def generator_table(raw: Any, where: str) -> dict[str, Any]:
             raise ConfigurationError(f"unknown setting {where}.{key} (generator kind {kind!r})")
         out[key] = coerce(types[key], value, f"{where}.{key}")
     return out
-

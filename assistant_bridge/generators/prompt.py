@@ -6,8 +6,8 @@ back with :func:`~assistant_bridge.core.citations.citations_from_markers`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from assistant_bridge.core.snippets import Snippet
 from assistant_bridge.generators.base import IDK_TEXT, ResponseLength, approx_tokens

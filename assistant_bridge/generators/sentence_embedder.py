@@ -9,7 +9,8 @@ its cache are the filters' :class:`~assistant_bridge.filters.encoder.UseEncoder`
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
-from assistant_bridge.text import CJK_CHARS, HIRAGANA_ONLY, sentence_spans
 from assistant_bridge.core.snippets import Snippet
+from assistant_bridge.text import CJK_CHARS, HIRAGANA_ONLY, sentence_spans
 
 _TERM = re.compile(rf"[{CJK_CHARS}]+|[^\W_{CJK_CHARS}]+")
 _CJK_RUN = re.compile(rf"[{CJK_CHARS}]")
@@ -60,9 +60,7 @@ _MARKER = re.compile(r"(?:[-*+•‣◦・■□●○◆◇▪▫▶►※#]+|\
 _WORDS = re.compile(r"[^\W_]+")
 # Question words are rare in documents, so their idf is high, yet a sentence that contains "how" or "when" is
 # no better an answer for it; they are left out of the query's terms (stems as :func:`terms` cuts them).
-QUESTION_WORDS = frozenset(
-    "how who whom whose why when where comme quand pourq combi quel quell quels".split()
-)
+QUESTION_WORDS = frozenset("how who whom whose why when where comme quand pourq combi quel quell quels".split())
 _LABEL_WORDS = 10  # a line of at most this many words without a full stop is a heading or a label
 _LABEL_CJK_CHARS = 24
 
@@ -78,9 +76,13 @@ def _is_cjk(text: str) -> bool:
 # A definition entry: an option ("-l, --lines: print …", "--help display …"), or an identifier defined after a
 # colon or a dash ("CARGO_TARGET_DIR — Location of …", "opt-level: the optimization level"). It answers a
 # question about its term although it is short and has no full stop, as a reference page writes it.
-_OPTION_TERM = re.compile(r"^(-{1,2}[A-Za-z0-9?][\w?-]*(?:\[?=[^\s,:]*\]?|\s[A-Z][A-Z_]*)?"
-                          r"(?:,\s*-{1,2}[A-Za-z0-9?][\w?-]*(?:\[?=[^\s,:]*\]?|\s[A-Z][A-Z_]*)?)*)(?::\s+|\s+)(?=\S+\s+\S)")
-_NAMED_TERM = re.compile(r"^(`?[A-Za-z_][\w.-]*(?:\(\))?`?(?:\s[A-Za-z_][\w.-]*)?)(?:\s*:\s+|\s+[—–]\s+|\s+-\s+)(?=\S+\s+\S)")
+_OPTION_TERM = re.compile(
+    r"^(-{1,2}[A-Za-z0-9?][\w?-]*(?:\[?=[^\s,:]*\]?|\s[A-Z][A-Z_]*)?"
+    r"(?:,\s*-{1,2}[A-Za-z0-9?][\w?-]*(?:\[?=[^\s,:]*\]?|\s[A-Z][A-Z_]*)?)*)(?::\s+|\s+)(?=\S+\s+\S)"
+)
+_NAMED_TERM = re.compile(
+    r"^(`?[A-Za-z_][\w.-]*(?:\(\))?`?(?:\s[A-Za-z_][\w.-]*)?)(?:\s*:\s+|\s+[—–]\s+|\s+-\s+)(?=\S+\s+\S)"
+)
 _IDENTIFIER = re.compile(r"[_.]|[a-z][A-Z]|[a-z]-[a-z]|^[A-Z0-9]{2,}$|^`")
 
 
@@ -127,7 +129,7 @@ def _lines(text: str, start: int, end: int) -> list[tuple[int, int, bool]]:
         cursor = newline + 1
     pieces: list[tuple[int, int]] = []
     piece_start = bounds[0][0]
-    for (s, e), (ns, ne) in zip(bounds, bounds[1:]):
+    for (s, e), (ns, ne) in zip(bounds, bounds[1:], strict=False):
         line, nxt = text[s:e].strip(), text[ns:ne].strip()
         if not line or not nxt:
             continue
@@ -168,8 +170,11 @@ def candidates(snippets: Sequence[Snippet]) -> list[Candidate]:
                 position == len(spans) - 1 and len(spans) > 1 and not ENDS_SENTENCE.search(text)
             )
             label = is_label(text, snippet.title)
-            out.append(Candidate(k, position, start, end, text, frozenset(terms(text)), fragment, label,
-                                 entry_term(text), item))  # fmt: skip
+            out.append(
+                Candidate(
+                    k, position, start, end, text, frozenset(terms(text)), fragment, label, entry_term(text), item
+                )
+            )
     return out
 
 
@@ -197,6 +202,7 @@ def section_match(cands: Sequence[Candidate], relevance: np.ndarray, snippets: S
 
 def flatten(text: str) -> str:
     """One line: line breaks and indentation become one space (none between two CJK characters)."""
+
     def join(match: re.Match[str]) -> str:
         before, after = match.string[match.start() - 1 : match.start()], match.string[match.end() : match.end() + 1]
         return "" if _CJK_RUN.match(before) and _CJK_RUN.match(after) else " "
@@ -213,8 +219,9 @@ def query_terms(query: str) -> set[str]:
 _WHICH = frozenset({"which", "what", "quel", "quell", "quels"})  # "which option…": asks, does not describe
 _QUERY_OPTION = re.compile(r"(?<![\w-])(-{1,2}[A-Za-z0-9][\w-]*)")
 _ASKS_OPTION = re.compile(r"\b(?:options?|flags?|switch(?:es)?|arguments?)\b|オプション|引数", re.IGNORECASE)
-_ASKS_NAME = re.compile(r"\b(?:variables?|settings?|keys?|fields?|attributes?|parameters?|properties)\b|変数|設定",
-                        re.IGNORECASE)  # fmt: skip
+_ASKS_NAME = re.compile(
+    r"\b(?:variables?|settings?|keys?|fields?|attributes?|parameters?|properties)\b|変数|設定", re.IGNORECASE
+)
 
 
 def _option_names(term: str) -> set[str]:

@@ -38,30 +38,124 @@ LINK_LIST_MIN = 5
 LINK_DENSITY = 0.7
 NAMED_MAX_SHARE = 0.5  # a class-named element holding more of the page's text than this is kept
 _CANDIDATE_TAGS = ("ul", "ol", "dl", "table", "div", "p", "section", "td", "center")
-_DROP_TAGS = frozenset({
-    "script", "style", "noscript", "template", "svg", "math", "iframe", "object", "nav", "aside", "form",
-    "button", "select", "dialog", "menu", "input", "textarea", "label",
-})  # fmt: skip
-_DROP_ROLES = frozenset({
-    "navigation", "search", "banner", "contentinfo", "complementary", "menu", "menubar", "toolbar", "dialog",
-    "tablist", "alertdialog",
-})  # fmt: skip
+_DROP_TAGS = frozenset(
+    {
+        "script",
+        "style",
+        "noscript",
+        "template",
+        "svg",
+        "math",
+        "iframe",
+        "object",
+        "nav",
+        "aside",
+        "form",
+        "button",
+        "select",
+        "dialog",
+        "menu",
+        "input",
+        "textarea",
+        "label",
+    }
+)
+_DROP_ROLES = frozenset(
+    {
+        "navigation",
+        "search",
+        "banner",
+        "contentinfo",
+        "complementary",
+        "menu",
+        "menubar",
+        "toolbar",
+        "dialog",
+        "tablist",
+        "alertdialog",
+    }
+)
 # Parts of a class or id (split at "-", "_" and case changes): one of these names the element as chrome.
-_NAMED_PARTS = frozenset({
-    "nav", "navbar", "navbox", "navigation", "navpanel", "sidebar", "sidenav", "sphinxsidebar", "breadcrumb",
-    "breadcrumbs", "menu", "menubar", "toc", "footer", "topnav", "subnav", "bottomnav", "pagination", "pager",
-    "versions", "versionswitcher", "switcher", "infobox", "navframe", "reflist", "references", "catlinks",
-    "editsection", "noprint", "printfooter", "sistersitebox", "cookie", "cookies", "advert", "skiplink",
-    "jump", "searchbox", "searchbar", "related", "share", "social", "toolbar", "hatnote", "ambox", "mbox",
-})  # fmt: skip
+_NAMED_PARTS = frozenset(
+    {
+        "nav",
+        "navbar",
+        "navbox",
+        "navigation",
+        "navpanel",
+        "sidebar",
+        "sidenav",
+        "sphinxsidebar",
+        "breadcrumb",
+        "breadcrumbs",
+        "menu",
+        "menubar",
+        "toc",
+        "footer",
+        "topnav",
+        "subnav",
+        "bottomnav",
+        "pagination",
+        "pager",
+        "versions",
+        "versionswitcher",
+        "switcher",
+        "infobox",
+        "navframe",
+        "reflist",
+        "references",
+        "catlinks",
+        "editsection",
+        "noprint",
+        "printfooter",
+        "sistersitebox",
+        "cookie",
+        "cookies",
+        "advert",
+        "skiplink",
+        "jump",
+        "searchbox",
+        "searchbar",
+        "related",
+        "share",
+        "social",
+        "toolbar",
+        "hatnote",
+        "ambox",
+        "mbox",
+    }
+)
 # Whole class or id values that name chrome but whose parts are too common to match alone.
 _NAMED_EXACT = frozenset({"header", "metadata"})
 # Inline elements are chrome by name only with one of these (a wiki's citation marks and edit links, the
 # "¶" anchors of headings); otherwise a link or span named "header" is a heading's own text.
-_NAMED_INLINE = frozenset({"reference", "headerlink", "mw-editsection", "mw-cite-backlink", "noprint",
-                           "copiable-anchor"})  # fmt: skip
-_INLINE_TAGS = frozenset({"a", "span", "code", "em", "strong", "b", "i", "sup", "sub", "small", "abbr", "kbd",
-                          "var", "samp", "tt", "img", "cite", "q", "mark", "time"})  # fmt: skip
+_NAMED_INLINE = frozenset(
+    {"reference", "headerlink", "mw-editsection", "mw-cite-backlink", "noprint", "copiable-anchor"}
+)
+_INLINE_TAGS = frozenset(
+    {
+        "a",
+        "span",
+        "code",
+        "em",
+        "strong",
+        "b",
+        "i",
+        "sup",
+        "sub",
+        "small",
+        "abbr",
+        "kbd",
+        "var",
+        "samp",
+        "tt",
+        "img",
+        "cite",
+        "q",
+        "mark",
+        "time",
+    }
+)
 _SPLIT = re.compile(r"[-_\s]+|(?<=[a-z])(?=[A-Z])")
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
@@ -78,8 +172,9 @@ def main_content(source: str) -> tuple[str, str | None]:
     except ImportError:  # pragma: no cover - lxml is a dependency
         return source, None
     try:
-        doc = lxml.html.document_fromstring(_XML_DECL.sub("", source, count=1),
-                                            parser=lxml.html.HTMLParser(huge_tree=True))  # fmt: skip
+        doc = lxml.html.document_fromstring(
+            _XML_DECL.sub("", source, count=1), parser=lxml.html.HTMLParser(huge_tree=True)
+        )
     except (lxml.etree.ParserError, ValueError):  # an empty or undecodable document
         return source, None
     title = _title(doc)

@@ -17,11 +17,37 @@ from assistant_bridge.ingest.text import clean_text, collapse_inline_space
 _SKIP = frozenset({"script", "style", "noscript", "template", "svg", "math", "iframe", "object", "nav", "head"})
 _PARAGRAPH = frozenset(
     {
-        "p", "div", "section", "article", "main", "header", "footer", "aside", "blockquote", "pre", "form",
-        "figure", "figcaption", "table", "ul", "ol", "dl", "address", "hr", "fieldset", "details", "summary",
-        "h1", "h2", "h3", "h4", "h5", "h6", "body",
+        "p",
+        "div",
+        "section",
+        "article",
+        "main",
+        "header",
+        "footer",
+        "aside",
+        "blockquote",
+        "pre",
+        "form",
+        "figure",
+        "figcaption",
+        "table",
+        "ul",
+        "ol",
+        "dl",
+        "address",
+        "hr",
+        "fieldset",
+        "details",
+        "summary",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "body",
     }
-)  # fmt: skip
+)
 # Line breaks go before these elements only, so that the whitespace between ``</li>`` and ``<li>`` does not
 # turn into blank lines (which would split a list into paragraphs).
 _LINE = frozenset({"br", "li", "tr", "dt", "dd", "caption", "option"})
@@ -141,5 +167,7 @@ def html_to_text(source: str) -> tuple[str, str | None]:
     extractor.close()
     text = "".join(extractor.parts)
     text = "\n".join(collapse_inline_space(line).strip() for line in text.split("\n"))
-    title = page_title or " ".join("".join(extractor.title_parts).split()) or " ".join("".join(extractor.h1_parts).split())
+    title = (
+        page_title or " ".join("".join(extractor.title_parts).split()) or " ".join("".join(extractor.h1_parts).split())
+    )
     return clean_text(text), title or None

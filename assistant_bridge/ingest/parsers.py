@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import PurePath
 from typing import Literal
 
+from assistant_bridge.core.document import ParsedDocument, Segment
 from assistant_bridge.core.language import detect_language
 from assistant_bridge.domain import MODALITIES
 from assistant_bridge.errors import DocumentParseError, NoContent, UnsupportedMediaType, ValidationFailed
-from assistant_bridge.core.document import ParsedDocument, Segment
 from assistant_bridge.ingest.htmltext import html_to_text, sniff_charset
 from assistant_bridge.ingest.manpage import is_man_page, man_to_text
 from assistant_bridge.ingest.pdf import parse_pdf
@@ -181,7 +181,9 @@ def _from_source(source: str, *, title: str | None, fmt: str, fallback_title: st
         text = clean_text(source)
         found = _plain_title(text)
     if fmt == "html" and not text.strip() and source.strip():
-        raise NoContent("The page has no text of its own (no main content): only navigation, menus, scripts or link lists.")
+        raise NoContent(
+            "The page has no text of its own (no main content): only navigation, menus, scripts or link lists."
+        )
     return _build(title=title or found or fallback_title, text=text, fmt=fmt)
 
 

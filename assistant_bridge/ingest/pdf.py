@@ -25,9 +25,9 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
+from assistant_bridge.core.document import Segment
 from assistant_bridge.domain import BBox
 from assistant_bridge.errors import DocumentParseError, NoContent
-from assistant_bridge.core.document import Segment
 
 
 @functools.cache
@@ -342,8 +342,14 @@ def _assemble(pages: list[tuple[str, list[Segment]]]) -> tuple[list[str], list[S
         if texts:
             offset += 1  # the "\n" between pages
         for segment in page_segments:
-            segments.append(Segment(segment.start_char - lead + offset, segment.end_char - lead + offset,
-                                    page_number=segment.page_number, bboxes=segment.bboxes))  # fmt: skip
+            segments.append(
+                Segment(
+                    segment.start_char - lead + offset,
+                    segment.end_char - lead + offset,
+                    page_number=segment.page_number,
+                    bboxes=segment.bboxes,
+                )
+            )
         texts.append(page_text)
         offset += len(page_text)
     return texts, segments

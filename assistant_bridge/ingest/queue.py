@@ -28,9 +28,10 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from assistant_bridge.domain import Ownership
 from assistant_bridge.errors import BridgeError, NotFound, RequestError
@@ -54,13 +55,20 @@ def job_json(job: dict[str, Any]) -> dict[str, Any]:
     """The wire form of a job (``schemas/ingest_job.schema.json``)."""
     error = {"code": job["error_code"], "message": job["error_message"]} if job.get("error_code") else None
     return {
-        "id": job["id"], "status": job["state"], "stage": job["stage"] or None, "document_id": job["document_id"],
-        "filename": job["filename"], "title": job["title"],
+        "id": job["id"],
+        "status": job["state"],
+        "stage": job["stage"] or None,
+        "document_id": job["document_id"],
+        "filename": job["filename"],
+        "title": job["title"],
         "progress": {"chunks_done": job["chunks_done"], "chunks_total": job["chunks_total"]},
-        "created": None if job["created"] is None else bool(job["created"]), "error": error,
-        "cancel_requested": bool(job["cancel"]), "attempts": job["attempts"],
-        "created_at": job["created_at"], "updated_at": job["updated_at"],
-    }  # fmt: skip
+        "created": None if job["created"] is None else bool(job["created"]),
+        "error": error,
+        "cancel_requested": bool(job["cancel"]),
+        "attempts": job["attempts"],
+        "created_at": job["created_at"],
+        "updated_at": job["updated_at"],
+    }
 
 
 class IngestQueue:
@@ -75,20 +83,61 @@ class IngestQueue:
 
     # ------------------------------------------------------------------------------------------ submitting
 
-    def submit_bytes(self, owner: str, filename: str, data: bytes, ownership: Ownership, *, title: str | None,
-                     url: str | None, mime_type: str | None, document_id: str | None = None) -> dict[str, Any]:  # fmt: skip
+    def submit_bytes(
+        self,
+        owner: str,
+        filename: str,
+        data: bytes,
+        ownership: Ownership,
+        *,
+        title: str | None,
+        url: str | None,
+        mime_type: str | None,
+        document_id: str | None = None,
+    ) -> dict[str, Any]:
         """Queue a file; ``document_id`` when the caller has computed it already (:meth:`Ingestor.bytes_document_id`)."""
         doc_id = document_id or self.ingestor.bytes_document_id(data, ownership)
-        return self._submit(owner, "file", data, doc_id, ownership, filename=filename, title=title, url=url,
-                            mime_type=mime_type, fmt=None)  # fmt: skip
+        return self._submit(
+            owner,
+            "file",
+            data,
+            doc_id,
+            ownership,
+            filename=filename,
+            title=title,
+            url=url,
+            mime_type=mime_type,
+            fmt=None,
+        )
 
-    def submit_text(self, owner: str, text: str, ownership: Ownership, *, title: str, fmt: str,
-                    url: str | None, document_id: str | None = None) -> dict[str, Any]:  # fmt: skip
+    def submit_text(
+        self,
+        owner: str,
+        text: str,
+        ownership: Ownership,
+        *,
+        title: str,
+        fmt: str,
+        url: str | None,
+        document_id: str | None = None,
+    ) -> dict[str, Any]:
         doc_id = document_id or self.ingestor.text_document_id(text, title=title, fmt=fmt, ownership=ownership)
-        return self._submit(owner, "text", text.encode("utf-8"), doc_id, ownership, filename=f"{title}.txt",
-                            title=title, url=url, mime_type=None, fmt=fmt)  # fmt: skip
+        return self._submit(
+            owner,
+            "text",
+            text.encode("utf-8"),
+            doc_id,
+            ownership,
+            filename=f"{title}.txt",
+            title=title,
+            url=url,
+            mime_type=None,
+            fmt=fmt,
+        )
 
-    def _submit(self, owner: str, kind: str, data: bytes, doc_id: str, ownership: Ownership, **meta: Any) -> dict[str, Any]:
+    def _submit(
+        self, owner: str, kind: str, data: bytes, doc_id: str, ownership: Ownership, **meta: Any
+    ) -> dict[str, Any]:
         job_id = uuid.uuid4().hex
         self.spool.mkdir(parents=True, exist_ok=True)
         payload = self.spool / job_id
@@ -98,9 +147,20 @@ class IngestQueue:
             fh.flush()
         tmp.replace(payload)
         t = now()
-        job = {"id": job_id, "owner": owner, "kind": kind, "state": "queued", "stage": "", "document_id": doc_id,
-               "ownership": json.dumps(asdict(ownership)), "payload": payload.name, "bytes": len(data),
-               "created_at": t, "updated_at": t, **meta}  # fmt: skip
+        job = {
+            "id": job_id,
+            "owner": owner,
+            "kind": kind,
+            "state": "queued",
+            "stage": "",
+            "document_id": doc_id,
+            "ownership": json.dumps(asdict(ownership)),
+            "payload": payload.name,
+            "bytes": len(data),
+            "created_at": t,
+            "updated_at": t,
+            **meta,
+        }
         try:
             self.store.add_job(job)
         except BaseException:
@@ -140,8 +200,12 @@ class IngestQueue:
             if worker == worker_id() or worker_alive(worker) is not False:
                 continue
             if job["attempts"] >= MAX_ATTEMPTS:
-                self.store.update_job(job["id"], state="failed", error_code="worker_lost",
-                                      error_message=f"the worker died {job['attempts']} times on this document")  # fmt: skip
+                self.store.update_job(
+                    job["id"],
+                    state="failed",
+                    error_code="worker_lost",
+                    error_message=f"the worker died {job['attempts']} times on this document",
+                )
                 self._drop_payload(job)
                 continue
             if self.store.requeue_job(job["id"], worker):
@@ -165,8 +229,9 @@ class IngestQueue:
         def progress(done: int, total: int) -> None:
             if time.monotonic() - last[0] >= PROGRESS_EVERY or done == total:
                 last[0] = time.monotonic()
-                self.store.update_job(job_id, stage="writing" if done == total else "embedding", chunks_done=done,
-                                      chunks_total=total)  # fmt: skip
+                self.store.update_job(
+                    job_id, stage="writing" if done == total else "embedding", chunks_done=done, chunks_total=total
+                )
                 row = self.store.get_job(job_id)
                 if row is not None and row["cancel"]:
                     raise JobCancelled("cancelled while embedding; nothing was written")
@@ -175,15 +240,32 @@ class IngestQueue:
             self.store.update_job(job_id, stage="parsing")
             data = (self.spool / job["payload"]).read_bytes()
             stored = json.loads(job["ownership"])
-            own = Ownership(owner_user_id=stored["owner_user_id"], workspace_ids=tuple(stored["workspace_ids"]),
-                            tenant=stored["tenant"], session_id=stored["session_id"])  # fmt: skip
+            own = Ownership(
+                owner_user_id=stored["owner_user_id"],
+                workspace_ids=tuple(stored["workspace_ids"]),
+                tenant=stored["tenant"],
+                session_id=stored["session_id"],
+            )
             result: IngestResult
             if job["kind"] == "text":
-                result = self.ingestor.ingest_text(data.decode("utf-8"), title=job["title"] or "", ownership=own,
-                                                   fmt=job["fmt"] or "text", url=job["url"], progress=progress)  # fmt: skip
+                result = self.ingestor.ingest_text(
+                    data.decode("utf-8"),
+                    title=job["title"] or "",
+                    ownership=own,
+                    fmt=job["fmt"] or "text",
+                    url=job["url"],
+                    progress=progress,
+                )
             else:
-                result = self.ingestor.ingest_bytes(job["filename"], data, own, title=job["title"], url=job["url"],
-                                                    mime_type=job["mime_type"], progress=progress)  # fmt: skip
+                result = self.ingestor.ingest_bytes(
+                    job["filename"],
+                    data,
+                    own,
+                    title=job["title"],
+                    url=job["url"],
+                    mime_type=job["mime_type"],
+                    progress=progress,
+                )
         except JobCancelled as exc:
             self._finish(job, "cancelled", error=exc)
         except BridgeError as exc:
@@ -195,11 +277,23 @@ class IngestQueue:
             self._finish(job, "failed", error=BridgeError(f"internal error: {type(exc).__name__}"))
         else:
             doc = result.document
-            self.store.update_job(job_id, document_id=doc.id, chunks_total=doc.chunk_count,
-                                  chunks_done=doc.chunk_count, created=int(result.created))  # fmt: skip
+            self.store.update_job(
+                job_id,
+                document_id=doc.id,
+                chunks_total=doc.chunk_count,
+                chunks_done=doc.chunk_count,
+                created=int(result.created),
+            )
             self._finish(job, "done")
-            log.info("ingest.job.done", extra={"job_id": job_id, "document_id": doc.id, "chunks": doc.chunk_count,
-                                               "seconds": round(time.perf_counter() - started, 2)})  # fmt: skip
+            log.info(
+                "ingest.job.done",
+                extra={
+                    "job_id": job_id,
+                    "document_id": doc.id,
+                    "chunks": doc.chunk_count,
+                    "seconds": round(time.perf_counter() - started, 2),
+                },
+            )
 
     def _finish(self, job: dict[str, Any], state: str, *, error: BridgeError | None = None) -> None:
         fields: dict[str, Any] = {"state": state, "stage": "", "worker": ""}
@@ -215,8 +309,14 @@ class IngestQueue:
 
     # ------------------------------------------------------------------------------------------ the loop
 
-    def work_forever(self, *, poll: float = 1.0, stop: threading.Event | None = None,
-                     on_idle: Callable[[], None] | None = None, idle_exit: float | None = None) -> None:  # fmt: skip
+    def work_forever(
+        self,
+        *,
+        poll: float = 1.0,
+        stop: threading.Event | None = None,
+        on_idle: Callable[[], None] | None = None,
+        idle_exit: float | None = None,
+    ) -> None:
         """Process jobs until ``stop`` is set; between jobs wait for a submit in this process or ``poll`` s.
 
         :param idle_exit: return after this many seconds without a job (the in-process thread: the next
@@ -249,8 +349,9 @@ class IngestQueue:
         the next submit starts it again."""
         with self._lock:
             if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self.work_forever, kwargs={"idle_exit": 30.0},
-                                                name="ingest-worker", daemon=True)  # fmt: skip
+                self._thread = threading.Thread(
+                    target=self.work_forever, kwargs={"idle_exit": 30.0}, name="ingest-worker", daemon=True
+                )
                 self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:

@@ -18,11 +18,12 @@ from __future__ import annotations
 import hashlib
 import logging
 import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Callable, Sequence
 
 import numpy as np
 
+from assistant_bridge import faults
 from assistant_bridge.backends.base import SearchBackend
 from assistant_bridge.core import authz
 from assistant_bridge.core.authz import Action
@@ -35,7 +36,6 @@ from assistant_bridge.ingest.parsers import ParsedDocument, parse_file, parse_te
 from assistant_bridge.settings import IngestSettings
 from assistant_bridge.store import SQLiteStore, now
 from assistant_bridge.workers import worker_alive, worker_id
-from assistant_bridge import faults
 
 log = logging.getLogger(__name__)
 _INGESTOR = Principal(user_id="ingestor", admin=True, key_id="ingestor")
@@ -45,6 +45,8 @@ def every_chunk(doc: Document) -> Scope:
     """A scope that reads every chunk of ``doc`` (in its chat session, if any), for writes whose caller was
     checked already and for recovery."""
     return Scope(principal=_INGESTOR, session_id=doc.ownership.session_id or None, document_ids=(doc.id,))
+
+
 NAMESPACE = uuid.UUID("6f1c1c1e-4a55-4d3b-9a53-0b7a3f0e2b11")
 
 
@@ -55,8 +57,15 @@ class IngestResult:
 
 
 def document_id_for(content_hash: str, ownership: Ownership) -> str:
-    key = "\0".join([content_hash, ownership.tenant, ownership.owner_user_id, ",".join(ownership.workspace_ids),
-                     ownership.session_id])  # fmt: skip
+    key = "\0".join(
+        [
+            content_hash,
+            ownership.tenant,
+            ownership.owner_user_id,
+            ",".join(ownership.workspace_ids),
+            ownership.session_id,
+        ]
+    )
     return str(uuid.uuid5(NAMESPACE, key))
 
 
@@ -66,16 +75,26 @@ def document_visible(doc: Document, scope: Scope) -> bool:
 
 
 class Ingestor:
-    def __init__(self, backend: SearchBackend, embedder: Embedder, store: SQLiteStore,
-                 settings: IngestSettings | None = None) -> None:  # fmt: skip
+    def __init__(
+        self, backend: SearchBackend, embedder: Embedder, store: SQLiteStore, settings: IngestSettings | None = None
+    ) -> None:
         self.backend = backend
         self.embedder = embedder
         self.store = store
         self.settings = settings or IngestSettings()
 
-    def ingest_bytes(self, filename: str, data: bytes, ownership: Ownership, *, title: str | None = None,
-                     url: str | None = None, mime_type: str | None = None,
-                     progress: Callable[[int, int], None] | None = None, reindex: bool = False) -> IngestResult:  # fmt: skip
+    def ingest_bytes(
+        self,
+        filename: str,
+        data: bytes,
+        ownership: Ownership,
+        *,
+        title: str | None = None,
+        url: str | None = None,
+        mime_type: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
+        reindex: bool = False,
+    ) -> IngestResult:
         """Ingest one file.
 
         :param reindex: parse and index the file again when it is already present (after a change of the
@@ -91,8 +110,9 @@ class Ingestor:
         if existing is not None and existing.status == "ready" and not reindex:
             return IngestResult(existing, created=False)
         parsed = parse_file(filename, data, mime_type=mime_type)
-        return self._write(doc_id, content_hash, filename, parsed, ownership, title, url, progress,
-                           replace=existing is not None)  # fmt: skip
+        return self._write(
+            doc_id, content_hash, filename, parsed, ownership, title, url, progress, replace=existing is not None
+        )
 
     @staticmethod
     def bytes_document_id(data: bytes, ownership: Ownership) -> str:
@@ -106,45 +126,99 @@ class Ingestor:
     def text_document_id(self, text: str, *, title: str, fmt: str, ownership: Ownership) -> str:
         return document_id_for(self.text_hash(text, title=title, fmt=fmt), ownership)
 
-    def ingest_text(self, text: str, *, title: str, ownership: Ownership, fmt: str = "text",
-                    url: str | None = None, filename: str = "",
-                    progress: Callable[[int, int], None] | None = None, reindex: bool = False) -> IngestResult:  # fmt: skip
+    def ingest_text(
+        self,
+        text: str,
+        *,
+        title: str,
+        ownership: Ownership,
+        fmt: str = "text",
+        url: str | None = None,
+        filename: str = "",
+        progress: Callable[[int, int], None] | None = None,
+        reindex: bool = False,
+    ) -> IngestResult:
         content_hash = self.text_hash(text, title=title, fmt=fmt)
         doc_id = document_id_for(content_hash, ownership)
         existing = self.store.get_document(doc_id)
         if existing is not None and existing.status == "ready" and not reindex:
             return IngestResult(existing, created=False)
         parsed = parse_text(text, title=title, fmt=fmt)  # type: ignore[arg-type]
-        return self._write(doc_id, content_hash, filename or f"{title}.txt", parsed, ownership, title, url, progress,
-                           replace=existing is not None)  # fmt: skip
+        return self._write(
+            doc_id,
+            content_hash,
+            filename or f"{title}.txt",
+            parsed,
+            ownership,
+            title,
+            url,
+            progress,
+            replace=existing is not None,
+        )
 
-    def _write(self, doc_id: str, content_hash: str, filename: str, parsed: ParsedDocument, ownership: Ownership,
-               title: str | None, url: str | None, progress: Callable[[int, int], None] | None,
-               replace: bool = False) -> IngestResult:  # fmt: skip
+    def _write(
+        self,
+        doc_id: str,
+        content_hash: str,
+        filename: str,
+        parsed: ParsedDocument,
+        ownership: Ownership,
+        title: str | None,
+        url: str | None,
+        progress: Callable[[int, int], None] | None,
+        replace: bool = False,
+    ) -> IngestResult:
         """Chunk, embed and write a parsed document. With ``replace`` (a reindex), the document's row goes first
         and its old chunks next, inside the write intent: a crash part-way leaves the document absent (recovery
         removes what was written), never old and new chunks mixed; ingesting the file again restores it."""
-        drafts = chunk_document(parsed, max_tokens=self.settings.chunk_tokens,
-                                overlap_tokens=self.settings.overlap_tokens)  # fmt: skip
+        drafts = chunk_document(
+            parsed, max_tokens=self.settings.chunk_tokens, overlap_tokens=self.settings.overlap_tokens
+        )
         if not drafts:
             raise DocumentParseError(f"{filename or 'the document'} contains no text to index")
         cap = self.settings.max_chunks_per_document
         if cap and len(drafts) > cap:
-            raise TooManyChunks(f"{filename or 'the document'} would make {len(drafts)} chunks; the limit is {cap} "
-                                "(ingest.max_chunks_per_document): split it or raise the limit")  # fmt: skip
+            raise TooManyChunks(
+                f"{filename or 'the document'} would make {len(drafts)} chunks; the limit is {cap} "
+                "(ingest.max_chunks_per_document): split it or raise the limit"
+            )
         doc_title = title or parsed.title or filename
         chunks = [
-            Chunk(id=str(uuid.uuid5(uuid.UUID(doc_id), str(d.position))), document_id=doc_id, title=doc_title,
-                  text=d.text, position=d.position, url=url, start_char=d.start_char, end_char=d.end_char,
-                  language=parsed.language, modality=parsed.modality, page_number=d.page_number,
-                  bboxes=tuple(d.bboxes), start_time=d.start_time, end_time=d.end_time, filename=filename,
-                  ownership=ownership)
+            Chunk(
+                id=str(uuid.uuid5(uuid.UUID(doc_id), str(d.position))),
+                document_id=doc_id,
+                title=doc_title,
+                text=d.text,
+                position=d.position,
+                url=url,
+                start_char=d.start_char,
+                end_char=d.end_char,
+                language=parsed.language,
+                modality=parsed.modality,
+                page_number=d.page_number,
+                bboxes=tuple(d.bboxes),
+                start_time=d.start_time,
+                end_time=d.end_time,
+                filename=filename,
+                ownership=ownership,
+            )
             for d in drafts
-        ]  # fmt: skip
+        ]
         vectors = self.embed_passages([f"{c.title}. {c.text}" for c in chunks], progress)
-        doc = Document(id=doc_id, title=doc_title, filename=filename, content_hash=content_hash,
-                       mime_type=parsed.mime_type, ownership=ownership, chunk_count=len(chunks), created_at=now(),
-                       url=url, language=parsed.language, status="ready", text=parsed.text)  # fmt: skip
+        doc = Document(
+            id=doc_id,
+            title=doc_title,
+            filename=filename,
+            content_hash=content_hash,
+            mime_type=parsed.mime_type,
+            ownership=ownership,
+            chunk_count=len(chunks),
+            created_at=now(),
+            url=url,
+            language=parsed.language,
+            status="ready",
+            text=parsed.text,
+        )
         self.recover()
         self.store.begin_intent(doc_id, "write", worker_id())
         try:
@@ -207,8 +281,9 @@ class Ingestor:
             removed = self.backend.delete_document(document_id)
             log.warning("ingest.recovered id=%s kind=%s removed_chunks=%d", document_id, kind, removed)
 
-    def embed_passages(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None,
-                       batch: int = 16) -> np.ndarray:  # fmt: skip
+    def embed_passages(
+        self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None, batch: int = 16
+    ) -> np.ndarray:
         """Embed with the content-hash cache, so re-ingestion and interrupted runs resume cheaply."""
         hashes = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
         cached = self.store.cached_vectors(self.embedder.name, set(hashes))
@@ -219,7 +294,7 @@ class Ingestor:
         for start in range(0, len(todo), batch):
             idx = todo[start : start + batch]
             vecs = self.embedder.embed_passages([texts[i] for i in idx])
-            fresh = {hashes[i]: v for i, v in zip(idx, vecs)}
+            fresh = {hashes[i]: v for i, v in zip(idx, vecs, strict=False)}
             self.store.cache_vectors(self.embedder.name, fresh)
             cached.update(fresh)
             done += len(idx)

@@ -10,8 +10,8 @@ import codecs
 import re
 import unicodedata
 
-from assistant_bridge.text import CJK_CHARS, KANA
 from assistant_bridge.errors import DocumentParseError
+from assistant_bridge.text import CJK_CHARS, KANA
 
 # Legacy encodings tried after UTF-8 and any declared charset. Each one that decodes the bytes is scored by
 # how plausible its non-ASCII characters are (Japanese script for the Japanese encodings, accented letters
@@ -93,8 +93,11 @@ def plausibility(text: str, encoding: str) -> float:
             good += 1
         elif ch.isalpha() and ord(ch) < 0x250:
             near = text[max(i - 1, 0) : i] + text[i + 1 : i + 2]
-            good += any(c.isascii() and c.isalpha() for c in near) or len(near) == 2 and all(
-                c.isalpha() and ord(c) < 0x250 for c in near)  # fmt: skip
+            good += (
+                any(c.isascii() and c.isalpha() for c in near)
+                or len(near) == 2
+                and all(c.isalpha() and ord(c) < 0x250 for c in near)
+            )
     if total == 0:
         return 1.0
     if japanese and not _KANA.search(text):

@@ -12,8 +12,8 @@ import html
 import re
 from dataclasses import dataclass
 
-from assistant_bridge.errors import DocumentParseError
 from assistant_bridge.core.document import Segment
+from assistant_bridge.errors import DocumentParseError
 from assistant_bridge.ingest.text import collapse_inline_space
 
 _TIMESTAMP = r"(?:\d+:)?\d{1,2}:\d{2}(?:[.,]\d{1,3})?"

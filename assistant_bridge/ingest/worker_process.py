@@ -13,14 +13,15 @@ from __future__ import annotations
 import logging
 import subprocess
 import threading
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 log = logging.getLogger(__name__)
 
 
 class WorkerProcess:
-    def __init__(self, cmd: Sequence[str], env: Mapping[str, str], *, interval: float = 1.0,
-                 max_delay: float = 30.0) -> None:  # fmt: skip
+    def __init__(
+        self, cmd: Sequence[str], env: Mapping[str, str], *, interval: float = 1.0, max_delay: float = 30.0
+    ) -> None:
         self.cmd, self.env = list(cmd), dict(env)
         self.interval, self.max_delay = interval, max_delay
         self.proc: subprocess.Popen[bytes] | None = None
@@ -45,8 +46,9 @@ class WorkerProcess:
             if proc is None or proc.poll() is None:
                 delay = self.interval
                 continue
-            log.warning("ingest.worker.exited", extra={"pid": proc.pid, "returncode": proc.returncode,
-                                                       "restart_in_s": delay})  # fmt: skip
+            log.warning(
+                "ingest.worker.exited", extra={"pid": proc.pid, "returncode": proc.returncode, "restart_in_s": delay}
+            )
             if self._stop.wait(delay):
                 return
             try:

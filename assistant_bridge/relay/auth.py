@@ -14,12 +14,13 @@ import json
 import logging
 import threading
 import time
-from typing import Any, Callable, Mapping, Protocol
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 import httpx
 
-from assistant_bridge.http import CONNECT_ERRORS, RetryPolicy
 from assistant_bridge.errors import ConfigurationError
+from assistant_bridge.http import CONNECT_ERRORS, RetryPolicy
 from assistant_bridge.relay.errors import AssistantUnavailable, TokenExchangeFailed
 from assistant_bridge.settings import Secret
 
@@ -113,10 +114,19 @@ class IAMToken:
     :raises AssistantUnavailable: from :meth:`headers`, when the token service cannot be reached.
     """
 
-    def __init__(self, apikey: str | Secret, token_url: str = IAM_TOKEN_URL, *, timeout: float = 10.0,
-                 retries: int = 2, refresh_margin: float = REFRESH_MARGIN_SECONDS,
-                 transport: httpx.BaseTransport | None = None, clock: Callable[[], float] = time.time,
-                 sleep: Callable[[float], None] = time.sleep, verify_tls: bool = True) -> None:  # fmt: skip
+    def __init__(
+        self,
+        apikey: str | Secret,
+        token_url: str = IAM_TOKEN_URL,
+        *,
+        timeout: float = 10.0,
+        retries: int = 2,
+        refresh_margin: float = REFRESH_MARGIN_SECONDS,
+        transport: httpx.BaseTransport | None = None,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], None] = time.sleep,
+        verify_tls: bool = True,
+    ) -> None:
         self._apikey = _secret(apikey)
         self.token_url = token_url
         self._timeout = timeout
@@ -151,20 +161,30 @@ class IAMToken:
     def _exchange(self) -> tuple[Secret, float]:
         data = {"grant_type": IAM_GRANT_TYPE, "apikey": self._apikey.get()}
         headers = {"Accept": "application/json", "Content-Type": "application/x-www-form-urlencoded"}
-        policy = RetryPolicy(max_retries=self._retries, backoff=0.2, max_backoff=2.0, retry_on=CONNECT_ERRORS,
-                             sleep=self._sleep, name="relay.iam")  # fmt: skip
+        policy = RetryPolicy(
+            max_retries=self._retries,
+            backoff=0.2,
+            max_backoff=2.0,
+            retry_on=CONNECT_ERRORS,
+            sleep=self._sleep,
+            name="relay.iam",
+        )
         with httpx.Client(timeout=self._timeout, transport=self._transport, verify=self._verify) as client:
             try:
                 resp = policy.call(lambda: client.post(self.token_url, data=data, headers=headers))
             except CONNECT_ERRORS as exc:
-                raise AssistantUnavailable(f"the IAM token service could not be reached ({type(exc).__name__})",
-                                           cause="iam_unreachable") from None  # fmt: skip
+                raise AssistantUnavailable(
+                    f"the IAM token service could not be reached ({type(exc).__name__})", cause="iam_unreachable"
+                ) from None
             except httpx.TimeoutException:
-                raise AssistantUnavailable(f"the IAM token service did not answer within {self._timeout:g} s",
-                                           cause="iam_timeout") from None  # fmt: skip
+                raise AssistantUnavailable(
+                    f"the IAM token service did not answer within {self._timeout:g} s", cause="iam_timeout"
+                ) from None
         if resp.status_code != 200:
             log.warning("relay.iam_refused status=%d", resp.status_code)
-            raise TokenExchangeFailed(f"the IAM token service answered HTTP {resp.status_code}", status=resp.status_code)
+            raise TokenExchangeFailed(
+                f"the IAM token service answered HTTP {resp.status_code}", status=resp.status_code
+            )
         try:
             body: Any = resp.json()
         except (json.JSONDecodeError, UnicodeDecodeError):
@@ -185,8 +205,9 @@ class IAMToken:
         return Secret(token), expires_at
 
 
-def credentials_from_config(raw: Mapping[str, Any] | None, where: str, *,
-                            transport: httpx.BaseTransport | None = None) -> Credentials:  # fmt: skip
+def credentials_from_config(
+    raw: Mapping[str, Any] | None, where: str, *, transport: httpx.BaseTransport | None = None
+) -> Credentials:
     """Credentials from a settings table ``{type, token, apikey, header, username, password, token_url}``.
 
     ``type``: ``none`` (default), ``bearer`` (``token``), ``apikey`` (``apikey``, ``header``), ``basic``
@@ -196,8 +217,7 @@ def credentials_from_config(raw: Mapping[str, Any] | None, where: str, *,
     """
     raw = dict(raw or {})
     kind = str(raw.get("type") or raw.get("auth_type") or "none")
-    allowed = {"type", "auth_type", "token", "apikey", "header", "apikey_header", "username", "password",
-               "token_url"}  # fmt: skip
+    allowed = {"type", "auth_type", "token", "apikey", "header", "apikey_header", "username", "password", "token_url"}
     unknown = set(raw) - allowed
     if unknown:
         raise ConfigurationError(f"unknown setting {where}.{sorted(unknown)[0]}")

@@ -14,12 +14,13 @@ import json
 import logging
 import re
 import time
-from typing import Any, Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 import httpx
 
-from assistant_bridge.http import CONNECT_ERRORS, LazyClient, RetryPolicy, read_bounded
 from assistant_bridge.client.sse import iter_json_events
+from assistant_bridge.http import CONNECT_ERRORS, LazyClient, RetryPolicy, read_bounded
 from assistant_bridge.relay.auth import Credentials, NoAuth
 from assistant_bridge.relay.errors import (
     AssistantHTTPError,
@@ -52,11 +53,21 @@ class AssistantClient:
     :param version: the ``version`` query parameter, unless the URL has one.
     """
 
-    def __init__(self, url: str, *, auth: Credentials | None = None, version: str = DEFAULT_VERSION,
-                 timeout: float = 60.0, connect_timeout: float = 5.0, retries: int = 2, backoff: float = 0.2,
-                 transport: httpx.BaseTransport | None = None, verify_tls: bool = True,
-                 sleep: Callable[[float], None] = time.sleep,
-                 max_response_bytes: int = MAX_RESPONSE_BYTES) -> None:  # fmt: skip
+    def __init__(
+        self,
+        url: str,
+        *,
+        auth: Credentials | None = None,
+        version: str = DEFAULT_VERSION,
+        timeout: float = 60.0,
+        connect_timeout: float = 5.0,
+        retries: int = 2,
+        backoff: float = 0.2,
+        transport: httpx.BaseTransport | None = None,
+        verify_tls: bool = True,
+        sleep: Callable[[float], None] = time.sleep,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
+    ) -> None:
         self.base = base_url(url)
         if "version" not in self.base.params and version:
             self.base = self.base.copy_merge_params({"version": version})
@@ -65,8 +76,9 @@ class AssistantClient:
         self._backoff = backoff
         self._sleep = sleep
         self._max = max_response_bytes
-        self._http = LazyClient(timeout=timeout, connect_timeout=connect_timeout, transport=transport,
-                                verify_tls=verify_tls)  # fmt: skip
+        self._http = LazyClient(
+            timeout=timeout, connect_timeout=connect_timeout, transport=transport, verify_tls=verify_tls
+        )
 
     def url(self, *, session_id: str | None = None, stream: bool = False) -> str:
         path = self.base.path + (f"/sessions/{session_id}" if session_id else "")
@@ -77,15 +89,17 @@ class AssistantClient:
         self._http.close()
 
     # -- sending ----------------------------------------------------------------------------------
-    def _send(self, url: str, content: bytes | None, headers: Mapping[str, str] | None, accept: str,
-              method: str = "POST") -> httpx.Response:  # fmt: skip
+    def _send(
+        self, url: str, content: bytes | None, headers: Mapping[str, str] | None, accept: str, method: str = "POST"
+    ) -> httpx.Response:
         """The response with its body not read yet; the caller closes it."""
         merged = {"Accept": accept, **self.auth.headers(), **(headers or {})}
         if content is not None:
             merged["Content-Type"] = "application/json"
         client = self._http.get()
-        policy = RetryPolicy(max_retries=self._retries, backoff=self._backoff, retry_on=CONNECT_ERRORS,
-                             sleep=self._sleep, name="relay")  # fmt: skip
+        policy = RetryPolicy(
+            max_retries=self._retries, backoff=self._backoff, retry_on=CONNECT_ERRORS, sleep=self._sleep, name="relay"
+        )
         attempts = 0
 
         def attempt() -> httpx.Response:
@@ -97,8 +111,10 @@ class AssistantClient:
             response: httpx.Response = policy.call(attempt)
             return response
         except CONNECT_ERRORS as exc:
-            raise AssistantUnavailable(f"the assistant could not be reached ({type(exc).__name__}) after "
-                                       f"{attempts} attempts", attempts=attempts) from None  # fmt: skip
+            raise AssistantUnavailable(
+                f"the assistant could not be reached ({type(exc).__name__}) after {attempts} attempts",
+                attempts=attempts,
+            ) from None
         except httpx.TimeoutException:
             raise AssistantUnavailable("the assistant did not answer in time") from None
         except httpx.HTTPError as exc:
@@ -120,10 +136,11 @@ class AssistantClient:
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise MalformedAssistantResponse("the assistant answered with something that is not JSON") from None
 
-    def _raise_for_status(self, resp: httpx.Response, expected: tuple[int, ...] = (200,), *,
-                          session: bool = False) -> None:  # fmt: skip
+    def _raise_for_status(
+        self, resp: httpx.Response, expected: tuple[int, ...] = (200,), *, session: bool = False
+    ) -> None:
         """:param session: the request was a session message: a 404 that names the session is
-            :class:`SessionNotFound` (the caller's stale id), any other error an :class:`AssistantHTTPError`."""
+        :class:`SessionNotFound` (the caller's stale id), any other error an :class:`AssistantHTTPError`."""
         if resp.status_code in expected:
             return
         body = self._read(resp) if resp.status_code != 204 else b""
@@ -138,7 +155,9 @@ class AssistantClient:
                 details["assistant_code"] = err["code"][:64]
             if isinstance(err.get("message"), str):
                 message += f": {err['message'][:200]}"
-        log.warning("relay.assistant_http_error status=%d code=%s", resp.status_code, details.get("assistant_code", "-"))
+        log.warning(
+            "relay.assistant_http_error status=%d code=%s", resp.status_code, details.get("assistant_code", "-")
+        )
         if session and resp.status_code == 404 and _names_session(err):
             extra = {"assistant_code": details["assistant_code"]} if "assistant_code" in details else {}
             raise SessionNotFound("unknown or expired session; create a new one", resource="session", **extra)
@@ -147,8 +166,9 @@ class AssistantClient:
             invalidate()  # a revoked IAM token: the next turn fetches a new one (this one is not retried)
         raise AssistantHTTPError(message, **details)
 
-    def post(self, body: Mapping[str, Any], *, session_id: str | None = None,
-             headers: Mapping[str, str] | None = None) -> dict[str, Any]:  # fmt: skip
+    def post(
+        self, body: Mapping[str, Any], *, session_id: str | None = None, headers: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
         """Send one message; returns the checked response body.
 
         :raises AssistantUnavailable, AssistantHTTPError, MalformedAssistantResponse:
@@ -161,8 +181,9 @@ class AssistantClient:
         finally:
             resp.close()
 
-    def stream(self, body: Mapping[str, Any], *, session_id: str | None = None,
-               headers: Mapping[str, str] | None = None) -> Iterator[tuple[str, Any]]:  # fmt: skip
+    def stream(
+        self, body: Mapping[str, Any], *, session_id: str | None = None, headers: Mapping[str, str] | None = None
+    ) -> Iterator[tuple[str, Any]]:
         """Send one message to ``message_stream``; yields ``(event, payload)`` for ``partial_item``,
         ``complete_item``, ``final_response`` (checked) and ``error``. An assistant that answers plain JSON
         instead of an event stream yields one ``final_response``.
@@ -171,8 +192,7 @@ class AssistantClient:
             ``final_response`` or ``error``.
         :raises SessionNotFound: as :meth:`post`, before any event.
         """
-        resp = self._send(self.url(session_id=session_id, stream=True), body_bytes(body), headers,
-                          "text/event-stream")  # fmt: skip
+        resp = self._send(self.url(session_id=session_id, stream=True), body_bytes(body), headers, "text/event-stream")
         try:
             self._raise_for_status(resp, session=session_id is not None)
             ctype = resp.headers.get("content-type", "")

@@ -36,23 +36,52 @@ Every problem is a :class:`~assistant_bridge.errors.ConfigurationError` naming t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from assistant_bridge.errors import ConfigurationError
 from assistant_bridge.relay.auth import credentials_from_config
 from assistant_bridge.relay.client import DEFAULT_VERSION
 from assistant_bridge.settings import Secret, Settings, coerce, table
 
-_TOP = {"url", "assistant_id", "environment_id", "version", "stream", "max_rounds", "max_request_bytes",
-        "max_results", "request_debug", "on_search_error", "timeout_seconds", "connect_timeout_seconds", "retries",
-        "verify_tls", "auth", "search"}  # fmt: skip
-_SEARCH = {"type", "url", "auth", "timeout_seconds", "connect_timeout_seconds", "retries", "metadata", "mode",
-           "limit", "passage_length", "verify_tls"}  # fmt: skip
+_TOP = {
+    "url",
+    "assistant_id",
+    "environment_id",
+    "version",
+    "stream",
+    "max_rounds",
+    "max_request_bytes",
+    "max_results",
+    "request_debug",
+    "on_search_error",
+    "timeout_seconds",
+    "connect_timeout_seconds",
+    "retries",
+    "verify_tls",
+    "auth",
+    "search",
+}
+_SEARCH = {
+    "type",
+    "url",
+    "auth",
+    "timeout_seconds",
+    "connect_timeout_seconds",
+    "retries",
+    "metadata",
+    "mode",
+    "limit",
+    "passage_length",
+    "verify_tls",
+}
 
 
-def _num(raw: Mapping[str, Any], key: str, default: float, where: str, lo: float, hi: float, integer: bool = False) -> Any:
+def _num(
+    raw: Mapping[str, Any], key: str, default: float, where: str, lo: float, hi: float, integer: bool = False
+) -> Any:
     num: float = coerce(float, raw.get(key, default), f"{where}.{key}")
     if integer and not num.is_integer():
         raise ConfigurationError(f"{where}.{key} must be an integer")
@@ -126,7 +155,9 @@ class RelayConfig:
         if url:
             credentials_from_config(auth, "relay.auth")  # checks the table now
         elif auth:
-            raise ConfigurationError("relay.auth needs relay.url: the in-process assistant gets the caller's credentials")
+            raise ConfigurationError(
+                "relay.auth needs relay.url: the in-process assistant gets the caller's credentials"
+            )
         return cls(
             url=url,
             assistant_id=coerce(str, raw.get("assistant_id", "client-side"), "relay.assistant_id"),
@@ -142,10 +173,11 @@ class RelayConfig:
             connect_timeout_seconds=_num(raw, "connect_timeout_seconds", 5.0, "relay", 0.1, 600),
             retries=_num(raw, "retries", 2, "relay", 0, 10, integer=True),
             verify_tls=_bool(raw, "verify_tls", True, "relay"),
-            auth=MappingProxyType({k: Secret(str(v)) if k in ("token", "apikey", "password") else v
-                                   for k, v in auth.items()}),  # fmt: skip
+            auth=MappingProxyType(
+                {k: Secret(str(v)) if k in ("token", "apikey", "password") else v for k, v in auth.items()}
+            ),
             search=_search(table(raw.get("search"), "relay.search")),
-        )  # fmt: skip
+        )
 
 
 def _search(raw: dict[str, Any]) -> SearchProviderConfig:
@@ -170,14 +202,19 @@ def _search(raw: dict[str, Any]) -> SearchProviderConfig:
     if mode is not None and mode not in ("lexical", "dense", "hybrid"):
         raise ConfigurationError(f"{where}.mode must be lexical, dense or hybrid")
     return SearchProviderConfig(
-        type=kind, url=url,
-        auth=MappingProxyType({k: Secret(str(v)) if k in ("token", "apikey", "password") else v for k, v in auth.items()}),
+        type=kind,
+        url=url,
+        auth=MappingProxyType(
+            {k: Secret(str(v)) if k in ("token", "apikey", "password") else v for k, v in auth.items()}
+        ),
         timeout_seconds=_num(raw, "timeout_seconds", 10.0, where, 0.1, 600),
         connect_timeout_seconds=_num(raw, "connect_timeout_seconds", 3.0, where, 0.1, 600),
         retries=_num(raw, "retries", 1, where, 0, 10, integer=True),
         metadata=MappingProxyType(table(raw.get("metadata"), f"{where}.metadata")),
         mode=mode,
         limit=_num(raw, "limit", 10, where, 1, 200, integer=True) if "limit" in raw else None,
-        passage_length=_num(raw, "passage_length", 0, where, 0, 100_000, integer=True) if "passage_length" in raw else None,
+        passage_length=_num(raw, "passage_length", 0, where, 0, 100_000, integer=True)
+        if "passage_length" in raw
+        else None,
         verify_tls=_bool(raw, "verify_tls", True, where),
-    )  # fmt: skip
+    )

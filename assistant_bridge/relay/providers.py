@@ -16,7 +16,8 @@ later inside the assistant.
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
 
 import httpx
 
@@ -46,16 +47,19 @@ def checked_results(results: Any, provider: str) -> list[dict[str, Any]]:
     from assistant_bridge.validation import validator
 
     if not isinstance(results, (list, tuple)):
-        raise InvalidSearchResults(f"search provider {provider} returned {type(results).__name__}, not a list of results",
-                                   path="$")  # fmt: skip
+        raise InvalidSearchResults(
+            f"search provider {provider} returned {type(results).__name__}, not a list of results", path="$"
+        )
     check = validator("search_result")
     for i, item in enumerate(results):
         errors = list(check.iter_errors(item))
         if errors:
             err = errors[0]
             path = f"$[{i}]" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
-            raise InvalidSearchResults(f"search provider {provider} returned a result of the wrong shape at {path}: "
-                                       f"{err.message[:120]}", path=path)  # fmt: skip
+            raise InvalidSearchResults(
+                f"search provider {provider} returned a result of the wrong shape at {path}: {err.message[:120]}",
+                path=path,
+            )
     return [dict(r) for r in results]
 
 
@@ -64,8 +68,9 @@ class FakeProvider:
 
     name = "fake"
 
-    def __init__(self, results: Sequence[Mapping[str, Any]] | Callable[[str], Any] = (),
-                 error: Exception | None = None) -> None:  # fmt: skip
+    def __init__(
+        self, results: Sequence[Mapping[str, Any]] | Callable[[str], Any] = (), error: Exception | None = None
+    ) -> None:
         self.results = results
         self.error = error
         self.calls: list[tuple[str, str | None, dict[str, Any]]] = []
@@ -96,8 +101,15 @@ class ServicesProvider:
 
     name = "builtin"
 
-    def __init__(self, services: Services, scope: Scope, *, mode: str | None = None, limit: int | None = None,
-                 passage_chars: int | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        services: Services,
+        scope: Scope,
+        *,
+        mode: str | None = None,
+        limit: int | None = None,
+        passage_chars: int | None = None,
+    ) -> None:
         self.services = services
         self.scope = scope
         s = services.settings
@@ -129,16 +141,32 @@ class HttpSearchProvider:
 
     name = "http"
 
-    def __init__(self, url: str, *, auth: Credentials | None = None, timeout: float = 10.0,
-                 connect_timeout: float = 3.0, retries: int = 1, metadata: Mapping[str, Any] | None = None,
-                 transport: httpx.BaseTransport | None = None, verify_tls: bool = True,
-                 max_response_bytes: int = MAX_PROVIDER_RESPONSE_BYTES) -> None:  # fmt: skip
+    def __init__(
+        self,
+        url: str,
+        *,
+        auth: Credentials | None = None,
+        timeout: float = 10.0,
+        connect_timeout: float = 3.0,
+        retries: int = 1,
+        metadata: Mapping[str, Any] | None = None,
+        transport: httpx.BaseTransport | None = None,
+        verify_tls: bool = True,
+        max_response_bytes: int = MAX_PROVIDER_RESPONSE_BYTES,
+    ) -> None:
         self.url = url
         self._auth = auth or NoAuth()
         self._metadata = dict(metadata or {})
-        self._client = CustomSearchClient(url, headers=self._auth.headers, timeout=timeout,
-                                          connect_timeout=connect_timeout, retries=retries, verify_tls=verify_tls,
-                                          transport=transport, max_response_bytes=max_response_bytes)  # fmt: skip
+        self._client = CustomSearchClient(
+            url,
+            headers=self._auth.headers,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            retries=retries,
+            verify_tls=verify_tls,
+            transport=transport,
+            max_response_bytes=max_response_bytes,
+        )
 
     def search(self, query: str, filter: str | None, metadata: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
         try:
@@ -165,4 +193,3 @@ def _relay_error(exc: CustomSearchFailure) -> RelaySearchFailed:
         return InvalidSearchResults("the search server's answer has no search_results", path="$.search_results")
     path = "$" + "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in pointer[1:])
     return InvalidSearchResults(f"the search server's answer is invalid at {path}: {first['message']}", path=path)
-

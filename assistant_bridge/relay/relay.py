@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generator, Mapping, Sequence
+from typing import Any
 
 import httpx
 
@@ -53,8 +54,12 @@ class SearchRecord:
     error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"round": self.round, "query": self.query, "result_count": self.result_count,
-                               "ms": round(self.ms, 1)}  # fmt: skip
+        out: dict[str, Any] = {
+            "round": self.round,
+            "query": self.query,
+            "result_count": self.result_count,
+            "ms": round(self.ms, 1),
+        }
         if self.filter:
             out["filter"] = self.filter
         if self.error:
@@ -93,8 +98,12 @@ class RelayResult:
         return wire.classify(self.response)
 
     def summary(self) -> dict[str, Any]:
-        return {"outcome": self.outcome, "rounds": self.rounds, "trimmed": self.trimmed,
-                "searches": [s.to_json() for s in self.searches]}  # fmt: skip
+        return {
+            "outcome": self.outcome,
+            "rounds": self.rounds,
+            "trimmed": self.trimmed,
+            "searches": [s.to_json() for s in self.searches],
+        }
 
 
 @dataclass
@@ -120,9 +129,18 @@ class Relay:
     :param log_user_text: the turn's log lines also carry the user's text, the queries and the answer.
     """
 
-    def __init__(self, client: AssistantClient, provider: SearchProvider, *, max_rounds: int = 5,
-                 max_request_bytes: int = 100_000, max_results: int = 50, on_search_error: str = "raise",
-                 stream_supported: bool = True, log_user_text: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        client: AssistantClient,
+        provider: SearchProvider,
+        *,
+        max_rounds: int = 5,
+        max_request_bytes: int = 100_000,
+        max_results: int = 50,
+        on_search_error: str = "raise",
+        stream_supported: bool = True,
+        log_user_text: bool = False,
+    ) -> None:
         if max_rounds < 1:
             raise ValueError("max_rounds must be at least 1")
         self.client = client
@@ -136,15 +154,34 @@ class Relay:
 
     # -- construction -----------------------------------------------------------------------------
     @classmethod
-    def from_url(cls, url: str, *, provider: SearchProvider, auth: Credentials | None = None,
-                 version: str = DEFAULT_VERSION, timeout: float = 60.0, retries: int = 2,
-                 transport: httpx.BaseTransport | None = None, **options: Any) -> Relay:  # fmt: skip
-        return cls(AssistantClient(url, auth=auth, version=version, timeout=timeout, retries=retries,
-                                   transport=transport), provider, **options)  # fmt: skip
+    def from_url(
+        cls,
+        url: str,
+        *,
+        provider: SearchProvider,
+        auth: Credentials | None = None,
+        version: str = DEFAULT_VERSION,
+        timeout: float = 60.0,
+        retries: int = 2,
+        transport: httpx.BaseTransport | None = None,
+        **options: Any,
+    ) -> Relay:
+        return cls(
+            AssistantClient(url, auth=auth, version=version, timeout=timeout, retries=retries, transport=transport),
+            provider,
+            **options,
+        )
 
     @classmethod
-    def from_settings(cls, settings: Settings, *, services: Services | None = None, scope: Scope | None = None,
-                      transport: httpx.BaseTransport | None = None, app: Any = None) -> Relay:  # fmt: skip
+    def from_settings(
+        cls,
+        settings: Settings,
+        *,
+        services: Services | None = None,
+        scope: Scope | None = None,
+        transport: httpx.BaseTransport | None = None,
+        app: Any = None,
+    ) -> Relay:
         """The relay of ``settings.extra["relay"]`` (see :mod:`assistant_bridge.relay.config`).
 
         With no ``relay.url`` the target is this service's own assistant (``client-side`` by default),
@@ -159,19 +196,33 @@ class Relay:
         provider = provider_from_config(cfg, services, scope or Scope(principal=LOCAL_PRINCIPAL))
         if cfg.in_process and transport is None:
             if app is None:
-                raise ConfigurationError("relay.url is not set, so the relay calls this service in-process: pass "
-                                         "its app=, or use assistant_bridge.web.app.relay_from_settings(settings)")
+                raise ConfigurationError(
+                    "relay.url is not set, so the relay calls this service in-process: pass "
+                    "its app=, or use assistant_bridge.web.app.relay_from_settings(settings)"
+                )
             transport = httpx.WSGITransport(app=app)
         return cls.from_config(cfg, provider, transport, log_user_text=settings.server.log_user_text)
 
     @classmethod
-    def from_config(cls, cfg: RelayConfig, provider: SearchProvider, transport: httpx.BaseTransport | None = None,
-                    *, log_user_text: bool = False) -> Relay:  # fmt: skip
+    def from_config(
+        cls,
+        cfg: RelayConfig,
+        provider: SearchProvider,
+        transport: httpx.BaseTransport | None = None,
+        *,
+        log_user_text: bool = False,
+    ) -> Relay:
         """The relay of a checked ``[relay]`` table, with the given search provider."""
-        return cls(client_from_config(cfg, transport), provider, max_rounds=cfg.max_rounds,
-                   max_request_bytes=cfg.max_request_bytes, max_results=cfg.max_results,
-                   on_search_error=cfg.on_search_error, stream_supported=cfg.stream,
-                   log_user_text=log_user_text)  # fmt: skip
+        return cls(
+            client_from_config(cfg, transport),
+            provider,
+            max_rounds=cfg.max_rounds,
+            max_request_bytes=cfg.max_request_bytes,
+            max_results=cfg.max_results,
+            on_search_error=cfg.on_search_error,
+            stream_supported=cfg.stream,
+            log_user_text=log_user_text,
+        )
 
     def with_provider(self, provider: SearchProvider) -> Relay:
         """A relay sharing this one's assistant connection pool, with another provider (one per caller)."""
@@ -181,9 +232,16 @@ class Relay:
         return other
 
     # -- one turn ---------------------------------------------------------------------------------
-    def send(self, text: str, *, session_id: str | None = None, context: Mapping[str, Any] | None = None,
-             user_id: str | None = None, options: Mapping[str, Any] | None = None,
-             headers: Mapping[str, str] | None = None) -> RelayResult:  # fmt: skip
+    def send(
+        self,
+        text: str,
+        *,
+        session_id: str | None = None,
+        context: Mapping[str, Any] | None = None,
+        user_id: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> RelayResult:
         """Send ``text`` and answer the assistant's searches until it answers.
 
         :param context: a stateless conversation's context, echoed from the previous response.
@@ -202,14 +260,27 @@ class Relay:
             body = self._round(turn, response, actions, user_id, options)
             response = self.client.post(body, session_id=session_id, headers=headers)
         result = self._result(turn, response, session_id)
-        log.info("relay.turn rounds=%d searches=%d trimmed=%d outcome=%s ms=%.1f", turn.rounds, len(turn.searches),
-                 turn.trimmed, result.outcome, (time.perf_counter() - started) * 1000,
-                 extra=user_text(self.log_user_text, text=text, answer=result.text))  # fmt: skip
+        log.info(
+            "relay.turn rounds=%d searches=%d trimmed=%d outcome=%s ms=%.1f",
+            turn.rounds,
+            len(turn.searches),
+            turn.trimmed,
+            result.outcome,
+            (time.perf_counter() - started) * 1000,
+            extra=user_text(self.log_user_text, text=text, answer=result.text),
+        )
         return result
 
-    def stream(self, text: str, *, session_id: str | None = None, context: Mapping[str, Any] | None = None,
-               user_id: str | None = None, options: Mapping[str, Any] | None = None,
-               headers: Mapping[str, str] | None = None) -> Generator[tuple[str, Any], None, None]:  # fmt: skip
+    def stream(
+        self,
+        text: str,
+        *,
+        session_id: str | None = None,
+        context: Mapping[str, Any] | None = None,
+        user_id: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Generator[tuple[str, Any], None, None]:
         """Like :meth:`send`, as events (see :mod:`assistant_bridge.relay.events`): the assistant's
         ``partial_item``/``complete_item`` events pass through as they come, ``relay_search`` reports each
         round of searches, then the last ``final_response`` and ``relay_end`` (the summary). An assistant
@@ -237,31 +308,48 @@ class Relay:
             if not actions:
                 break
             body = self._round(turn, final, actions, user_id, options)
-            yield "relay_search", {"round": turn.rounds, "searches": [s.to_json() for s in turn.searches
-                                                                      if s.round == turn.rounds],
-                                   "search_results": turn.sent, "trimmed": turn.trimmed}  # fmt: skip
+            yield (
+                "relay_search",
+                {
+                    "round": turn.rounds,
+                    "searches": [s.to_json() for s in turn.searches if s.round == turn.rounds],
+                    "search_results": turn.sent,
+                    "trimmed": turn.trimmed,
+                },
+            )
         if not self.stream_supported:
             for n, item in enumerate(final.get("output", {}).get("generic") or [], start=1):
                 if isinstance(item, dict):
                     yield "complete_item", {**item, "streaming_metadata": {"id": n}}
         result = self._result(turn, final, session_id)
-        log.info("relay.stream rounds=%d searches=%d trimmed=%d outcome=%s", turn.rounds, len(turn.searches),
-                 turn.trimmed, result.outcome,
-                 extra=user_text(self.log_user_text, text=text, answer=result.text))  # fmt: skip
+        log.info(
+            "relay.stream rounds=%d searches=%d trimmed=%d outcome=%s",
+            turn.rounds,
+            len(turn.searches),
+            turn.trimmed,
+            result.outcome,
+            extra=user_text(self.log_user_text, text=text, answer=result.text),
+        )
         yield "final_response", final
         yield "relay_end", result.summary()
 
     # -- rounds -----------------------------------------------------------------------------------
-    def _round(self, turn: _Turn, response: Mapping[str, Any], actions: Sequence[Mapping[str, Any]],
-               user_id: str | None, options: Mapping[str, Any] | None) -> dict[str, Any]:  # fmt: skip
+    def _round(
+        self,
+        turn: _Turn,
+        response: Mapping[str, Any],
+        actions: Sequence[Mapping[str, Any]],
+        user_id: str | None,
+        options: Mapping[str, Any] | None,
+    ) -> dict[str, Any]:
         if turn.rounds >= self.max_rounds:
-            raise SearchLoopExceeded(f"the assistant still asked for a search after {self.max_rounds} rounds",
-                                     rounds=turn.rounds)  # fmt: skip
+            raise SearchLoopExceeded(
+                f"the assistant still asked for a search after {self.max_rounds} rounds", rounds=turn.rounds
+            )
         turn.rounds += 1
         lists = [self._search(turn, action) for action in actions]
         merged = wire.merge_results([lst for lst in lists if lst is not None], self.max_results)
-        body, trimmed = wire.results_message(response, merged, self.max_request_bytes, user_id=user_id,
-                                             options=options)  # fmt: skip
+        body, trimmed = wire.results_message(response, merged, self.max_request_bytes, user_id=user_id, options=options)
         turn.trimmed += trimmed
         turn.sent = list(body["input"]["search_results"])
         if trimmed:
@@ -272,27 +360,48 @@ class Relay:
         t0 = time.perf_counter()
         query, filt = action["query"], action.get("filter")
         try:
-            results = checked_results(self.provider.search(query, filt, action.get("metadata") or {}),
-                                      self.provider.name)  # fmt: skip
+            results = checked_results(
+                self.provider.search(query, filt, action.get("metadata") or {}), self.provider.name
+            )
         except BridgeError as exc:
-            failure = exc if isinstance(exc, RelaySearchFailed) else RelaySearchFailed(
-                f"search provider {self.provider.name} failed: {exc.message}", cause=exc.code)  # fmt: skip
+            failure = (
+                exc
+                if isinstance(exc, RelaySearchFailed)
+                else RelaySearchFailed(f"search provider {self.provider.name} failed: {exc.message}", cause=exc.code)
+            )
             ms = (time.perf_counter() - t0) * 1000
             turn.searches.append(SearchRecord(turn.rounds, query, filt, 0, ms, failure.code))
-            log.warning("relay.search_failed provider=%s code=%s round=%d", self.provider.name, failure.code,
-                        turn.rounds, extra=user_text(self.log_user_text, query=query))  # fmt: skip
+            log.warning(
+                "relay.search_failed provider=%s code=%s round=%d",
+                self.provider.name,
+                failure.code,
+                turn.rounds,
+                extra=user_text(self.log_user_text, query=query),
+            )
             if self.on_search_error == "raise":
                 raise failure from None
             return None
         ms = (time.perf_counter() - t0) * 1000
         turn.searches.append(SearchRecord(turn.rounds, query, filt, len(results), ms))
-        log.info("relay.search provider=%s round=%d results=%d ms=%.1f", self.provider.name, turn.rounds,
-                 len(results), ms, extra=user_text(self.log_user_text, query=query))  # fmt: skip
+        log.info(
+            "relay.search provider=%s round=%d results=%d ms=%.1f",
+            self.provider.name,
+            turn.rounds,
+            len(results),
+            ms,
+            extra=user_text(self.log_user_text, query=query),
+        )
         return results
 
     def _result(self, turn: _Turn, response: dict[str, Any], session_id: str | None) -> RelayResult:
-        return RelayResult(response=response, rounds=turn.rounds, searches=tuple(turn.searches),
-                           search_results=tuple(turn.sent), trimmed=turn.trimmed, session_id=session_id)  # fmt: skip
+        return RelayResult(
+            response=response,
+            rounds=turn.rounds,
+            searches=tuple(turn.searches),
+            search_results=tuple(turn.sent),
+            trimmed=turn.trimmed,
+            session_id=session_id,
+        )
 
     def close(self) -> None:
         self.client.close()
@@ -304,35 +413,60 @@ class Relay:
 def _stream_error(payload: Any) -> MalformedAssistantResponse:
     code = payload.get("code") if isinstance(payload, dict) else None
     message = payload.get("message") if isinstance(payload, dict) else None
-    text = f"the assistant's stream reported an error: {str(message)[:200]}" if message else \
-        "the assistant's stream reported an error"  # fmt: skip
+    text = (
+        f"the assistant's stream reported an error: {str(message)[:200]}"
+        if message
+        else "the assistant's stream reported an error"
+    )
     return MalformedAssistantResponse(text, assistant_code=str(code)[:64] if code else None)
 
 
 def client_from_config(cfg: RelayConfig, transport: httpx.BaseTransport | None = None) -> AssistantClient:
     url = cfg.url or f"{IN_PROCESS_ORIGIN}/v2/assistants/{cfg.assistant_id}/environments/{cfg.environment_id}/message"
     auth = credentials_from_config(cfg.auth, "relay.auth", transport=None) if cfg.url else None
-    return AssistantClient(url, auth=auth, version=cfg.version, timeout=cfg.timeout_seconds,
-                           connect_timeout=cfg.connect_timeout_seconds, retries=cfg.retries, transport=transport,
-                           verify_tls=cfg.verify_tls)  # fmt: skip
+    return AssistantClient(
+        url,
+        auth=auth,
+        version=cfg.version,
+        timeout=cfg.timeout_seconds,
+        connect_timeout=cfg.connect_timeout_seconds,
+        retries=cfg.retries,
+        transport=transport,
+        verify_tls=cfg.verify_tls,
+    )
 
 
-def provider_from_config(cfg: RelayConfig, services: Services | None, scope: Scope,
-                         transport: httpx.BaseTransport | None = None) -> SearchProvider:  # fmt: skip
+def provider_from_config(
+    cfg: RelayConfig, services: Services | None, scope: Scope, transport: httpx.BaseTransport | None = None
+) -> SearchProvider:
     s = cfg.search
     if s.type == "server":
-        return HttpSearchProvider(s.url, auth=credentials_from_config(s.auth, "relay.search.auth"),
-                                  timeout=s.timeout_seconds, connect_timeout=s.connect_timeout_seconds,
-                                  retries=s.retries, metadata=s.metadata, transport=transport,
-                                  verify_tls=s.verify_tls)  # fmt: skip
+        return HttpSearchProvider(
+            s.url,
+            auth=credentials_from_config(s.auth, "relay.search.auth"),
+            timeout=s.timeout_seconds,
+            connect_timeout=s.connect_timeout_seconds,
+            retries=s.retries,
+            metadata=s.metadata,
+            transport=transport,
+            verify_tls=s.verify_tls,
+        )
     if services is None:
         raise ValueError("the built-in search provider needs a Services object")
     return ServicesProvider(services, scope, mode=s.mode, limit=s.limit, passage_chars=s.passage_length)
 
 
-def relay_message(url: str, text: str, *, provider: SearchProvider, auth: Credentials | None = None,
-                  session_id: str | None = None, context: Mapping[str, Any] | None = None,
-                  user_id: str | None = None, **options: Any) -> RelayResult:  # fmt: skip
+def relay_message(
+    url: str,
+    text: str,
+    *,
+    provider: SearchProvider,
+    auth: Credentials | None = None,
+    session_id: str | None = None,
+    context: Mapping[str, Any] | None = None,
+    user_id: str | None = None,
+    **options: Any,
+) -> RelayResult:
     """One relayed turn in one call: ``relay_message(url, "question", provider=...)``.
 
     :param options: :class:`Relay` options (``max_rounds``, ``max_request_bytes``...) and ``version``,
@@ -343,5 +477,3 @@ def relay_message(url: str, text: str, *, provider: SearchProvider, auth: Creden
         return relay.send(text, session_id=session_id, context=context, user_id=user_id)
     finally:
         relay.client.close()  # the client is this call's; the provider is the caller's, who may use it again
-
-

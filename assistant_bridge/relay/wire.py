@@ -19,7 +19,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from assistant_bridge.core.custom_search import fit_within
 from assistant_bridge.relay.errors import MalformedAssistantResponse, RelayRequestTooLarge, SearchActionInvalid
@@ -121,8 +122,13 @@ def merge_results(lists: Sequence[Sequence[Mapping[str, Any]]], max_results: int
     return merged
 
 
-def text_message(text: str, *, context: Mapping[str, Any] | None = None, user_id: str | None = None,
-                 options: Mapping[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+def text_message(
+    text: str,
+    *,
+    context: Mapping[str, Any] | None = None,
+    user_id: str | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     inp: dict[str, Any] = {"message_type": "text", "text": text}
     if options:
         inp["options"] = dict(options)
@@ -134,8 +140,14 @@ def text_message(text: str, *, context: Mapping[str, Any] | None = None, user_id
     return body
 
 
-def results_message(previous: Mapping[str, Any], results: Sequence[Mapping[str, Any]], max_bytes: int, *,
-                    user_id: str | None = None, options: Mapping[str, Any] | None = None) -> tuple[dict[str, Any], int]:  # fmt: skip
+def results_message(
+    previous: Mapping[str, Any],
+    results: Sequence[Mapping[str, Any]],
+    max_bytes: int,
+    *,
+    user_id: str | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> tuple[dict[str, Any], int]:
     """The ``search_results`` message answering ``previous`` (its ``context`` and ``user_id`` echoed),
     trimmed to ``max_bytes``. Returns the body and how many results were dropped or shortened.
 
@@ -154,8 +166,9 @@ def results_message(previous: Mapping[str, Any], results: Sequence[Mapping[str, 
     overhead = len(body_bytes(body)) - len(body_bytes({"search_results": []}))
     budget = max_bytes - overhead
     if budget < len(body_bytes({"search_results": []})):
-        raise RelayRequestTooLarge(f"the assistant's context alone is over the {max_bytes}-byte request limit",
-                                   limit=max_bytes)  # fmt: skip
+        raise RelayRequestTooLarge(
+            f"the assistant's context alone is over the {max_bytes}-byte request limit", limit=max_bytes
+        )
     # the longest prefix that fits, from each result's size (linear); fit_within then only has to shorten
     # a lone first result that is too big on its own. Same outcome as fit_within alone, without its
     # re-serialising after every dropped result.

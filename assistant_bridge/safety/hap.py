@@ -26,20 +26,36 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
-from assistant_bridge.text import HAN, KANA
 from assistant_bridge.errors import ConfigurationError
 from assistant_bridge.safety import lexicon as lx
+from assistant_bridge.text import HAN, KANA
 
 DEFAULT_THRESHOLD = 0.5
 DIRECTED_WEIGHT = 0.75
 GROUP_HATE_WEIGHT = 0.85
 _WINDOW = 4  # words between "you" and an insult, or a group and a dehumanising term
 
-_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "@": "a", "$": "s",
-                       "!": "i", "|": "i", "€": "e", "+": "t"})  # fmt: skip
+_LEET = str.maketrans(
+    {
+        "0": "o",
+        "1": "i",
+        "3": "e",
+        "4": "a",
+        "5": "s",
+        "7": "t",
+        "8": "b",
+        "@": "a",
+        "$": "s",
+        "!": "i",
+        "|": "i",
+        "€": "e",
+        "+": "t",
+    }
+)
 _INNER_SEP = re.compile(r"(?<=[a-z])[.\-_·'](?=[a-z])")
 _EDGE = re.compile(r"^[^\w@$!|*€+]+|[^\w*$!@]+$")
 _RUN3 = re.compile(r"(.)\1{2,}")
@@ -134,7 +150,7 @@ def _masked(form: str, word: str, prefix: bool) -> bool:
         return False
     if len(form) < len(word):
         return False
-    return all(f == w or f == "*" for f, w in zip(form, word)) and form[0] != "*"
+    return all(f == w or f == "*" for f, w in zip(form, word, strict=False)) and form[0] != "*"
 
 
 def _to_katakana(text: str) -> str:
@@ -148,8 +164,10 @@ class WordListScorer:
 
     def __init__(self, latin: Sequence[lx.Entry] = lx.LATIN, japanese: Sequence[lx.Entry] = lx.JAPANESE) -> None:
         self._exact, self._prefixes = _compile_latin(latin)
-        self._ja = [(_to_katakana(unicodedata.normalize("NFKC", t.removesuffix("!K"))), t.endswith("!K"), w, c)
-                    for t, w, c in japanese]  # fmt: skip
+        self._ja = [
+            (_to_katakana(unicodedata.normalize("NFKC", t.removesuffix("!K"))), t.endswith("!K"), w, c)
+            for t, w, c in japanese
+        ]
         self._ja_benign = tuple(_to_katakana(unicodedata.normalize("NFKC", b)) for b in lx.BENIGN_JA)
         self._ja_you = tuple(_to_katakana(s) for s in lx.SECOND_PERSON_JA)
         self._ja_groups = tuple(_to_katakana(s) for s in lx.GROUPS_JA)
@@ -286,8 +304,13 @@ class HapVerdict:
     categories: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"enabled": self.enabled, "score": self.score, "threshold": self.threshold,
-                "detected": self.detected, "categories": list(self.categories)}  # fmt: skip
+        return {
+            "enabled": self.enabled,
+            "score": self.score,
+            "threshold": self.threshold,
+            "detected": self.detected,
+            "categories": list(self.categories),
+        }
 
 
 class HapCheck:
@@ -305,8 +328,9 @@ class HapCheck:
         if not cfg.enabled:
             return HapVerdict(stage, False, limit)
         result = self.scorer.score(text)
-        return HapVerdict(stage, True, limit, result.score, result.score >= limit and result.score > 0,
-                          result.categories)  # fmt: skip
+        return HapVerdict(
+            stage, True, limit, result.score, result.score >= limit and result.score > 0, result.categories
+        )
 
 
 _shared: WordListScorer | None = None

@@ -49,7 +49,7 @@ def comment(text: str = "keep-alive") -> bytes:
     last event id (as the spec says, and httpx-sse does) would then emit an empty ``message`` event at every
     heartbeat of a stream that carries ``id:`` lines. The next event's own lines follow it as usual.
     """
-    return f": {_LINES.sub(' ', text)}\n".encode("utf-8")
+    return f": {_LINES.sub(' ', text)}\n".encode()
 
 
 def retry(milliseconds: int) -> bytes:

@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, Union
+from typing import Any, Generic, TypeVar
 
 from assistant_bridge.streaming.framing import comment, frame, json_payload
 
@@ -52,9 +52,16 @@ class ThreadPump(Generic[T]):
     :param max_seconds: the stream's time limit (``None``: none).
     """
 
-    def __init__(self, produce: Callable[[Callable[[T], bool]], None], *, thread_name: str,
-                 heartbeat_seconds: float = DEFAULT_HEARTBEAT_SECONDS, max_seconds: float | None = None,
-                 maxsize: int = 256, clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
+    def __init__(
+        self,
+        produce: Callable[[Callable[[T], bool]], None],
+        *,
+        thread_name: str,
+        heartbeat_seconds: float = DEFAULT_HEARTBEAT_SECONDS,
+        max_seconds: float | None = None,
+        maxsize: int = 256,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._produce = produce
         self._thread = threading.Thread(target=self._run, name=thread_name, daemon=True)
         self._heartbeat = heartbeat_seconds
@@ -112,7 +119,7 @@ class ThreadPump(Generic[T]):
     def stop(self) -> None:
         self._stopped.set()
 
-    def __iter__(self) -> Iterator[Union[T, Heartbeat, TimedOut]]:
+    def __iter__(self) -> Iterator[T | Heartbeat | TimedOut]:
         self.start()
         deadline = None if self._max_seconds is None else self._clock() + self._max_seconds
         try:
@@ -158,8 +165,12 @@ class EventPump:
 
     thread_name = "message-stream"
 
-    def __init__(self, produce: Callable[[], Iterator[Any]], heartbeat_seconds: float,
-                 on_error: Callable[[BaseException], dict[str, Any]] = _internal_error) -> None:  # fmt: skip
+    def __init__(
+        self,
+        produce: Callable[[], Iterator[Any]],
+        heartbeat_seconds: float,
+        on_error: Callable[[BaseException], dict[str, Any]] = _internal_error,
+    ) -> None:
         self._produce = produce
         self._heartbeat = heartbeat_seconds
         self._on_error = on_error
@@ -194,8 +205,7 @@ class EventPump:
                 close()
 
     def __iter__(self) -> Iterator[bytes]:
-        pump: ThreadPump[bytes] = ThreadPump(self._run, thread_name=self.thread_name,
-                                             heartbeat_seconds=self._heartbeat)  # fmt: skip
+        pump: ThreadPump[bytes] = ThreadPump(self._run, thread_name=self.thread_name, heartbeat_seconds=self._heartbeat)
         for item in pump:
             if isinstance(item, bytes):
                 yield item

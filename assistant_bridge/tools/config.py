@@ -76,8 +76,13 @@ class ToolSettings:
             raise ConfigurationError(f"tools.sse_max_event_bytes must be at least {MIN_EVENT_BYTES}")
         if self.sse_max_split_bytes < self.sse_max_event_bytes:
             raise ConfigurationError("tools.sse_max_split_bytes must be at least tools.sse_max_event_bytes")
-        for name in ("heartbeat_seconds", "poll_seconds", "stream_max_seconds", "max_execution_seconds",
-                     "execution_ttl_seconds"):  # fmt: skip
+        for name in (
+            "heartbeat_seconds",
+            "poll_seconds",
+            "stream_max_seconds",
+            "max_execution_seconds",
+            "execution_ttl_seconds",
+        ):
             if getattr(self, name) <= 0:
                 raise ConfigurationError(f"tools.{name} must be greater than 0")
         if not 1 <= self.async_threads <= 64 or not 0 <= self.max_queued <= 10_000:
@@ -96,4 +101,6 @@ class ToolSettings:
         if not 10 <= r.memory_ttl_seconds <= 2_592_000:
             raise ConfigurationError("tools.rag_search.memory_ttl_seconds must be 10-2592000")
         if r.threshold_level not in ("", "rarely", "less_often", "more_often", "most_often"):
-            raise ConfigurationError("tools.rag_search.threshold_level must be rarely, less_often, more_often or most_often")
+            raise ConfigurationError(
+                "tools.rag_search.threshold_level must be rarely, less_often, more_often or most_often"
+            )

@@ -15,8 +15,9 @@ Invariant: every stream ends with exactly one terminal event (``tool_end`` or ``
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 TOOL_UPDATE = "tool_update"
 TOOL_PARTIAL_UPDATE = "tool_partial_update"

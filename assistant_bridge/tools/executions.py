@@ -6,7 +6,7 @@ any worker read. Status moves ``pending → running → completed | failed | can
 terminal state (every update is guarded on the current status).
 
 An execution belongs to the caller that created it: the credential, the user and the end user
-(:func:`owner_key`). Anyone else gets :class:`~assistant_bridge.errors.NotFound`, exactly as for an unknown id.
+(:attr:`Principal.owner_key <assistant_bridge.domain.Principal.owner_key>`). Anyone else gets :class:`~assistant_bridge.errors.NotFound`, exactly as for an unknown id.
 
 A worker that dies leaves its executions ``running``; a reader on the same host notices the missing process
 and reports them ``failed`` (code ``worker_lost``). Whatever the host, an execution still running after
@@ -19,9 +19,10 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any, Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
 
 from assistant_bridge.domain import Principal
 from assistant_bridge.errors import NotFound
@@ -42,22 +43,17 @@ CREATE TABLE IF NOT EXISTS tool_execution_events (
 );
 """
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
-_COLUMNS = ("id, tool_id, tool_name, owner, user_id, status, mode, inputs, outputs, error, error_code, worker, "
-            "created_at, started_at, completed_at")  # fmt: skip
+_COLUMNS = (
+    "id, tool_id, tool_name, owner, user_id, status, mode, inputs, outputs, error, error_code, worker, "
+    "created_at, started_at, completed_at"
+)
 _PURGE_EVERY_SECONDS = 300.0
-
-
-def owner_key(principal: Principal) -> str:
-    """Who it belongs to: :attr:`Principal.owner_key`, the one rule."""
-    return principal.owner_key
-
-
 
 
 def _iso(ts: float | None) -> str | None:
     if ts is None:
         return None
-    return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat().replace("+00:00", "Z")
+    return datetime.fromtimestamp(ts, tz=UTC).isoformat().replace("+00:00", "Z")
 
 
 @dataclass(frozen=True)
@@ -85,29 +81,71 @@ class ExecutionRecord:
     def to_json(self) -> dict[str, Any]:
         """The ``GET /v1/tool-executions/{id}`` body (UBIK ``PublicToolExecutionResult`` plus a few fields)."""
         return {
-            "id": self.id, "tool_id": self.tool_id, "tool_name": self.tool_name, "user_id": self.user_id,
-            "status": self.status, "inputs": dict(self.inputs),
+            "id": self.id,
+            "tool_id": self.tool_id,
+            "tool_name": self.tool_name,
+            "user_id": self.user_id,
+            "status": self.status,
+            "inputs": dict(self.inputs),
             "outputs": dict(self.outputs) if self.outputs is not None else None,
-            "error": self.error, "error_code": self.error_code, "mode": self.mode,
-            "created_at": _iso(self.created_at), "started_at": _iso(self.started_at),
+            "error": self.error,
+            "error_code": self.error_code,
+            "mode": self.mode,
+            "created_at": _iso(self.created_at),
+            "started_at": _iso(self.started_at),
             "completed_at": _iso(self.completed_at),
-        }  # fmt: skip
+        }
 
 
 def _record(row: Any) -> ExecutionRecord:
-    (id_, tool_id, name, owner, user, status, mode, inputs, outputs, error, code, worker, created, started,
-     completed) = row  # fmt: skip
-    return ExecutionRecord(id_, tool_id, name, owner, user, status, mode, json.loads(inputs),
-                           json.loads(outputs) if outputs else None, error, code, worker, created, started,
-                           completed)  # fmt: skip
+    (
+        id_,
+        tool_id,
+        name,
+        owner,
+        user,
+        status,
+        mode,
+        inputs,
+        outputs,
+        error,
+        code,
+        worker,
+        created,
+        started,
+        completed,
+    ) = row
+    return ExecutionRecord(
+        id_,
+        tool_id,
+        name,
+        owner,
+        user,
+        status,
+        mode,
+        json.loads(inputs),
+        json.loads(outputs) if outputs else None,
+        error,
+        code,
+        worker,
+        created,
+        started,
+        completed,
+    )
 
 
 class ExecutionStore:
     """:param store: the shared SQLite store; the tables are created if missing.
     :param clock: seconds since the epoch."""
 
-    def __init__(self, store: SQLiteStore, *, max_execution_seconds: float = 600.0,
-                 ttl_seconds: float = 86400.0, clock: Callable[[], float] = time.time) -> None:  # fmt: skip
+    def __init__(
+        self,
+        store: SQLiteStore,
+        *,
+        max_execution_seconds: float = 600.0,
+        ttl_seconds: float = 86400.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self._store = store
         self._clock = clock
         self.max_execution_seconds = max_execution_seconds
@@ -116,17 +154,48 @@ class ExecutionStore:
         store.executescript(_SCHEMA)
 
     # -- writes (the accepting worker) ------------------------------------------------------------------
-    def create(self, tool_id: str, tool_name: str, principal: Principal, inputs: Mapping[str, Any],
-               mode: str) -> ExecutionRecord:  # fmt: skip
+    def create(
+        self, tool_id: str, tool_name: str, principal: Principal, inputs: Mapping[str, Any], mode: str
+    ) -> ExecutionRecord:
         now = self._clock()
         self._maybe_purge(now)
-        rec = ExecutionRecord(str(uuid.uuid4()), tool_id, tool_name, owner_key(principal), principal.user_id,
-                              "pending", mode, dict(inputs), None, None, None, worker_id(), now, None, None)  # fmt: skip
+        rec = ExecutionRecord(
+            str(uuid.uuid4()),
+            tool_id,
+            tool_name,
+            principal.owner_key,
+            principal.user_id,
+            "pending",
+            mode,
+            dict(inputs),
+            None,
+            None,
+            None,
+            worker_id(),
+            now,
+            None,
+            None,
+        )
         self._store.execute(
             f"INSERT INTO tool_executions ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (rec.id, rec.tool_id, rec.tool_name, rec.owner, rec.user_id, rec.status, rec.mode,
-             json.dumps(rec.inputs, ensure_ascii=False), None, None, None, rec.worker, now, None, None),
-        )  # fmt: skip
+            (
+                rec.id,
+                rec.tool_id,
+                rec.tool_name,
+                rec.owner,
+                rec.user_id,
+                rec.status,
+                rec.mode,
+                json.dumps(rec.inputs, ensure_ascii=False),
+                None,
+                None,
+                None,
+                rec.worker,
+                now,
+                None,
+                None,
+            ),
+        )
         return rec
 
     def start(self, execution_id: str) -> bool:
@@ -167,7 +236,7 @@ class ExecutionStore:
     def get_visible(self, execution_id: str, principal: Principal) -> ExecutionRecord:
         """:raises NotFound: unknown id, or an execution of another caller."""
         rec = self.get(execution_id)
-        if rec is None or rec.owner != owner_key(principal):
+        if rec is None or rec.owner != principal.owner_key:
             raise NotFound(f"tool execution {execution_id[:64]} not found", resource="tool_execution")
         return rec
 
@@ -199,7 +268,9 @@ class ExecutionStore:
         cutoff = self._clock() - self.ttl_seconds
         self._store.execute(
             "DELETE FROM tool_execution_events WHERE execution_id IN "
-            "(SELECT id FROM tool_executions WHERE created_at < ?)", (cutoff,))  # fmt: skip
+            "(SELECT id FROM tool_executions WHERE created_at < ?)",
+            (cutoff,),
+        )
         return int(self._store.execute("DELETE FROM tool_executions WHERE created_at < ?", (cutoff,)).rowcount)
 
     def _maybe_purge(self, now: float) -> None:

@@ -33,8 +33,9 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from assistant_bridge.conversation.memory import MemoryTurn
 from assistant_bridge.conversation.rewrite import Rewrite, Rewriter
@@ -95,7 +96,9 @@ class RagComponents:
     failed_message: str = "I could not search the documents available to me."
     rewriter: Rewriter | None = None
     hap: HapCheck | None = None
-    hap_input_message: str = "I can't respond to that message because it may contain hateful, abusive or profane language."
+    hap_input_message: str = (
+        "I can't respond to that message because it may contain hateful, abusive or profane language."
+    )
     hap_output_message: str = "I can't share the answer because it may contain hateful, abusive or profane language."
 
 
@@ -120,19 +123,32 @@ def preview(text: str, limit: int) -> str:
 
 def hit_result(hit: SearchHit) -> SearchResult:
     c = hit.chunk
-    return SearchResult(title=c.title, body=c.text, url=c.url, id=c.id,
-                        result_metadata={"score": float(hit.score), "chunk_id": c.id, "document_id": c.document_id})  # fmt: skip
+    return SearchResult(
+        title=c.title,
+        body=c.text,
+        url=c.url,
+        id=c.id,
+        result_metadata={"score": float(hit.score), "chunk_id": c.id, "document_id": c.document_id},
+    )
 
 
 def context_json(rank: int, hit: SearchHit, used: bool, preview_chars: int) -> dict[str, Any]:
     c = hit.chunk
     return {
-        "rank": rank, "chunk_id": c.id, "document_id": c.document_id,
-        "text_preview": preview(c.text, preview_chars), "used_in_response": used,
-        "title": c.title, "filename": c.filename or None, "modality": c.modality, "language": c.language or None,
-        "page_number": c.page_number, "start_time": c.start_time, "end_time": c.end_time,
+        "rank": rank,
+        "chunk_id": c.id,
+        "document_id": c.document_id,
+        "text_preview": preview(c.text, preview_chars),
+        "used_in_response": used,
+        "title": c.title,
+        "filename": c.filename or None,
+        "modality": c.modality,
+        "language": c.language or None,
+        "page_number": c.page_number,
+        "start_time": c.start_time,
+        "end_time": c.end_time,
         "score": round(float(hit.score), 6),
-    }  # fmt: skip
+    }
 
 
 def neutralize(text: str) -> str:
@@ -140,7 +156,9 @@ def neutralize(text: str) -> str:
     return _SPOOF.sub(r"&lt;\1", text)
 
 
-def render_response(answer: Answer, rank_of: Mapping[int, int], chunk_of_rank: Mapping[int, Chunk]) -> tuple[str, list[int]]:
+def render_response(
+    answer: Answer, rank_of: Mapping[int, int], chunk_of_rank: Mapping[int, Chunk]
+) -> tuple[str, list[int]]:
     """The answer text with a citation tag after every cited span, and the ranks cited (sorted)."""
     marks: dict[int, set[int]] = {}
     for cit in answer.citations:
@@ -239,8 +257,9 @@ def run_rag_search(
     if c.hap is not None:
         verdicts["input"] = c.hap.check("input", inputs.query)
         if verdicts["input"].detected:
-            result = _hap_result(c.hap_input_message, (), [], components, settings, execution_id, inputs.query, None,
-                                 verdicts)  # fmt: skip
+            result = _hap_result(
+                c.hap_input_message, (), [], components, settings, execution_id, inputs.query, None, verdicts
+            )
             emit(ev.partial(result["response"]))
             return result
     rewrite = c.rewriter.rewrite(inputs.query, inputs.history) if c.rewriter is not None else None
@@ -257,11 +276,22 @@ def run_rag_search(
     hits = [h for h in found if chunk_visible(h.chunk, scope)]
     emit(ev.phase(ev.RETRIEVAL, "completed", {"retrieved_count": len(hits)}))
     step()
-    prepared = prepare_generation(query, [hit_result(h) for h in hits], prefilter=c.prefilter,
-                                  generator=c.generator, thresholds=c.thresholds, clock=clock)  # fmt: skip
+    prepared = prepare_generation(
+        query,
+        [hit_result(h) for h in hits],
+        prefilter=c.prefilter,
+        generator=c.generator,
+        thresholds=c.thresholds,
+        clock=clock,
+    )
     kept = _kept(prepared)
-    emit(ev.phase(ev.RERANKING, "completed", {"initial_count": len(hits), "reranked_count": len(hits),
-                                              "kept_count": len(kept)}))  # fmt: skip
+    emit(
+        ev.phase(
+            ev.RERANKING,
+            "completed",
+            {"initial_count": len(hits), "reranked_count": len(hits), "kept_count": len(kept)},
+        )
+    )
     step()
     emit(ev.phase(ev.COMPILING_RESULTS, "started"))
     outcome: Outcome
@@ -275,8 +305,14 @@ def run_rag_search(
         finally:
             stream.close()
         step()
-        outcome = finish_generation(prepared, generation, postfilter=c.postfilter, thresholds=c.thresholds,
-                                    generation_ms=(clock() - started) * 1000, clock=clock)  # fmt: skip
+        outcome = finish_generation(
+            prepared,
+            generation,
+            postfilter=c.postfilter,
+            thresholds=c.thresholds,
+            generation_ms=(clock() - started) * 1000,
+            clock=clock,
+        )
         kept = _kept(outcome)
     else:
         outcome = prepared
@@ -285,8 +321,9 @@ def run_rag_search(
     if isinstance(outcome, Answer) and c.hap is not None:
         verdicts["output"] = c.hap.check("output", outcome.text)
         if verdicts["output"].detected:
-            result = _hap_result(c.hap_output_message, kept, hits, components, settings, execution_id, query, rewrite,
-                                 verdicts)  # fmt: skip
+            result = _hap_result(
+                c.hap_output_message, kept, hits, components, settings, execution_id, query, rewrite, verdicts
+            )
             emit(ev.partial(result["response"]))
             return result
     result = build_result(outcome, kept, hits, components, settings, execution_id)
@@ -303,18 +340,41 @@ def _conversation_fields(query: str, rewrite: Rewrite | None, verdicts: Mapping[
     return out
 
 
-def _hap_result(message: str, kept: Sequence[Snippet], hits: Sequence[SearchHit], components: RagComponents,
-                settings: RagSearchSettings, execution_id: str, query: str, rewrite: Rewrite | None,
-                verdicts: Mapping[str, HapVerdict]) -> dict[str, Any]:  # fmt: skip
+def _hap_result(
+    message: str,
+    kept: Sequence[Snippet],
+    hits: Sequence[SearchHit],
+    components: RagComponents,
+    settings: RagSearchSettings,
+    execution_id: str,
+    query: str,
+    rewrite: Rewrite | None,
+    verdicts: Mapping[str, HapVerdict],
+) -> dict[str, Any]:
     """The result of a turn blocked by the HAP filter: the message, nothing cited."""
-    contexts = [context_json(rank, hits[snippet.result_index], False, settings.preview_chars)
-                for rank, snippet in enumerate(dict((s.result_index, s) for s in kept).values(), start=1)]  # fmt: skip
-    return {"response": message, "contexts": contexts, "sources_used": [], "model": components.generator.name,
-            "execution_id": execution_id, "outcome": "hap", **_conversation_fields(query, rewrite, verdicts)}  # fmt: skip
+    contexts = [
+        context_json(rank, hits[snippet.result_index], False, settings.preview_chars)
+        for rank, snippet in enumerate(dict((s.result_index, s) for s in kept).values(), start=1)
+    ]
+    return {
+        "response": message,
+        "contexts": contexts,
+        "sources_used": [],
+        "model": components.generator.name,
+        "execution_id": execution_id,
+        "outcome": "hap",
+        **_conversation_fields(query, rewrite, verdicts),
+    }
 
 
-def build_result(outcome: Outcome, kept: Sequence[Snippet], hits: Sequence[SearchHit], components: RagComponents,
-                 settings: RagSearchSettings, execution_id: str) -> dict[str, Any]:  # fmt: skip
+def build_result(
+    outcome: Outcome,
+    kept: Sequence[Snippet],
+    hits: Sequence[SearchHit],
+    components: RagComponents,
+    settings: RagSearchSettings,
+    execution_id: str,
+) -> dict[str, Any]:
     """The rag_search output for a loop outcome (spec §D.4, plus ``outcome`` and the loop's scores)."""
     rank_of: dict[int, int] = {}
     for snippet in kept:
@@ -337,7 +397,9 @@ def build_result(outcome: Outcome, kept: Sequence[Snippet], hits: Sequence[Searc
             assert isinstance(outcome, SearchFailed)
             response = components.failed_message
             extra["failure_reason"] = outcome.reason
-    contexts = [context_json(rank, hits[index], rank in used, settings.preview_chars) for index, rank in rank_of.items()]
+    contexts = [
+        context_json(rank, hits[index], rank in used, settings.preview_chars) for index, rank in rank_of.items()
+    ]
     return {
         "response": response,
         "contexts": contexts,

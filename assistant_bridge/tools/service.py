@@ -29,8 +29,9 @@ import logging
 import re
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from assistant_bridge import metrics
 from assistant_bridge.conversation.memory import ConversationMemory, MemoryLimits, MemoryTurn
@@ -38,11 +39,11 @@ from assistant_bridge.domain import Scope
 from assistant_bridge.errors import BridgeError, ConfigurationError, DependencyError
 from assistant_bridge.logs import user_text
 from assistant_bridge.services import Services
-from assistant_bridge.tools import events as ev
-from assistant_bridge.tools.config import ToolSettings
 from assistant_bridge.streaming.delta import dumps
 from assistant_bridge.streaming.framing import comment, encode_payload
 from assistant_bridge.streaming.pump import TIMED_OUT, ThreadPump
+from assistant_bridge.tools import events as ev
+from assistant_bridge.tools.config import ToolSettings
 from assistant_bridge.tools.executions import ExecutionRecord, ExecutionStore
 from assistant_bridge.tools.rag_search import Cancelled, RagComponents, RagSearchInputs, run_rag_search
 from assistant_bridge.tools.runner import ExecutionRunner
@@ -63,8 +64,15 @@ _CITATION_TAG = re.compile(r'\s?<citation id="[^"<>]*">\[\d+\]</citation>')
 class Execution:
     """One execution in progress: numbers its events and sends them to the store and/or a live queue."""
 
-    def __init__(self, record: ExecutionRecord, store: ExecutionStore, runner: ExecutionRunner, *,
-                 persist: bool, sink: Callable[[tuple[int, ev.ToolEvent]], object] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        record: ExecutionRecord,
+        store: ExecutionStore,
+        runner: ExecutionRunner,
+        *,
+        persist: bool,
+        sink: Callable[[tuple[int, ev.ToolEvent]], object] | None = None,
+    ) -> None:
         self.record = record
         self.cancel = threading.Event()
         self.cancel_reason = "the client disconnected"
@@ -97,8 +105,9 @@ class ToolsRuntime:
         self.services = services
         self.settings = settings or ToolSettings.from_settings(services.settings)
         s = self.settings
-        self.executions = ExecutionStore(services.store, max_execution_seconds=s.max_execution_seconds,
-                                         ttl_seconds=s.execution_ttl_seconds)  # fmt: skip
+        self.executions = ExecutionStore(
+            services.store, max_execution_seconds=s.max_execution_seconds, ttl_seconds=s.execution_ttl_seconds
+        )
         self.sessions = SessionAccess(services.store)
         self.memory = ConversationMemory(services.store)
         self.runner = ExecutionRunner(s.async_threads, s.max_queued)
@@ -128,13 +137,19 @@ class ToolsRuntime:
 
             rewriter = Rewriter(r.contextual_mode, rewriter.primary)
         return RagComponents(
-            generator=rt.generator(assistant), prefilter=pre, postfilter=post,
+            generator=rt.generator(assistant),
+            prefilter=pre,
+            postfilter=post,
             thresholds=rt.thresholds(r.threshold_level or cs.threshold_level),
-            response_length=r.response_length or cs.response_length, idk_message=assistant.messages.idk,
-            no_result_message=assistant.messages.no_result, failed_message=assistant.messages.error,
-            rewriter=rewriter, hap=rt.hap(assistant), hap_input_message=assistant.messages.hap_input,
+            response_length=r.response_length or cs.response_length,
+            idk_message=assistant.messages.idk,
+            no_result_message=assistant.messages.no_result,
+            failed_message=assistant.messages.error,
+            rewriter=rewriter,
+            hap=rt.hap(assistant),
+            hap_input_message=assistant.messages.hap_input,
             hap_output_message=assistant.messages.hap_output,
-        )  # fmt: skip
+        )
 
     def memory_limits(self) -> MemoryLimits:
         """The memory bounds of the assistant rag_search borrows from (defaults with custom components)."""
@@ -145,14 +160,16 @@ class ToolsRuntime:
     def _remember(self, session_id: str, job: Job, result: dict[str, Any]) -> None:
         answered = result["outcome"] == "answer"
         turn = MemoryTurn(
-            question=job.inputs.query, query=str(result.get("inferred_query") or job.inputs.query),
+            question=job.inputs.query,
+            query=str(result.get("inferred_query") or job.inputs.query),
             answer=_CITATION_TAG.sub("", result["response"]) if answered else "",
             result_ids=tuple(c["chunk_id"] for c in result["contexts"]),
             cited_ids=tuple(c["chunk_id"] for c in result["contexts"] if c["used_in_response"]),
             outcome=result["outcome"],
-        )  # fmt: skip
-        self.memory.append(MEMORY_KIND, session_id, turn, self.settings.rag_search.memory_ttl_seconds,
-                           self.memory_limits())  # fmt: skip
+        )
+        self.memory.append(
+            MEMORY_KIND, session_id, turn, self.settings.rag_search.memory_ttl_seconds, self.memory_limits()
+        )
 
     def assistant(self) -> Assistant:
         """The ``/message`` assistant rag_search borrows its components and messages from.
@@ -195,10 +212,18 @@ class ToolsRuntime:
                 inputs = dataclasses.replace(inputs, history=tuple(self.memory.turns(MEMORY_KIND, session_id)))
             components = self.components()
             generator = components.generator.name
-            result = run_rag_search(inputs, job.scope, search=self._search, components=components,
-                                    settings=self.settings.rag_search, execution_id=rid, emit=execution.emit,
-                                    cancelled=execution.cancel.is_set, timings=timings,
-                                    on_fallback=metrics.count_fallback)  # fmt: skip
+            result = run_rag_search(
+                inputs,
+                job.scope,
+                search=self._search,
+                components=components,
+                settings=self.settings.rag_search,
+                execution_id=rid,
+                emit=execution.emit,
+                cancelled=execution.cancel.is_set,
+                timings=timings,
+                on_fallback=metrics.count_fallback,
+            )
             if session_id:
                 self._remember(session_id, job, result)
         except Cancelled:
@@ -228,13 +253,20 @@ class ToolsRuntime:
         metrics.observe_stages(METRICS_ROUTE, timings)
         metrics.count_outcome(METRICS_ROUTE, result["outcome"], result.get("idk_reason"))
         answer = user_text(self.services.settings.server.log_user_text, answer=result["response"])
-        log.info("tools.execution.completed id=%s outcome=%s contexts=%d cited=%d ms=%.1f", rid, result["outcome"],
-                 len(result["contexts"]), len(result["sources_used"]), (time.perf_counter() - started) * 1000,
-                 extra={**query, **answer})  # fmt: skip
+        log.info(
+            "tools.execution.completed id=%s outcome=%s contexts=%d cited=%d ms=%.1f",
+            rid,
+            result["outcome"],
+            len(result["contexts"]),
+            len(result["sources_used"]),
+            (time.perf_counter() - started) * 1000,
+            extra={**query, **answer},
+        )
         return result
 
-    def _record_failure(self, timings: dict[str, float], exc: BridgeError | None, generator: str | None, *,
-                        passed_on: bool = False) -> None:  # fmt: skip
+    def _record_failure(
+        self, timings: dict[str, float], exc: BridgeError | None, generator: str | None, *, passed_on: bool = False
+    ) -> None:
         """Metrics of an execution that failed: the stages that ran, outcome ``error``, and the outside system
         that failed (counted here, with the generator's name, also when ``passed_on``: the error is raised on
         to become the HTTP answer of a synchronous call)."""
@@ -262,9 +294,13 @@ class ToolsRuntime:
     def stream_live(self, record: ExecutionRecord, job: Job) -> Iterator[bytes]:
         """SSE bytes of an execution run for this very response; closing the iterator cancels it."""
         s = self.settings
+
+        def produce(put: Callable[[tuple[int, ev.ToolEvent]], bool]) -> None:
+            self.run(execution, job)  # its events reach ``put`` through the execution's sink
+
         events: ThreadPump[tuple[int, ev.ToolEvent]] = ThreadPump(
-            lambda put: self.run(execution, job),
-            thread_name="tool-stream", heartbeat_seconds=s.heartbeat_seconds, max_seconds=s.stream_max_seconds)
+            produce, thread_name="tool-stream", heartbeat_seconds=s.heartbeat_seconds, max_seconds=s.stream_max_seconds
+        )
         execution = Execution(record, self.executions, self.runner, persist=False, sink=events.put)
 
         def body() -> Iterator[bytes]:
@@ -335,8 +371,11 @@ class ToolsRuntime:
         if size > s.sse_max_split_bytes:
             log.warning("tools.stream.event_too_large type=%s bytes=%d", event.type, size)
             hint = "; the result is stored: read it from the execution details" if event.type == ev.TOOL_END else ""
-            event = ev.error(f"a {event.type} event of {size} bytes is over this stream's limit of "
-                             f"{s.sse_max_split_bytes} bytes{hint}", "event_too_large")  # fmt: skip
+            event = ev.error(
+                f"a {event.type} event of {size} bytes is over this stream's limit of "
+                f"{s.sse_max_split_bytes} bytes{hint}",
+                "event_too_large",
+            )
             payload = dumps(dict(event.data))
         ident = str(seq) if seq is not None else None
         return encode_payload(event.type, payload, max_bytes=s.sse_max_event_bytes, id=ident), event.terminal
@@ -350,14 +389,11 @@ def terminal_event(rec: ExecutionRecord) -> ev.ToolEvent:
 
 
 def _stream_timeout(seconds: float) -> ev.ToolEvent:
-    return ev.error(f"the stream was open for {seconds:g} s and was closed; the execution details have the result",
-                    "stream_timeout")  # fmt: skip
+    return ev.error(
+        f"the stream was open for {seconds:g} s and was closed; the execution details have the result", "stream_timeout"
+    )
 
 
 def tools_for(services: Services) -> ToolsRuntime:
     """The runtime registered on ``services``, created on first use."""
-    found = services.extras.get(EXTRAS_KEY)
-    if found is None:
-        found = services.extras[EXTRAS_KEY] = ToolsRuntime(services)
-    assert isinstance(found, ToolsRuntime)
-    return found
+    return services.feature(EXTRAS_KEY, ToolsRuntime, ToolsRuntime)

@@ -17,12 +17,11 @@ from __future__ import annotations
 import re
 import sqlite3
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from assistant_bridge.domain import Principal
 from assistant_bridge.errors import NotFound, ValidationFailed
 from assistant_bridge.store import SQLiteStore
-from assistant_bridge.tools.executions import owner_key
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tool_sessions (id TEXT PRIMARY KEY, owner TEXT NOT NULL, created_at REAL NOT NULL);
@@ -44,7 +43,7 @@ class SessionAccess:
         """
         if not isinstance(session_id, str) or not SESSION_ID.match(session_id):
             raise ValidationFailed(f"{field}: a session id is 1-128 letters, digits, _ . : -", path=field)
-        owner = owner_key(principal)
+        owner = principal.owner_key
         message_owner = self._message_session_owner(session_id)
         if message_owner is not None:
             if message_owner != owner:
@@ -52,11 +51,15 @@ class SessionAccess:
             return session_id
         row = self._store.execute("SELECT owner FROM tool_sessions WHERE id=?", (session_id,)).fetchone()
         if row is None:
-            docs = self._store.execute("SELECT owner, tenant FROM documents WHERE session_id=?", (session_id,)).fetchall()
+            docs = self._store.execute(
+                "SELECT owner, tenant FROM documents WHERE session_id=?", (session_id,)
+            ).fetchall()
             if any((o, t) != (principal.user_id, principal.tenant or "") for o, t in docs):
                 raise self._not_found()
-            self._store.execute("INSERT OR IGNORE INTO tool_sessions (id, owner, created_at) VALUES (?,?,?)",
-                                (session_id, owner, self._clock()))  # fmt: skip
+            self._store.execute(
+                "INSERT OR IGNORE INTO tool_sessions (id, owner, created_at) VALUES (?,?,?)",
+                (session_id, owner, self._clock()),
+            )
             row = self._store.execute("SELECT owner FROM tool_sessions WHERE id=?", (session_id,)).fetchone()
         if row is None or row[0] != owner:
             raise self._not_found()

@@ -11,25 +11,26 @@ import io
 import logging
 import time
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from flask import Flask, Response, current_app, g, request
 
+from assistant_bridge import metrics
+from assistant_bridge.aws import sigv4
 from assistant_bridge.core import strict_json
 from assistant_bridge.domain import Principal, Scope
-from assistant_bridge.aws import sigv4
 from assistant_bridge.errors import AuthenticationRequired, PayloadTooLarge, SignatureRejected, ValidationFailed
-from assistant_bridge.services import Services
-from assistant_bridge.settings import ApiKey, Settings, load_settings
-from assistant_bridge import metrics
-from assistant_bridge.web.auth import acting_for, anonymous_allowed, identify, presented_credential
-from assistant_bridge.web.ratelimit import LoginThrottle, RateLimiter, ReplayGuard
-from assistant_bridge.web.errors import install_error_handlers
 from assistant_bridge.relay.config import RelayConfig
 from assistant_bridge.relay.relay import Relay
-from assistant_bridge.web.sse import StreamBudget
+from assistant_bridge.services import Services
+from assistant_bridge.settings import ApiKey, Settings, load_settings
 from assistant_bridge.validation import validate
+from assistant_bridge.web.auth import acting_for, anonymous_allowed, identify, presented_credential
+from assistant_bridge.web.errors import install_error_handlers
+from assistant_bridge.web.ratelimit import LoginThrottle, RateLimiter, ReplayGuard
+from assistant_bridge.web.sse import StreamBudget
 
 log = logging.getLogger("assistant_bridge.http")
 UPLOAD_ENDPOINTS = frozenset({"documents.create_document"})  # multipart bodies up to ingest.max_upload_bytes
@@ -61,8 +62,9 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     app.extensions["rate_limiter"] = RateLimiter(app.extensions["services"].store)
     app.extensions["stream_budget"] = StreamBudget(settings.server.max_streams or settings.server.threads - 1)
     app.extensions["replay_guard"] = ReplayGuard(app.extensions["services"].store, sigv4.CLOCK_SKEW_SECONDS)
-    app.extensions["login_throttle"] = LoginThrottle(app.extensions["services"].store,
-                                                     settings.auth.failed_logins_per_minute)  # fmt: skip
+    app.extensions["login_throttle"] = LoginThrottle(
+        app.extensions["services"].store, settings.auth.failed_logins_per_minute
+    )
     install_error_handlers(app)
     for name in ROUTE_MODULES:
         module = importlib.import_module(name)
@@ -87,8 +89,9 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
         seconds = time.perf_counter() - g.get("started", time.perf_counter())
         metrics.REQUESTS.labels(route=route, method=request.method, status=str(resp.status_code)).inc()
         metrics.LATENCY.labels(route=route).observe(seconds)
-        log.info("request method=%s route=%s status=%d ms=%.1f", request.method, route, resp.status_code,
-                 seconds * 1000)  # fmt: skip
+        log.info(
+            "request method=%s route=%s status=%d ms=%.1f", request.method, route, resp.status_code, seconds * 1000
+        )
         return resp
 
     return app
@@ -201,8 +204,7 @@ def json_body(schema: str, *, max_bytes: int | None = None) -> Any:
     return validate(schema, strict_json.loads(raw))
 
 
-def relay_from_settings(settings: Settings, *, services: Services | None = None,
-                        scope: Scope | None = None) -> Relay:  # fmt: skip
+def relay_from_settings(settings: Settings, *, services: Services | None = None, scope: Scope | None = None) -> Relay:
     """:meth:`Relay.from_settings <assistant_bridge.relay.relay.Relay.from_settings>`, with this service's own
     app built for the in-process target when ``[relay]`` names no ``url`` (the default)."""
     if not RelayConfig.from_settings(settings).in_process:

@@ -22,14 +22,15 @@ import base64
 import binascii
 import hmac
 import re
-from datetime import datetime, timezone
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 from flask import Request, current_app
 
-from assistant_bridge.domain import Principal
 from assistant_bridge.aws import sigv4
+from assistant_bridge.domain import Principal
 from assistant_bridge.errors import AuthenticationRequired, Forbidden, SignatureRejected, ValidationFailed
 from assistant_bridge.settings import ApiKey, AuthSettings
 
@@ -69,9 +70,14 @@ def _match(secret: str, candidate: str) -> bool:
 def _principal(key: ApiKey, index: int) -> Principal:
     # a workspace admin is a member of the workspaces it administers: it reads what it may delete
     workspaces = tuple(dict.fromkeys([*key.workspaces, *key.admin_workspaces]))
-    return Principal(user_id=key.user_id, workspaces=workspaces, tenant=key.tenant or None,
-                     admin=key.admin, key_id=f"key{index}",
-                     admin_workspaces=tuple(key.admin_workspaces))  # fmt: skip
+    return Principal(
+        user_id=key.user_id,
+        workspaces=workspaces,
+        tenant=key.tenant or None,
+        admin=key.admin,
+        key_id=f"key{index}",
+        admin_workspaces=tuple(key.admin_workspaces),
+    )
 
 
 def identify(request: Request, auth: AuthSettings) -> tuple[Principal, ApiKey | None]:
@@ -152,10 +158,18 @@ def _signed(request: Request, auth: AuthSettings, header: str) -> tuple[Principa
             if key.kind == "sigv4" and _match(key.username, signed.access_key_id):
                 raw = request.environ.get("RAW_URI") or request.environ.get("REQUEST_URI") or quote(request.path)
                 path, _, query = raw.partition("?")
-                sigv4.verify(signed, secret=key.key.get(), method=request.method, raw_path=path, raw_query=query,
-                             headers={k.lower(): v for k, v in request.headers.items()},
-                             body=request.get_data(cache=True), now=datetime.now(timezone.utc),
-                             region=auth.aws_region, service=auth.aws_service)  # fmt: skip
+                sigv4.verify(
+                    signed,
+                    secret=key.key.get(),
+                    method=request.method,
+                    raw_path=path,
+                    raw_query=query,
+                    headers={k.lower(): v for k, v in request.headers.items()},
+                    body=request.get_data(cache=True),
+                    now=datetime.now(UTC),
+                    region=auth.aws_region,
+                    service=auth.aws_service,
+                )
                 return _principal(key, i), key
     except sigv4.SignatureError as exc:
         raise SignatureRejected(str(exc)) from None
@@ -200,8 +214,9 @@ def end_user(request: Request, body_value: str | None = None) -> str | None:
     return value
 
 
-def acting_for(request: Request, principal: Principal, key: ApiKey | None,
-               body_end_user: str | None = None) -> Principal:  # fmt: skip
+def acting_for(
+    request: Request, principal: Principal, key: ApiKey | None, body_end_user: str | None = None
+) -> Principal:
     """``principal`` (found by :func:`identify`), or the end user it acts for (header or body).
 
     :raises Forbidden: when the credential may not act for end users, or is bound to another tenant.
@@ -214,5 +229,4 @@ def acting_for(request: Request, principal: Principal, key: ApiKey | None,
         raise Forbidden("this credential may not act for end users")
     if principal.tenant is not None and principal.tenant != user:
         raise Forbidden("this credential is bound to another tenant")
-    return Principal(user_id=user, workspaces=principal.workspaces, tenant=user, admin=False,
-                     key_id=principal.key_id)  # fmt: skip
+    return Principal(user_id=user, workspaces=principal.workspaces, tenant=user, admin=False, key_id=principal.key_id)

@@ -28,8 +28,8 @@ import yaml
 from flask import Blueprint, Response, current_app
 
 from assistant_bridge.settings import Settings
-from assistant_bridge.web.auth import anonymous_allowed
 from assistant_bridge.validation import SCHEMA_DIR
+from assistant_bridge.web.auth import anonymous_allowed
 
 bp = Blueprint("openapi", __name__)
 BASE_FILE = "openapi.base.yaml"
@@ -138,7 +138,7 @@ def hoist_defs(doc: dict[str, Any]) -> None:
         # a def moved out of a def moved out of a schema takes one rewrite per level
         for old in sorted(moved, key=len, reverse=True):
             if ref == old or ref.startswith(old + "/"):
-                return resolve(moved[old] + ref[len(old):])
+                return resolve(moved[old] + ref[len(old) :])
         return ref
 
     def fix(node: Any) -> None:
@@ -197,8 +197,10 @@ def _document_texts() -> tuple[str, str]:
     texts: tuple[str, str] | None = current_app.extensions.get(EXT_KEY)
     if texts is None:
         doc = build_document(settings())
-        texts = (json.dumps(doc, ensure_ascii=False, indent=1),
-                 yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=120))  # fmt: skip
+        texts = (
+            json.dumps(doc, ensure_ascii=False, indent=1),
+            yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=120),
+        )
         current_app.extensions[EXT_KEY] = texts
     return texts
 

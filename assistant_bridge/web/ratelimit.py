@@ -74,8 +74,10 @@ class LoginThrottle:
         ).fetchone()
         if row and row[0] is not None and int(row[0]) >= self.limit:
             RATE_LIMITED.labels(key="failed_logins").inc()
-            raise RateLimited(f"too many failed logins; try again in a minute (limit {self.limit} per minute)",
-                              retry_after=int(60 - now % 60) + 1)  # fmt: skip
+            raise RateLimited(
+                f"too many failed logins; try again in a minute (limit {self.limit} per minute)",
+                retry_after=int(60 - now % 60) + 1,
+            )
 
     def failed(self, address: str, credential: str, now: float | None = None) -> None:
         if self.limit <= 0:
@@ -84,7 +86,8 @@ class LoginThrottle:
         window = int(now // 60)
         for key in self._keys(address, credential):
             self.store.execute(
-                "INSERT INTO rate_limits VALUES (?, ?, 1) ON CONFLICT(key, window) DO UPDATE SET n = n + 1", (key, window)
+                "INSERT INTO rate_limits VALUES (?, ?, 1) ON CONFLICT(key, window) DO UPDATE SET n = n + 1",
+                (key, window),
             )
 
 
@@ -103,6 +106,7 @@ class ReplayGuard:
         now = time.time() if now is None else now
         if int(now) % 60 == 0:
             self.store.execute("DELETE FROM sigv4_seen WHERE expires < ?", (now,))
-        cur = self.store.execute("INSERT OR IGNORE INTO sigv4_seen (signature, expires) VALUES (?, ?)",
-                                 (signature, now + 2 * self.window))  # fmt: skip
+        cur = self.store.execute(
+            "INSERT OR IGNORE INTO sigv4_seen (signature, expires) VALUES (?, ?)", (signature, now + 2 * self.window)
+        )
         return cur.rowcount == 1

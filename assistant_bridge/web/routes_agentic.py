@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from flask import Blueprint, Flask, Response, g, jsonify, request
 
@@ -35,25 +36,36 @@ from assistant_bridge.agentic.loop import AgenticRun
 from assistant_bridge.agentic.request import parse_request
 from assistant_bridge.agentic.runtime import runtime_for
 from assistant_bridge.aws import eventstream, sigv4
-from assistant_bridge.streaming.pump import EventPump
 from assistant_bridge.domain import Scope
 from assistant_bridge.errors import BridgeError, DependencyError, ServiceBusy, ValidationFailed
 from assistant_bridge.services import Services
 from assistant_bridge.settings import Settings
+from assistant_bridge.streaming.framing import frame, json_payload
+from assistant_bridge.streaming.pump import EventPump
 from assistant_bridge.web.app import credential, json_body, principal, services, settings
 from assistant_bridge.web.auth import END_USER_HEADERS
 from assistant_bridge.web.errors import add_error_headers
-from assistant_bridge.streaming.framing import frame, json_payload
 from assistant_bridge.web.sse import sse_response, streaming_response
 
 log = logging.getLogger(__name__)
 bp = Blueprint("agentic", __name__)
-_ERROR_TYPES = {400: "ValidationException", 401: "AccessDeniedException", 403: "AccessDeniedException",
-                404: "ResourceNotFoundException", 413: "ValidationException", 415: "ValidationException",
-                422: "ValidationException", 429: "ThrottlingException"}  # fmt: skip
+_ERROR_TYPES = {
+    400: "ValidationException",
+    401: "AccessDeniedException",
+    403: "AccessDeniedException",
+    404: "ResourceNotFoundException",
+    413: "ValidationException",
+    415: "ValidationException",
+    422: "ValidationException",
+    429: "ThrottlingException",
+}
 ROUTE = "agentic"
-_STAGES = {"Planning": "planning", "SpeculativeRetrieval": "speculative_retrieval", "Retrieval": "retrieval",
-           "FullDocumentExpansion": "document_expansion"}  # fmt: skip
+_STAGES = {
+    "Planning": "planning",
+    "SpeculativeRetrieval": "speculative_retrieval",
+    "Retrieval": "retrieval",
+    "FullDocumentExpansion": "document_expansion",
+}
 
 
 def error_type(err: BridgeError) -> str:
@@ -134,8 +146,9 @@ class _AwsPump(_Pump):
 def wants_eventstream() -> bool:
     """Whether the caller is an AWS SDK: its request is signed with SigV4, or it asks for the event-stream
     content type. Anyone else gets SSE."""
-    return sigv4.is_signed(request.headers.get("Authorization", "")) or \
-        eventstream.MIMETYPE in request.headers.get("Accept", "")  # fmt: skip
+    return sigv4.is_signed(request.headers.get("Authorization", "")) or eventstream.MIMETYPE in request.headers.get(
+        "Accept", ""
+    )
 
 
 def eventstream_response(body: Iterator[bytes]) -> Response:
@@ -221,12 +234,18 @@ def start_run(body: dict[str, Any]) -> AgenticRun:
     """
     caller, key = credential()
     rt = runtime_for(services())
-    req = parse_request(body, known_retrievers=rt.retrievers.keys(), max_iterations_cap=rt.settings.max_iterations,
-                        max_results_cap=settings().search.max_limit)  # fmt: skip
+    req = parse_request(
+        body,
+        known_retrievers=rt.retrievers.keys(),
+        max_iterations_cap=rt.settings.max_iterations,
+        max_results_cap=settings().search.max_limit,
+    )
     user = req.user_id
     header = next((request.headers[h] for h in END_USER_HEADERS if request.headers.get(h)), None)
     if user is not None and header is not None and header != user:
-        raise ValidationFailed("$.userContext.userId: differs from the X-End-User-ID header", path="$.userContext.userId")
+        raise ValidationFailed(
+            "$.userContext.userId: differs from the X-End-User-ID header", path="$.userContext.userId"
+        )
     if user is not None and key is not None and not (key.service or key.admin) and user == caller.user_id:
         user = None  # a user key naming itself narrows nothing
     scope = Scope(principal=principal(user))

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import base64
 import uuid
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from flask import Blueprint, jsonify, request
 
@@ -41,8 +42,11 @@ def _retriever_id(kb: str) -> str:
     known = runtime_for(services()).retrievers
     rid = kb if kb in known else KNOWLEDGE_BASE_ALIASES.get(kb, kb)
     if rid not in known:
-        raise NotFound(f"knowledge base {kb[:64]!r} not found; configured: DEFAULTKB0 (the default), "
-                       + ", ".join(sorted(k for k in known if k != "default")), resource="knowledgeBase")  # fmt: skip
+        raise NotFound(
+            f"knowledge base {kb[:64]!r} not found; configured: DEFAULTKB0 (the default), "
+            + ", ".join(sorted(k for k in known if k != "default")),
+            resource="knowledgeBase",
+        )
     return rid
 
 
@@ -56,12 +60,22 @@ def _result(hit: Any) -> dict[str, Any]:
     location: dict[str, Any] = {"type": "CUSTOM", "customDocumentLocation": {"id": c.document_id}}
     if c.url:
         location = {"type": "WEB", "webLocation": {"url": c.url}}
-    meta: dict[str, Any] = {"x-amz-bedrock-kb-source-uri": c.url or c.document_id, "document_id": c.document_id,
-                            "chunk_id": c.id, "title": c.title, "language": c.language}  # fmt: skip
+    meta: dict[str, Any] = {
+        "x-amz-bedrock-kb-source-uri": c.url or c.document_id,
+        "document_id": c.document_id,
+        "chunk_id": c.id,
+        "title": c.title,
+        "language": c.language,
+    }
     if c.page_number is not None:
         meta["x-amz-bedrock-kb-document-page-number"] = c.page_number
-    return {"content": {"type": "TEXT", "text": c.text}, "location": location, "metadata": meta,
-            "score": round(float(hit.score), 6), "documentId": c.document_id}  # fmt: skip
+    return {
+        "content": {"type": "TEXT", "text": c.text},
+        "location": location,
+        "metadata": meta,
+        "score": round(float(hit.score), 6),
+        "documentId": c.document_id,
+    }
 
 
 @bp.post("/knowledgebases/<knowledgeBaseId>/retrieve")
@@ -72,8 +86,9 @@ def retrieve(knowledgeBaseId: str) -> Any:  # noqa: N803 (the service model's na
     scope = _caller_scope(body)
     rid = _retriever_id(kb)
     if body.get("nextToken"):
-        raise ValidationFailed("$.nextToken: pagination is not supported; every result is in one answer",
-                               path="$.nextToken")  # fmt: skip
+        raise ValidationFailed(
+            "$.nextToken: pagination is not supported; every result is in one answer", path="$.nextToken"
+        )
     conf = body.get("retrievalConfiguration") or {}
     search = conf.get("vectorSearchConfiguration") or conf.get("managedSearchConfiguration") or {}
     retriever = runtime_for(services()).retrievers[rid]
@@ -82,8 +97,10 @@ def retrieve(knowledgeBaseId: str) -> Any:  # noqa: N803 (the service model's na
         try:
             extra = from_retrieval_filter(search["filter"])
         except FilterSyntaxError as exc:
-            raise ValidationFailed(f"$.retrievalConfiguration.vectorSearchConfiguration.filter: {exc.message}",
-                                   path="$.retrievalConfiguration.vectorSearchConfiguration.filter") from None  # fmt: skip
+            raise ValidationFailed(
+                f"$.retrievalConfiguration.vectorSearchConfiguration.filter: {exc.message}",
+                path="$.retrievalConfiguration.vectorSearchConfiguration.filter",
+            ) from None
         expr = extra if expr is None else And((expr, extra))
     mode = {"HYBRID": "hybrid", "SEMANTIC": "dense"}.get(search.get("overrideSearchType", ""), retriever.mode)
     limit = min(int(search.get("numberOfResults") or 5), settings().search.max_limit)
@@ -111,17 +128,24 @@ def _agentic_body(body: dict[str, Any]) -> dict[str, Any]:
     """The agentic request that answers a RetrieveAndGenerate request."""
     conf = body["retrieveAndGenerateConfiguration"]
     if conf.get("type") != "KNOWLEDGE_BASE":
-        raise ValidationFailed("$.retrieveAndGenerateConfiguration.type: only KNOWLEDGE_BASE sources are served "
-                               "(EXTERNAL_SOURCES are not)", path="$.retrieveAndGenerateConfiguration.type")  # fmt: skip
+        raise ValidationFailed(
+            "$.retrieveAndGenerateConfiguration.type: only KNOWLEDGE_BASE sources are served "
+            "(EXTERNAL_SOURCES are not)",
+            path="$.retrieveAndGenerateConfiguration.type",
+        )
     kb = conf.get("knowledgeBaseConfiguration") or {}
     rid = _retriever_id(str(kb.get("knowledgeBaseId") or ""))
     search = (kb.get("retrievalConfiguration") or {}).get("vectorSearchConfiguration") or {}
-    overrides = {k: v for k, v in (("filter", search.get("filter")),
-                                   ("maxNumberOfResults", search.get("numberOfResults"))) if v is not None}  # fmt: skip
-    out: dict[str, Any] = {"messages": [{"role": "user", "content": {"text": body["input"]["text"]}}],
-                           "retrievers": [{"configuration": {"knowledgeBase": {"knowledgeBaseId": rid,
-                                                                               "retrievalOverrides": overrides}}}],
-                           "generateResponse": True}  # fmt: skip
+    overrides = {
+        k: v
+        for k, v in (("filter", search.get("filter")), ("maxNumberOfResults", search.get("numberOfResults")))
+        if v is not None
+    }
+    out: dict[str, Any] = {
+        "messages": [{"role": "user", "content": {"text": body["input"]["text"]}}],
+        "retrievers": [{"configuration": {"knowledgeBase": {"knowledgeBaseId": rid, "retrievalOverrides": overrides}}}],
+        "generateResponse": True,
+    }
     guard = (kb.get("generationConfiguration") or {}).get("guardrailConfiguration")
     if guard:
         out["policyConfiguration"] = {"bedrockGuardrailConfiguration": guard}
@@ -135,13 +159,28 @@ def _citations(result: ResultEvent) -> list[dict[str, Any]]:
     refs = [r.to_json() for r in result.results]
     out = []
     for span in result.citations:
-        out.append({"generatedResponsePart": {"textResponsePart": {
-                        "text": answer[span.start:span.end], "span": {"start": span.start, "end": span.end - 1}}},
-                    "retrievedReferences": [{"content": refs[i]["content"] | {"type": "TEXT"},
-                                             "location": {"type": "CUSTOM", "customDocumentLocation": {
-                                                 "id": str(refs[i]["metadata"].get("document_id", ""))}},
-                                             "metadata": refs[i]["metadata"]}
-                                            for i in span.result_indexes if i < len(refs)]})  # fmt: skip
+        out.append(
+            {
+                "generatedResponsePart": {
+                    "textResponsePart": {
+                        "text": answer[span.start : span.end],
+                        "span": {"start": span.start, "end": span.end - 1},
+                    }
+                },
+                "retrievedReferences": [
+                    {
+                        "content": refs[i]["content"] | {"type": "TEXT"},
+                        "location": {
+                            "type": "CUSTOM",
+                            "customDocumentLocation": {"id": str(refs[i]["metadata"].get("document_id", ""))},
+                        },
+                        "metadata": refs[i]["metadata"],
+                    }
+                    for i in span.result_indexes
+                    if i < len(refs)
+                ],
+            }
+        )
     return out
 
 
@@ -158,13 +197,19 @@ def retrieve_and_generate() -> Any:
     result: ResultEvent | None = None
     for event in events:
         if isinstance(event, ExceptionEvent):
-            raise ValidationFailed(event.message) if event.member == "validationException" else \
-                GeneratorError(event.message)  # fmt: skip
+            raise (
+                ValidationFailed(event.message)
+                if event.member == "validationException"
+                else GeneratorError(event.message)
+            )
         if isinstance(event, ResultEvent):
             result = event
     assert result is not None
-    out: dict[str, Any] = {"output": {"text": result.answer or ""}, "citations": _citations(result),
-                           "sessionId": session}  # fmt: skip
+    out: dict[str, Any] = {
+        "output": {"text": result.answer or ""},
+        "citations": _citations(result),
+        "sessionId": session,
+    }
     if result.guardrail_action is not None:
         out["guardrailAction"] = result.guardrail_action
     return jsonify(out)

@@ -21,8 +21,10 @@ from assistant_bridge.web.auth import anonymous_allowed
 bp = Blueprint("chat", __name__)
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 ASSETS = {"chat.js": "text/javascript", "chat.css": "text/css", "favicon.svg": "image/svg+xml"}
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-       "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")  # fmt: skip
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
 SECURITY_HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Frame-Options": "DENY",

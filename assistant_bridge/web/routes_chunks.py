@@ -16,7 +16,7 @@ chunk the caller cannot see answers 404, exactly like an unknown id.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from flask import Blueprint, jsonify, request
@@ -52,13 +52,23 @@ def chunk_json(c: Chunk) -> dict[str, Any]:
 
 
 def public_document_json(doc: Document) -> dict[str, Any]:
-    created = datetime.fromtimestamp(doc.created_at, tz=timezone.utc).isoformat().replace("+00:00", "Z")
+    created = datetime.fromtimestamp(doc.created_at, tz=UTC).isoformat().replace("+00:00", "Z")
     return {
-        "id": doc.id, "name": doc.title, "status": doc.status, "created_at": created, "updated_at": created,
-        "file_type": doc.mime_type or None, "file_name": doc.filename or None, "processing_pipeline": None,
-        "error_message": None, "api_metadata": None, "markdown_content": doc.text, "language": doc.language or None,
-        "chunk_count": doc.chunk_count, "url": doc.url,
-    }  # fmt: skip
+        "id": doc.id,
+        "name": doc.title,
+        "status": doc.status,
+        "created_at": created,
+        "updated_at": created,
+        "file_type": doc.mime_type or None,
+        "file_name": doc.filename or None,
+        "processing_pipeline": None,
+        "error_message": None,
+        "api_metadata": None,
+        "markdown_content": doc.text,
+        "language": doc.language or None,
+        "chunk_count": doc.chunk_count,
+        "url": doc.url,
+    }
 
 
 def _scope() -> Scope:

@@ -15,16 +15,16 @@ from typing import Any
 
 from flask import Blueprint, jsonify, request
 
-from assistant_bridge.domain import Document, Ownership, Principal, Scope
 from assistant_bridge.core import strict_json
 from assistant_bridge.core.authz import ownership_for_create
+from assistant_bridge.domain import Document, Ownership, Principal, Scope
 from assistant_bridge.errors import NotFound, PayloadTooLarge, ValidationFailed
 from assistant_bridge.ingest.parsers import FORMAT_MIME
 from assistant_bridge.ingest.queue import job_json
 from assistant_bridge.ingest.service import document_visible
+from assistant_bridge.validation import validate
 from assistant_bridge.web.app import json_body, principal, scope, services, settings
 from assistant_bridge.web.auth import ANONYMOUS
-from assistant_bridge.validation import validate
 
 bp = Blueprint("documents", __name__)
 MAX_PAGE = 1000
@@ -33,12 +33,21 @@ MAX_PAGE = 1000
 def document_json(doc: Document, *, with_text: bool = False) -> dict[str, Any]:
     o = doc.ownership
     out: dict[str, Any] = {
-        "id": doc.id, "title": doc.title, "filename": doc.filename, "mime_type": doc.mime_type,
-        "status": doc.status, "chunk_count": doc.chunk_count, "created_at": doc.created_at, "url": doc.url,
-        "language": doc.language, "content_hash": doc.content_hash,
-        "owner_user_id": o.owner_user_id, "workspace_ids": list(o.workspace_ids),
-        "external_user_id": o.tenant or None, "session_id": o.session_id or None,
-    }  # fmt: skip
+        "id": doc.id,
+        "title": doc.title,
+        "filename": doc.filename,
+        "mime_type": doc.mime_type,
+        "status": doc.status,
+        "chunk_count": doc.chunk_count,
+        "created_at": doc.created_at,
+        "url": doc.url,
+        "language": doc.language,
+        "content_hash": doc.content_hash,
+        "owner_user_id": o.owner_user_id,
+        "workspace_ids": list(o.workspace_ids),
+        "external_user_id": o.tenant or None,
+        "session_id": o.session_id or None,
+    }
     if with_text:
         out["text"] = doc.text
     return out
@@ -50,8 +59,9 @@ def ownership_for(p: Principal, workspaces: list[str], session_id: str | None, v
 
         # a session id of another caller answers 404, as if it did not exist
         tools_for(services()).sessions.check(session_id, p)
-    return ownership_for_create(p, workspaces, public=visibility == "public" or p is ANONYMOUS,
-                                session_id=session_id or "")  # fmt: skip
+    return ownership_for_create(
+        p, workspaces, public=visibility == "public" or p is ANONYMOUS, session_id=session_id or ""
+    )
 
 
 @bp.post("/v1/documents")
@@ -75,26 +85,43 @@ def create_document() -> Any:
         strict_json.check(form)  # no NUL in a form field either
         workspaces = [w.strip() for w in form.get("workspaces", "").split(",") if w.strip()]
         if len(workspaces) > 64 or any(len(w) > 256 for w in workspaces):
-            raise ValidationFailed("workspaces: at most 64 workspace ids of at most 256 characters", path="$.workspaces")
+            raise ValidationFailed(
+                "workspaces: at most 64 workspace ids of at most 256 characters", path="$.workspaces"
+            )
         caller = principal(form.get("external_user_id"))
         own = ownership_for(caller, workspaces, form.get("session_id"), form.get("visibility", "private"))
         title, url = form.get("title") or None, form.get("url") or None
         if wait == "false" or len(data) > limit:
             doc_id = svc.ingestor.bytes_document_id(data, own)
             if not _ingested(doc_id):
-                return _queued(svc.queue.submit_bytes(caller.owner_key, upload.filename, data, own, title=title, url=url,
-                                                      mime_type=upload.mimetype, document_id=doc_id))  # fmt: skip
+                return _queued(
+                    svc.queue.submit_bytes(
+                        caller.owner_key,
+                        upload.filename,
+                        data,
+                        own,
+                        title=title,
+                        url=url,
+                        mime_type=upload.mimetype,
+                        document_id=doc_id,
+                    )
+                )
         result = svc.ingestor.ingest_bytes(upload.filename, data, own, title=title, url=url, mime_type=upload.mimetype)
     else:
         body = json_body("document_create")
         caller = principal(body.get("external_user_id"))
-        own = ownership_for(caller, body.get("workspaces", []), body.get("session_id"), body.get("visibility", "private"))
+        own = ownership_for(
+            caller, body.get("workspaces", []), body.get("session_id"), body.get("visibility", "private")
+        )
         text, fmt, title = body["text"], body.get("format", "text"), body["title"]
         if wait == "false" or len(text.encode("utf-8")) > limit:
             doc_id = svc.ingestor.text_document_id(text, title=title, fmt=fmt, ownership=own)
             if not _ingested(doc_id):
-                return _queued(svc.queue.submit_text(caller.owner_key, text, own, title=title, fmt=fmt, url=body.get("url"),
-                                                     document_id=doc_id))  # fmt: skip
+                return _queued(
+                    svc.queue.submit_text(
+                        caller.owner_key, text, own, title=title, fmt=fmt, url=body.get("url"), document_id=doc_id
+                    )
+                )
         result = svc.ingestor.ingest_text(text, title=title, ownership=own, fmt=fmt, url=body.get("url"))
     return jsonify({"document": document_json(result.document), "created": result.created}), (
         201 if result.created else 200
@@ -148,8 +175,14 @@ def list_documents() -> Any:
     """``?limit=`` (1-1000, default 100), ``?cursor=`` (a ``next_cursor``), ``?session_id=``, ``?status=``,
     ``?kind=`` (``text``, ``markdown``, ``html``, ``pdf``, ``vtt``, ``srt``); newest first."""
     kind = request.args.get("kind")
-    return jsonify(document_page(scope(), session_id=request.args.get("session_id"),
-                                 status=request.args.get("status"), mime_type=FORMAT_MIME.get(kind or "")))  # fmt: skip
+    return jsonify(
+        document_page(
+            scope(),
+            session_id=request.args.get("session_id"),
+            status=request.args.get("status"),
+            mime_type=FORMAT_MIME.get(kind or ""),
+        )
+    )
 
 
 def document_page(sc: Scope, **filters: str | None) -> dict[str, Any]:

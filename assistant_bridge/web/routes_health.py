@@ -7,9 +7,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify
 
 from assistant_bridge import metrics
-from assistant_bridge.errors import Forbidden
-
-from assistant_bridge.errors import BridgeError
+from assistant_bridge.errors import BridgeError, Forbidden
 from assistant_bridge.services import Services
 from assistant_bridge.web.auth import anonymous_allowed
 

@@ -34,12 +34,12 @@ from assistant_bridge import metrics
 from assistant_bridge.conversation.assistants import Assistant
 from assistant_bridge.conversation.envelope import context_pending, previous_turns, response_body, turn_request
 from assistant_bridge.conversation.runtime import ConversationRuntime, runtime_for
-from assistant_bridge.conversation.sessions import Session, owner_key
-from assistant_bridge.streaming.pump import EventPump
+from assistant_bridge.conversation.sessions import Session
 from assistant_bridge.conversation.turn import Turn, TurnResult
 from assistant_bridge.errors import BridgeError, ValidationFailed
 from assistant_bridge.services import Services
 from assistant_bridge.settings import Settings
+from assistant_bridge.streaming.pump import EventPump
 from assistant_bridge.web.app import credential, json_body, principal, scope, services, settings
 from assistant_bridge.web.sse import sse_response
 
@@ -89,8 +89,11 @@ def record_turn(result: TurnResult, settings: Settings) -> None:
     metrics.observe_stages(ROUTE, stages)
     metrics.count_outcome(ROUTE, result.outcome, getattr(outcome, "reason", None))
     if trace.error_code:
-        backend = trace.generator if trace.error_stage == "generation" and trace.generator else \
-            metrics.backend_of(trace.error_code, settings)  # fmt: skip
+        backend = (
+            trace.generator
+            if trace.error_stage == "generation" and trace.generator
+            else metrics.backend_of(trace.error_code, settings)
+        )
         metrics.count_backend_error(backend, trace.error_code)
 
 
@@ -108,7 +111,7 @@ def _message(assistant_id: str, environment_id: str | None, session_id: str | No
     session: Session | None = None
     history: tuple[Any, ...] = ()
     if session_id is not None:
-        session = rt.sessions.get(session_id, assistant.id, assistant.environment_id, owner_key(caller))
+        session = rt.sessions.get(session_id, assistant.id, assistant.environment_id, caller.owner_key)
         pending = session.pending
         turns = session.turn_count
         history = tuple(rt.sessions.history(session))
@@ -147,8 +150,10 @@ def _message(assistant_id: str, environment_id: str | None, session_id: str | No
             final = finish(payload)
             # required by the SDKs' FinalResponseOutput (MessageStreamMetadata: {streaming_metadata: {id}});
             # response_id is what IBM's web chat reads
-            final["output"]["streaming_metadata"] = {"response_id": response_id,
-                                                     "streaming_metadata": {"id": len(final["output"]["generic"])}}  # fmt: skip
+            final["output"]["streaming_metadata"] = {
+                "response_id": response_id,
+                "streaming_metadata": {"id": len(final["output"]["generic"])},
+            }
             yield "final_response", final
 
     def on_error(exc: BaseException) -> dict[str, Any]:
@@ -165,14 +170,15 @@ def _create_session(assistant_id: str, environment_id: str | None) -> Any:
     rt, assistant = _assistant(assistant_id, environment_id)
     body = _optional_body("message_session_create")
     caller = principal(body.get("external_user_id"))
-    session = rt.sessions.create(assistant.id, assistant.environment_id, owner_key(caller),
-                                 assistant.session_ttl_seconds)  # fmt: skip
+    session = rt.sessions.create(
+        assistant.id, assistant.environment_id, caller.owner_key, assistant.session_ttl_seconds
+    )
     return jsonify({"session_id": session.id}), 201
 
 
 def _delete_session(assistant_id: str, environment_id: str | None, session_id: str) -> Any:
     rt, assistant = _assistant(assistant_id, environment_id)
-    rt.sessions.delete(session_id, assistant.id, assistant.environment_id, owner_key(principal()))
+    rt.sessions.delete(session_id, assistant.id, assistant.environment_id, principal().owner_key)
     return jsonify({})
 
 

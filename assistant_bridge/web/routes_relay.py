@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 import httpx
 from flask import Blueprint, Flask, current_app, g, jsonify, request
@@ -42,10 +43,10 @@ from assistant_bridge.relay.providers import SearchProvider, ServicesProvider
 from assistant_bridge.relay.relay import Relay, RelayResult, provider_from_config
 from assistant_bridge.services import Services
 from assistant_bridge.settings import Settings
-from assistant_bridge.web.app import json_body, principal, scope, services, settings
-from assistant_bridge.web.auth import END_USER_HEADERS
 from assistant_bridge.streaming.framing import comment, frame, json_payload
 from assistant_bridge.streaming.pump import ThreadPump
+from assistant_bridge.web.app import json_body, principal, scope, services, settings
+from assistant_bridge.web.auth import END_USER_HEADERS
 from assistant_bridge.web.sse import sse_response
 
 log = logging.getLogger(__name__)
@@ -68,8 +69,11 @@ class _RelayHolder:
             if self._relay is None:
                 cfg = self.config
                 transport = httpx.WSGITransport(app=app) if cfg.in_process else None
-                shared: SearchProvider = (provider_from_config(cfg, None, None) if cfg.search.type == "server"  # type: ignore[arg-type]
-                                          else _NoProvider())  # fmt: skip
+                shared: SearchProvider = (
+                    provider_from_config(cfg, None, None)  # type: ignore[arg-type]
+                    if cfg.search.type == "server"
+                    else _NoProvider()
+                )
                 self._relay = Relay.from_config(cfg, shared, transport, log_user_text=svc.settings.server.log_user_text)
             return self._relay
 
@@ -100,8 +104,9 @@ def _relay_for_request() -> tuple[Relay, dict[str, str]]:
     relay = holder.relay(current_app._get_current_object(), svc)  # type: ignore[attr-defined]
     if cfg.search.type == "builtin":
         s = cfg.search
-        relay = relay.with_provider(ServicesProvider(svc, scope(), mode=s.mode, limit=s.limit,
-                                                     passage_chars=s.passage_length))  # fmt: skip
+        relay = relay.with_provider(
+            ServicesProvider(svc, scope(), mode=s.mode, limit=s.limit, passage_chars=s.passage_length)
+        )
     headers: dict[str, str] = {"X-Request-ID": g.get("request_id", "")}
     if cfg.in_process:
         names = ("Authorization", settings().auth.api_key_header, *END_USER_HEADERS)
@@ -147,8 +152,12 @@ def _failed(exc: BridgeError, conf: Settings, *, answered_in_band: bool) -> None
 def _turn_args(body: Mapping[str, Any]) -> dict[str, Any]:
     caller = principal()
     opts, _ = _options(body)
-    return {"session_id": body.get("session_id"), "context": body.get("context"),
-            "user_id": body.get("user_id") or caller.user_id, "options": opts}  # fmt: skip
+    return {
+        "session_id": body.get("session_id"),
+        "context": body.get("context"),
+        "user_id": body.get("user_id") or caller.user_id,
+        "options": opts,
+    }
 
 
 @bp.post("/v1/relay/message")

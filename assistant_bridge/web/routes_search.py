@@ -36,7 +36,9 @@ def _int_option(meta: dict[str, Any], names: tuple[str, ...], default: int, lo: 
         if name in meta:
             value = meta[name]
             if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-                raise ValidationFailed(f"$.metadata.{name}: must be an integer from {lo} to {hi}", path=f"$.metadata.{name}")
+                raise ValidationFailed(
+                    f"$.metadata.{name}: must be an integer from {lo} to {hi}", path=f"$.metadata.{name}"
+                )
             return value
     return default
 
@@ -55,7 +57,9 @@ def search_options(meta: dict[str, Any]) -> dict[str, Any]:
     return {
         "mode": mode,
         "limit": _int_option(meta, ("limit", "top_k", "size"), s.search.default_limit, 1, s.search.max_limit),
-        "passage_chars": _int_option(meta, ("passage_length", "passage_chars"), s.search.default_passage_chars, 0, 100_000),
+        "passage_chars": _int_option(
+            meta, ("passage_length", "passage_chars"), s.search.default_passage_chars, 0, 100_000
+        ),
     }
 
 
@@ -73,9 +77,16 @@ def search() -> Any:
     metrics.observe_stages("search", stages)
     results = [hit_to_result(h, body["query"], opts["passage_chars"]) for h in hits]
     out, trimmed = fit_within(results, s.search.max_response_bytes)
-    log.info("search.done mode=%s limit=%d results=%d trimmed=%d embed_ms=%.1f ms=%.1f", opts["mode"], opts["limit"],
-             len(hits), trimmed, timings.embed_ms, ms,
-             extra=user_text(s.server.log_user_text, query=body["query"]))  # fmt: skip
+    log.info(
+        "search.done mode=%s limit=%d results=%d trimmed=%d embed_ms=%.1f ms=%.1f",
+        opts["mode"],
+        opts["limit"],
+        len(hits),
+        trimmed,
+        timings.embed_ms,
+        ms,
+        extra=user_text(s.server.log_user_text, query=body["query"]),
+    )
     resp = jsonify(out)
     if trimmed:
         resp.headers["X-Results-Trimmed"] = str(trimmed)

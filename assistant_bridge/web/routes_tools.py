@@ -35,14 +35,15 @@ from assistant_bridge.core.filters import parse_filter
 from assistant_bridge.domain import Principal, Scope
 from assistant_bridge.errors import ValidationFailed
 from assistant_bridge.services import Services
-from assistant_bridge.tools.registry import TOOLS, resolve
+from assistant_bridge.streaming.framing import MIMETYPE
 from assistant_bridge.tools.rag_search import RagSearchInputs
+from assistant_bridge.tools.registry import TOOLS, resolve
 from assistant_bridge.tools.service import Job, ToolsRuntime, tools_for
-from assistant_bridge.web.app import credential, json_body, principal, services, settings
+from assistant_bridge.validation import load_schema
+from assistant_bridge.web.app import credential, json_body, principal, services
 from assistant_bridge.web.auth import accepts_query_api_key
 from assistant_bridge.web.routes_documents import document_json, document_page
-from assistant_bridge.web.sse import MIMETYPE, sse_response, stream_slot
-from assistant_bridge.validation import load_schema
+from assistant_bridge.web.sse import sse_response, stream_slot
 
 bp = Blueprint("tools", __name__)
 MODES = ("sync", "stream", "async")
@@ -87,10 +88,16 @@ def _job(body: dict[str, Any], caller: Principal, rt: ToolsRuntime) -> tuple[Job
     ids = inputs.get("document_ids") or None
     document_ids = tuple(str(uuid.UUID(i)) for i in ids) if ids else None  # canonical form; format checked
     expr = parse_filter(inputs.get("filter"))
-    stored = {"query": query, "document_ids": list(document_ids) if document_ids else None,
-              "filter": inputs.get("filter"), "session_id": session_id}  # fmt: skip
-    job = Job(RagSearchInputs(query=query, document_ids=document_ids, filter=expr),
-              Scope(principal=caller, session_id=session_id))  # fmt: skip
+    stored = {
+        "query": query,
+        "document_ids": list(document_ids) if document_ids else None,
+        "filter": inputs.get("filter"),
+        "session_id": session_id,
+    }
+    job = Job(
+        RagSearchInputs(query=query, document_ids=document_ids, filter=expr),
+        Scope(principal=caller, session_id=session_id),
+    )
     return job, stored
 
 
@@ -130,8 +137,16 @@ def execute(tool_id: str) -> Any:
             raise
         rt.start_async(record, job)
         details, stream = _urls(record.id)
-        resp = jsonify({"execution_id": record.id, "status": "pending", "tool_id": spec.id, "tool_name": spec.name,
-                        "details_url": details, "stream_url": stream})  # fmt: skip
+        resp = jsonify(
+            {
+                "execution_id": record.id,
+                "status": "pending",
+                "tool_id": spec.id,
+                "tool_name": spec.name,
+                "details_url": details,
+                "stream_url": stream,
+            }
+        )
         resp.status_code = 202
         resp.headers["Location"] = details
         return resp

@@ -5,7 +5,7 @@ Framing, heartbeats and the producer pump are in :mod:`assistant_bridge.streamin
 from __future__ import annotations
 
 import threading
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from flask import Response, current_app, g
 
@@ -28,8 +28,10 @@ class StreamBudget:
     def take(self) -> Callable[[], None]:
         """:raises ServiceBusy: when every slot is taken. Returns the release function (idempotent)."""
         if not self._slots.acquire(blocking=False):
-            raise ServiceBusy(f"this worker already serves {self.size} event streams; try again shortly",
-                              retry_after=self.RETRY_AFTER_SECONDS)  # fmt: skip
+            raise ServiceBusy(
+                f"this worker already serves {self.size} event streams; try again shortly",
+                retry_after=self.RETRY_AFTER_SECONDS,
+            )
         released = threading.Event()
 
         def release() -> None:
@@ -59,7 +61,7 @@ class _Guarded:
         self._body = iter(body)
         self._release = release
 
-    def __iter__(self) -> "_Guarded":
+    def __iter__(self) -> _Guarded:
         return self
 
     def __next__(self) -> bytes:

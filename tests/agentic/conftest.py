@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import pytest
 
@@ -13,14 +13,14 @@ from assistant_bridge.errors import BackendUnavailable
 
 PAGES = {
     "Arthur's Magazine": "Arthur's Magazine (1844–1846) was an American literary periodical published in "
-                         "Philadelphia in the 19th century.",
+    "Philadelphia in the 19th century.",
     "First for Women": "First for Women is a woman's magazine published by Bauer Media Group in the USA. "
-                       "The magazine was started in 1989.",
+    "The magazine was started in 1989.",
     "Women's magazines": "Many magazines are aimed at women, for example Good Housekeeping and Cosmopolitan.",
     "David Beckham": "David Beckham is an English former footballer. He joined Manchester United as a trainee "
-                     "after being recruited by Alex Ferguson in 1991.",
+    "after being recruited by Alex Ferguson in 1991.",
     "Alex Ferguson": "Sir Alex Ferguson is a Scottish former football manager. He managed Manchester United "
-                     "from 1986 to 2013.",
+    "from 1986 to 2013.",
     "Manchester United F.C.": "Manchester United is a football club based in Old Trafford, Greater Manchester.",
     "Scott Derrickson": "Scott Derrickson is an American director, screenwriter and producer.",
     "Ed Wood": "Edward Davis Wood Jr. was an American filmmaker, actor and author.",
@@ -32,8 +32,10 @@ Search = Callable[[str, int], Sequence[SearchHit]]
 def build_backend(pages: dict[str, str] = PAGES, *, chunks: Sequence[Chunk] = ()) -> MemoryBackend:
     emb = HashingEmbedder(32)
     backend = MemoryBackend(32)
-    items = [Chunk(id=f"c-{i}", document_id=f"d-{i}", title=t, text=x, end_char=len(x), ownership=Ownership())
-             for i, (t, x) in enumerate(pages.items())] + list(chunks)  # fmt: skip
+    items = [
+        Chunk(id=f"c-{i}", document_id=f"d-{i}", title=t, text=x, end_char=len(x), ownership=Ownership())
+        for i, (t, x) in enumerate(pages.items())
+    ] + list(chunks)
     backend.upsert(items, emb.embed_passages([f"{c.title} {c.text}" for c in items]))
     return backend
 

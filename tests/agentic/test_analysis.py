@@ -57,8 +57,15 @@ def test_plain_question_has_no_bridge_cue() -> None:
     assert (a.kind, a.entities, a.bridge_cue) == ("single", (), False)
 
 
-@pytest.mark.parametrize("q", ["Summarize the remote work policy", "Give me an overview of the VPN guide",
-                               "Résumer la politique de télétravail", "テレワーク規程を要約して"])  # fmt: skip
+@pytest.mark.parametrize(
+    "q",
+    [
+        "Summarize the remote work policy",
+        "Give me an overview of the VPN guide",
+        "Résumer la politique de télétravail",
+        "テレワーク規程を要約して",
+    ],
+)
 def test_summary_requests_are_recognised(q: str) -> None:
     assert analyze(q).summary
 
@@ -69,10 +76,16 @@ def test_named_spans_keep_connectors_and_quotes_and_drop_a_leading_year() -> Non
 
 
 def test_bridge_candidates_prefer_names_near_the_question_words() -> None:
-    passage = Passage("David Beckham", "David Robert Joseph Beckham is an English former footballer. He joined "
-                      "Manchester United after being recruited by Alex Ferguson in 1991. He later played for Real Madrid.")
-    found = bridge_candidates("The football manager who recruited David Beckham managed Manchester United during "
-                              "what timeframe?", [passage], limit=2)  # fmt: skip
+    passage = Passage(
+        "David Beckham",
+        "David Robert Joseph Beckham is an English former footballer. He joined "
+        "Manchester United after being recruited by Alex Ferguson in 1991. He later played for Real Madrid.",
+    )
+    found = bridge_candidates(
+        "The football manager who recruited David Beckham managed Manchester United during what timeframe?",
+        [passage],
+        limit=2,
+    )
     assert found[0] == "Alex Ferguson"
     assert all(n not in ("David Robert Joseph Beckham", "English", "1991", "Manchester United") for n in found)
 
@@ -87,11 +100,18 @@ def test_junk_names(name: str) -> None:
     assert junk_name(name)
 
 
-@pytest.mark.parametrize("title,name,expected", [
-    ("Bangor, Maine", "Bangor", True), ("Evolution (2001 film)", "Evolution", True),
-    ("George V", "King George V", True), ("David Beckham (footballer)", "David Beckham", True),
-    ("British people", "British", False), ("Manchester United F.C.", "Manchester", False), ("", "x", False),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "title,name,expected",
+    [
+        ("Bangor, Maine", "Bangor", True),
+        ("Evolution (2001 film)", "Evolution", True),
+        ("George V", "King George V", True),
+        ("David Beckham (footballer)", "David Beckham", True),
+        ("British people", "British", False),
+        ("Manchester United F.C.", "Manchester", False),
+        ("", "x", False),
+    ],
+)
 def test_about(title: str, name: str, expected: bool) -> None:
     assert about(title, name) is expected
 

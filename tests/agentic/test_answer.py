@@ -15,8 +15,9 @@ pytestmark = pytest.mark.unit
 
 
 def gen(text: str, *cites: tuple[int, tuple[tuple[int, int], ...]]) -> Generation:
-    return Generation(text=text, citations=tuple(Citation("t", "x", "b", i, r) for i, r in cites), declined=False,
-                      model="m")  # fmt: skip
+    return Generation(
+        text=text, citations=tuple(Citation("t", "x", "b", i, r) for i, r in cites), declined=False, model="m"
+    )
 
 
 def test_spans_are_exclusive_sorted_and_merged() -> None:
@@ -24,7 +25,11 @@ def test_spans_are_exclusive_sorted_and_merged() -> None:
     spans = citation_spans(g, 3)
     assert [(s.start, s.end, s.result_indexes) for s in spans] == [(0, 11, (0, 2)), (12, 24, (1,))]
     assert g.text[spans[1].start : spans[1].end] == "Gamma delta."
-    assert spans[0].to_json() == {"startIndex": 0, "endIndex": 11, "references": [{"resultIndex": 0}, {"resultIndex": 2}]}
+    assert spans[0].to_json() == {
+        "startIndex": 0,
+        "endIndex": 11,
+        "references": [{"resultIndex": 0}, {"resultIndex": 2}],
+    }
 
 
 def test_spans_outside_the_answer_or_the_results_are_dropped_or_clipped() -> None:

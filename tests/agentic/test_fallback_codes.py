@@ -21,16 +21,24 @@ QUESTION = "Which magazine was started first, Arthur's Magazine or First for Wom
 
 
 def _run(planner: LLMPlanner, generator: FakeGenerator | None = None, iterations: int = 2) -> AgenticRun:
-    return AgenticRun(QUESTION, [RetrieverBinding("kb", search_on(build_backend()))], planner=planner,
-                      generator=generator or FakeGenerator(), clock=Clock(),
-                      options=RunOptions(max_iterations=iterations))  # fmt: skip
+    return AgenticRun(
+        QUESTION,
+        [RetrieverBinding("kb", search_on(build_backend()))],
+        planner=planner,
+        generator=generator or FakeGenerator(),
+        clock=Clock(),
+        options=RunOptions(max_iterations=iterations),
+    )
 
 
-@pytest.mark.parametrize("reply, code", [
-    (GeneratorError("planner model endpoint failed: timed out"), "generator_error"),
-    (BackendUnavailable("a dependency of the endpoint is down"), "backend_unavailable"),
-    ("not json at all", "generator_error"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "reply, code",
+    [
+        (GeneratorError("planner model endpoint failed: timed out"), "generator_error"),
+        (BackendUnavailable("a dependency of the endpoint is down"), "backend_unavailable"),
+        ("not json at all", "generator_error"),
+    ],
+)
 def test_each_round_the_planner_model_failed_is_kept_with_its_code(reply: str | Exception, code: str) -> None:
     planner = LLMPlanner(FakeChatClient(reply))
     run = _run(planner)
@@ -65,10 +73,18 @@ def test_each_failed_search_keeps_its_code_and_a_request_error_is_not_kept() -> 
     def refused(query: str, limit: int) -> list[SearchHit]:
         raise ValidationFailed("bad filter")
 
-    run = AgenticRun(QUESTION, [RetrieverBinding("kb", search_on(build_backend())), RetrieverBinding("down", down),
-                                RetrieverBinding("refused", refused)],
-                     planner=LLMPlanner(FakeChatClient('{"sufficient": true}')), generator=FakeGenerator(),
-                     clock=Clock(), options=RunOptions(max_iterations=1))  # fmt: skip
+    run = AgenticRun(
+        QUESTION,
+        [
+            RetrieverBinding("kb", search_on(build_backend())),
+            RetrieverBinding("down", down),
+            RetrieverBinding("refused", refused),
+        ],
+        planner=LLMPlanner(FakeChatClient('{"sufficient": true}')),
+        generator=FakeGenerator(),
+        clock=Clock(),
+        options=RunOptions(max_iterations=1),
+    )
     list(run.events())
     assert run.stats.dependency_failures == ["backend_unavailable"]
     assert set(run.stats.failed_retrievers) == {"down", "refused"}

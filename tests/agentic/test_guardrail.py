@@ -29,13 +29,16 @@ def guard(**over: Any) -> Guardrail:
     return Guardrail.from_config("hr", "1", {**CONFIG, **over})
 
 
-@pytest.mark.parametrize("text,rules", [
-    ("Can I sue my manager?", ("topic:Legal advice",)),
-    ("Where is the SALARY   grid?", ("word",)),
-    ("my card is 1234-5678-9012-3456", ("regex:card number",)),
-    ("There is an issue with the lawsuits page", ()),  # whole words only: "issue" is not "sue"
-    ("Nothing to see here", ()),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "text,rules",
+    [
+        ("Can I sue my manager?", ("topic:Legal advice",)),
+        ("Where is the SALARY   grid?", ("word",)),
+        ("my card is 1234-5678-9012-3456", ("regex:card number",)),
+        ("There is an issue with the lawsuits page", ()),  # whole words only: "issue" is not "sue"
+        ("Nothing to see here", ()),
+    ],
+)
 def test_check(text: str, rules: tuple[str, ...]) -> None:
     verdict = guard().check(text)
     assert verdict.rules == rules and verdict.intervened == bool(rules)
@@ -47,13 +50,16 @@ def test_cjk_words_match_inside_text() -> None:
     assert g.check("部長の給与はいくら？").intervened
 
 
-@pytest.mark.parametrize("cfg,needle", [
-    ({"denied_words": ["x"], "action": "ANONYMIZE"}, "only the BLOCK action"),
-    ({"regex": [{"pattern": "("}]}, "invalid pattern"),
-    ({"denied_words": ["x"], "colour": "red"}, "unknown keys"),
-    ({}, "at least one"),
-    ({"denied_topics": [{"name": "t"}]}, "phrases"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "cfg,needle",
+    [
+        ({"denied_words": ["x"], "action": "ANONYMIZE"}, "only the BLOCK action"),
+        ({"regex": [{"pattern": "("}]}, "invalid pattern"),
+        ({"denied_words": ["x"], "colour": "red"}, "unknown keys"),
+        ({}, "at least one"),
+        ({"denied_topics": [{"name": "t"}]}, "phrases"),
+    ],
+)
 def test_bad_configuration(cfg: dict[str, Any], needle: str) -> None:
     with pytest.raises(ConfigurationError, match=needle):
         Guardrail.from_config("g1", "1", cfg)
@@ -67,8 +73,13 @@ def test_load_guardrails_by_id_and_version() -> None:
 
 
 def _run(question: str, backend: Any, generator: FakeGenerator, calls: list[str]) -> list[Any]:
-    run = AgenticRun(question, [RetrieverBinding("kb", search_on(backend, calls=calls))], planner=EmbeddedPlanner(),
-                     generator=generator, guardrail=guard())  # fmt: skip
+    run = AgenticRun(
+        question,
+        [RetrieverBinding("kb", search_on(backend, calls=calls))],
+        planner=EmbeddedPlanner(),
+        generator=generator,
+        guardrail=guard(),
+    )
     return list(run.events())
 
 
@@ -80,8 +91,9 @@ def test_a_blocked_question_retrieves_nothing(backend: Any) -> None:
     assert [e.name for e in events] == ["traceEvent", "responseEvent", "result"]
     trace, response, result = events
     assert isinstance(trace, TraceEvent) and trace.step == "Planning"
-    assert trace.payload()["attributes"]["warnings"] == [{"guardrail": {
-        "action": "INTERVENED", "id": "hr", "version": "1", "message": "Blocked by topic:Legal advice"}}]
+    assert trace.payload()["attributes"]["warnings"] == [
+        {"guardrail": {"action": "INTERVENED", "id": "hr", "version": "1", "message": "Blocked by topic:Legal advice"}}
+    ]
     assert response.text == "I can't help with that."
     body = result.payload()
     assert body["results"] == [] and body["guardrailAction"] == "INTERVENED"

@@ -17,23 +17,38 @@ pytestmark = pytest.mark.unit
 STATE = PlanningState(
     question="Which magazine was started first, Arthur's Magazine or First for Women?",
     retrievers=(RetrieverInfo("default", "Encyclopedia"), RetrieverInfo("news", "Press articles")),
-    iteration=1, max_iterations=3,
+    iteration=1,
+    max_iterations=3,
     history=(SubQuery("Which magazine was started first", ("default", "news")),),
-    evidence=(EvidenceView("Arthur's Magazine", "Arthur's Magazine (1844–1846) was an American periodical.", "doc-a",
-                           "default", 0, "q"),),
-    confidence=0.4, confidence_threshold=0.6,
-)  # fmt: skip
+    evidence=(
+        EvidenceView(
+            "Arthur's Magazine", "Arthur's Magazine (1844–1846) was an American periodical.", "doc-a", "default", 0, "q"
+        ),
+    ),
+    confidence=0.4,
+    confidence_threshold=0.6,
+)
 
 
 def test_a_valid_reply_becomes_the_plan() -> None:
-    reply = json.dumps({"sufficient": False, "reason": "Need First for Women.",
-                        "sub_queries": [{"query": "First for Women magazine founded", "retrievers": ["default", "ghost"]},
-                                        {"query": "which magazine was STARTED first"}, "Arthur's Magazine history"],
-                        "expand_documents": ["doc-a", "doc-unknown"]})  # fmt: skip
+    reply = json.dumps(
+        {
+            "sufficient": False,
+            "reason": "Need First for Women.",
+            "sub_queries": [
+                {"query": "First for Women magazine founded", "retrievers": ["default", "ghost"]},
+                {"query": "which magazine was STARTED first"},
+                "Arthur's Magazine history",
+            ],
+            "expand_documents": ["doc-a", "doc-unknown"],
+        }
+    )
     chat = FakeChatClient(reply)
     plan = LLMPlanner(chat).plan(STATE)
     assert [(s.text, s.retrievers) for s in plan.sub_queries] == [
-        ("First for Women magazine founded", ("default",)), ("Arthur's Magazine history", ("default", "news"))]
+        ("First for Women magazine founded", ("default",)),
+        ("Arthur's Magazine history", ("default", "news")),
+    ]
     assert plan.expand_documents == ("doc-a",) and plan.reason == "Need First for Women."
     assert plan.planner == "llm" and not plan.warnings and not plan.sufficient
     prompt = chat.calls[0][1]["content"]
@@ -46,9 +61,16 @@ def test_a_fenced_reply_is_accepted_and_sufficient_stops() -> None:
     assert plan.sufficient and plan.stops and plan.reason == "enough"
 
 
-@pytest.mark.parametrize("reply", ["not json at all", '["a list"]', '{"sufficient": "yes"}',
-                                   '{"sub_queries": [{"retrievers": ["default"]}]}',
-                                   GeneratorError("planner model endpoint failed: timed out")])  # fmt: skip
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "not json at all",
+        '["a list"]',
+        '{"sufficient": "yes"}',
+        '{"sub_queries": [{"retrievers": ["default"]}]}',
+        GeneratorError("planner model endpoint failed: timed out"),
+    ],
+)
 def test_failures_fall_back_to_the_embedded_planner_with_a_warning(reply: Any) -> None:
     planner = LLMPlanner(FakeChatClient(reply))
     plan = planner.plan(STATE)
@@ -58,16 +80,30 @@ def test_failures_fall_back_to_the_embedded_planner_with_a_warning(reply: Any) -
 
 
 def test_conversation_context_is_in_the_prompt() -> None:
-    state = PlanningState(question="And its founder?", retrievers=STATE.retrievers, iteration=1, max_iterations=2,
-                          conversation=(("user", "Tell me about Viglen"), ("assistant", "Viglen is a company."),
-                                        ("user", "And its founder?")))  # fmt: skip
+    state = PlanningState(
+        question="And its founder?",
+        retrievers=STATE.retrievers,
+        iteration=1,
+        max_iterations=2,
+        conversation=(
+            ("user", "Tell me about Viglen"),
+            ("assistant", "Viglen is a company."),
+            ("user", "And its founder?"),
+        ),
+    )
     content = build_messages(state)[1]["content"]
     assert "- user: Tell me about Viglen" in content and "No passages found yet." in content
 
 
 def _client(handler: Any, **kw: Any) -> OpenAIChatClient:
-    return OpenAIChatClient(base_url="http://llm.test/v1/", model="m", api_key="sk-secret-123",
-                            transport=httpx.MockTransport(handler), sleep=lambda s: None, **kw)  # fmt: skip
+    return OpenAIChatClient(
+        base_url="http://llm.test/v1/",
+        model="m",
+        api_key="sk-secret-123",
+        transport=httpx.MockTransport(handler),
+        sleep=lambda s: None,
+        **kw,
+    )
 
 
 def test_chat_client_sends_json_mode_and_the_key() -> None:
@@ -96,8 +132,14 @@ def test_chat_client_retries_then_fails_without_leaking_the_key() -> None:
     assert len(attempts) == 3 and "HTTP 503" in info.value.message and "sk-secret" not in info.value.message
 
 
-@pytest.mark.parametrize("response", [httpx.Response(200, text="garbage"), httpx.Response(401),
-                                      httpx.Response(200, json={"choices": [{"message": {"content": None}}]})])  # fmt: skip
+@pytest.mark.parametrize(
+    "response",
+    [
+        httpx.Response(200, text="garbage"),
+        httpx.Response(401),
+        httpx.Response(200, json={"choices": [{"message": {"content": None}}]}),
+    ],
+)
 def test_chat_client_maps_bad_answers_to_generator_error(response: httpx.Response) -> None:
     with pytest.raises(GeneratorError):
         _client(lambda request: response, max_retries=0).complete([{"role": "user", "content": "x"}])

@@ -31,8 +31,9 @@ class EndlessPlanner:
 
     def plan(self, state: PlanningState) -> Plan:
         self.calls += 1
-        return Plan(sub_queries=(SubQuery(f"magazine {self.calls}", tuple(r.id for r in state.retrievers)),),
-                    reason="more")  # fmt: skip
+        return Plan(
+            sub_queries=(SubQuery(f"magazine {self.calls}", tuple(r.id for r in state.retrievers)),), reason="more"
+        )
 
 
 def run_of(question: str, bindings: list[RetrieverBinding], **kw: Any) -> AgenticRun:
@@ -43,15 +44,22 @@ def run_of(question: str, bindings: list[RetrieverBinding], **kw: Any) -> Agenti
 
 
 def traces(events: list[Any], step: str | None = None, status: str | None = None) -> list[TraceEvent]:
-    return [e for e in events if isinstance(e, TraceEvent) and (step is None or e.step == step)
-            and (status is None or e.status == status)]  # fmt: skip
+    return [
+        e
+        for e in events
+        if isinstance(e, TraceEvent) and (step is None or e.step == step) and (status is None or e.status == status)
+    ]
 
 
 def test_iterations_are_bounded_by_max_agent_iteration(backend: Any) -> None:
     calls: list[str] = []
     planner = EndlessPlanner()
-    run = run_of(COMPARISON, [RetrieverBinding("kb", search_on(backend, calls=calls))], planner=planner,
-                 options=RunOptions(max_iterations=2))  # fmt: skip
+    run = run_of(
+        COMPARISON,
+        [RetrieverBinding("kb", search_on(backend, calls=calls))],
+        planner=planner,
+        options=RunOptions(max_iterations=2),
+    )
     events = list(run.events())
     assert planner.calls == 2 and run.stats.iterations == 2 and run.stats.stopped == "max_iterations"
     assert len(traces(events, "Planning", "IN_PROGRESS")) == 2
@@ -60,7 +68,9 @@ def test_iterations_are_bounded_by_max_agent_iteration(backend: Any) -> None:
 
 
 def test_stops_early_when_the_evidence_suffices(backend: Any) -> None:
-    run = run_of(COMPARISON, [RetrieverBinding("kb", search_on(backend), limit=2)], options=RunOptions(max_iterations=5))
+    run = run_of(
+        COMPARISON, [RetrieverBinding("kb", search_on(backend), limit=2)], options=RunOptions(max_iterations=5)
+    )
     events = list(run.events())
     assert run.stats.stopped == "sufficient" and run.stats.iterations <= 2
     titles = [r.metadata["title"] for r in events[-1].results]
@@ -82,8 +92,9 @@ def test_results_are_deduplicated_across_rounds() -> None:
     def search(text: str, limit: int) -> list[SearchHit]:
         return [SearchHit(same, 1.0), SearchHit(twin, 0.9)]
 
-    run = run_of(COMPARISON, [RetrieverBinding("kb", search)], planner=EndlessPlanner(),
-                 options=RunOptions(max_iterations=3))  # fmt: skip
+    run = run_of(
+        COMPARISON, [RetrieverBinding("kb", search)], planner=EndlessPlanner(), options=RunOptions(max_iterations=3)
+    )
     result = list(run.events())[-1]
     assert isinstance(result, ResultEvent)
     assert [r.metadata["chunk_id"] for r in result.results] == ["c1"]
@@ -92,13 +103,19 @@ def test_results_are_deduplicated_across_rounds() -> None:
 
 def test_a_failing_retriever_gives_a_failed_trace_and_the_run_continues(backend: Any) -> None:
     bad_calls: list[str] = []
-    run = run_of(COMPARISON, [RetrieverBinding("broken", failing(bad_calls)), RetrieverBinding("kb", search_on(backend))],
-                 planner=EndlessPlanner(), options=RunOptions(max_iterations=2))  # fmt: skip
+    run = run_of(
+        COMPARISON,
+        [RetrieverBinding("broken", failing(bad_calls)), RetrieverBinding("kb", search_on(backend))],
+        planner=EndlessPlanner(),
+        options=RunOptions(max_iterations=2),
+    )
     events = list(run.events())
     failed = traces(events, status="FAILED")
     assert len(failed) == 1 and failed[0].retrievers == ("broken",)
     assert failed[0].failures == ("backend_unavailable: search backend unreachable",)
-    assert failed[0].payload()["attributes"]["failures"] == [{"message": "backend_unavailable: search backend unreachable"}]
+    assert failed[0].payload()["attributes"]["failures"] == [
+        {"message": "backend_unavailable: search backend unreachable"}
+    ]
     assert bad_calls == [COMPARISON]  # left out of the later rounds
     assert run.stats.failed_retrievers == ["broken"]
     result = events[-1]
@@ -116,10 +133,15 @@ def test_every_retriever_failing_ends_with_dependency_failed() -> None:
 
 
 def _policy_doc() -> tuple[list[Chunk], FullDocument]:
-    parts = ["Remote work is allowed two days a week.", "Managers approve remote days in the HR tool.",
-             "Equipment for home offices is reimbursed up to 300 euros."]  # fmt: skip
-    chunks = [Chunk(id=f"p{i}", document_id="policy", title="Remote work policy", text=t, position=i,
-                    ownership=Ownership()) for i, t in enumerate(parts)]  # fmt: skip
+    parts = [
+        "Remote work is allowed two days a week.",
+        "Managers approve remote days in the HR tool.",
+        "Equipment for home offices is reimbursed up to 300 euros.",
+    ]
+    chunks = [
+        Chunk(id=f"p{i}", document_id="policy", title="Remote work policy", text=t, position=i, ownership=Ownership())
+        for i, t in enumerate(parts)
+    ]
     return chunks, FullDocument("policy", "Remote work policy", " ".join(parts), len(parts))
 
 
@@ -132,25 +154,32 @@ def test_full_document_expansion_when_the_best_hits_share_a_document() -> None:
         fetched.append(document_id)
         return doc if document_id == "policy" else None
 
-    run = run_of("remote work days managers approve", [RetrieverBinding("kb", search_on(backend))],
-                 fetch_document=fetch)  # fmt: skip
+    run = run_of(
+        "remote work days managers approve", [RetrieverBinding("kb", search_on(backend))], fetch_document=fetch
+    )
     events = list(run.events())
     done = traces(events, "FullDocumentExpansion", "SUCCEEDED")
     assert fetched == ["policy"] and len(done) == 1
-    assert done[0].actions[0].to_json() == {"fullDocumentExpansion": {"documentId": "policy",
-                                                                      "sourceRetriever": {"identifier": "kb"}}}
+    assert done[0].actions[0].to_json() == {
+        "fullDocumentExpansion": {"documentId": "policy", "sourceRetriever": {"identifier": "kb"}}
+    }
     result = events[-1]
     assert isinstance(result, ResultEvent)
     full = [r for r in result.results if r.metadata.get("full_document")]
     assert len(full) == 1 and full[0].text == doc.text and full[0].metadata["chunk_count"] == 3
-    assert not [r for r in result.results if r.metadata.get("document_id") == "policy" and not r.metadata.get("full_document")]
+    assert not [
+        r for r in result.results if r.metadata.get("document_id") == "policy" and not r.metadata.get("full_document")
+    ]
 
 
 def test_summary_request_expands_the_top_document_and_a_missing_one_fails() -> None:
     chunks, _ = _policy_doc()
     backend = build_backend({}, chunks=chunks[:1])
-    run = run_of("Summarize the remote work policy", [RetrieverBinding("kb", search_on(backend))],
-                 fetch_document=lambda _id: None)  # fmt: skip
+    run = run_of(
+        "Summarize the remote work policy",
+        [RetrieverBinding("kb", search_on(backend))],
+        fetch_document=lambda _id: None,
+    )
     events = list(run.events())
     failed = traces(events, "FullDocumentExpansion", "FAILED")
     assert len(failed) == 1 and failed[0].failures == ("document not found",)
@@ -159,13 +188,19 @@ def test_summary_request_expands_the_top_document_and_a_missing_one_fails() -> N
 
 def test_expansion_can_be_turned_off(backend: Any) -> None:
     chunks, doc = _policy_doc()
-    run = run_of("Summarize the remote work policy", [RetrieverBinding("kb", search_on(build_backend({}, chunks=chunks)))],
-                 fetch_document=lambda _id: doc, options=RunOptions(expansion=ExpansionPolicy(enabled=False)))  # fmt: skip
+    run = run_of(
+        "Summarize the remote work policy",
+        [RetrieverBinding("kb", search_on(build_backend({}, chunks=chunks)))],
+        fetch_document=lambda _id: doc,
+        options=RunOptions(expansion=ExpansionPolicy(enabled=False)),
+    )
     assert not traces(list(run.events()), "FullDocumentExpansion")
 
 
 def test_event_order_and_streamed_answer(backend: Any) -> None:
-    run = run_of(COMPARISON, [RetrieverBinding("kb", search_on(backend), limit=2)], generator=FakeGenerator(chunk_chars=5))
+    run = run_of(
+        COMPARISON, [RetrieverBinding("kb", search_on(backend), limit=2)], generator=FakeGenerator(chunk_chars=5)
+    )
     events = list(run.events())
     kinds = [e.name for e in events]
     assert kinds[0] == "traceEvent" and kinds[-1] == "result"
@@ -178,7 +213,7 @@ def test_event_order_and_streamed_answer(backend: Any) -> None:
     assert "".join(e.text for e in events if isinstance(e, ResponseEvent)) == result.answer
     assert result.citations
     for c in result.citations:
-        span = result.answer[c.start:c.end]  # type: ignore[index]
+        span = result.answer[c.start : c.end]  # type: ignore[index]
         assert 0 <= c.start < c.end <= len(result.answer or "")
         assert all(span in result.results[i].text for i in c.result_indexes)
     ids = [e.id for e in traces(events)]
@@ -188,8 +223,9 @@ def test_event_order_and_streamed_answer(backend: Any) -> None:
 
 
 def test_without_generation_there_is_no_answer(backend: Any) -> None:
-    run = run_of(COMPARISON, [RetrieverBinding("kb", search_on(backend))], generator=None,
-                 options=RunOptions(generate=False))  # fmt: skip
+    run = run_of(
+        COMPARISON, [RetrieverBinding("kb", search_on(backend))], generator=None, options=RunOptions(generate=False)
+    )
     events = list(run.events())
     assert not [e for e in events if isinstance(e, ResponseEvent)]
     assert "generatedResponse" not in events[-1].payload()
@@ -221,8 +257,9 @@ def test_the_prefilter_is_asked_before_each_plan(backend: Any) -> None:
     from assistant_bridge.filters import FakePreFilter
 
     pre = FakePreFilter(0.9)
-    run = run_of("Where is Manchester United based?", [RetrieverBinding("kb", search_on(backend))], prefilter=pre,
-                 threshold=0.5)  # fmt: skip
+    run = run_of(
+        "Where is Manchester United based?", [RetrieverBinding("kb", search_on(backend))], prefilter=pre, threshold=0.5
+    )
     list(run.events())
     assert len(pre.calls) == 1 and run.stats.stopped == "sufficient" and run.stats.retrieval_calls == 1
 

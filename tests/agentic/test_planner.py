@@ -18,16 +18,37 @@ ONE = (RetrieverInfo("default"),)
 
 
 def ev(title: str, text: str = "", *, target: str = "", rank: int = 0, round_: int = 0) -> EvidenceView:
-    return EvidenceView(title=title, text=text or f"{title} is a thing.", document_id=f"doc-{title}",
-                        retriever="default", round=round_, query=target or "q", target=target, rank=rank)  # fmt: skip
+    return EvidenceView(
+        title=title,
+        text=text or f"{title} is a thing.",
+        document_id=f"doc-{title}",
+        retriever="default",
+        round=round_,
+        query=target or "q",
+        target=target,
+        rank=rank,
+    )
 
 
-def state(question: str, *evidence: EvidenceView, history: tuple[SubQuery, ...] = (), iteration: int = 1,
-          confidence: float | None = None, threshold: float | None = None,
-          retrievers: tuple[RetrieverInfo, ...] = ONE) -> PlanningState:  # fmt: skip
-    return PlanningState(question=question, retrievers=retrievers, iteration=iteration, max_iterations=3,
-                         history=history, evidence=evidence, confidence=confidence,
-                         confidence_threshold=threshold)  # fmt: skip
+def state(
+    question: str,
+    *evidence: EvidenceView,
+    history: tuple[SubQuery, ...] = (),
+    iteration: int = 1,
+    confidence: float | None = None,
+    threshold: float | None = None,
+    retrievers: tuple[RetrieverInfo, ...] = ONE,
+) -> PlanningState:
+    return PlanningState(
+        question=question,
+        retrievers=retrievers,
+        iteration=iteration,
+        max_iterations=3,
+        history=history,
+        evidence=evidence,
+        confidence=confidence,
+        confidence_threshold=threshold,
+    )
 
 
 COMPARISON = "Which magazine was started first, Arthur's Magazine or First for Women?"
@@ -69,8 +90,11 @@ def test_conjunction_gives_one_search_per_clause() -> None:
 
 
 def test_bridge_hop_searches_the_name_found_in_the_first_passage() -> None:
-    beckham = ev("David Beckham", "David Beckham is an English former footballer. He joined Manchester United after "
-                 "being recruited by Alex Ferguson in 1991.")  # fmt: skip
+    beckham = ev(
+        "David Beckham",
+        "David Beckham is an English former footballer. He joined Manchester United after "
+        "being recruited by Alex Ferguson in 1991.",
+    )
     plan = EmbeddedPlanner().plan(state(BRIDGE, beckham, ev("Manchester United F.C.")))
     bridges = [s for s in plan.sub_queries if s.purpose == "bridge"]
     assert bridges and bridges[0].text == "Alex Ferguson"
@@ -79,8 +103,16 @@ def test_bridge_hop_searches_the_name_found_in_the_first_passage() -> None:
 
 def test_bridge_question_is_sufficient_once_the_hop_found_its_passage() -> None:
     history = (SubQuery("Alex Ferguson", ("default",), "Alex Ferguson", "bridge"),)
-    plan = EmbeddedPlanner().plan(state(BRIDGE, ev("David Beckham"), ev("Manchester United"),
-                                        ev("Alex Ferguson", target="Alex Ferguson"), history=history, iteration=2))  # fmt: skip
+    plan = EmbeddedPlanner().plan(
+        state(
+            BRIDGE,
+            ev("David Beckham"),
+            ev("Manchester United"),
+            ev("Alex Ferguson", target="Alex Ferguson"),
+            history=history,
+            iteration=2,
+        )
+    )
     assert plan.sufficient and not plan.sub_queries
 
 
@@ -90,8 +122,9 @@ def test_confident_plain_question_stops_at_once() -> None:
 
 
 def test_unconfident_plain_question_gets_a_keyword_reformulation() -> None:
-    plan = EmbeddedPlanner().plan(state("how do i configure the wireless printer", ev("Printers"),
-                                        confidence=0.1, threshold=0.5))  # fmt: skip
+    plan = EmbeddedPlanner().plan(
+        state("how do i configure the wireless printer", ev("Printers"), confidence=0.1, threshold=0.5)
+    )
     assert [s.purpose for s in plan.sub_queries] == ["keywords"]
     assert plan.sub_queries[0].text == "configure wireless printer"
 
@@ -115,7 +148,10 @@ def test_sub_queries_are_capped() -> None:
 
 
 def test_route_by_description() -> None:
-    infos = (RetrieverInfo("hr", "HR policies: leave, holidays, expenses"), RetrieverInfo("it", "IT help: VPN, laptops"))
+    infos = (
+        RetrieverInfo("hr", "HR policies: leave, holidays, expenses"),
+        RetrieverInfo("it", "IT help: VPN, laptops"),
+    )
     assert route("VPN on my laptop", infos) == ("it",)
     assert route("expenses for holidays", infos) == ("hr",)
     assert route("the weather", infos) == ("hr", "it")

@@ -25,30 +25,52 @@ def test_settings_defaults_and_checks() -> None:
     assert (s.default_max_iterations, s.max_iterations, s.results_per_query, s.max_results) == (3, 10, 5, 25)
     s = AgenticSettings.from_table({"default_max_iterations": 4, "expansion": {"concentration": 3, "max_chars": 500}})
     assert s.default_max_iterations == 4 and s.expansion.concentration == 3 and s.max_document_chars == 500
-    for bad in ({"default_max_iterations": 1}, {"colour": 1}, {"max_results": 0}, {"planner": {"model": "m"}},
-                {"expansion": {"bogus": 1}}, {"results_per_query": "many"}):
+    for bad in (
+        {"default_max_iterations": 1},
+        {"colour": 1},
+        {"max_results": 0},
+        {"planner": {"model": "m"}},
+        {"expansion": {"bogus": 1}},
+        {"results_per_query": "many"},
+    ):
         with pytest.raises(ConfigurationError):
             AgenticSettings.from_table(bad)
 
 
 def test_configured_retrievers(tmp_path: Path) -> None:
-    s = make_settings(tmp_path, retrievers={"hr": {"description": "HR", "mode": "lexical", "filter": "title == 'x'",
-                                                   "max_results": 3}})  # fmt: skip
+    s = make_settings(
+        tmp_path,
+        retrievers={"hr": {"description": "HR", "mode": "lexical", "filter": "title == 'x'", "max_results": 3}},
+    )
     found = load_retrievers(s)
     assert set(found) == {"default", "hr"} and found["hr"].mode == "lexical" and found["hr"].max_results == 3
-    for bad in ({"hr": {"mode": "fuzzy"}}, {"hr": {"filter": "tenant == 'a'"}}, {"hr": {"collection": "other"}},
-                {"hr": {"colour": 1}}, {"bad id!": {}}):
+    for bad in (
+        {"hr": {"mode": "fuzzy"}},
+        {"hr": {"filter": "tenant == 'a'"}},
+        {"hr": {"collection": "other"}},
+        {"hr": {"colour": 1}},
+        {"bad id!": {}},
+    ):
         with pytest.raises(ConfigurationError):
             load_retrievers(make_settings(tmp_path, retrievers=bad))
 
 
 def test_stitch_removes_the_overlap_between_chunks() -> None:
     text = "Alpha beta gamma delta epsilon."
-    chunks = [Chunk(id="1", document_id="d", title="t", text=text[0:16], start_char=0, end_char=16),
-              Chunk(id="2", document_id="d", title="t", text=text[11:31], start_char=11, end_char=31, position=1)]
+    chunks = [
+        Chunk(id="1", document_id="d", title="t", text=text[0:16], start_char=0, end_char=16),
+        Chunk(id="2", document_id="d", title="t", text=text[11:31], start_char=11, end_char=31, position=1),
+    ]
     assert stitch(chunks) == text
-    assert stitch([Chunk(id="a", document_id="d", title="t", text="One."), Chunk(id="b", document_id="d", title="t",
-                                                                               text="Two.")]) == "One.\n\nTwo."  # fmt: skip
+    assert (
+        stitch(
+            [
+                Chunk(id="a", document_id="d", title="t", text="One."),
+                Chunk(id="b", document_id="d", title="t", text="Two."),
+            ]
+        )
+        == "One.\n\nTwo."
+    )
 
 
 def test_fetch_document_respects_scope(tmp_path: Path) -> None:
@@ -65,8 +87,9 @@ def test_fetch_document_respects_scope(tmp_path: Path) -> None:
 
 
 def test_build_run_combines_filters_and_checks_guardrail_and_planner(tmp_path: Path) -> None:
-    s = make_settings(tmp_path, retrievers={"hr": {"filter": "language == 'en'"}},
-                      guardrails={"hr": {"1": {"denied_words": ["x"]}}})  # fmt: skip
+    s = make_settings(
+        tmp_path, retrievers={"hr": {"filter": "language == 'en'"}}, guardrails={"hr": {"1": {"denied_words": ["x"]}}}
+    )
     svc = make_services(s)
     rt = runtime_for(svc)
     rt._generator = FakeGenerator()  # noqa: SLF001 - avoid loading the extractive model in a unit test
@@ -107,13 +130,16 @@ def test_custom_planner_uses_the_configured_model(tmp_path: Path) -> None:
 
 
 def test_planner_settings_build_an_http_client(tmp_path: Path) -> None:
-    s = make_settings(tmp_path, agentic={"planner": {"base_url": "http://127.0.0.1:9/v1", "model": "m",
-                                                     "api_key": "sk-1", "timeout": 2}})  # fmt: skip
+    s = make_settings(
+        tmp_path,
+        agentic={"planner": {"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key": "sk-1", "timeout": 2}},
+    )
     rt = AgenticRuntime(make_services(s), generator=FakeGenerator())
     assert rt.chat is not None and rt.chat.model == "m"
     with pytest.raises(ConfigurationError):
-        AgenticRuntime(make_services(make_settings(tmp_path, agentic={"planner": {"base_url": "u", "model": "m",
-                                                                                  "colour": 1}})))  # fmt: skip
+        AgenticRuntime(
+            make_services(make_settings(tmp_path, agentic={"planner": {"base_url": "u", "model": "m", "colour": 1}}))
+        )
 
 
 def test_results_per_search_fall_back_from_request_to_retriever_to_settings(tmp_path: Path) -> None:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import logging
 import os
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -76,8 +77,9 @@ def _milvus_external(tmp: Path) -> Iterator[Any]:
     """The Milvus server or cluster at ``$MILVUS_URI`` (``$MILVUS_TOKEN`` if it needs one)."""
     from assistant_bridge.backends.milvus import MilvusBackend
 
-    b = MilvusBackend(os.environ["MILVUS_URI"], f"contract_{uuid.uuid4().hex[:12]}", DIM,
-                      token=os.environ.get("MILVUS_TOKEN", ""))  # fmt: skip
+    b = MilvusBackend(
+        os.environ["MILVUS_URI"], f"contract_{uuid.uuid4().hex[:12]}", DIM, token=os.environ.get("MILVUS_TOKEN", "")
+    )
     try:
         b.warm_up()
         yield b
@@ -98,9 +100,13 @@ def _elasticsearch_external(tmp: Path) -> Iterator[Any]:
     yield from external_elasticsearch(tmp, DIM)
 
 
-FACTORIES = {"memory": _memory, "milvus-lite": _milvus_embedded, "milvus-lite-exact": _milvus_exact,
-             "milvus-lite-server": _milvus_server,
-             "elasticsearch-7": _elasticsearch}  # fmt: skip
+FACTORIES = {
+    "memory": _memory,
+    "milvus-lite": _milvus_embedded,
+    "milvus-lite-exact": _milvus_exact,
+    "milvus-lite-server": _milvus_server,
+    "elasticsearch-7": _elasticsearch,
+}
 if os.environ.get("ES_URL"):
     FACTORIES["elasticsearch-external"] = _elasticsearch_external
 if os.environ.get("MILVUS_URI"):

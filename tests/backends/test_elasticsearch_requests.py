@@ -14,8 +14,9 @@ import json
 import logging
 import re
 import threading
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import elastic_transport as et
@@ -26,8 +27,8 @@ from elastic_transport._node._base import NodeApiResponse
 
 from assistant_bridge.backends import elasticsearch as esb
 from assistant_bridge.backends import es_compat as ec
-from assistant_bridge.backends.lite_server import free_port
 from assistant_bridge.backends.elasticsearch import ElasticsearchBackend, map_error, safe_url
+from assistant_bridge.backends.lite_server import free_port
 from assistant_bridge.core.filters import parse_filter
 from assistant_bridge.core.scope import scope_clauses
 from assistant_bridge.domain import BBox, Chunk, Ownership, Principal, Scope, SearchQuery
@@ -44,12 +45,26 @@ EXCLUDES = {"excludes": ["vector", "lexical"]}
 
 def _source(cid: str, doc: str, **own: Any) -> dict[str, Any]:
     return {
-        "id": cid, "document_id": doc, "position": 0, "title": "Password reset", "text": "Reset it from the portal.",
-        "url": "", "filename": "pw.pdf", "language": "en", "modality": "text", "page_number": 1,
-        "start_time": None, "end_time": None, "start_char": 0, "end_char": 25,
+        "id": cid,
+        "document_id": doc,
+        "position": 0,
+        "title": "Password reset",
+        "text": "Reset it from the portal.",
+        "url": "",
+        "filename": "pw.pdf",
+        "language": "en",
+        "modality": "text",
+        "page_number": 1,
+        "start_time": None,
+        "end_time": None,
+        "start_char": 0,
+        "end_char": 25,
         "bboxes": [{"bbox": [10, 20, 300, 40], "page_number": 1, "layout_width": 612, "layout_height": 792}],
-        "tenant": "", "owner": own.get("owner", ""), "workspaces": [], "session_id": "",
-    }  # fmt: skip
+        "tenant": "",
+        "owner": own.get("owner", ""),
+        "workspaces": [],
+        "session_id": "",
+    }
 
 
 def _hit(cid: str, doc: str, score: float, highlight: list[str] | None = None, **own: Any) -> dict[str, Any]:
@@ -61,8 +76,12 @@ def _hit(cid: str, doc: str, score: float, highlight: list[str] | None = None, *
 
 def _search_response(*hits: dict[str, Any]) -> dict[str, Any]:
     """The shape of an 8.x/9.x ``_search`` answer (``track_total_hits: false`` drops ``hits.total``)."""
-    return {"took": 3, "timed_out": False, "_shards": {"total": 1, "successful": 1, "skipped": 0, "failed": 0},
-            "hits": {"max_score": hits[0]["_score"] if hits else None, "hits": list(hits)}}  # fmt: skip
+    return {
+        "took": 3,
+        "timed_out": False,
+        "_shards": {"total": 1, "successful": 1, "skipped": 0, "failed": 0},
+        "hits": {"max_score": hits[0]["_score"] if hits else None, "hits": list(hits)},
+    }
 
 
 class FakeCluster:
@@ -87,8 +106,15 @@ class FakeCluster:
             parsed: Any = [json.loads(line) for line in text.splitlines() if line.strip()]
         else:
             parsed = json.loads(text) if text else None
-        self.requests.append({"method": method, "path": url.path, "params": dict(parse_qsl(url.query)),
-                              "body": parsed, "headers": dict(headers or {})})  # fmt: skip
+        self.requests.append(
+            {
+                "method": method,
+                "path": url.path,
+                "params": dict(parse_qsl(url.query)),
+                "body": parsed,
+                "headers": dict(headers or {}),
+            }
+        )
         out_headers = {"content-type": "application/json"}
         if (self.major, int(self.version.split(".")[1])) >= (7, 14):
             out_headers["x-elastic-product"] = "Elasticsearch"
@@ -107,8 +133,12 @@ class FakeCluster:
 
     def _route(self, method: str, path: str, body: Any) -> tuple[int, Any]:
         if path == "/":
-            return 200, {"name": "n1", "cluster_name": "fake", "tagline": "You Know, for Search",
-                         "version": {"number": self.version, "build_flavor": "default"}}  # fmt: skip
+            return 200, {
+                "name": "n1",
+                "cluster_name": "fake",
+                "tagline": "You Know, for Search",
+                "version": {"number": self.version, "build_flavor": "default"},
+            }
         if path == f"/{INDEX}" and method == "HEAD":
             return (200 if self.mapping is not None else 404), None
         if path == f"/{INDEX}" and method == "PUT":
@@ -119,8 +149,10 @@ class FakeCluster:
         if path in (f"/{INDEX}/_search", "/_msearch"):
             return 200, self.searches.pop(0)
         if path == "/_bulk":
-            items = [{"index": {"_index": INDEX, "_id": op["index"]["_id"], "status": 201, "result": "created"}}
-                     for op in body[::2]]  # fmt: skip
+            items = [
+                {"index": {"_index": INDEX, "_id": op["index"]["_id"], "status": 201, "result": "created"}}
+                for op in body[::2]
+            ]
             return 200, {"took": 2, "errors": False, "items": items}
         if path == f"/{INDEX}/_delete_by_query":
             return 200, {"took": 4, "timed_out": False, "total": 3, "deleted": 3, "failures": []}
@@ -136,13 +168,15 @@ def node_for(cluster: FakeCluster) -> type:
     class FakeNode(BaseNode):
         _CLIENT_META_HTTP_CLIENT = ("fk", "1.0")
 
-        def perform_request(self, method: str, target: str, body: bytes | None = None, headers: Any = None,
-                            request_timeout: Any = None) -> Any:  # fmt: skip
+        def perform_request(
+            self, method: str, target: str, body: bytes | None = None, headers: Any = None, request_timeout: Any = None
+        ) -> Any:
             if cluster.down:
                 raise et.ConnectionError("Failed to establish a new connection: [Errno 111] Connection refused")
             status, payload, out = cluster.handle(method, target, body, headers)
-            meta = ApiResponseMeta(status=status, http_version="1.1", headers=HttpHeaders(out), duration=0.001,
-                                   node=self.config)  # fmt: skip
+            meta = ApiResponseMeta(
+                status=status, http_version="1.1", headers=HttpHeaders(out), duration=0.001, node=self.config
+            )
             return NodeApiResponse(meta, json.dumps(payload).encode() if payload is not None else b"")
 
         def close(self) -> None:
@@ -165,8 +199,14 @@ def es9() -> Iterator[tuple[FakeCluster, ElasticsearchBackend]]:
 
 
 def _query(mode: str, flt: str | None = None, scope: Scope = ALICE, limit: int = 3) -> SearchQuery:
-    return SearchQuery(text="reset password", scope=scope, mode=mode, limit=limit,  # type: ignore[arg-type]
-                       filter=parse_filter(flt), vector=VEC)  # fmt: skip
+    return SearchQuery(
+        text="reset password",
+        scope=scope,
+        mode=mode,
+        limit=limit,  # type: ignore[arg-type]
+        filter=parse_filter(flt),
+        vector=VEC,
+    )
 
 
 def _alice_filters() -> list[dict[str, Any]]:
@@ -180,8 +220,13 @@ def test_warm_up_on_9x_creates_a_dense_vector_index(es9: tuple[FakeCluster, Elas
     cluster, b = es9
     (put,) = [r for r in cluster.requests if r["method"] == "PUT"]
     props = put["body"]["mappings"]["properties"]
-    assert props["vector"] == {"type": "dense_vector", "dims": DIM, "index": True, "similarity": "cosine",
-                               "index_options": {"type": "hnsw", "m": 16, "ef_construction": 100}}  # fmt: skip
+    assert props["vector"] == {
+        "type": "dense_vector",
+        "dims": DIM,
+        "index": True,
+        "similarity": "cosine",
+        "index_options": {"type": "hnsw", "m": 16, "ef_construction": 100},
+    }
     assert props["lexical"]["analyzer"] == "ab_lexical" and props["tenant"] == {"type": "keyword"}
     assert put["body"]["mappings"]["dynamic"] == "strict"
     assert put["body"]["settings"]["analysis"] == ec.ANALYSIS
@@ -219,17 +264,27 @@ def test_an_index_that_does_not_fit_is_refused_and_left_alone(change: Any, needl
 
 def test_dense_search_on_9x_is_a_filtered_knn(es9: tuple[FakeCluster, ElasticsearchBackend]) -> None:
     cluster, b = es9
-    cluster.searches.append(_search_response(
-        _hit("c1", "d-pass", 0.9, ["Reset it from the portal."]),
-        _hit("c2", "d-bob", 0.8, owner="bob"),  # the server let it through: the double check drops it
-    ))  # fmt: skip
+    cluster.searches.append(
+        _search_response(
+            _hit("c1", "d-pass", 0.9, ["Reset it from the portal."]),
+            _hit("c2", "d-bob", 0.8, owner="bob"),  # the server let it through: the double check drops it
+        )
+    )
     hits = b.search(_query("dense", flt='language == "en"'))
     body = cluster.bodies(f"/{INDEX}/_search")[-1]
     assert body == {
-        "size": 3, "_source": EXCLUDES, "track_total_hits": False, "highlight": ec.highlight("reset password"),
-        "knn": {"field": "vector", "query_vector": list(VEC), "k": 3, "num_candidates": 100,
-                "filter": {"bool": {"filter": [*_alice_filters(), {"term": {"language": "en"}}]}}},
-    }  # fmt: skip
+        "size": 3,
+        "_source": EXCLUDES,
+        "track_total_hits": False,
+        "highlight": ec.highlight("reset password"),
+        "knn": {
+            "field": "vector",
+            "query_vector": list(VEC),
+            "k": 3,
+            "num_candidates": 100,
+            "filter": {"bool": {"filter": [*_alice_filters(), {"term": {"language": "en"}}]}},
+        },
+    }
     assert [h.chunk.id for h in hits] == ["c1"]
     assert hits[0].score == pytest.approx(0.8)  # kNN's (1 + cos) / 2 reported as the cosine
     assert hits[0].highlights == ("Reset it from the portal.",)
@@ -241,8 +296,9 @@ def test_lexical_search_matches_the_lexical_form(es9: tuple[FakeCluster, Elastic
     cluster.searches.append(_search_response(_hit("c1", "d-pass", 4.2)))
     hits = b.search(SearchQuery(text="経費精算", scope=ALICE, mode="lexical", limit=5))
     body = cluster.bodies(f"/{INDEX}/_search")[-1]
-    assert body["query"] == {"bool": {"must": [{"match": {"lexical": {"query": "経費 費精 精算"}}}],
-                                      "filter": _alice_filters()}}  # fmt: skip
+    assert body["query"] == {
+        "bool": {"must": [{"match": {"lexical": {"query": "経費 費精 精算"}}}], "filter": _alice_filters()}
+    }
     assert "knn" not in body and hits[0].score == pytest.approx(4.2)
 
 
@@ -253,14 +309,37 @@ def test_hybrid_on_9x_is_one_rrf_retriever(es9: tuple[FakeCluster, Elasticsearch
     body = cluster.bodies(f"/{INDEX}/_search")[-1]
     filters = _alice_filters()
     assert body == {
-        "size": 3, "_source": EXCLUDES, "highlight": ec.highlight("reset password"),
-        "retriever": {"rrf": {"retrievers": [
-            {"knn": {"field": "vector", "query_vector": list(VEC), "k": 40, "num_candidates": 160,
-                     "filter": {"bool": {"filter": filters}}}},
-            {"standard": {"query": {"bool": {"must": [{"match": {"lexical": {"query": "reset password"}}}],
-                                             "filter": filters}}}},
-        ], "rank_window_size": 40, "rank_constant": 60}},
-    }  # fmt: skip
+        "size": 3,
+        "_source": EXCLUDES,
+        "highlight": ec.highlight("reset password"),
+        "retriever": {
+            "rrf": {
+                "retrievers": [
+                    {
+                        "knn": {
+                            "field": "vector",
+                            "query_vector": list(VEC),
+                            "k": 40,
+                            "num_candidates": 160,
+                            "filter": {"bool": {"filter": filters}},
+                        }
+                    },
+                    {
+                        "standard": {
+                            "query": {
+                                "bool": {
+                                    "must": [{"match": {"lexical": {"query": "reset password"}}}],
+                                    "filter": filters,
+                                }
+                            }
+                        }
+                    },
+                ],
+                "rank_window_size": 40,
+                "rank_constant": 60,
+            }
+        },
+    }
     assert [(h.chunk.id, h.score) for h in hits] == [("c1", 0.0325), ("c3", 0.0161)]
 
 
@@ -294,10 +373,20 @@ def test_hybrid_before_8_14_fuses_knn_and_bm25_client_side() -> None:
 
 def test_unlicensed_rrf_falls_back_to_client_side_fusion_once(es9: tuple[FakeCluster, ElasticsearchBackend]) -> None:
     cluster, b = es9
-    denied = {"error": {"root_cause": [{"type": "security_exception", "reason": "current license is non-compliant "
-              "for [Reciprocal Rank Fusion (RRF)]", "license.expired.feature": "Reciprocal Rank Fusion (RRF)"}],
-              "type": "security_exception", "reason": "current license is non-compliant for [Reciprocal Rank "
-              "Fusion (RRF)]"}, "status": 403}  # fmt: skip
+    denied = {
+        "error": {
+            "root_cause": [
+                {
+                    "type": "security_exception",
+                    "reason": "current license is non-compliant for [Reciprocal Rank Fusion (RRF)]",
+                    "license.expired.feature": "Reciprocal Rank Fusion (RRF)",
+                }
+            ],
+            "type": "security_exception",
+            "reason": "current license is non-compliant for [Reciprocal Rank Fusion (RRF)]",
+        },
+        "status": 403,
+    }
     cluster.answer = (403, denied)
     with pytest.raises(BackendUnavailable):  # the fake answers the msearch with 403 too
         b.search(_query("hybrid"))
@@ -323,17 +412,28 @@ def test_dense_on_7x_is_a_brute_force_cosine_script() -> None:
 
 def test_scope_filter_per_kind_of_caller() -> None:
     admin = ec.scope_filter(scope_clauses(Scope(Principal("root", admin=True))))
-    assert admin == [{"bool": {"should": [{"terms": {"session_id": [""]}}, {"term": {"owner": "root"}}],
-                               "minimum_should_match": 1}}]  # fmt: skip
+    assert admin == [
+        {"bool": {"should": [{"terms": {"session_id": [""]}}, {"term": {"owner": "root"}}], "minimum_should_match": 1}}
+    ]
     public = {"bool": {"filter": [{"term": {"owner": ""}}], "must_not": [{"exists": {"field": "workspaces"}}]}}
     tenant = ec.scope_filter(scope_clauses(Scope(Principal("t1", tenant="t1"), document_ids=("d1",))))
     assert tenant[0] == {"terms": {"document_id": ["d1"]}}
     # the tenant's own documents, or global ones the user rule allows (public here): never others' private ones
-    assert tenant[2] == {"bool": {"should": [
-        {"term": {"tenant": "t1"}},
-        {"bool": {"filter": [{"term": {"tenant": ""}}], "should": [{"term": {"owner": "t1"}}, public],
-                  "minimum_should_match": 1}},
-    ], "minimum_should_match": 1}}  # fmt: skip
+    assert tenant[2] == {
+        "bool": {
+            "should": [
+                {"term": {"tenant": "t1"}},
+                {
+                    "bool": {
+                        "filter": [{"term": {"tenant": ""}}],
+                        "should": [{"term": {"owner": "t1"}}, public],
+                        "minimum_should_match": 1,
+                    }
+                },
+            ],
+            "minimum_should_match": 1,
+        }
+    }
     user = ec.scope_filter(scope_clauses(Scope(Principal("al", workspaces=("w",)), session_id="s1")))
     assert user[0]["bool"]["should"][0] == {"terms": {"session_id": ["", "s1"]}}
     assert user[1]["bool"]["filter"] == [{"term": {"tenant": ""}}]
@@ -349,12 +449,17 @@ def test_scope_filter_per_kind_of_caller() -> None:
 
 
 def _chunks(n: int) -> list[Chunk]:
-    return [Chunk(id=f"c{i}", document_id="d", title="T", text=f"text {i}", position=i,
-                  ownership=Ownership(owner_user_id="u")) for i in range(n)]  # fmt: skip
+    return [
+        Chunk(
+            id=f"c{i}", document_id="d", title="T", text=f"text {i}", position=i, ownership=Ownership(owner_user_id="u")
+        )
+        for i in range(n)
+    ]
 
 
-def test_upsert_bulk_waits_for_refresh_on_the_last_batch(es9: tuple[FakeCluster, ElasticsearchBackend],
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_upsert_bulk_waits_for_refresh_on_the_last_batch(
+    es9: tuple[FakeCluster, ElasticsearchBackend], monkeypatch: pytest.MonkeyPatch
+) -> None:
     cluster, b = es9
     monkeypatch.setattr(esb, "BULK_BATCH", 2)
     b.upsert(_chunks(3), np.ones((3, DIM), dtype=np.float32))
@@ -368,7 +473,10 @@ def test_upsert_bulk_waits_for_refresh_on_the_last_batch(es9: tuple[FakeCluster,
 def test_rejected_chunks_raise(es9: tuple[FakeCluster, ElasticsearchBackend]) -> None:
     cluster, b = es9
     err = {"type": "strict_dynamic_mapping_exception", "reason": "mapping set to strict"}
-    cluster.answer = (200, {"took": 1, "errors": True, "items": [{"index": {"_id": "c0", "status": 400, "error": err}}]})
+    cluster.answer = (
+        200,
+        {"took": 1, "errors": True, "items": [{"index": {"_id": "c0", "status": 400, "error": err}}]},
+    )
     with pytest.raises(BackendUnavailable, match="rejected 1 of 1 chunks") as info:
         b.upsert(_chunks(1), np.ones((1, DIM), dtype=np.float32))
     assert info.value.details["type"] == "strict_dynamic_mapping_exception"
@@ -398,13 +506,13 @@ def test_old_clusters_need_plain_json_and_say_so(version: str) -> None:
     assert b.version == ec.parse_version(version)
 
 
-
 def _serve(cluster: FakeCluster, port: int) -> ThreadingHTTPServer:
     class Handler(BaseHTTPRequestHandler):
         def _any(self) -> None:
             size = int(self.headers.get("content-length") or 0)
-            status, payload, out = cluster.handle(self.command, self.path, self.rfile.read(size),
-                                                  {k.lower(): v for k, v in self.headers.items()})  # fmt: skip
+            status, payload, out = cluster.handle(
+                self.command, self.path, self.rfile.read(size), {k.lower(): v for k, v in self.headers.items()}
+            )
             data = json.dumps(payload).encode() if payload is not None else b""
             self.send_response(status)
             for k, v in out.items():
@@ -458,10 +566,19 @@ def test_outage_after_start_is_reported_and_passes(es9: tuple[FakeCluster, Elast
 def test_auth_failure_names_the_settings_and_never_the_secret(caplog: pytest.LogCaptureFixture) -> None:
     secret = "c2VjcmV0LWFwaS1rZXktOTk5"
     cluster = FakeCluster("9.1.3")
-    cluster.answer = (401, {"error": {"type": "security_exception", "reason": f"unable to authenticate with "
-                                      f"provided credentials [{secret}]"}, "status": 401})  # fmt: skip
-    b = ElasticsearchBackend("https://elastic:pw-in-url@es.example:9200", INDEX, DIM, api_key=secret,
-                             node_class=node_for(cluster))  # fmt: skip
+    cluster.answer = (
+        401,
+        {
+            "error": {
+                "type": "security_exception",
+                "reason": f"unable to authenticate with provided credentials [{secret}]",
+            },
+            "status": 401,
+        },
+    )
+    b = ElasticsearchBackend(
+        "https://elastic:pw-in-url@es.example:9200", INDEX, DIM, api_key=secret, node_class=node_for(cluster)
+    )
     with caplog.at_level(logging.DEBUG), pytest.raises(BackendUnavailable) as info:
         b.warm_up()
     err = info.value
@@ -497,7 +614,8 @@ def test_invalid_index_name_or_url_is_a_configuration_error() -> None:
 
 
 def test_dense_without_a_vector_finds_nothing_and_hybrid_falls_back_to_lexical(
-        es9: tuple[FakeCluster, ElasticsearchBackend]) -> None:  # fmt: skip
+    es9: tuple[FakeCluster, ElasticsearchBackend],
+) -> None:
     cluster, b = es9
     assert b.search(SearchQuery(text="reset", scope=ALICE, mode="dense")) == []
     cluster.searches.append(_search_response(_hit("c1", "d-pass", 4.2)))

@@ -6,8 +6,8 @@ The contract suite (``test_contract.py``) also runs against it (``milvus-lite-ex
 from __future__ import annotations
 
 import itertools
-import time
 import random
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -29,18 +29,31 @@ WORKSPACES = [(), ("w1",), ("w2",), ("w1", "w3")]
 
 def _chunks(n: int, seed: int = 0) -> tuple[list[Chunk], np.ndarray]:
     rnd = random.Random(seed)
-    chunks = [Chunk(id=f"c{i}", document_id=f"d{i // 3}", title=f"T{i}", text=f"text {i}", position=i % 3,
-                    ownership=Ownership(owner_user_id=rnd.choice(USERS), workspace_ids=rnd.choice(WORKSPACES),
-                                        tenant=rnd.choice(TENANTS), session_id=rnd.choice(SESSIONS)))
-              for i in range(n)]  # fmt: skip
+    chunks = [
+        Chunk(
+            id=f"c{i}",
+            document_id=f"d{i // 3}",
+            title=f"T{i}",
+            text=f"text {i}",
+            position=i % 3,
+            ownership=Ownership(
+                owner_user_id=rnd.choice(USERS),
+                workspace_ids=rnd.choice(WORKSPACES),
+                tenant=rnd.choice(TENANTS),
+                session_id=rnd.choice(SESSIONS),
+            ),
+        )
+        for i in range(n)
+    ]
     v = np.random.default_rng(seed).standard_normal((n, DIM)).astype(np.float32)
     return chunks, v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
 def _scopes() -> list[Scope]:
     out = []
-    for user, tenant, admin, ws, session in itertools.product(USERS[1:] + ["dave"], [None, "t1", "t3"], [False, True],
-                                                             [(), ("w1",), ("w2", "w3")], [None, "s1"]):  # fmt: skip
+    for user, tenant, admin, ws, session in itertools.product(
+        USERS[1:] + ["dave"], [None, "t1", "t3"], [False, True], [(), ("w1",), ("w2", "w3")], [None, "s1"]
+    ):
         out.append(Scope(Principal(user, workspaces=ws, tenant=tenant, admin=admin), session_id=session))
     out.append(Scope(Principal("alice"), document_ids=("d1", "d2", "nope")))
     out.append(Scope(Principal("alice"), document_ids=()))
@@ -73,7 +86,7 @@ def test_top_is_exact_within_the_scope_and_survives_removal_and_compaction() -> 
         want = sorted(visible, key=lambda i: -float(vectors[i] @ q))[:10]
         got = index.top(q, scope, 10)
         assert [cid for cid, _ in got] == [chunks[i].id for i in want]
-        assert all(abs(s - float(vectors[i] @ q)) < 1e-5 for (_, s), i in zip(got, want))
+        assert all(abs(s - float(vectors[i] @ q)) < 1e-5 for (_, s), i in zip(got, want, strict=False))
 
 
 @pytest.fixture
@@ -89,8 +102,12 @@ def two_processes(tmp_path: Path) -> Any:
 
 
 def _dense(backend: Any, v: np.ndarray, scope: Scope, limit: int = 5) -> list[str]:
-    return [h.chunk.id for h in backend.search(SearchQuery(text="x", scope=scope, mode="dense", limit=limit,
-                                                           vector=tuple(float(x) for x in v)))]  # fmt: skip
+    return [
+        h.chunk.id
+        for h in backend.search(
+            SearchQuery(text="x", scope=scope, mode="dense", limit=limit, vector=tuple(float(x) for x in v))
+        )
+    ]
 
 
 @pytest.mark.integration
@@ -102,14 +119,23 @@ def test_a_write_in_one_process_is_searched_in_the_other(two_processes: Any) -> 
     assert _dense(b, vectors[0], admin) == []
     a.upsert(chunks, vectors)
     assert _dense(b, vectors[4], admin, 1) == [chunks[4].id]
-    assert b.inner.search(SearchQuery(text="x", scope=admin, mode="dense", limit=1,
-                                      vector=tuple(float(x) for x in vectors[4])))[0].chunk.id == chunks[4].id  # fmt: skip
-    hit = b.search(SearchQuery(text="x", scope=admin, mode="dense", limit=1, vector=tuple(float(x) for x in vectors[4])))[0]
+    assert (
+        b.inner.search(
+            SearchQuery(text="x", scope=admin, mode="dense", limit=1, vector=tuple(float(x) for x in vectors[4]))
+        )[0].chunk.id
+        == chunks[4].id
+    )
+    hit = b.search(
+        SearchQuery(text="x", scope=admin, mode="dense", limit=1, vector=tuple(float(x) for x in vectors[4]))
+    )[0]
     assert hit.chunk.title == chunks[4].title and hit.chunk.ownership == chunks[4].ownership
     a.delete_document(chunks[4].document_id)
     assert chunks[4].id not in _dense(b, vectors[4], admin, 30)
-    moved = [Chunk(**{**c.__dict__, "ownership": Ownership(owner_user_id="alice", session_id="s9")})
-             for c in chunks if c.document_id == "d0"]  # fmt: skip
+    moved = [
+        Chunk(**{**c.__dict__, "ownership": Ownership(owner_user_id="alice", session_id="s9")})
+        for c in chunks
+        if c.document_id == "d0"
+    ]
     a.upsert(moved, vectors[: len(moved)])  # an attachment to a session changes who may read the chunks
     bob = Scope(Principal("bob"))
     assert not set(_dense(b, vectors[0], bob, 30)) & {c.id for c in moved}
@@ -137,12 +163,22 @@ def test_filters_and_other_modes_go_to_milvus(two_processes: Any) -> None:
 
     a, _ = two_processes
     chunks, vectors = _chunks(12, seed=4)
-    chunks = [Chunk(**{**c.__dict__, "language": "fr" if i % 2 else "en", "ownership": Ownership()})
-              for i, c in enumerate(chunks)]  # fmt: skip
+    chunks = [
+        Chunk(**{**c.__dict__, "language": "fr" if i % 2 else "en", "ownership": Ownership()})
+        for i, c in enumerate(chunks)
+    ]
     a.upsert(chunks, vectors)
     scope = Scope(Principal("u"))
-    hits = a.search(SearchQuery(text="x", scope=scope, mode="dense", limit=12, filter=parse_filter('language:"fr"'),
-                                vector=tuple(float(x) for x in vectors[1])))  # fmt: skip
+    hits = a.search(
+        SearchQuery(
+            text="x",
+            scope=scope,
+            mode="dense",
+            limit=12,
+            filter=parse_filter('language:"fr"'),
+            vector=tuple(float(x) for x in vectors[1]),
+        )
+    )
     assert hits and all(h.chunk.language == "fr" for h in hits)
     assert a.search(SearchQuery(text="text", scope=scope, mode="lexical", limit=3))
     assert uuid  # noqa: B018 - imported for the chunk ids of other tests
@@ -154,11 +190,15 @@ def test_lexical_search_is_answered_in_process_and_rebuilt_after_a_change(two_pr
 
     monkeypatch.setattr(exact, "LEXICAL_REBUILD_DELAY", 0.05)
     a, b = two_processes
-    docs = [("Password reset", "Reset your password from the self-service portal."),
-            ("Expenses", "Expense claims are due by the fifth working day."),
-            ("経費精算", "経費精算は月末までに提出してください。")]  # fmt: skip
-    chunks = [Chunk(id=f"x{i}", document_id=f"dx{i}", title=t, text=x, position=0, ownership=Ownership())
-              for i, (t, x) in enumerate(docs)]  # fmt: skip
+    docs = [
+        ("Password reset", "Reset your password from the self-service portal."),
+        ("Expenses", "Expense claims are due by the fifth working day."),
+        ("経費精算", "経費精算は月末までに提出してください。"),
+    ]
+    chunks = [
+        Chunk(id=f"x{i}", document_id=f"dx{i}", title=t, text=x, position=0, ownership=Ownership())
+        for i, (t, x) in enumerate(docs)
+    ]
     a.upsert(chunks, np.eye(DIM, dtype=np.float32)[:3])
     scope = Scope(Principal("u"))
 
@@ -175,4 +215,6 @@ def test_lexical_search_is_answered_in_process_and_rebuilt_after_a_change(two_pr
     assert lexical(b, "password portal")[0] == "x0"
     assert lexical(b, "zebra") == []
     hidden = Scope(Principal("u"), document_ids=("dx0",))
-    assert [h.chunk.id for h in b.search(SearchQuery(text="expense claims", scope=hidden, mode="lexical", limit=3))] == []
+    assert [
+        h.chunk.id for h in b.search(SearchQuery(text="expense claims", scope=hidden, mode="lexical", limit=3))
+    ] == []

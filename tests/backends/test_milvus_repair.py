@@ -23,8 +23,12 @@ def test_an_index_file_cut_by_a_crash_is_rebuilt(tmp_path: Path) -> None:
     db = tmp_path / "milvus.db"
     first = MilvusBackend(str(db), "chunks", 8, write_lock_path=tmp_path / "w.lock")
     first.warm_up()
-    chunks = [Chunk(id=f"c{i}", document_id=f"d{i}", title=f"T{i}", text=f"text number {i}", position=0,
-                    ownership=Ownership()) for i in range(6)]  # fmt: skip
+    chunks = [
+        Chunk(
+            id=f"c{i}", document_id=f"d{i}", title=f"T{i}", text=f"text number {i}", position=0, ownership=Ownership()
+        )
+        for i in range(6)
+    ]
     first.upsert(chunks, np.eye(8, dtype=np.float32)[:6])
     first.close()
     files = sorted(p for p in db.rglob("indexes/*") if p.is_file() and p.stat().st_size > 0)
@@ -35,7 +39,9 @@ def test_an_index_file_cut_by_a_crash_is_rebuilt(tmp_path: Path) -> None:
     try:
         assert again.count() == 6
         scope = Scope(Principal("u"))
-        hit = again.search(SearchQuery(text="x", scope=scope, mode="dense", limit=1, vector=tuple([0.0] * 3 + [1.0] + [0.0] * 4)))
+        hit = again.search(
+            SearchQuery(text="x", scope=scope, mode="dense", limit=1, vector=tuple([0.0] * 3 + [1.0] + [0.0] * 4))
+        )
         assert hit[0].chunk.id == "c3"
         assert again.search(SearchQuery(text="number 5", scope=scope, mode="lexical", limit=6))
         assert list(db.rglob("indexes.set-aside-*")), "the damaged indexes are kept aside, not deleted"

@@ -4,8 +4,9 @@ response validation."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import httpx
 
@@ -19,8 +20,11 @@ from assistant_bridge.validation import validate
 from tests.conftest import make_services, make_settings
 
 DOCS = [
-    ("Reset your password", "To reset your password open the self-service portal and choose Forgot password. "
-     "A verification code is sent to your phone by SMS."),
+    (
+        "Reset your password",
+        "To reset your password open the self-service portal and choose Forgot password. "
+        "A verification code is sent to your phone by SMS.",
+    ),
     ("Expense reports", "Submit expense reports within 30 days. Attach every receipt in the finance tool."),
     ("VPN setup", "Install the VPN client and sign in with your company account before connecting."),
 ]
@@ -39,10 +43,19 @@ class LevelThresholds:
         return Thresholds(*self.per_level.get(level, self.default))
 
 
-def build(tmp_path: Path, *, pre: float | None = 0.9, post: float | None = 0.9, generator: Generator | None = None,
-          thresholds: Callable[[str], Thresholds] | None = None, assistants: Any = None,
-          transport: httpx.BaseTransport | None = None, clock: Callable[[], float] | None = None,
-          real: bool = False, **settings_overrides: Any) -> tuple[Any, Services, ConversationRuntime]:  # fmt: skip
+def build(
+    tmp_path: Path,
+    *,
+    pre: float | None = 0.9,
+    post: float | None = 0.9,
+    generator: Generator | None = None,
+    thresholds: Callable[[str], Thresholds] | None = None,
+    assistants: Any = None,
+    transport: httpx.BaseTransport | None = None,
+    clock: Callable[[], float] | None = None,
+    real: bool = False,
+    **settings_overrides: Any,
+) -> tuple[Any, Services, ConversationRuntime]:
     """An app over the memory backend and hashing embedder, with fake filters and generator unless ``real``."""
     from assistant_bridge.web.app import create_app
 
@@ -55,20 +68,26 @@ def build(tmp_path: Path, *, pre: float | None = 0.9, post: float | None = 0.9, 
     else:
         runtime = ConversationRuntime(
             services,
-            prefilter=FakePreFilter(pre), postfilter=FakePostFilter(post),
+            prefilter=FakePreFilter(pre),
+            postfilter=FakePostFilter(post),
             generator=generator or FakeGenerator(),
             thresholds=thresholds or LevelThresholds(),
             transport=transport,
             sessions=SessionStore(services.store, clock) if clock else None,
-        )  # fmt: skip
+        )
     services.extras[EXTRAS_KEY] = runtime
     app = create_app(settings, services)
     app.config["TESTING"] = True
     return app, services, runtime
 
 
-def url(assistant: str = "default", environment: str | None = "default", session: str | None = None,
-        stream: bool = False, version: str | None = "2024-08-25") -> str:  # fmt: skip
+def url(
+    assistant: str = "default",
+    environment: str | None = "default",
+    session: str | None = None,
+    stream: bool = False,
+    version: str | None = "2024-08-25",
+) -> str:
     path = f"/v2/assistants/{assistant}"
     if environment is not None:
         path += f"/environments/{environment}"
@@ -83,8 +102,9 @@ def sessions_url(assistant: str = "default", environment: str = "default", sessi
     return path + (f"/{session}" if session else "")
 
 
-def ingest(client: Any, docs: Sequence[tuple[str, str]] = DOCS, headers: dict[str, str] | None = None,
-           **extra: Any) -> list[str]:  # fmt: skip
+def ingest(
+    client: Any, docs: Sequence[tuple[str, str]] = DOCS, headers: dict[str, str] | None = None, **extra: Any
+) -> list[str]:
     ids = []
     for title, text in docs:
         resp = client.post("/v1/documents", json={"title": title, "text": text, **extra}, headers=headers or {})
@@ -93,8 +113,15 @@ def ingest(client: Any, docs: Sequence[tuple[str, str]] = DOCS, headers: dict[st
     return ids
 
 
-def ask(client: Any, text: str, *, debug: bool = True, headers: dict[str, str] | None = None,
-        path: str | None = None, **options: Any) -> Any:  # fmt: skip
+def ask(
+    client: Any,
+    text: str,
+    *,
+    debug: bool = True,
+    headers: dict[str, str] | None = None,
+    path: str | None = None,
+    **options: Any,
+) -> Any:
     body = {"input": {"message_type": "text", "text": text, "options": {"debug": debug, **options}}}
     return client.post(path or url(), json=body, headers=headers or {})
 

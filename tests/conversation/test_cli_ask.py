@@ -38,14 +38,26 @@ def test_ask_prints_answer_citations_and_scores(prepared: Path, capsys: Any) -> 
     assert code == 0
     lines = out.splitlines()
     assert "self-service portal" in lines[0]
-    assert "How do we know?" in lines and any(l.startswith("  [1] Reset your password (result 1, score") for l in lines)
+    assert "How do we know?" in lines and any(
+        ln.startswith("  [1] Reset your password (result 1, score") for ln in lines
+    )
     assert "outcome: answer" in out and "scores: pre_gen 0.90 (threshold 0.50), post_gen 0.90" in out
     assert "time: search" in out
 
 
 def test_ask_json_is_a_message_response(prepared: Path, capsys: Any) -> None:
-    code, out, _ = run(capsys, "ask", "expense receipts", "--config", str(prepared), "--json", "--threshold",
-                       "rarely", "--response-length", "concise")  # fmt: skip
+    code, out, _ = run(
+        capsys,
+        "ask",
+        "expense receipts",
+        "--config",
+        str(prepared),
+        "--json",
+        "--threshold",
+        "rarely",
+        "--response-length",
+        "concise",
+    )
     body = json.loads(out)
     validate("message_response", body)
     assert code == 0 and body["output"]["generic"][0]["response_length_option"] == "concise"

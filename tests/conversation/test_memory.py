@@ -63,7 +63,9 @@ def test_max_bytes_drops_the_oldest_and_keeps_the_newest(tmp_path: Path) -> None
     assert size <= 2048 and 1 <= count < 10
     assert mem.turns("message", "s")[-1].question == "question 9"
     # one turn larger than the whole budget is kept, without its answer
-    mem.append("message", "big", MemoryTurn("q" * 900, "q" * 900, "y" * 1400), ttl=60, limits=MemoryLimits(max_bytes=1024))
+    mem.append(
+        "message", "big", MemoryTurn("q" * 900, "q" * 900, "y" * 1400), ttl=60, limits=MemoryLimits(max_bytes=1024)
+    )
     (only,) = mem.turns("message", "big")
     assert only.answer == "" and only.question.startswith("qqq") and mem.stats("message", "big")[1] <= 1024
 
@@ -101,9 +103,17 @@ def test_replace_last_outcome_completes_a_client_search(tmp_path: Path) -> None:
     mem = ConversationMemory(SQLiteStore(tmp_path / "m.sqlite3"), Clock())
     mem.append("message", "s", turn(0), ttl=60)
     mem.append("message", "s", MemoryTurn("vpn?", "vpn?", outcome="client_search"), ttl=60)
-    mem.append("message", "s", MemoryTurn("vpn?", "vpn?", "Install it.", outcome="answer"), ttl=60,
-               replace_last_outcome="client_search")
-    assert [(t.question, t.outcome) for t in mem.turns("message", "s")] == [("question 0", "answer"), ("vpn?", "answer")]
+    mem.append(
+        "message",
+        "s",
+        MemoryTurn("vpn?", "vpn?", "Install it.", outcome="answer"),
+        ttl=60,
+        replace_last_outcome="client_search",
+    )
+    assert [(t.question, t.outcome) for t in mem.turns("message", "s")] == [
+        ("question 0", "answer"),
+        ("vpn?", "answer"),
+    ]
     mem.append("message", "s", turn(3), ttl=60, replace_last_outcome="client_search")  # nothing to replace
     assert len(mem.turns("message", "s")) == 3
 

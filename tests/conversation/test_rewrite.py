@@ -24,54 +24,78 @@ from assistant_bridge.errors import ConfigurationError, GeneratorError
 
 pytestmark = pytest.mark.unit
 
-NAV = [MemoryTurn("What's the difference between Market Cap and NAV?", "What's the difference between Market Cap and NAV?",
-                  "Market cap is the share price times the number of shares. NAV, the net asset value, is assets "
-                  "minus liabilities per share.")]  # fmt: skip
-FRANCE = [MemoryTurn("What is the capital gains tax rate in France?", "What is the capital gains tax rate in France?",
-                     "France applies a flat tax of 30 percent.")]  # fmt: skip
-TVA = [MemoryTurn("Quel est le taux de TVA en France ?", "Quel est le taux de TVA en France ?", "Le taux normal est de 20 %.")]
-OSAKA = [MemoryTurn("大阪の消費税率は何パーセントですか？", "大阪の消費税率は何パーセントですか？", "消費税率は10パーセントです。")]
+NAV = [
+    MemoryTurn(
+        "What's the difference between Market Cap and NAV?",
+        "What's the difference between Market Cap and NAV?",
+        "Market cap is the share price times the number of shares. NAV, the net asset value, is assets "
+        "minus liabilities per share.",
+    )
+]
+FRANCE = [
+    MemoryTurn(
+        "What is the capital gains tax rate in France?",
+        "What is the capital gains tax rate in France?",
+        "France applies a flat tax of 30 percent.",
+    )
+]
+TVA = [
+    MemoryTurn(
+        "Quel est le taux de TVA en France ?", "Quel est le taux de TVA en France ?", "Le taux normal est de 20 %."
+    )
+]
+OSAKA = [
+    MemoryTurn(
+        "大阪の消費税率は何パーセントですか？", "大阪の消費税率は何パーセントですか？", "消費税率は10パーセントです。"
+    )
+]
 
 
 def rewrite(question: str, history: list[MemoryTurn]) -> str:
     return Rewriter("entire_conversation").rewrite(question, history).query
 
 
-@pytest.mark.parametrize("question, reason", [
-    ("Is it taxable?", "anaphora"),
-    ("Where do I buy those?", "anaphora"),
-    ("Is there one that is more important than the others?", "anaphora"),
-    ("What about ETFs?", "continuation"),
-    ("And for bonds?", "continuation"),
-    ("I meant for a deceased relative", "continuation"),
-    ("Which is more important?", "no_topic"),
-    ("Why?", "continuation"),
-    ("enterprise value", "fragment"),
-    ("What are the fees?", "definite_reference"),
-    ("Comment est-il calculé ?", "anaphora"),
-    ("Celui-ci s'applique aux livres ?", "anaphora"),
-    ("Et pour la Belgique ?", "continuation"),
-    ("Qu'en est-il de l'Espagne ?", "continuation"),
-    ("それはいつから始まりましたか？", "anaphora"),
-    ("その計算方法は？", "anaphora"),
-    ("東京は？", "continuation"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "question, reason",
+    [
+        ("Is it taxable?", "anaphora"),
+        ("Where do I buy those?", "anaphora"),
+        ("Is there one that is more important than the others?", "anaphora"),
+        ("What about ETFs?", "continuation"),
+        ("And for bonds?", "continuation"),
+        ("I meant for a deceased relative", "continuation"),
+        ("Which is more important?", "no_topic"),
+        ("Why?", "continuation"),
+        ("enterprise value", "fragment"),
+        ("What are the fees?", "definite_reference"),
+        ("Comment est-il calculé ?", "anaphora"),
+        ("Celui-ci s'applique aux livres ?", "anaphora"),
+        ("Et pour la Belgique ?", "continuation"),
+        ("Qu'en est-il de l'Espagne ?", "continuation"),
+        ("それはいつから始まりましたか？", "anaphora"),
+        ("その計算方法は？", "anaphora"),
+        ("東京は？", "continuation"),
+    ],
+)
 def test_follow_ups_are_detected(question: str, reason: str) -> None:
     decision = detect(question)
     assert decision.follow_up and decision.reason == reason
 
 
-@pytest.mark.parametrize("question", [
-    "How do I reset my password?",
-    "What is inflation?",
-    "What is a Roth IRA?",
-    "Is it safer to invest in bonds than in stocks?",
-    "Debt consolidation - is it a good idea?",
-    "How do companies hire their employees?",
-    "Faut-il payer des impôts sur les plus-values ?",
-    "Comment réinitialiser mon mot de passe ?",
-    "パスワードをリセットする方法は？",
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How do I reset my password?",
+        "What is inflation?",
+        "What is a Roth IRA?",
+        "Is it safer to invest in bonds than in stocks?",
+        "Debt consolidation - is it a good idea?",
+        "How do companies hire their employees?",
+        "Faut-il payer des impôts sur les plus-values ?",
+        "Comment réinitialiser mon mot de passe ?",
+        "パスワードをリセットする方法は？",
+    ],
+)
 def test_self_contained_questions_are_left_alone(question: str) -> None:
     assert not detect(question).follow_up
     for history in (NAV, TVA, OSAKA):
@@ -94,8 +118,10 @@ def test_what_about_x_replaces_the_entity_and_keeps_the_topic() -> None:
 
 
 def test_recent_turns_weigh_more_and_answers_less() -> None:
-    history = [MemoryTurn("How do pensions work?", "How do pensions work?", "Pensions pay out monthly."),
-               MemoryTurn("What is a Roth IRA?", "What is a Roth IRA?", "A Roth IRA is funded with taxed income.")]  # fmt: skip
+    history = [
+        MemoryTurn("How do pensions work?", "How do pensions work?", "Pensions pay out monthly."),
+        MemoryTurn("What is a Roth IRA?", "What is a Roth IRA?", "A Roth IRA is funded with taxed income."),
+    ]
     terms = [t for t, _ in carried_terms("Is it taxable?", history, "en")]
     assert terms[0] == "Roth IRA" and "pensions" in terms
     assert "taxed income" not in terms  # an answer only confirms terms, it adds names only when it repeats them
@@ -158,11 +184,14 @@ def test_llm_rewrite_and_parsing() -> None:
             parse_rewrite(bad, "short question")
 
 
-@pytest.mark.parametrize("failure, reason", [
-    (GeneratorError("down", reason="timeout"), "timeout"),
-    ("", "bad_response"),
-    ('{"nope": true}', "bad_response"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "failure, reason",
+    [
+        (GeneratorError("down", reason="timeout"), "timeout"),
+        ("", "bad_response"),
+        ('{"nope": true}', "bad_response"),
+    ],
+)
 def test_a_failing_llm_falls_back_to_the_last_message(failure: Any, reason: str) -> None:
     result = Rewriter("entire_conversation", FakeLLMRewriter(failure)).rewrite("Which is more important?", NAV)
     assert result.query == "Which is more important?" and result.method == "fallback"
@@ -170,16 +199,22 @@ def test_a_failing_llm_falls_back_to_the_last_message(failure: Any, reason: str)
 
 
 def _llm(handler: Any) -> OpenAIRewriter:
-    return OpenAIRewriter(base_url="http://llm.test/v1", model="m", api_key="sk-secret", timeout=1.0,
-                          transport=httpx.MockTransport(handler))  # fmt: skip
+    return OpenAIRewriter(
+        base_url="http://llm.test/v1",
+        model="m",
+        api_key="sk-secret",
+        timeout=1.0,
+        transport=httpx.MockTransport(handler),
+    )
 
 
 def test_openai_rewriter_request_and_answer() -> None:
     seen: list[dict[str, Any]] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
-        seen.append({"url": str(request.url), "auth": request.headers.get("authorization"),
-                     "body": json.loads(request.content)})  # fmt: skip
+        seen.append(
+            {"url": str(request.url), "auth": request.headers.get("authorization"), "body": json.loads(request.content)}
+        )
         return httpx.Response(200, json={"choices": [{"message": {"content": '{"query": "Is NAV taxable?"}'}}]})
 
     assert _llm(handler).rewrite("Is it taxable?", NAV) == "Is NAV taxable?"
@@ -187,14 +222,20 @@ def test_openai_rewriter_request_and_answer() -> None:
     assert req["url"] == "http://llm.test/v1/chat/completions" and req["auth"] == "Bearer sk-secret"
     body = req["body"]
     assert body["model"] == "m" and body["temperature"] == 0 and body["messages"][0]["role"] == "system"
-    assert "Market Cap and NAV" in body["messages"][1]["content"] and "Last message: Is it taxable?" in body["messages"][1]["content"]
+    assert (
+        "Market Cap and NAV" in body["messages"][1]["content"]
+        and "Last message: Is it taxable?" in body["messages"][1]["content"]
+    )
 
 
-@pytest.mark.parametrize("response, reason", [
-    (lambda r: httpx.Response(500, json={}), "http_500"),
-    (lambda r: httpx.Response(200, text="not json"), "bad_response"),
-    (lambda r: httpx.Response(200, json={"choices": []}), "bad_response"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "response, reason",
+    [
+        (lambda r: httpx.Response(500, json={}), "http_500"),
+        (lambda r: httpx.Response(200, text="not json"), "bad_response"),
+        (lambda r: httpx.Response(200, json={"choices": []}), "bad_response"),
+    ],
+)
 def test_openai_rewriter_failures_fall_back(response: Any, reason: str) -> None:
     result = Rewriter("entire_conversation", _llm(response)).rewrite("Is it taxable?", NAV)
     assert (result.query, result.method, result.fallback_reason) == ("Is it taxable?", "fallback", reason)
@@ -221,10 +262,15 @@ def test_factory_picks_the_rewriter() -> None:
     assert isinstance(make_rewriter("entire_conversation", {}, {"kind": "extractive"}).primary, EmbeddedRewriter)
     llm = make_rewriter("entire_conversation", {}, {"kind": "openai", "base_url": "http://x/v1", "model": "m"})
     assert isinstance(llm.primary, OpenAIRewriter) and llm.primary.base_url == "http://x/v1"
-    own = make_rewriter("entire_conversation", {"base_url": "http://y/v1", "model": "small", "timeout_seconds": 2},
-                        {"kind": "openai", "base_url": "http://x/v1", "model": "m"})  # fmt: skip
+    own = make_rewriter(
+        "entire_conversation",
+        {"base_url": "http://y/v1", "model": "small", "timeout_seconds": 2},
+        {"kind": "openai", "base_url": "http://x/v1", "model": "m"},
+    )
     assert isinstance(own.primary, OpenAIRewriter) and own.primary.model == "small" and own.primary.timeout == 2
-    forced = make_rewriter("entire_conversation", {"method": "embedded"}, {"kind": "openai", "base_url": "http://x", "model": "m"})
+    forced = make_rewriter(
+        "entire_conversation", {"method": "embedded"}, {"kind": "openai", "base_url": "http://x", "model": "m"}
+    )
     assert isinstance(forced.primary, EmbeddedRewriter)
     with pytest.raises(ConfigurationError):
         make_rewriter("entire_conversation", {"method": "llm"}, {"kind": "extractive"})

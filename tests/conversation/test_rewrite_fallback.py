@@ -22,13 +22,17 @@ class _Empty(FakeLLMRewriter):
         return "  "
 
 
-@pytest.mark.parametrize("primary, code, reason", [
-    (FakeLLMRewriter(GeneratorError("down", reason="timeout")), "generator_error", "timeout"),
-    (FakeLLMRewriter(BackendUnavailable("down")), "backend_unavailable", "backend_unavailable"),
-    (_Empty(), "generator_error", "empty_rewrite"),
-])  # fmt: skip
-def test_a_fallback_keeps_the_error_code_and_logs_it(caplog: pytest.LogCaptureFixture, primary: FakeLLMRewriter,
-                                                    code: str, reason: str) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    "primary, code, reason",
+    [
+        (FakeLLMRewriter(GeneratorError("down", reason="timeout")), "generator_error", "timeout"),
+        (FakeLLMRewriter(BackendUnavailable("down")), "backend_unavailable", "backend_unavailable"),
+        (_Empty(), "generator_error", "empty_rewrite"),
+    ],
+)
+def test_a_fallback_keeps_the_error_code_and_logs_it(
+    caplog: pytest.LogCaptureFixture, primary: FakeLLMRewriter, code: str, reason: str
+) -> None:
     caplog.set_level(logging.WARNING)
     rw = Rewriter("entire_conversation", primary).rewrite(QUESTION, HISTORY)
     assert (rw.query, rw.method, rw.error_code, rw.fallback_reason) == (QUESTION, "fallback", code, reason)
@@ -40,5 +44,6 @@ def test_a_fallback_keeps_the_error_code_and_logs_it(caplog: pytest.LogCaptureFi
 def test_a_working_rewrite_keeps_no_code(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING)
     rw = Rewriter("entire_conversation", FakeLLMRewriter('{"query": "Roth IRA early withdrawal penalty"}')).rewrite(
-        QUESTION, HISTORY)
+        QUESTION, HISTORY
+    )
     assert rw.method == "llm" and rw.error_code is None and not caplog.records

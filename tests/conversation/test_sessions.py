@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant_bridge.conversation.sessions import SessionStore, owner_key
+from assistant_bridge.conversation.sessions import SessionStore
 from assistant_bridge.domain import Principal
 from assistant_bridge.errors import NotFound
 from assistant_bridge.store import SQLiteStore
@@ -41,5 +41,7 @@ def test_delete_and_owner_key(tmp_path: Path) -> None:
     store.delete(s.id, "a", "e", "o")
     with pytest.raises(NotFound):
         store.get(s.id, "a", "e", "o")
-    assert owner_key(Principal(user_id="u", tenant="t", key_id="key2")) == "key2|u|t"
-    assert owner_key(Principal(user_id="u", key_id="key2")) != owner_key(Principal(user_id="u", tenant="u", key_id="key2"))
+    assert Principal(user_id="u", tenant="t", key_id="key2").owner_key == "key2|u|t"
+    assert (
+        Principal(user_id="u", key_id="key2").owner_key != Principal(user_id="u", tenant="u", key_id="key2").owner_key
+    )

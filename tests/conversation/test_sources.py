@@ -28,8 +28,10 @@ def errors_of(body: Any) -> list[dict[str, str]]:
 def test_ajv_wording_and_json_pointer_paths() -> None:
     assert errors_of({}) == [{"message": "must have required property 'search_results'", "path": ""}]
     wrong = errors_of({"search_results": [{"title": 1, "body": "b", "result_metadata": {"score": "high"}}]})
-    assert sorted(wrong, key=str) == [{"message": "must be number", "path": "/search_results/0/result_metadata/score"},
-                                      {"message": "must be string", "path": "/search_results/0/title"}]
+    assert sorted(wrong, key=str) == [
+        {"message": "must be number", "path": "/search_results/0/result_metadata/score"},
+        {"message": "must be string", "path": "/search_results/0/title"},
+    ]
     assert errors_of({"search_results": [{}]}) == [
         {"message": "must have required property 'title'", "path": "/search_results/0"},
         {"message": "must have required property 'body'", "path": "/search_results/0"},
@@ -38,14 +40,23 @@ def test_ajv_wording_and_json_pointer_paths() -> None:
     assert len(many) == 10
 
 
-@pytest.mark.parametrize("server, header, value", [
-    (ServerSearch(url="https://s.example/q"), "Authorization", None),
-    (ServerSearch(url="https://s.example/q", auth_type="basic", username="wa", password=Secret("pw:1")),
-     "Authorization", "Basic " + base64.b64encode(b"wa:pw:1").decode()),
-    (ServerSearch(url="https://s.example/q", auth_type="apikey", apikey=Secret("k1"), apikey_header="X-Key"),
-     "X-Key", "k1"),
-    (ServerSearch(url="https://s.example/q", auth_type="bearer", token=Secret("t1")), "Authorization", "Bearer t1"),
-])
+@pytest.mark.parametrize(
+    "server, header, value",
+    [
+        (ServerSearch(url="https://s.example/q"), "Authorization", None),
+        (
+            ServerSearch(url="https://s.example/q", auth_type="basic", username="wa", password=Secret("pw:1")),
+            "Authorization",
+            "Basic " + base64.b64encode(b"wa:pw:1").decode(),
+        ),
+        (
+            ServerSearch(url="https://s.example/q", auth_type="apikey", apikey=Secret("k1"), apikey_header="X-Key"),
+            "X-Key",
+            "k1",
+        ),
+        (ServerSearch(url="https://s.example/q", auth_type="bearer", token=Secret("t1")), "Authorization", "Bearer t1"),
+    ],
+)
 def test_remote_source_sends_each_credential_kind(server: ServerSearch, header: str, value: str | None) -> None:
     seen: list[httpx.Request] = []
 

@@ -40,11 +40,14 @@ def test_turn_over_a_fake_source(tmp_path: Path) -> None:
         Turn(runtime, assistant, TurnRequest(message_type="search_results", text="q"), scope)
 
 
-@pytest.mark.parametrize(("question", "title", "idk"), [
-    ("Comment réinitialiser mon mot de passe ?", "Comment le savons-nous ?", "Je ne suis pas sûr"),
-    ("パスワードを再設定するにはどうすればいいですか", "回答の根拠", "ナレッジベースの情報からは"),
-    ("How do I reset my password?", "How do we know?", "I'm not confident"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("question", "title", "idk"),
+    [
+        ("Comment réinitialiser mon mot de passe ?", "Comment le savons-nous ?", "Je ne suis pas sûr"),
+        ("パスワードを再設定するにはどうすればいいですか", "回答の根拠", "ナレッジベースの情報からは"),
+        ("How do I reset my password?", "How do we know?", "I'm not confident"),
+    ],
+)
 def test_default_messages_speak_the_questions_language(tmp_path: Path, question: str, title: str, idk: str) -> None:
     from tests.conversation.helpers import ask, build, checked, ingest
 
@@ -62,11 +65,18 @@ def test_default_messages_speak_the_questions_language(tmp_path: Path, question:
 def test_a_configured_message_is_used_as_written_in_any_language(tmp_path: Path) -> None:
     from tests.conversation.helpers import ask, build, checked, ingest
 
-    custom = {"default": {"environments": ["default"], "search": {"type": "builtin"},
-                          "messages": {"idk": "Ask the help desk."},
-                          "conversational_search": {"citations_title": "Sources"}}}  # fmt: skip
+    custom = {
+        "default": {
+            "environments": ["default"],
+            "search": {"type": "builtin"},
+            "messages": {"idk": "Ask the help desk."},
+            "conversational_search": {"citations_title": "Sources"},
+        }
+    }
     app, _, _ = build(tmp_path, pre=0.1, assistants=custom)
     client = app.test_client()
     ingest(client)
-    assert checked(ask(client, "Comment réinitialiser mon mot de passe ?"))["output"]["generic"][0]["text"] == \
-        "Ask the help desk."  # fmt: skip
+    assert (
+        checked(ask(client, "Comment réinitialiser mon mot de passe ?"))["output"]["generic"][0]["text"]
+        == "Ask the help desk."
+    )

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assistant_bridge.core.chunking import ChunkDraft, approximate_tokens, chunk_document
-from assistant_bridge.text import sentence_spans
 from assistant_bridge.domain import BBox
 from assistant_bridge.ingest import ParsedDocument, Segment, parse_file
+from assistant_bridge.text import sentence_spans
 
 pytestmark = pytest.mark.unit
 

@@ -68,7 +68,7 @@ def syntax_error(text: str, fields: Mapping[str, FieldSpec] = DEFAULT_FIELDS) ->
         ("end_time >= 2", Comparison("end_time", ">=", 2)),
         ("end_time >= 1e3", Comparison("end_time", ">=", 1000.0)),
         ("end_time >= 2.5E-1", Comparison("end_time", ">=", 0.25)),
-        ('language in ["en", \'fr\']', InList("language", ("en", "fr"))),
+        ("language in [\"en\", 'fr']", InList("language", ("en", "fr"))),
         ("position not in [1, 2, 3]", InList("position", (1, 2, 3), negated=True)),
         ('title startswith "Intro"', StringMatch(T, "prefix", "Intro")),
         ('title contains "policy"', StringMatch(T, "contains", "policy")),
@@ -237,7 +237,7 @@ INJECTIONS = [
     r'title == "x\" or title != \""',
     r"title == 'x\' or title != \''",
     r'title == "x\\" or title != "y"',
-    'title == "x\') or (title != \'"',
+    "title == \"x') or (title != '\"",
     r'title in ["a\", \"b"]',
 ]
 
@@ -252,7 +252,7 @@ def test_injection_stays_one_string_comparison(text: str) -> None:
     assert isinstance(expr, (Comparison, InList)) and expr.field == T
     milvus = to_milvus(expr)
     # re-reading the Milvus literal gives back exactly the value, and nothing follows it
-    body = re.fullmatch(r'\(title (==|in) (.*)\)', milvus)
+    body = re.fullmatch(r"\(title (==|in) (.*)\)", milvus)
     assert body is not None
     literal = body.group(2).strip("[]") if isinstance(expr, InList) else body.group(2)
     tokens = re.findall(r'"((?:[^"\\]|\\.)*)"', literal)
@@ -283,7 +283,9 @@ def test_translators_reject_control_characters_in_programmatic_asts(bad: str) ->
 
 
 @unit
-@pytest.mark.parametrize("name", ['title) or (1 == 1', "tenant", "tenant.keyword", 'tenant["x"]', 'meta["a"] or 1', "", "a b"])
+@pytest.mark.parametrize(
+    "name", ["title) or (1 == 1", "tenant", "tenant.keyword", 'tenant["x"]', 'meta["a"] or 1', "", "a b"]
+)
 def test_field_map_cannot_inject_or_reach_scope(name: str) -> None:
     with pytest.raises(ConfigurationError):
         to_milvus(Comparison(T, "==", "x"), {T: name})
@@ -317,7 +319,10 @@ def test_field_specs_refuse_scope_fields() -> None:
         ('not (title == "a" or title == "b")', '(title != "a" and title != "b")'),
         ('title == "a" or not url == "u" and position == 1', '(title == "a" or (url != "u" and position == 1))'),
         ("not (position < 1 and not position >= 2)", "(position >= 1 or position >= 2)"),
-        ('not title startswith "a" and position > 0', '((title is not null and not (title like "a%")) and position > 0)'),
+        (
+            'not title startswith "a" and position > 0',
+            '((title is not null and not (title like "a%")) and position > 0)',
+        ),
         ('title startswith "50%_off\\\\"', r'(title like "50\\%\\_off\\\\%")'),
         ('title contains "a\\"b"', r'(title like "%a\"b%")'),
     ],
@@ -392,15 +397,32 @@ def es_eval(query: Mapping[str, Any], doc: Mapping[str, Any]) -> bool:
     if kind == "range":
         if isinstance(value, str) != isinstance(next(iter(arg.values())), str):
             return False
-        ops = {"lt": lambda a, b: a < b, "lte": lambda a, b: a <= b, "gt": lambda a, b: a > b, "gte": lambda a, b: a >= b}
+        ops = {
+            "lt": lambda a, b: a < b,
+            "lte": lambda a, b: a <= b,
+            "gt": lambda a, b: a > b,
+            "gte": lambda a, b: a >= b,
+        }
         return all(ops[k](value, v) for k, v in arg.items())
     if not isinstance(value, str):
         return False
     if kind == "prefix":
         return value.startswith(arg["value"])
     assert kind == "wildcard"
-    pattern = re.sub(r"\\(.)|(\*)|(\?)|(.)", lambda m: re.escape(m.group(1)) if m.group(1) else ".*" if m.group(2)
-                     else "." if m.group(3) else re.escape(m.group(4)), arg["value"], flags=re.S)
+    pattern = re.sub(
+        r"\\(.)|(\*)|(\?)|(.)",
+        lambda m: (
+            re.escape(m.group(1))
+            if m.group(1)
+            else ".*"
+            if m.group(2)
+            else "."
+            if m.group(3)
+            else re.escape(m.group(4))
+        ),
+        arg["value"],
+        flags=re.S,
+    )
     return re.fullmatch(pattern, value, flags=re.S) is not None
 
 
@@ -486,9 +508,17 @@ def test_validate_programmatic_asts() -> None:
         ({"startsWith": {"key": "url", "value": "https://"}}, StringMatch("url", "prefix", "https://")),
         ({"stringContains": {"key": "title", "value": "at"}}, StringMatch(T, "contains", "at")),
         (
-            {"andAll": [{"equals": {"key": "title", "value": "a"}},
-                        {"orAll": [{"equals": {"key": "position", "value": 1}},
-                                   {"equals": {"key": "position", "value": 2}}]}]},
+            {
+                "andAll": [
+                    {"equals": {"key": "title", "value": "a"}},
+                    {
+                        "orAll": [
+                            {"equals": {"key": "position", "value": 1}},
+                            {"equals": {"key": "position", "value": 2}},
+                        ]
+                    },
+                ]
+            },
             And((Comparison(T, "==", "a"), Or((Comparison("position", "==", 1), Comparison("position", "==", 2))))),
         ),
         ({"equals": {"key": "title", "value": "a"}, "orAll": None}, Comparison(T, "==", "a")),
@@ -504,8 +534,10 @@ def test_from_retrieval_filter(obj: Mapping[str, Any], expected: Expr) -> None:
     [
         ({"equals": {"key": "foo", "value": 1}}, "unknown field 'foo' at $.equals.key"),
         ({"equals": {"key": "tenant", "value": "t"}}, "field 'tenant' at $.equals.key is a scope field"),
-        ({"andAll": [{"equals": {"key": "title", "value": "a"}},
-                     {"equals": {"key": "page_number", "value": "3"}}]}, "expects an integer, got a string at $.andAll[1].equals.value"),
+        (
+            {"andAll": [{"equals": {"key": "title", "value": "a"}}, {"equals": {"key": "page_number", "value": "3"}}]},
+            "expects an integer, got a string at $.andAll[1].equals.value",
+        ),
         ({"andAll": [{"equals": {"key": "title", "value": "a"}}]}, "at least two filters at $.andAll"),
         ({"orAll": "x"}, "at least two filters at $.orAll"),
         ({"listContains": {"key": "title", "value": "a"}}, "listContains is not supported"),
@@ -522,7 +554,10 @@ def test_from_retrieval_filter(obj: Mapping[str, Any], expected: Expr) -> None:
         ({"equals": {"key": "title", "value": None}}, "got null"),
         ({"equals": {"key": "title", "value": "a\nb"}}, "control character"),
         ({"equals": {"key": "position", "value": True}}, "got a boolean"),
-        ({"orAll": [{"equals": {"key": "title", "value": "a"}}, [1]]}, "expected a RetrievalFilter object at $.orAll[1]"),
+        (
+            {"orAll": [{"equals": {"key": "title", "value": "a"}}, [1]]},
+            "expected a RetrievalFilter object at $.orAll[1]",
+        ),
         ("equals", "expected a RetrievalFilter object at $"),
     ],
 )
@@ -619,15 +654,58 @@ def test_elasticsearch_translation_agrees_with_matches(expr: Expr, records: list
         assert es_eval(query, rec) == matches(expr, rec), (format_filter(expr), rec, query)
 
 
-_TOKENS = ['title', 'page_number', 'start_time', 'foo', 'tenant', 'and', 'OR', 'not', 'in', 'startswith',
-           'contains', 'true', '==', '!=', '<', '<=', '>', '>=', '=', '(', ')', '[', ']', ',', '"a"', "'b'", '"\\"',
-           '"', "'", '\\', '1', '-2', '1.5e3', '1e999', '99999999999999999999', ' ', '\x00', 'é', '\ud800']
+_TOKENS = [
+    "title",
+    "page_number",
+    "start_time",
+    "foo",
+    "tenant",
+    "and",
+    "OR",
+    "not",
+    "in",
+    "startswith",
+    "contains",
+    "true",
+    "==",
+    "!=",
+    "<",
+    "<=",
+    ">",
+    ">=",
+    "=",
+    "(",
+    ")",
+    "[",
+    "]",
+    ",",
+    '"a"',
+    "'b'",
+    '"\\"',
+    '"',
+    "'",
+    "\\",
+    "1",
+    "-2",
+    "1.5e3",
+    "1e999",
+    "99999999999999999999",
+    " ",
+    "\x00",
+    "é",
+    "\ud800",
+]
 
 
 @unit
 @settings(max_examples=400, deadline=None, database=None)
-@given(st.one_of(st.text(max_size=60), st.lists(st.sampled_from(_TOKENS), max_size=25).map(" ".join),
-                 st.lists(st.sampled_from(_TOKENS), max_size=25).map("".join)))
+@given(
+    st.one_of(
+        st.text(max_size=60),
+        st.lists(st.sampled_from(_TOKENS), max_size=25).map(" ".join),
+        st.lists(st.sampled_from(_TOKENS), max_size=25).map("".join),
+    )
+)
 def test_parse_random_text_only_raises_filter_syntax_error(text: str) -> None:
     try:
         expr = parse_filter(text)
@@ -643,26 +721,126 @@ def test_parse_random_text_only_raises_filter_syntax_error(text: str) -> None:
 # ---------------------------------------------------------------------------------- Milvus integration
 
 ROWS: list[dict[str, Any]] = [
-    {"document_id": "d1", "title": "Intro", "url": "https://a/1", "filename": "a.pdf", "language": "en",
-     "modality": "text", "page_number": 1, "start_time": None, "end_time": None, "position": 0},
-    {"document_id": "d1", "title": "Intro", "url": "https://a/1", "filename": "a.pdf", "language": "en",
-     "modality": "text", "page_number": 2, "start_time": None, "end_time": None, "position": 1},
-    {"document_id": "d2", "title": 'x" or 1==1', "url": None, "filename": "b.txt", "language": "fr",
-     "modality": "text", "page_number": None, "start_time": None, "end_time": None, "position": 0},
-    {"document_id": "d3", "title": "50%_off", "url": "http://b", "filename": "c.mp3", "language": "de",
-     "modality": "audio_transcript", "page_number": None, "start_time": 0.0, "end_time": 12.5, "position": 0},
-    {"document_id": "d3", "title": "50%XYoff", "url": "http://b", "filename": "c.mp3", "language": "de",
-     "modality": "audio_transcript", "page_number": None, "start_time": 12.5, "end_time": 30.0, "position": 1},
-    {"document_id": "d4", "title": "back\\slash 'q'", "url": "", "filename": "d.mp4", "language": "",
-     "modality": "video_transcript", "page_number": None, "start_time": 1.5, "end_time": 2, "position": 0},
-    {"document_id": "d5", "title": "héllo 日本 😀", "url": "https://c", "filename": "e.png", "language": "ja",
-     "modality": "image_caption", "page_number": 3, "start_time": None, "end_time": None, "position": 0},
-    {"document_id": "d6", "title": "a", "url": "https://a/2", "filename": "f.pdf", "language": "en",
-     "modality": "text", "page_number": 10, "start_time": None, "end_time": None, "position": 2},
-    {"document_id": "d6", "title": "ab", "url": "https://a/2", "filename": "f.pdf", "language": "en",
-     "modality": "text", "page_number": -1, "start_time": None, "end_time": None, "position": 3},
-    {"document_id": "d7", "title": "", "url": None, "filename": "", "language": "en",
-     "modality": "text", "page_number": 0, "start_time": -0.5, "end_time": 0.5, "position": 4},
+    {
+        "document_id": "d1",
+        "title": "Intro",
+        "url": "https://a/1",
+        "filename": "a.pdf",
+        "language": "en",
+        "modality": "text",
+        "page_number": 1,
+        "start_time": None,
+        "end_time": None,
+        "position": 0,
+    },
+    {
+        "document_id": "d1",
+        "title": "Intro",
+        "url": "https://a/1",
+        "filename": "a.pdf",
+        "language": "en",
+        "modality": "text",
+        "page_number": 2,
+        "start_time": None,
+        "end_time": None,
+        "position": 1,
+    },
+    {
+        "document_id": "d2",
+        "title": 'x" or 1==1',
+        "url": None,
+        "filename": "b.txt",
+        "language": "fr",
+        "modality": "text",
+        "page_number": None,
+        "start_time": None,
+        "end_time": None,
+        "position": 0,
+    },
+    {
+        "document_id": "d3",
+        "title": "50%_off",
+        "url": "http://b",
+        "filename": "c.mp3",
+        "language": "de",
+        "modality": "audio_transcript",
+        "page_number": None,
+        "start_time": 0.0,
+        "end_time": 12.5,
+        "position": 0,
+    },
+    {
+        "document_id": "d3",
+        "title": "50%XYoff",
+        "url": "http://b",
+        "filename": "c.mp3",
+        "language": "de",
+        "modality": "audio_transcript",
+        "page_number": None,
+        "start_time": 12.5,
+        "end_time": 30.0,
+        "position": 1,
+    },
+    {
+        "document_id": "d4",
+        "title": "back\\slash 'q'",
+        "url": "",
+        "filename": "d.mp4",
+        "language": "",
+        "modality": "video_transcript",
+        "page_number": None,
+        "start_time": 1.5,
+        "end_time": 2,
+        "position": 0,
+    },
+    {
+        "document_id": "d5",
+        "title": "héllo 日本 😀",
+        "url": "https://c",
+        "filename": "e.png",
+        "language": "ja",
+        "modality": "image_caption",
+        "page_number": 3,
+        "start_time": None,
+        "end_time": None,
+        "position": 0,
+    },
+    {
+        "document_id": "d6",
+        "title": "a",
+        "url": "https://a/2",
+        "filename": "f.pdf",
+        "language": "en",
+        "modality": "text",
+        "page_number": 10,
+        "start_time": None,
+        "end_time": None,
+        "position": 2,
+    },
+    {
+        "document_id": "d6",
+        "title": "ab",
+        "url": "https://a/2",
+        "filename": "f.pdf",
+        "language": "en",
+        "modality": "text",
+        "page_number": -1,
+        "start_time": None,
+        "end_time": None,
+        "position": 3,
+    },
+    {
+        "document_id": "d7",
+        "title": "",
+        "url": None,
+        "filename": "",
+        "language": "en",
+        "modality": "text",
+        "page_number": 0,
+        "start_time": -0.5,
+        "end_time": 0.5,
+        "position": 4,
+    },
 ]
 
 MILVUS_FILTERS = [
@@ -738,8 +916,10 @@ def test_milvus_lite_injection_selects_one_row(milvus: Any) -> None:
 @pytest.mark.integration
 def test_milvus_lite_agrees_on_random_filters(milvus: Any) -> None:
     rng = random.Random(20240601)
-    pools = {n: sorted({r[n] for r in ROWS if r[n] is not None}, key=repr) + (["zz", "%"] if s.type == "str" else [7])
-             for n, s in DEFAULT_FIELDS.items()}
+    pools = {
+        n: sorted({r[n] for r in ROWS if r[n] is not None}, key=repr) + (["zz", "%"] if s.type == "str" else [7])
+        for n, s in DEFAULT_FIELDS.items()
+    }
 
     def leaf() -> Expr:
         name = rng.choice(_FIELDS)

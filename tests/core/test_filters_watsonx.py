@@ -18,31 +18,47 @@ pytestmark = pytest.mark.unit
 FR, EN = Comparison("language", "==", "fr"), Comparison("language", "==", "en")
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("language:fr", FR),
-    ('language:"fr"', FR),
-    ("language:'fr'", FR),
-    ("language : fr", FR),
-    ("language:fr AND page_number:2", And((FR, Comparison("page_number", "==", 2)))),
-    ("language:fr OR language:en", Or((FR, EN))),
-    ("language:fr or language:en", Or((FR, EN))),
-    ("NOT language:fr", Not(FR)),
-    ("(language:fr OR language:en) AND NOT title:\"Release notes\"",
-     And((Or((FR, EN)), Not(Comparison("title", "==", "Release notes"))))),
-    ("page_number:3", Comparison("page_number", "==", 3)),
-    ("start_time:1.5", Comparison("start_time", "==", 1.5)),
-    ("language:en-US", Comparison("language", "==", "en-US")),
-    ("url:https://intranet/handbook", Comparison("url", "==", "https://intranet/handbook")),
-    ('language == "fr" AND page_number:2', And((FR, Comparison("page_number", "==", 2)))),  # the two forms mix
-    ("product:widgets", NO_SUCH_FIELD),  # a field no chunk has: matches nothing, not an error
-    ("product:widgets OR language:fr", Or((NO_SUCH_FIELD, FR))),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("language:fr", FR),
+        ('language:"fr"', FR),
+        ("language:'fr'", FR),
+        ("language : fr", FR),
+        ("language:fr AND page_number:2", And((FR, Comparison("page_number", "==", 2)))),
+        ("language:fr OR language:en", Or((FR, EN))),
+        ("language:fr or language:en", Or((FR, EN))),
+        ("NOT language:fr", Not(FR)),
+        (
+            '(language:fr OR language:en) AND NOT title:"Release notes"',
+            And((Or((FR, EN)), Not(Comparison("title", "==", "Release notes")))),
+        ),
+        ("page_number:3", Comparison("page_number", "==", 3)),
+        ("start_time:1.5", Comparison("start_time", "==", 1.5)),
+        ("language:en-US", Comparison("language", "==", "en-US")),
+        ("url:https://intranet/handbook", Comparison("url", "==", "https://intranet/handbook")),
+        ('language == "fr" AND page_number:2', And((FR, Comparison("page_number", "==", 2)))),  # the two forms mix
+        ("product:widgets", NO_SUCH_FIELD),  # a field no chunk has: matches nothing, not an error
+        ("product:widgets OR language:fr", Or((NO_SUCH_FIELD, FR))),
+    ],
+)
 def test_forms(text: str, expected: Any) -> None:
     assert parse_filter(text) == expected
 
 
-@pytest.mark.parametrize("text", ["tenant:u2", "owner:bob", "session_id:s1", "workspaces:w1", "language:",
-                                  "page_number:abc", "language:fr AND", "product:"])  # fmt: skip
+@pytest.mark.parametrize(
+    "text",
+    [
+        "tenant:u2",
+        "owner:bob",
+        "session_id:s1",
+        "workspaces:w1",
+        "language:",
+        "page_number:abc",
+        "language:fr AND",
+        "product:",
+    ],
+)
 def test_refused(text: str) -> None:
     with pytest.raises(FilterSyntaxError):
         parse_filter(text)
@@ -54,13 +70,21 @@ def test_they_filter_a_search(tmp_path: Path) -> None:
     s = make_settings(tmp_path)
     app = create_app(s, make_services(s))
     with app.test_client() as c:
-        for title, text in (("Congés", "Les congés payés se posent dans le portail RH."),
-                            ("Holidays", "Paid holidays are booked in the HR portal.")):  # fmt: skip
+        for title, text in (
+            ("Congés", "Les congés payés se posent dans le portail RH."),
+            ("Holidays", "Paid holidays are booked in the HR portal."),
+        ):
             assert c.post("/v1/documents", json={"title": title, "text": text}).status_code == 201
 
         def titles(flt: str) -> list[str]:
-            resp = c.post("/v1/search", json={"query": "holidays congés portal portail", "filter": flt,
-                                              "metadata": {"mode": "lexical", "collection_name": s.backend.collection}})  # fmt: skip
+            resp = c.post(
+                "/v1/search",
+                json={
+                    "query": "holidays congés portal portail",
+                    "filter": flt,
+                    "metadata": {"mode": "lexical", "collection_name": s.backend.collection},
+                },
+            )
             assert resp.status_code == 200, resp.get_json()
             return sorted(r["title"] for r in resp.get_json()["search_results"])
 

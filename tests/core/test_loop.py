@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import pytest
 
@@ -71,10 +71,15 @@ RESULTS = [
 
 def run(results=RESULTS, pre=0.9, post=0.9, generator=None, thresholds=T(0.5, 0.5), **kw):  # type: ignore[no-untyped-def]
     return run_conversational_search(
-        "how do I reset", results, prefilter=Pre(pre) if isinstance(pre, float) else pre,
-        postfilter=Post(post) if isinstance(post, float) else post, generator=generator or FakeGenerator(),
-        thresholds=thresholds, clock=Clock(), **kw,
-    )  # fmt: skip
+        "how do I reset",
+        results,
+        prefilter=Pre(pre) if isinstance(pre, float) else pre,
+        postfilter=Post(post) if isinstance(post, float) else post,
+        generator=generator or FakeGenerator(),
+        thresholds=thresholds,
+        clock=Clock(),
+        **kw,
+    )
 
 
 def test_no_results() -> None:

@@ -35,7 +35,9 @@ def test_lenient_on_odd_but_wellformed_input() -> None:
     assert result.title == "" and result.body == "" and result.url is None
     assert result.highlight_body == ("ok",)
     assert result.id == "7"
-    assert SearchResult.from_json({"title": "t", "body": "b", "highlight": {"body": "not a list"}}).highlight_body is None
+    assert (
+        SearchResult.from_json({"title": "t", "body": "b", "highlight": {"body": "not a list"}}).highlight_body is None
+    )
 
 
 def test_empty_highlight_list_is_kept_as_empty() -> None:

@@ -30,14 +30,25 @@ runpy.run_path(script, run_name="__main__")
 def test_the_runner_really_hides_the_package(tmp_path: Path) -> None:
     probe = tmp_path / "probe.py"
     probe.write_text("import assistant_bridge\n")
-    done = subprocess.run([sys.executable, "-c", RUNNER, str(probe)], cwd=tmp_path, capture_output=True, text=True,
-                          env={"PATH": "/usr/bin:/bin"})  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", RUNNER, str(probe)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin"},
+    )
     assert done.returncode != 0 and "No module named 'assistant_bridge'" in done.stderr
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
 def test_script_runs_from_a_checkout(script: Path, tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-c", RUNNER, str(script)], cwd=tmp_path, capture_output=True,
-                          text=True, env={"PATH": "/usr/bin:/bin"}, timeout=60)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", RUNNER, str(script)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin"},
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr[-1500:]
     assert done.stdout.startswith("usage:")

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import re
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -83,7 +83,9 @@ def test_images_are_pinned(compose: dict[str, Any]) -> None:
         assert tag and tag != "latest" and re.search(r"\d", tag), f"{name}: unpinned image {image}"
 
 
-def test_the_service_reaches_the_backends_by_name_and_secrets_come_from_the_environment(compose: dict[str, Any]) -> None:
+def test_the_service_reaches_the_backends_by_name_and_secrets_come_from_the_environment(
+    compose: dict[str, Any],
+) -> None:
     env = compose["services"]["assistant-bridge"]["environment"]
     assert env["ASSISTANT_BRIDGE_BACKEND__ES_URL"] == "http://elasticsearch:9200"
     assert env["ASSISTANT_BRIDGE_BACKEND__URI"] == "http://milvus:19530"
@@ -171,12 +173,18 @@ def test_dockerfile_passes_the_lint() -> None:
     [
         (lambda t: t.replace("python:3.11.13-slim-bookworm", "python:3.11-slim"), "not pinned"),
         (lambda t: t.replace("USER 10001:10001", "USER root"), "non-root USER"),
-        (lambda t: t.replace("HEALTHCHECK", "# HEALTHCHECK").replace("  CMD [\"python\"", "# CMD [\"python\""), "HEALTHCHECK"),
+        (
+            lambda t: t.replace("HEALTHCHECK", "# HEALTHCHECK").replace('  CMD ["python"', '# CMD ["python"'),
+            "HEALTHCHECK",
+        ),
         (lambda t: t + "\nADD https://example.com/model.onnx /opt/\n", "ADD of a URL"),
         (lambda t: re.sub(r"COPY filters_models/.*\n", "", t), "filter models"),
         (lambda t: t.replace("filters_models/*.onnx", "filters_models/missing.onnx"), "matches no file"),
         (lambda t: t.replace(" filters_models/pre_cross_tokenizer.json", ""), "pre_cross_tokenizer.json is not copied"),
-        (lambda t: t.replace('CMD ["assistant-bridge", "serve"]', 'CMD ["python", "app.py"]'), "assistant-bridge serve"),
+        (
+            lambda t: t.replace('CMD ["assistant-bridge", "serve"]', 'CMD ["python", "app.py"]'),
+            "assistant-bridge serve",
+        ),
     ],
 )
 def test_the_lint_catches_each_rule(edit: Any, problem: str) -> None:
@@ -202,12 +210,20 @@ def _parents(path: str) -> list[str]:
 
 def test_build_context_keeps_what_the_dockerfile_copies() -> None:
     ignore = [ln for ln in (DOCKER / "Dockerfile.dockerignore").read_text().split() if not ln.startswith("#")]
-    sources = [src for word, rest in _instructions((DOCKER / "Dockerfile").read_text()) if word == "COPY"
-               and not rest.startswith("--from") for src in shlex.split(rest)[:-1]]  # fmt: skip
+    sources = [
+        src
+        for word, rest in _instructions((DOCKER / "Dockerfile").read_text())
+        if word == "COPY" and not rest.startswith("--from")
+        for src in shlex.split(rest)[:-1]
+    ]
     assert {"setup.py", "schemas", "assistant_bridge"} <= {s.rstrip("/") for s in sources}
     for src in sources:
-        files = [f for p in ROOT.glob(src.rstrip("/")) for f in ([p] if p.is_file() else p.rglob("*"))
-                 if f.is_file() and "__pycache__" not in f.parts]  # fmt: skip
+        files = [
+            f
+            for p in ROOT.glob(src.rstrip("/"))
+            for f in ([p] if p.is_file() else p.rglob("*"))
+            if f.is_file() and "__pycache__" not in f.parts
+        ]
         assert files, f"COPY source {src} matches no file"
         for f in files:
             assert _kept(f.relative_to(ROOT).as_posix(), ignore), f"{f.relative_to(ROOT)} is not in the build context"
@@ -219,8 +235,11 @@ def test_build_context_keeps_what_the_dockerfile_copies() -> None:
 
 def test_example_config_loads_and_targets_the_compose_services() -> None:
     s = load_settings(DOCKER / "config.example.toml", env={})
-    assert (s.backend.kind, s.backend.es_url, s.backend.uri) == ("elasticsearch", "http://elasticsearch:9200",
-                                                                 "http://milvus:19530")  # fmt: skip
+    assert (s.backend.kind, s.backend.es_url, s.backend.uri) == (
+        "elasticsearch",
+        "http://elasticsearch:9200",
+        "http://milvus:19530",
+    )
     assert s.server.host == "0.0.0.0" and s.auth.keys == [] and s.auth.allow_anonymous is False
     assert s.data_dir == "/var/lib/assistant-bridge"
     assert s.backend.es_password is None and s.backend.es_api_key is None  # secrets only from the environment
@@ -272,8 +291,13 @@ def test_the_build_stage_holds_what_the_package_build_needs(tmp_path: Path) -> N
     fails here rather than in ``docker build``, which cannot run on this machine."""
     src, lib = tmp_path / "src", tmp_path / "lib"
     _stage_build_context(src)
-    done = subprocess.run([sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(lib)], cwd=src,
-                          capture_output=True, text=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(lib)],
+        cwd=src,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "did not match any files" not in done.stderr, done.stderr[-2000:]  # e.g. LICENSE not copied
     packaged = lib / "assistant_bridge" / "filters_models"
@@ -288,7 +312,11 @@ def test_schema_dir_can_be_overridden(tmp_path: Path) -> None:
 
     shutil.copytree(ROOT / "schemas", tmp_path / "s")
     code = "from assistant_bridge import validation as v; print(v.SCHEMA_DIR); v.validate('search_request', {'query': 'x'})"
-    out = subprocess.run([sys.executable, "-c", code], env={"ASSISTANT_BRIDGE_SCHEMA_DIR": str(tmp_path / "s"),
-                         "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
-                         check=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={"ASSISTANT_BRIDGE_SCHEMA_DIR": str(tmp_path / "s"), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert out.stdout.strip() == str(tmp_path / "s")

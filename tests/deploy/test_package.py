@@ -14,7 +14,16 @@ import pytest
 
 pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = ("setup.py", "pyproject.toml", "README.md", "LICENSE", "MANIFEST.in", "assistant_bridge", "schemas", "filters_models")
+SOURCES = (
+    "setup.py",
+    "pyproject.toml",
+    "README.md",
+    "LICENSE",
+    "MANIFEST.in",
+    "assistant_bridge",
+    "schemas",
+    "filters_models",
+)
 
 
 @pytest.fixture(scope="module")
@@ -27,8 +36,13 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
         else:
             shutil.copy2(ROOT / name, src / name)
     lib = tmp_path_factory.mktemp("lib")
-    subprocess.run([sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(lib)], cwd=src, check=True,
-                   capture_output=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})  # fmt: skip
+    subprocess.run(
+        [sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(lib)],
+        cwd=src,
+        check=True,
+        capture_output=True,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )
     return lib
 
 
@@ -42,11 +56,19 @@ def test_every_schema_file_of_the_repository_is_in_the_built_package(built: Path
 
 
 def test_the_built_package_finds_its_schemas_by_itself(built: Path) -> None:
-    code = ("from assistant_bridge import validation as v; from assistant_bridge.web.openapi import build_document;"
-            " v.validate('search_request', {'query': 'x'}); build_document(None); print(v.SCHEMA_DIR)")  # fmt: skip
+    code = (
+        "from assistant_bridge import validation as v; from assistant_bridge.web.openapi import build_document;"
+        " v.validate('search_request', {'query': 'x'}); build_document(None); print(v.SCHEMA_DIR)"
+    )
     env = {k: v for k, v in os.environ.items() if k not in ("ASSISTANT_BRIDGE_SCHEMA_DIR", "PYTHONPATH")}
-    out = subprocess.run([sys.executable, "-c", code], cwd=built, env={**env, "PYTHONPATH": str(built)},
-                         capture_output=True, text=True, check=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=built,
+        env={**env, "PYTHONPATH": str(built)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert out.stdout.strip() == str(built / "assistant_bridge" / "schemas")
 
 
@@ -66,12 +88,20 @@ def test_the_built_package_carries_the_filter_models(built: Path) -> None:
     assert sorted(p.name for p in packaged.iterdir()) == sorted(MODEL_FILES)
     for name in MODEL_FILES:
         assert (packaged / name).read_bytes() == (ROOT / "filters_models" / name).read_bytes()
-    code = ("from assistant_bridge.filters import default_model_dir, load_thresholds;"
-            " from assistant_bridge.filters.cross import CrossEncoder;"
-            " d = default_model_dir(); CrossEncoder(d); load_thresholds('less_often', d); print(d)")  # fmt: skip
+    code = (
+        "from assistant_bridge.filters import default_model_dir, load_thresholds;"
+        " from assistant_bridge.filters.cross import CrossEncoder;"
+        " d = default_model_dir(); CrossEncoder(d); load_thresholds('less_often', d); print(d)"
+    )
     env = {k: v for k, v in os.environ.items() if k not in ("ASSISTANT_BRIDGE_FILTERS_DIR", "PYTHONPATH")}
-    out = subprocess.run([sys.executable, "-c", code], cwd=built, env={**env, "PYTHONPATH": str(built)},
-                         capture_output=True, text=True, check=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=built,
+        env={**env, "PYTHONPATH": str(built)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert out.stdout.strip() == str(packaged)
 
 
@@ -81,7 +111,10 @@ def test_setup_copies_the_files_the_filters_load() -> None:
     from assistant_bridge.filters.onnx_filters import MODEL_FILES
 
     tree = ast.parse((ROOT / "setup.py").read_text(encoding="utf-8"))
-    listed = next(ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
-                  and any(getattr(t, "id", "") == "MODEL_FILES" for t in n.targets))  # fmt: skip
+    listed = next(
+        ast.literal_eval(n.value)
+        for n in tree.body
+        if isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "MODEL_FILES" for t in n.targets)
+    )
     assert tuple(listed) == MODEL_FILES
     assert not (ROOT / "assistant_bridge" / "filters_models").exists()  # a stale copy would shadow filters_models/

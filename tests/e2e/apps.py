@@ -6,8 +6,9 @@ generator instead (slower; used to take the documentation screenshot)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from assistant_bridge.conversation.runtime import EXTRAS_KEY, ConversationRuntime
 from assistant_bridge.domain import Ownership
@@ -18,13 +19,18 @@ from assistant_bridge.services import Services
 from tests.conftest import make_services, make_settings
 
 
-def sample_app(tmp_path: Path, *, real_models: bool = False, extra_docs: Sequence[tuple[str, str]] = (),
-               **settings_overrides: Any) -> tuple[Any, Services]:  # fmt: skip
+def sample_app(
+    tmp_path: Path, *, real_models: bool = False, extra_docs: Sequence[tuple[str, str]] = (), **settings_overrides: Any
+) -> tuple[Any, Services]:
     from assistant_bridge.web.app import create_app
 
     if real_models:
-        settings = make_settings(tmp_path, embedder={"kind": "e5-small"}, backend={"kind": "memory",
-                                 "default_mode": "hybrid"}, **settings_overrides)  # fmt: skip
+        settings = make_settings(
+            tmp_path,
+            embedder={"kind": "e5-small"},
+            backend={"kind": "memory", "default_mode": "hybrid"},
+            **settings_overrides,
+        )
         services = Services.from_settings(settings)
         generator = make_generator("extractive", embedder="use")
     else:
@@ -32,9 +38,12 @@ def sample_app(tmp_path: Path, *, real_models: bool = False, extra_docs: Sequenc
         services = make_services(settings)
         generator = make_generator("extractive", embedder="none")
     services.extras[EXTRAS_KEY] = ConversationRuntime(
-        services, prefilter=FakePreFilter(), postfilter=FakePostFilter(), generator=generator,
+        services,
+        prefilter=FakePreFilter(),
+        postfilter=FakePostFilter(),
+        generator=generator,
         thresholds=lambda level: Thresholds(0.5, 0.3),
-    )  # fmt: skip
+    )
     services.warm_up()
     for path in sample_corpus_files():
         services.ingestor.ingest_bytes(path.name, path.read_bytes(), Ownership())

@@ -22,11 +22,20 @@ from typing import Any
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--disable-extensions", "--disable-default-apps", "--mute-audio", "--hide-scrollbars",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--disable-default-apps",
+    "--mute-audio",
+    "--hide-scrollbars",
     "--remote-debugging-pipe",
-]  # fmt: skip
+]
 
 
 class CDPError(RuntimeError):
@@ -93,11 +102,19 @@ class Browser:
             os.dup2(b, 4)
 
         self.proc = subprocess.Popen(
-            [self.binary, *FLAGS, f"--user-data-dir={self.profile}", f"--window-size={self.width},{self.height}",
-             "about:blank"],
-            preexec_fn=child, pass_fds=(3, 4), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            [
+                self.binary,
+                *FLAGS,
+                f"--user-data-dir={self.profile}",
+                f"--window-size={self.width},{self.height}",
+                "about:blank",
+            ],
+            preexec_fn=child,
+            pass_fds=(3, 4),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
-        )  # fmt: skip
+        )
         os.close(cmd_r)
         os.close(out_w)
         self._w = os.fdopen(cmd_w, "wb", buffering=0)
@@ -148,8 +165,9 @@ class Browser:
                     self._cond.notify_all()
 
     # -- protocol ---------------------------------------------------------------------------------
-    def call(self, method: str, params: dict[str, Any] | None = None, *, session: bool = True,
-             timeout: float = 30.0) -> dict[str, Any]:  # fmt: skip
+    def call(
+        self, method: str, params: dict[str, Any] | None = None, *, session: bool = True, timeout: float = 30.0
+    ) -> dict[str, Any]:
         with self._cond:
             self._next_id += 1
             mid = self._next_id
@@ -182,17 +200,21 @@ class Browser:
             if time.monotonic() > deadline:
                 raise CDPError("no page target")
             time.sleep(0.1)
-        self.session = self.call("Target.attachToTarget", {"targetId": pages[0]["targetId"], "flatten": True},
-                                 session=False)["sessionId"]  # fmt: skip
+        self.session = self.call(
+            "Target.attachToTarget", {"targetId": pages[0]["targetId"], "flatten": True}, session=False
+        )["sessionId"]
         for domain in ("Page", "Runtime", "Log"):
             self.call(f"{domain}.enable")
-        self.call("Emulation.setDeviceMetricsOverride", {"width": self.width, "height": self.height,
-                                                         "deviceScaleFactor": 1, "mobile": False})  # fmt: skip
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": self.width, "height": self.height, "deviceScaleFactor": 1, "mobile": False},
+        )
 
     # -- page helpers -----------------------------------------------------------------------------
     def evaluate(self, expression: str, *, await_promise: bool = False) -> Any:
-        result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True,
-                                                "awaitPromise": await_promise})  # fmt: skip
+        result = self.call(
+            "Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": await_promise}
+        )
         if "exceptionDetails" in result:
             raise CDPError(f"script failed: {result['exceptionDetails'].get('text')}")
         return result["result"].get("value")

@@ -9,8 +9,9 @@ Set ``WEBCHAT_SCREENSHOT=docs/webchat.png`` to also write the documentation scre
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -24,16 +25,19 @@ pytestmark = [
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} is absent: apt-get install chromium"),
 ]
 HOSTILE_TITLE = "Badge office <img src=x onerror=\"document.body.dataset.pwned='1'\">"
-HOSTILE_TEXT = ("The badge office <script>document.body.dataset.pwned='2'</script> is open from 9 to 5. "
-                "Lost badges are replaced at the badge office <b>same day</b>.")
+HOSTILE_TEXT = (
+    "The badge office <script>document.body.dataset.pwned='2'</script> is open from 9 to 5. "
+    "Lost badges are replaced at the badge office <b>same day</b>."
+)
 LAST = "document.querySelector('#log li.msg.assistant:last-child')"
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: Any) -> Iterator[str]:
     real = os.environ.get("WEBCHAT_REAL_MODELS") == "1"
-    app, _ = sample_app(tmp_path_factory.mktemp("webchat"), real_models=real,
-                        extra_docs=[(HOSTILE_TITLE, HOSTILE_TEXT)])  # fmt: skip
+    app, _ = sample_app(
+        tmp_path_factory.mktemp("webchat"), real_models=real, extra_docs=[(HOSTILE_TITLE, HOSTILE_TEXT)]
+    )
     with ServerThread(app) as srv:
         yield srv.base
 
@@ -50,8 +54,9 @@ def ask(b: Browser, text: str) -> dict[str, Any]:
     b.evaluate("document.getElementById('question').focus()")
     b.type_text(text)
     b.press_enter()
-    b.wait_for(f"document.querySelectorAll('#log li.msg.assistant').length > {count} && "
-               f"{LAST}.dataset.outcome", timeout=60)  # fmt: skip
+    b.wait_for(
+        f"document.querySelectorAll('#log li.msg.assistant').length > {count} && {LAST}.dataset.outcome", timeout=60
+    )
     state: dict[str, Any] = b.evaluate(f"""(() => {{
         const li = {LAST};
         return {{
@@ -66,7 +71,7 @@ def ask(b: Browser, text: str) -> dict[str, Any]:
           resultTitles: Array.from(li.querySelectorAll('.result a.source, .result span.source')).map(a => a.textContent),
           user: li.previousElementSibling.textContent,
         }};
-    }})()""")  # fmt: skip
+    }})()""")
     return state
 
 
@@ -87,8 +92,9 @@ def test_an_answer_streams_in_with_citations_and_search_results(browser: Browser
     assert state["user"] == "How do I reset my password?"
     assert "password" in state["text"].lower() and state["badge"] == ""
     assert state["citationsTitle"] == "How do we know?"
-    assert state["citations"] and all(c["href"].startswith("/v1/documents/") and c["href"].endswith("/content")
-                                      for c in state["citations"])  # fmt: skip
+    assert state["citations"] and all(
+        c["href"].startswith("/v1/documents/") and c["href"].endswith("/content") for c in state["citations"]
+    )
     assert any("Password" in c["text"] for c in state["citations"])
     assert state["resultsSummary"].startswith("Search results (") and not state["resultsOpen"]
     assert state["resultTitles"][0] == "Resetting Your Password and Multi-Factor Authentication"
@@ -97,9 +103,11 @@ def test_an_answer_streams_in_with_citations_and_search_results(browser: Browser
 
 def test_a_cited_document_opens_beside_the_chat(browser: Browser) -> None:
     browser.evaluate(f"{LAST}.querySelector('.citation a.source.internal').click()")
-    title = browser.wait_for("!document.getElementById('doc-view').hidden && "
-                             "document.getElementById('doc-title').textContent !== 'Loading…' && "
-                             "document.getElementById('doc-title').textContent")  # fmt: skip
+    title = browser.wait_for(
+        "!document.getElementById('doc-view').hidden && "
+        "document.getElementById('doc-title').textContent !== 'Loading…' && "
+        "document.getElementById('doc-title').textContent"
+    )
     assert title == "Resetting Your Password and Multi-Factor Authentication"
     assert "password" in browser.evaluate("document.getElementById('doc-text').textContent").lower()
     browser.evaluate("document.getElementById('doc-close').click()")
@@ -128,10 +136,13 @@ def test_document_text_is_never_markup(browser: Browser) -> None:
 
 def test_the_conversation_continues_with_the_echoed_context(browser: Browser) -> None:
     ask(browser, "How do I report a security incident?")
-    sent = browser.evaluate("""(async () => {
+    sent = browser.evaluate(
+        """(async () => {
         const r = await fetch('/v1/relay/message', {method: 'POST', headers: {'Content-Type': 'application/json'},
                                                    body: JSON.stringify({text: 'ping'})});
-        return r.status; })()""", await_promise=True)  # fmt: skip
+        return r.status; })()""",
+        await_promise=True,
+    )
     assert sent == 200
     browser.evaluate("document.getElementById('new-chat').click()")
     assert browser.evaluate("document.querySelectorAll('#log li').length") == 0
@@ -152,9 +163,17 @@ def test_security_headers_block_framing_and_remote_code(site: str) -> None:
                       f.src = '/chat'; document.body.appendChild(f); })()""")
         b.wait_for("document.body.dataset.framed === '1'", timeout=20)
         # the frame was refused: its document is an error page, not the chat
-        assert b.evaluate("(() => { try { const d = document.getElementById('f').contentDocument;"
-                          " return d ? (d.getElementById('question') ? 'chat' : 'blocked') : 'blocked'; }"
-                          " catch (e) { return 'blocked'; } })()") == "blocked"
+        assert (
+            b.evaluate(
+                "(() => { try { const d = document.getElementById('f').contentDocument;"
+                " return d ? (d.getElementById('question') ? 'chat' : 'blocked') : 'blocked'; }"
+                " catch (e) { return 'blocked'; } })()"
+            )
+            == "blocked"
+        )
         b.evaluate("document.getElementById('f').src = '/healthz'")  # control: a page without the headers frames
-        b.wait_for("(() => { try { return document.getElementById('f').contentDocument.body.textContent"
-                   ".includes('ok'); } catch (e) { return false; } })()", timeout=20)
+        b.wait_for(
+            "(() => { try { return document.getElementById('f').contentDocument.body.textContent"
+            ".includes('ok'); } catch (e) { return false; } })()",
+            timeout=20,
+        )

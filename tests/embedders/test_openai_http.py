@@ -14,9 +14,14 @@ pytestmark = pytest.mark.unit
 
 
 def _embedder(handler: object, retries: int = 1) -> OpenAIEmbedder:
-    return OpenAIEmbedder(base_url="http://emb.test/v1/", model="m", api_key="sk-emb-1", dim=2,
-                          transport=httpx.MockTransport(handler),  # type: ignore[arg-type]
-                          retry=RetryPolicy(max_retries=retries, sleep=lambda s: None))  # fmt: skip
+    return OpenAIEmbedder(
+        base_url="http://emb.test/v1/",
+        model="m",
+        api_key="sk-emb-1",
+        dim=2,
+        transport=httpx.MockTransport(handler),  # type: ignore[arg-type]
+        retry=RetryPolicy(max_retries=retries, sleep=lambda s: None),
+    )
 
 
 def test_rows_in_index_order_normalised_with_the_key_sent() -> None:
@@ -24,7 +29,9 @@ def test_rows_in_index_order_normalised_with_the_key_sent() -> None:
 
     def handler(request: httpx.Request) -> httpx.Response:
         seen.append(request)
-        return httpx.Response(200, json={"data": [{"index": 1, "embedding": [0, 2]}, {"index": 0, "embedding": [3, 0]}]})
+        return httpx.Response(
+            200, json={"data": [{"index": 1, "embedding": [0, 2]}, {"index": 0, "embedding": [3, 0]}]}
+        )
 
     rows = _embedder(handler).embed_passages(["a", "b"])
     assert np.allclose(rows, [[1, 0], [0, 1]])

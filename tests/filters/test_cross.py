@@ -9,8 +9,15 @@ from hypothesis import strategies as st
 
 from assistant_bridge.filters import default_model_dir
 from assistant_bridge.filters.cross import (
-    CROSS_TOKENIZER_FILE, MAX_WINDOWS, QUERY_TOKENS, WINDOW_TOKENS, CrossEncoder, WordPiece, pair_ids,
-    select_windows, windows,
+    CROSS_TOKENIZER_FILE,
+    MAX_WINDOWS,
+    QUERY_TOKENS,
+    WINDOW_TOKENS,
+    CrossEncoder,
+    WordPiece,
+    pair_ids,
+    select_windows,
+    windows,
 )
 
 pytestmark = pytest.mark.unit
@@ -76,14 +83,21 @@ def test_the_model_tells_an_answering_passage_from_an_on_topic_one(cross: CrossE
     assert s[0] > 0.5 > s[2]
 
 
-@pytest.mark.parametrize(("q", "good", "bad"), [
-    ("Quelle est la durée de validité du lien de réinitialisation ?",
-     "Le lien de réinitialisation est valable 24 heures après son envoi.",
-     "La cantine sert le déjeuner de midi à quatorze heures."),
-    ("リセットリンクの有効期限はどのくらいですか？",
-     "パスワードのリセットリンクは送信後24時間有効です。",
-     "社員食堂は正午から午後2時まで昼食を提供しています。"),
-])
+@pytest.mark.parametrize(
+    ("q", "good", "bad"),
+    [
+        (
+            "Quelle est la durée de validité du lien de réinitialisation ?",
+            "Le lien de réinitialisation est valable 24 heures après son envoi.",
+            "La cantine sert le déjeuner de midi à quatorze heures.",
+        ),
+        (
+            "リセットリンクの有効期限はどのくらいですか？",
+            "パスワードのリセットリンクは送信後24時間有効です。",
+            "社員食堂は正午から午後2時まで昼食を提供しています。",
+        ),
+    ],
+)
 def test_french_and_japanese_do_not_fall_apart(cross: CrossEncoder, q: str, good: str, bad: str) -> None:
     s = cross.scores(q, [good, bad])
     assert s[0] > s[1]

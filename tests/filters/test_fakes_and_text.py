@@ -47,7 +47,12 @@ def test_tokens_use_bigrams_for_japanese() -> None:
 
 
 def test_sentences_split_in_three_languages_and_long_ones_are_cut() -> None:
-    assert tx.split_sentences("One here. Two there! 三つ目。四つ目。") == ["One here.", "Two there!", "三つ目。", "四つ目。"]
+    assert tx.split_sentences("One here. Two there! 三つ目。四つ目。") == [
+        "One here.",
+        "Two there!",
+        "三つ目。",
+        "四つ目。",
+    ]
     pieces = tx.split_sentences("word " * 1000)
     assert all(len(p) <= tx.MAX_SENTENCE_CHARS for p in pieces) and len(pieces) > 5
 

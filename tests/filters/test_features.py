@@ -10,8 +10,16 @@ import pytest
 
 from assistant_bridge.filters.encoder import HashingEncoder, UseEncoder
 from assistant_bridge.filters.features import (
-    CROSS_FEATURES, DENSE_FEATURES, EMBED_CHAR_BUDGET, POST_EMBED_CHAR_BUDGET, POST_FEATURES, PRE_FEATURES,
-    cross_features, dense_features, post_features, pre_features,
+    CROSS_FEATURES,
+    DENSE_FEATURES,
+    EMBED_CHAR_BUDGET,
+    POST_EMBED_CHAR_BUDGET,
+    POST_FEATURES,
+    PRE_FEATURES,
+    cross_features,
+    dense_features,
+    post_features,
+    pre_features,
 )
 
 pytestmark = pytest.mark.unit
@@ -109,7 +117,9 @@ class SignallingEncoder(HashingEncoder):
 def test_concurrent_pre_features_overlap_the_cross_encoder_and_the_encoder() -> None:
     started = threading.Event()
     cross = HandshakeCross(started)
-    x = pre_features("When does the reset link expire?", [DOC], SignallingEncoder(started), cross, WordDense(), concurrent=True)
+    x = pre_features(
+        "When does the reset link expire?", [DOC], SignallingEncoder(started), cross, WordDense(), concurrent=True
+    )
     assert x is not None and cross.thread != threading.current_thread().name
 
 
@@ -119,7 +129,9 @@ def test_a_cross_encoder_error_reaches_the_caller() -> None:
             raise RuntimeError("onnxruntime failed")
 
     with pytest.raises(RuntimeError, match="onnxruntime failed"):
-        pre_features("When does the reset link expire?", [DOC], HashingEncoder(), Broken(0.5), WordDense(), concurrent=True)
+        pre_features(
+            "When does the reset link expire?", [DOC], HashingEncoder(), Broken(0.5), WordDense(), concurrent=True
+        )
 
 
 def test_the_dense_feature_scores_the_window_the_cross_encoder_reads_first() -> None:

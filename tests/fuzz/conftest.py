@@ -12,11 +12,14 @@ from tests.conftest import KEYS, make_services, make_settings
 
 ADMIN_HEADERS = {"X-API-Key": "key-admin-0001"}
 DOCS = [
-    ("Reset your password", "To reset your password open the self-service portal and choose Forgot password. "
-     "A verification code is sent to your phone by SMS."),
+    (
+        "Reset your password",
+        "To reset your password open the self-service portal and choose Forgot password. "
+        "A verification code is sent to your phone by SMS.",
+    ),
     ("Expense reports", "Submit expense reports within 30 days. Attach every receipt in the finance tool."),
     ("Congés", "Les demandes de congés se font dans l'outil RH au moins deux semaines avant le départ."),
-]  # fmt: skip
+]
 
 
 @pytest.fixture(scope="session")
@@ -27,7 +30,8 @@ def fuzz_app(tmp_path_factory: Any) -> Any:
     app = create_app(settings, make_services(settings))
     with app.test_client() as client:
         for title, text in DOCS:
-            resp = client.post("/v1/documents", json={"title": title, "text": text, "visibility": "public"},
-                               headers=ADMIN_HEADERS)  # fmt: skip
+            resp = client.post(
+                "/v1/documents", json={"title": title, "text": text, "visibility": "public"}, headers=ADMIN_HEADERS
+            )
             assert resp.status_code == 201, resp.get_data(as_text=True)
     return app

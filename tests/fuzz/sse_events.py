@@ -5,7 +5,8 @@ each event's name is one the response schema allows, and its JSON data validates
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
@@ -18,8 +19,10 @@ ROOT = "urn:assistant-bridge:openapi"
 
 def _absolute(node: Any) -> Any:
     if isinstance(node, dict):
-        return {k: (ROOT + v if k == "$ref" and isinstance(v, str) and v.startswith("#") else _absolute(v))
-                for k, v in node.items()}  # fmt: skip
+        return {
+            k: (ROOT + v if k == "$ref" and isinstance(v, str) and v.startswith("#") else _absolute(v))
+            for k, v in node.items()
+        }
     if isinstance(node, list):
         return [_absolute(v) for v in node]
     return node

@@ -12,8 +12,8 @@ import pytest
 import yaml
 from openapi_spec_validator import validate as validate_spec
 
-from assistant_bridge.web.openapi import build_document, route_rules
 from assistant_bridge.validation import SCHEMA_DIR, load_schema
+from assistant_bridge.web.openapi import build_document, route_rules
 from tests.conftest import KEYS, make_services, make_settings
 from tests.fuzz.conftest import ADMIN_HEADERS
 from tests.fuzz.sse_events import EventSchemas
@@ -45,8 +45,12 @@ def _resolve(doc: dict[str, Any], ref: str) -> Any:
 def test_every_flask_route_is_in_the_document_and_nothing_else(tmp_path: Path) -> None:
     app = _app(tmp_path, auth={"keys": KEYS})
     doc = app.test_client().get("/openapi.json").get_json()
-    rules = {(method, rule.rule) for rule in app.url_map.iter_rules() if rule.endpoint != "static"
-             for method in rule.methods - {"HEAD", "OPTIONS"}}  # fmt: skip
+    rules = {
+        (method, rule.rule)
+        for rule in app.url_map.iter_rules()
+        if rule.endpoint != "static"
+        for method in rule.methods - {"HEAD", "OPTIONS"}
+    }
     assert len(rules) > 30
     assert route_rules(doc) == rules
 
@@ -91,8 +95,12 @@ def test_security_follows_the_settings(tmp_path: Path) -> None:
     secured = build_document(make_settings(tmp_path, auth={"keys": KEYS, "api_key_header": "X-Bridge-Key"}))
     assert {} not in secured["security"]
     schemes = secured["components"]["securitySchemes"]
-    assert schemes["ApiKeyAuth"] == {"type": "apiKey", "in": "header", "name": "X-Bridge-Key",
-                                     "description": schemes["ApiKeyAuth"]["description"]}  # fmt: skip
+    assert schemes["ApiKeyAuth"] == {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-Bridge-Key",
+        "description": schemes["ApiKeyAuth"]["description"],
+    }
     assert schemes["BearerAuth"] == {"type": "http", "scheme": "bearer"}
     assert schemes["BasicAuth"] == {"type": "http", "scheme": "basic"}
     assert secured["paths"]["/healthz"]["get"]["security"] == []
@@ -129,20 +137,32 @@ def _events(client: Any, schemas: EventSchemas, path: str, op_path: str, body: d
     return schemas.problems(media, resp.get_data())
 
 
+@pytest.mark.integration
 def test_streamed_events_match_their_documented_schemas(fuzz_app: Any) -> None:
     client = fuzz_app.test_client()
     schemas = EventSchemas(client.get("/openapi.json").get_json())
     env = "/v2/assistants/{assistant_id}/environments/{environment_id}"
     cases = [
-        ("/v2/assistants/default/environments/default/message_stream", env + "/message_stream",
-         {"input": {"text": "How do I reset my password?"}}),
+        (
+            "/v2/assistants/default/environments/default/message_stream",
+            env + "/message_stream",
+            {"input": {"text": "How do I reset my password?"}},
+        ),
         ("/v1/relay/message_stream", "/v1/relay/message_stream", {"text": "How do I reset my password?"}),
-        ("/v1/tools/rag_search/execute?mode=stream", "/v1/tools/{tool_id}/execute",
-         {"inputs": {"query": "expense report deadline"}}),
-        ("/agenticRetrieveStream", "/agenticRetrieveStream",
-         {"messages": [{"role": "user", "content": {"text": "How do I reset my password?"}}],
-          "retrievers": [{"id": "default"}]}),
-    ]  # fmt: skip
+        (
+            "/v1/tools/rag_search/execute?mode=stream",
+            "/v1/tools/{tool_id}/execute",
+            {"inputs": {"query": "expense report deadline"}},
+        ),
+        (
+            "/agenticRetrieveStream",
+            "/agenticRetrieveStream",
+            {
+                "messages": [{"role": "user", "content": {"text": "How do I reset my password?"}}],
+                "retrievers": [{"id": "default"}],
+            },
+        ),
+    ]
     for path, op_path, body in cases:
         assert _events(client, schemas, path, op_path, body) == [], path
     # and the checker notices an undocumented event or wrong data

@@ -16,8 +16,7 @@ from hypothesis import strategies as st
 
 from assistant_bridge.client.sse import iter_json_events, parse_sse
 from assistant_bridge.core.custom_search import fit_within
-from assistant_bridge.core.filters import (MAX_DEPTH, MAX_FILTER_CHARS, Comparison, StringMatch, parse_filter,
-                                           to_milvus)  # fmt: skip
+from assistant_bridge.core.filters import MAX_DEPTH, MAX_FILTER_CHARS, Comparison, StringMatch, parse_filter, to_milvus
 from assistant_bridge.core.results import SearchResult
 from assistant_bridge.core.snippets import build_snippets
 from assistant_bridge.core.textnorm import normalize_for_dedup
@@ -32,12 +31,32 @@ FAST = settings(max_examples=150, deadline=None, database=None, suppress_health_
 
 # passages that collide after normalisation (case, spacing, trailing punctuation), blanks, CJK, emoji
 PASSAGE = st.one_of(
-    st.sampled_from(["Reset it.", "reset it", "  RESET   it… ", "...", "   ", "", "払い戻し。", "払い戻し",
-                     "Use the VPN", "use the vpn!", "😀", "a", "A", "b"]),
+    st.sampled_from(
+        [
+            "Reset it.",
+            "reset it",
+            "  RESET   it… ",
+            "...",
+            "   ",
+            "",
+            "払い戻し。",
+            "払い戻し",
+            "Use the VPN",
+            "use the vpn!",
+            "😀",
+            "a",
+            "A",
+            "b",
+        ]
+    ),
     st.text(st.characters(blacklist_categories=("Cs",)), max_size=15),
 )
-RESULT = st.builds(lambda title, body, hl: SearchResult(title=title, body=body, highlight_body=hl),
-                   st.text(max_size=8), PASSAGE, st.one_of(st.none(), st.lists(PASSAGE, max_size=4).map(tuple)))
+RESULT = st.builds(
+    lambda title, body, hl: SearchResult(title=title, body=body, highlight_body=hl),
+    st.text(max_size=8),
+    PASSAGE,
+    st.one_of(st.none(), st.lists(PASSAGE, max_size=4).map(tuple)),
+)
 
 
 def _sources(result: SearchResult) -> tuple[str, ...]:
@@ -53,8 +72,11 @@ def test_snippets_are_the_first_occurrences_in_source_order(results: list[Search
     for snip in out:
         res = results[snip.result_index]
         assert snip.title == res.title
-        j = next(j for j, raw in enumerate(_sources(res)) if raw.strip() == snip.text
-                 and (snip.result_index, j) not in positions)  # fmt: skip
+        j = next(
+            j
+            for j, raw in enumerate(_sources(res))
+            if raw.strip() == snip.text and (snip.result_index, j) not in positions
+        )
         positions.append((snip.result_index, j))
     assert positions == sorted(positions) and len(out) <= cap
     keys = [normalize_for_dedup(s.text) for s in out]
@@ -71,11 +93,20 @@ def test_snippets_are_the_first_occurrences_in_source_order(results: list[Search
 
 # -- fit_within -------------------------------------------------------------------------------------------
 
-RESULTS = st.lists(st.fixed_dictionaries(
-    {"title": st.text(max_size=300), "body": st.text(max_size=3000),
-     "result_metadata": st.fixed_dictionaries({"score": st.floats(0, 1)})},
-    optional={"highlight": st.fixed_dictionaries({"body": st.lists(st.text(max_size=500), max_size=3)}),
-              "url": st.text(max_size=100)}), max_size=20)  # fmt: skip
+RESULTS = st.lists(
+    st.fixed_dictionaries(
+        {
+            "title": st.text(max_size=300),
+            "body": st.text(max_size=3000),
+            "result_metadata": st.fixed_dictionaries({"score": st.floats(0, 1)}),
+        },
+        optional={
+            "highlight": st.fixed_dictionaries({"body": st.lists(st.text(max_size=500), max_size=3)}),
+            "url": st.text(max_size=100),
+        },
+    ),
+    max_size=20,
+)
 
 
 def _size(body: Any) -> int:
@@ -106,9 +137,13 @@ def test_fit_within_never_exceeds_the_limit_and_keeps_the_order(results: list[di
 
 # -- SSE framing ------------------------------------------------------------------------------------------
 
-HOSTILE = st.lists(st.sampled_from(list("ab é漢😀:\\\"{}") + [
-    "\n", "\r", "\r\n", "\n\n", "event: forged\n", "data: x\n\n", "id: 99\n", ": comment\n", "retry: 1\n"]),
-    max_size=60).map("".join)
+HOSTILE = st.lists(
+    st.sampled_from(
+        list('ab é漢😀:\\"{}')
+        + ["\n", "\r", "\r\n", "\n\n", "event: forged\n", "data: x\n\n", "id: 99\n", ": comment\n", "retry: 1\n"]
+    ),
+    max_size=60,
+).map("".join)
 
 
 @FAST
@@ -123,9 +158,11 @@ def test_user_text_in_an_event_cannot_forge_another_event(text: str) -> None:
     assert len(parsed) <= 1 and (not parsed or parsed[0].data == "\n".join(re.split(r"\r\n|\r|\n", text)))
 
 
-JSON_DATA = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=300),
-                         lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=10), inner,
-                                                                                      max_size=5), max_leaves=30)
+JSON_DATA = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=300),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=10), inner, max_size=5),
+    max_leaves=30,
+)
 
 
 @settings(max_examples=80, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
@@ -142,8 +179,32 @@ def test_split_events_carry_the_id_on_their_last_frame_only(data: Any, limit: in
 
 # -- filter language --------------------------------------------------------------------------------------
 
-TOKENS = ["(", ")", "not ", " and ", " or ", "title", " == ", '"x"', "'y'", "[", "]", ",", " in ", "page_number",
-          " >= ", "1", "-2.5e3", '"\\"', "\\", "startswith", "contains", " ", "é", "\x00"]
+TOKENS = [
+    "(",
+    ")",
+    "not ",
+    " and ",
+    " or ",
+    "title",
+    " == ",
+    '"x"',
+    "'y'",
+    "[",
+    "]",
+    ",",
+    " in ",
+    "page_number",
+    " >= ",
+    "1",
+    "-2.5e3",
+    '"\\"',
+    "\\",
+    "startswith",
+    "contains",
+    " ",
+    "é",
+    "\x00",
+]
 
 
 @settings(max_examples=40, deadline=None, database=None)

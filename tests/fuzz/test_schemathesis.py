@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, settings
 from tests.fuzz.conftest import ADMIN_HEADERS
 from tests.fuzz.sse_events import EventSchemas
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(600)]
 MAX_EXAMPLES = 20
 # Where a schema-valid request may still be refused: a filter string that does not parse, a file whose
 # content cannot be ingested, retriever ids and options that only the settings know.
@@ -27,31 +27,52 @@ CONFIG = {
         # ... and a listing's cursor is opaque: only a next_cursor of the service is one
         # ... and the Bedrock operations refuse, with a modelled ValidationException, what the service model
         # allows but this service cannot do (EXTERNAL_SOURCES, pagination)
-        {"include-operation-id": ["search", "executeTool", "agenticRetrieveStream", "agenticRetrieveStreamV1",
-                                  "listDocuments", "listSessionDocuments", "bedrockRetrieve",
-                                  "bedrockGetDocumentContent", "bedrockRetrieveAndGenerate",
-                                  "bedrockRetrieveAndGenerateStream"],
-         "checks": {"positive_data_acceptance": {"expected-statuses": SEMANTIC_400}}},
-        {"include-operation-id": "createDocument",
-         "checks": {"positive_data_acceptance": {"expected-statuses": SEMANTIC_400 + ["415", "422"]}}},
+        {
+            "include-operation-id": [
+                "search",
+                "executeTool",
+                "agenticRetrieveStream",
+                "agenticRetrieveStreamV1",
+                "listDocuments",
+                "listSessionDocuments",
+                "bedrockRetrieve",
+                "bedrockGetDocumentContent",
+                "bedrockRetrieveAndGenerate",
+                "bedrockRetrieveAndGenerateStream",
+            ],
+            "checks": {"positive_data_acceptance": {"expected-statuses": SEMANTIC_400}},
+        },
+        {
+            "include-operation-id": "createDocument",
+            "checks": {"positive_data_acceptance": {"expected-statuses": SEMANTIC_400 + ["415", "422"]}},
+        },
         # Aliases of the same handler and body schema: random inputs only (the boundary-value "coverage"
         # phase runs on the canonical route), which keeps the whole run under two minutes on two cores.
-        {"include-operation-id": ["messageFirstEnvironment", "messageStreamFirstEnvironment", "sessionMessage",
-                                  "sessionMessageStream", "sessionMessageFirstEnvironment",
-                                  "sessionMessageStreamFirstEnvironment", "agenticRetrieveStreamV1"],
-         "phases": {"coverage": {"enabled": False}}},
+        {
+            "include-operation-id": [
+                "messageFirstEnvironment",
+                "messageStreamFirstEnvironment",
+                "sessionMessage",
+                "sessionMessageStream",
+                "sessionMessageFirstEnvironment",
+                "sessionMessageStreamFirstEnvironment",
+                "agenticRetrieveStreamV1",
+            ],
+            "phases": {"coverage": {"enabled": False}},
+        },
         # The relay answers 502 when the relayed assistant refuses a turn (documented in docs/relay.md; see
         # docs/reliability.md, "Open points"); a session id it does not know is a documented 404.
-        {"include-operation-id": ["relayMessage", "relaySession"],
-         "checks": {"not_a_server_error": {"expected-statuses": ["2xx", "3xx", "4xx", "502"]}}},
+        {
+            "include-operation-id": ["relayMessage", "relaySession"],
+            "checks": {"not_a_server_error": {"expected-statuses": ["2xx", "3xx", "4xx", "502"]}},
+        },
     ],
 }
 
 
 @pytest.fixture(scope="session")
 def fuzz_schema(fuzz_app: Any) -> Any:
-    return schemathesis.openapi.from_wsgi("/openapi.json", fuzz_app,
-                                          config=schemathesis.Config.from_dict(CONFIG))  # fmt: skip
+    return schemathesis.openapi.from_wsgi("/openapi.json", fuzz_app, config=schemathesis.Config.from_dict(CONFIG))
 
 
 @pytest.fixture(scope="session")
@@ -64,8 +85,12 @@ schema = schemathesis.pytest.from_fixture("fuzz_schema")
 
 
 @schema.parametrize()
-@settings(max_examples=MAX_EXAMPLES, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
+@settings(
+    max_examples=MAX_EXAMPLES,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
+)
 def test_every_operation(case: Any, event_schemas: EventSchemas) -> None:
     response = case.call_and_validate(headers=ADMIN_HEADERS)
     if response.headers.get("Content-Type", [""])[0].startswith("text/event-stream"):

@@ -18,14 +18,22 @@ from typing import Any
 
 def chunk(content: str | None = None, finish: str | None = None) -> dict[str, Any]:
     delta = {} if content is None else {"content": content}
-    return {"id": "c1", "object": "chat.completion.chunk", "model": "m",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}  # fmt: skip
+    return {
+        "id": "c1",
+        "object": "chat.completion.chunk",
+        "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
 
 
 def completion(content: str) -> dict[str, Any]:
-    return {"id": "c1", "object": "chat.completion", "model": "m",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 42, "completion_tokens": 7, "total_tokens": 49}}  # fmt: skip
+    return {
+        "id": "c1",
+        "object": "chat.completion",
+        "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 42, "completion_tokens": 7, "total_tokens": 49},
+    }
 
 
 class ScriptedServer:
@@ -64,7 +72,9 @@ class ScriptedServer:
                             self.close_connection = True
                             return
                         data = event if isinstance(event, str) else json.dumps(event)
-                        payload = f": keep-alive\n\ndata: {data}\n\n".encode() if i == 0 else f"data: {data}\n\n".encode()
+                        payload = (
+                            f": keep-alive\n\ndata: {data}\n\n".encode() if i == 0 else f"data: {data}\n\n".encode()
+                        )
                         self.wfile.write(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
                         self.wfile.flush()
                         time.sleep(step.get("gap", 0))

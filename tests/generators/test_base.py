@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pytest
@@ -55,10 +55,18 @@ def test_generation_stream_propagates_errors() -> None:
 
 @pytest.mark.parametrize(
     "text, declined",
-    [("I don't know.", True), ("I don’t know", True), ("  i do not know the answer", True), ("", True),
-     ("Je ne sais pas.", True), ("わかりません。", True), ("**I don't know**", True),
-     ("The answer is 30 days.", False), ("Nobody knows, but I don't know is wrong.", False)],
-)  # fmt: skip
+    [
+        ("I don't know.", True),
+        ("I don’t know", True),
+        ("  i do not know the answer", True),
+        ("", True),
+        ("Je ne sais pas.", True),
+        ("わかりません。", True),
+        ("**I don't know**", True),
+        ("The answer is 30 days.", False),
+        ("Nobody knows, but I don't know is wrong.", False),
+    ],
+)
 def test_is_declined(text: str, declined: bool) -> None:
     assert is_declined(text) is declined
 

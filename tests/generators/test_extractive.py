@@ -7,7 +7,8 @@ import pytest
 from assistant_bridge.core.citations import extractiveness
 from assistant_bridge.core.snippets import Snippet
 from assistant_bridge.embedders.base import HashingEmbedder
-from assistant_bridge.generators.extractive import ExtractiveGenerator, terms
+from assistant_bridge.generators.extractive import ExtractiveGenerator
+from assistant_bridge.generators.sentences import terms
 
 pytestmark = pytest.mark.unit
 
@@ -112,8 +113,14 @@ def test_chunk_fragments_lose_to_whole_sentences() -> None:
 @pytest.mark.parametrize(
     "query, text",
     [
-        ("Comment installer le VPN ?", "Le client VPN est disponible. Pour l'installer, téléchargez-le depuis le portail."),
-        ("経費精算書の提出期限は？", "経費精算書は30日以内に提出しなければなりません。領収書が必要です。昼食は正午からです。"),
+        (
+            "Comment installer le VPN ?",
+            "Le client VPN est disponible. Pour l'installer, téléchargez-le depuis le portail.",
+        ),
+        (
+            "経費精算書の提出期限は？",
+            "経費精算書は30日以内に提出しなければなりません。領収書が必要です。昼食は正午からです。",
+        ),
         ("VPN 設定", "VPNの設定はポータルから行います。Then sign in with SSO."),
         ("Как установить VPN?", "Клиент VPN доступен для Windows. Установите его с портала."),
         ("", "Some text. More text."),
@@ -187,16 +194,27 @@ VPN_DOC = Snippet(
 
 @pytest.mark.parametrize("embedder", [None, HashingEmbedder(64)])
 def test_headings_and_titles_are_never_part_of_the_answer(embedder) -> None:  # type: ignore[no-untyped-def]
-    for query in ("How do I reset a forgotten password?", "What are the password rules?", "How do I connect to the VPN?"):
+    for query in (
+        "How do I reset a forgotten password?",
+        "What are the password rules?",
+        "How do I connect to the VPN?",
+    ):
         out = ExtractiveGenerator(embedder).generate(query, [PASSWORD_DOC, VPN_DOC], "moderate")
-        for heading in ("Resetting Your Password", "Password rules", "Resetting a forgotten password",
-                        "VPN Setup Guide", "Connecting for the first time"):  # fmt: skip
+        for heading in (
+            "Resetting Your Password",
+            "Password rules",
+            "Resetting a forgotten password",
+            "VPN Setup Guide",
+            "Connecting for the first time",
+        ):
             assert heading not in out.text
         assert "- " not in out.text and "3." not in out.text
 
 
 def test_off_topic_sentences_of_other_results_do_not_pad_the_answer() -> None:
-    out = ExtractiveGenerator(None).generate("How do I reset a forgotten password?", [PASSWORD_DOC, VPN_DOC], "moderate")
+    out = ExtractiveGenerator(None).generate(
+        "How do I reset a forgotten password?", [PASSWORD_DOC, VPN_DOC], "moderate"
+    )
     assert out.text.startswith("If you forgot your password, open the reset page")
     assert "VPN" not in out.text and "vpn" not in out.text  # the VPN sentence mentions "password" too
     assert {c.search_result_index for c in out.citations} == {0}
@@ -228,27 +246,34 @@ def test_wrapped_lines_are_joined_in_the_answer_and_cited_exactly() -> None:
     assert out.text[slice(*citation.ranges[0])] == citation.text
 
 
-WC = ("Print newline, word, and byte counts for each FILE, and a total line if more than one FILE is specified.\n\n"
-      "The options below may be used to select which counts are printed, always in the following order: newline, "
-      "word, character, byte, maximum line length.\n\n"
-      "-c, --bytes: print the byte counts\n\n-m, --chars: print the character counts\n\n"
-      "-l, --lines: print the newline counts\n\n--help display this help and exit")  # fmt: skip
+WC = (
+    "Print newline, word, and byte counts for each FILE, and a total line if more than one FILE is specified.\n\n"
+    "The options below may be used to select which counts are printed, always in the following order: newline, "
+    "word, character, byte, maximum line length.\n\n"
+    "-c, --bytes: print the byte counts\n\n-m, --chars: print the character counts\n\n"
+    "-l, --lines: print the newline counts\n\n--help display this help and exit"
+)
 
 
 def test_the_option_asked_about_is_the_answer_by_itself() -> None:
     gen = ExtractiveGenerator()
     snippet = [Snippet(text=WC, title="wc(1): print newline, word, and byte counts for each file", result_index=0)]
-    assert gen.generate("Which wc option prints only the newline counts?", snippet).text == \
-        "-l, --lines: print the newline counts"  # fmt: skip
+    assert (
+        gen.generate("Which wc option prints only the newline counts?", snippet).text
+        == "-l, --lines: print the newline counts"
+    )
     assert gen.generate("What does --chars do?", snippet).text == "-m, --chars: print the character counts"
 
 
 def test_a_sentence_that_introduces_a_list_answers_with_its_items() -> None:
-    text = ("libffi is missing a few features. We welcome patches to add support for these.\n"
-            "- Variadic closures.\n- There is no support for bit fields in structures.\n"
-            "- The raw API is undocumented.\n\nSee the manual for more.")  # fmt: skip
-    out = ExtractiveGenerator().generate("Which features is libffi missing?", [Snippet(text=text, title="Missing",
-                                                                                     result_index=0)])  # fmt: skip
+    text = (
+        "libffi is missing a few features. We welcome patches to add support for these.\n"
+        "- Variadic closures.\n- There is no support for bit fields in structures.\n"
+        "- The raw API is undocumented.\n\nSee the manual for more."
+    )
+    out = ExtractiveGenerator().generate(
+        "Which features is libffi missing?", [Snippet(text=text, title="Missing", result_index=0)]
+    )
     assert out.text.startswith("libffi is missing a few features.")
     assert "Variadic closures." in out.text and "The raw API is undocumented." in out.text
     assert "See the manual" not in out.text

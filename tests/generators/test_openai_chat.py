@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -31,8 +32,14 @@ def server() -> Iterator[ScriptedServer]:
 
 def make(server: ScriptedServer, **kw: Any) -> OpenAIChatGenerator:
     sleeps: list[float] = []
-    g = OpenAIChatGenerator(base_url=server.base_url + "/", model="test-model", api_key=Secret("sk-test-123"),
-                            timeout=kw.pop("timeout", 2.0), sleep=sleeps.append, **kw)  # fmt: skip
+    g = OpenAIChatGenerator(
+        base_url=server.base_url + "/",
+        model="test-model",
+        api_key=Secret("sk-test-123"),
+        timeout=kw.pop("timeout", 2.0),
+        sleep=sleeps.append,
+        **kw,
+    )
     g.sleeps = sleeps  # type: ignore[attr-defined]
     return g
 
@@ -75,9 +82,11 @@ def test_declined_answer(server: ScriptedServer) -> None:
 
 
 def test_retries_500_then_succeeds(server: ScriptedServer) -> None:
-    server.script = [{"status": 500, "json": {"error": "boom"}},
-                     {"status": 429, "json": {}, "headers": {"Retry-After": "3"}},
-                     {"json": completion("Within 30 days [1].")}]  # fmt: skip
+    server.script = [
+        {"status": 500, "json": {"error": "boom"}},
+        {"status": 429, "json": {}, "headers": {"Retry-After": "3"}},
+        {"json": completion("Within 30 days [1].")},
+    ]
     g = make(server, max_retries=2, backoff=0.25)
     assert g.generate("q", SNIPPETS).text == "Within 30 days."
     assert len(server.requests) == 3
@@ -118,15 +127,23 @@ def test_garbage_body_is_a_generator_error(server: ScriptedServer, raw: bytes) -
 
 
 def test_connection_refused_is_a_generator_error() -> None:
-    g = OpenAIChatGenerator(base_url="http://127.0.0.1:9/v1", model="m", max_retries=1, sleep=lambda s: None,
-                            connect_timeout=0.5)  # fmt: skip
+    g = OpenAIChatGenerator(
+        base_url="http://127.0.0.1:9/v1", model="m", max_retries=1, sleep=lambda s: None, connect_timeout=0.5
+    )
     with pytest.raises(GeneratorError) as info:
         g.generate("q", SNIPPETS)
     assert info.value.details["reason"] == "connect_error"
 
 
-STREAM = [chunk(""), chunk("Reports are due"), chunk(" within 30 days ["), chunk("1]. Connect"),
-          chunk(" the VPN first [2]."), chunk(None, "stop"), "[DONE]"]  # fmt: skip
+STREAM = [
+    chunk(""),
+    chunk("Reports are due"),
+    chunk(" within 30 days ["),
+    chunk("1]. Connect"),
+    chunk(" the VPN first [2]."),
+    chunk(None, "stop"),
+    "[DONE]",
+]
 
 
 def test_stream_happy_path(server: ScriptedServer) -> None:

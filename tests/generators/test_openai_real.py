@@ -23,8 +23,12 @@ SNIPPETS = [
 @pytest.mark.skipif(not os.environ.get("LLM_BASE_URL"), reason="no LLM endpoint configured (LLM_BASE_URL)")
 @pytest.mark.slow
 def test_real_endpoint() -> None:
-    g = OpenAIChatGenerator(base_url=os.environ["LLM_BASE_URL"], model=os.environ.get("LLM_MODEL", "default"),
-                            api_key=os.environ.get("LLM_API_KEY") or None, timeout=120)  # fmt: skip
+    g = OpenAIChatGenerator(
+        base_url=os.environ["LLM_BASE_URL"],
+        model=os.environ.get("LLM_MODEL", "default"),
+        api_key=os.environ.get("LLM_API_KEY") or None,
+        timeout=120,
+    )
     out = g.generate("Within how many days must expense reports be submitted?", SNIPPETS, "concise")
     assert out.text and not out.declined
     assert "30" in out.text

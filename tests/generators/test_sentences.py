@@ -99,24 +99,29 @@ def test_a_list_number_between_a_heading_and_its_first_step_does_not_hide_the_he
 
     from assistant_bridge.generators.sentences import section_match
 
-    snippet = Snippet("Comment signaler\n\n1. Appelez le centre de sécurité au poste 5000.\n2. Écrivez un courriel.", "T", 0)
+    snippet = Snippet(
+        "Comment signaler\n\n1. Appelez le centre de sécurité au poste 5000.\n2. Écrivez un courriel.", "T", 0
+    )
     cands = candidates([snippet])
     relevance = np.array([1.0 if c.text == "Comment signaler" else 0.0 for c in cands])
-    lifted = {c.text: float(v) for c, v in zip(cands, section_match(cands, relevance, [snippet]))}
+    lifted = {c.text: float(v) for c, v in zip(cands, section_match(cands, relevance, [snippet]), strict=False)}
     assert lifted["Appelez le centre de sécurité au poste 5000."] == 1.0
     assert lifted["Écrivez un courriel."] == 0.5
 
 
-@pytest.mark.parametrize(("text", "term"), [
-    ("-l, --lines: print the newline counts", "-l, --lines"),
-    ("--help display this help and exit", "--help"),
-    ("-k, --key=KEYDEF: sort via a key; KEYDEF gives location and type", "-k, --key=KEYDEF"),
-    ("CARGO_TARGET_DIR — Location of where to place all generated artifacts.", "CARGO_TARGET_DIR"),
-    ("opt-level: the optimization level to use", "opt-level"),
-    ("Note: this is a prose sentence with a colon.", ""),
-    ("The options below may be used", ""),
-    ("Installation - how to set it up", ""),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "term"),
+    [
+        ("-l, --lines: print the newline counts", "-l, --lines"),
+        ("--help display this help and exit", "--help"),
+        ("-k, --key=KEYDEF: sort via a key; KEYDEF gives location and type", "-k, --key=KEYDEF"),
+        ("CARGO_TARGET_DIR — Location of where to place all generated artifacts.", "CARGO_TARGET_DIR"),
+        ("opt-level: the optimization level to use", "opt-level"),
+        ("Note: this is a prose sentence with a colon.", ""),
+        ("The options below may be used", ""),
+        ("Installation - how to set it up", ""),
+    ],
+)
 def test_definition_entries_name_their_term_and_are_not_labels(text: str, term: str) -> None:
     assert entry_term(text) == term
     if term:
@@ -124,8 +129,11 @@ def test_definition_entries_name_their_term_and_are_not_labels(text: str, term: 
 
 
 def test_list_items_are_flagged_but_markdown_headings_are_not() -> None:
-    snip = Snippet(text="Intro sentence here.\n- First item.\n- Second item.\n## Next section\nMore text.",
-                   title="T", result_index=0)  # fmt: skip
+    snip = Snippet(
+        text="Intro sentence here.\n- First item.\n- Second item.\n## Next section\nMore text.",
+        title="T",
+        result_index=0,
+    )
     flags = {c.text: c.item for c in candidates([snip])}
     assert flags["First item."] and flags["Second item."] and not flags["Intro sentence here."]
     assert not flags.get("Next section", False)

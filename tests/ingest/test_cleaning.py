@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from assistant_bridge.core.document import Segment
 from assistant_bridge.domain import Ownership, Scope
 from assistant_bridge.errors import DocumentParseError, NoContent
 from assistant_bridge.ingest import parsers
@@ -19,7 +20,6 @@ from assistant_bridge.ingest.boilerplate import main_content
 from assistant_bridge.ingest.manpage import is_man_page, man_to_text
 from assistant_bridge.ingest.parsers import parse_file, parse_text
 from assistant_bridge.ingest.pdf import _without_furniture
-from assistant_bridge.core.document import Segment
 from assistant_bridge.ingest.service import every_chunk
 from tests.conftest import make_services, make_settings
 
@@ -93,6 +93,7 @@ def _text(html: str) -> tuple[str, str | None]:
     return doc.text, doc.title
 
 
+@pytest.mark.unit
 def test_mdbook_keeps_the_chapter_and_its_heading_and_drops_menus_help_and_sidebar() -> None:
     text, title = _text(MDBOOK)
     assert title == "Variables - The Book"
@@ -102,6 +103,7 @@ def test_mdbook_keeps_the_chapter_and_its_heading_and_drops_menus_help_and_sideb
         assert chrome not in text
 
 
+@pytest.mark.unit
 def test_sphinx_keeps_the_body_and_drops_relbar_sidebar_versions_and_pilcrows() -> None:
     text, _ = _text(SPHINX)
     assert "--prefix" in text and "install.log" in text  # "toctree-wrapper" is not a table of contents
@@ -109,11 +111,13 @@ def test_sphinx_keeps_the_body_and_drops_relbar_sidebar_versions_and_pilcrows() 
         assert chrome not in text
 
 
+@pytest.mark.unit
 def test_texinfo_navigation_panel_goes_and_the_section_stays() -> None:
     text, _ = _text(TEXINFO)
     assert text.startswith("2.6 Closure Example") and "Thread Safety" not in text
 
 
+@pytest.mark.unit
 def test_wiki_article_without_infobox_navbox_references_or_edit_links() -> None:
     text, title = _text(WIKI)
     assert "Aden is a port city in Yemen, on the Gulf of Aden." in text
@@ -122,35 +126,45 @@ def test_wiki_article_without_infobox_navbox_references_or_edit_links() -> None:
         assert chrome not in text
 
 
+@pytest.mark.unit
 def test_a_named_element_holding_most_of_the_page_is_kept() -> None:
     body = "<p>" + "Real content about backups and restores. " * 20 + "</p>"
     text, _ = _text(f'<html><body><div class="page-wrapper nav-content">{body}</div><p>Short.</p></body></html>')
     assert "backups and restores" in text
 
 
+@pytest.mark.unit
 def test_prose_with_a_few_links_is_not_a_link_list() -> None:
-    para = ('<p>See <a href="a">the guide</a>, <a href="b">the FAQ</a>, <a href="c">the API</a>, '
-            '<a href="d">the CLI</a> and <a href="e">the forum</a> for more on setting up a new account '
-            'with a strong password and two-factor authentication enabled from the first day.</p>')  # fmt: skip
+    para = (
+        '<p>See <a href="a">the guide</a>, <a href="b">the FAQ</a>, <a href="c">the API</a>, '
+        '<a href="d">the CLI</a> and <a href="e">the forum</a> for more on setting up a new account '
+        "with a strong password and two-factor authentication enabled from the first day.</p>"
+    )
     text, _ = _text(f"<html><body>{para}</body></html>")
     assert "two-factor authentication" in text
 
 
-@pytest.mark.parametrize("html", [
-    f"<html><body><nav><ul>{LINKS}</ul></nav><ul>{LINKS}</ul></body></html>",
-    "<html><body><script>var x = 1;</script><form><input name=q></form></body></html>",
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "html",
+    [
+        f"<html><body><nav><ul>{LINKS}</ul></nav><ul>{LINKS}</ul></body></html>",
+        "<html><body><script>var x = 1;</script><form><input name=q></form></body></html>",
+    ],
+)
+@pytest.mark.unit
 def test_a_page_of_only_navigation_is_reported_as_having_no_text(html: str) -> None:
     with pytest.raises(NoContent, match="no main content"):
         parse_file("menu.html", html.encode())
 
 
+@pytest.mark.unit
 def test_markup_lxml_cannot_parse_is_left_to_the_plain_renderer() -> None:
     assert main_content("") == ("", None)
     text, _ = _text("<p>Plain fragment, no html element.</p>")
     assert text == "Plain fragment, no html element."
 
 
+@pytest.mark.unit
 def test_a_rendered_manual_page_becomes_paragraphs_and_option_entries() -> None:
     assert is_man_page(MAN) and not is_man_page("WC is a tool.\n\nIt counts.")
     text, title = man_to_text(MAN)
@@ -163,6 +177,7 @@ def test_a_rendered_manual_page_becomes_paragraphs_and_option_entries() -> None:
     assert "User Commands" not in text and "September 2022" not in text
 
 
+@pytest.mark.unit
 def test_a_manual_page_file_gets_its_name_line_as_title() -> None:
     doc = parse_file("wc.1.txt", MAN.encode())
     assert doc.title.startswith("wc(1): print newline") and "GNU coreutils" not in doc.text
@@ -180,11 +195,14 @@ def _page(number: int, *lines: str) -> tuple[str, list[Segment]]:
     return text, segments
 
 
+@pytest.mark.unit
 def test_contents_and_index_pages_and_running_heads_leave_the_pdf_text() -> None:
     toc = _page(2, "Table of Contents", *[f"{i} Section {i} . . . . . . . . . . {i + 3}" for i in range(1, 9)])
     words = ["alpha", "beta", "gamma", "delta", "epsilon"]
-    body = [_page(n, f"Chapter {n}: Usage {n + 10}", f"Body text about {w}.", "The Manual", str(n))
-            for n, w in zip(range(3, 8), words)]  # fmt: skip
+    body = [
+        _page(n, f"Chapter {n}: Usage {n + 10}", f"Body text about {w}.", "The Manual", str(n))
+        for n, w in zip(range(3, 8), words, strict=False)
+    ]
     index = _page(8, "Index", *[f"term{i}, {i}, {i + 4}" for i in range(10)])
     pages = _without_furniture([_page(1, "The Manual", "A guide."), toc, *body, index])
     texts = [t for t, _ in pages]
@@ -201,6 +219,7 @@ def svc(tmp_path: Path) -> Any:
     s.backend.close()
 
 
+@pytest.mark.unit
 def test_reindex_replaces_the_chunks_under_the_same_id(svc: Any, monkeypatch: Any) -> None:
     own = Ownership()
     data = b"First paragraph about the office.\n\nSecond paragraph about parking."
@@ -220,6 +239,7 @@ def test_reindex_replaces_the_chunks_under_the_same_id(svc: Any, monkeypatch: An
     assert svc.store.get_document(first.document.id).title == "Office"
 
 
+@pytest.mark.unit
 def test_reindex_of_a_file_that_now_fails_keeps_the_old_document(svc: Any, monkeypatch: Any) -> None:
     own = Ownership()
     first = svc.ingestor.ingest_bytes("a.txt", b"Some text about leave.", own)
@@ -231,12 +251,25 @@ def test_reindex_of_a_file_that_now_fails_keeps_the_old_document(svc: Any, monke
     with pytest.raises(DocumentParseError):
         svc.ingestor.ingest_bytes("a.txt", b"Some text about leave.", own, reindex=True)
     assert svc.store.get_document(first.document.id) is not None  # parsing comes before any write
-    assert svc.backend.document_chunks(first.document.id, Scope(principal=every_chunk(first.document).principal,
-                                                                document_ids=(first.document.id,)))  # fmt: skip
+    assert svc.backend.document_chunks(
+        first.document.id, Scope(principal=every_chunk(first.document).principal, document_ids=(first.document.id,))
+    )
 
 
-CHROME = ("Keyboard shortcuts", "Previous", "Next:", "Table of Contents", "modules", "v: latest", "Chapter 7",
-          "User Commands", "September 2022", "Privacy", "[edit]", "Elevation")  # fmt: skip
+CHROME = (
+    "Keyboard shortcuts",
+    "Previous",
+    "Next:",
+    "Table of Contents",
+    "modules",
+    "v: latest",
+    "Chapter 7",
+    "User Commands",
+    "September 2022",
+    "Privacy",
+    "[edit]",
+    "Elevation",
+)
 
 
 @pytest.mark.integration
@@ -247,13 +280,24 @@ def test_answers_over_documentation_pages_carry_no_page_chrome(tmp_path: Path) -
     from tests.conversation.helpers import ask, build, checked
 
     app, services, _ = build(tmp_path, generator=ExtractiveGenerator())
-    for name, body in (("mdbook.html", MDBOOK), ("sphinx.html", SPHINX), ("texinfo.html", TEXINFO),
-                       ("wiki.html", WIKI), ("wc.txt", MAN)):  # fmt: skip
+    for name, body in (
+        ("mdbook.html", MDBOOK),
+        ("sphinx.html", SPHINX),
+        ("texinfo.html", TEXINFO),
+        ("wiki.html", WIKI),
+        ("wc.txt", MAN),
+    ):
         services.ingestor.ingest_bytes(name, body.encode(), Ownership())
     client = app.test_client()
-    questions = ("How do I make variables mutable?", "Which option chooses the install directory?",
-                 "What does the closure example create?", "Where is Aden?", "Which wc option prints the newline counts?",
-                 "What are the chapters of the book?", "Which version is the documentation for?")  # fmt: skip
+    questions = (
+        "How do I make variables mutable?",
+        "Which option chooses the install directory?",
+        "What does the closure example create?",
+        "Where is Aden?",
+        "Which wc option prints the newline counts?",
+        "What are the chapters of the book?",
+        "Which version is the documentation for?",
+    )
     answers = []
     for q in questions:
         item = checked(ask(client, q))["output"]["generic"][0]
@@ -263,22 +307,29 @@ def test_answers_over_documentation_pages_carry_no_page_chrome(tmp_path: Path) -
         assert not any(c in answer for c in CHROME), answer
 
 
+@pytest.mark.unit
 def test_a_definition_list_gives_one_line_per_term_and_its_description() -> None:
-    html = ('<dl><dt>-l, --lines</dt>\n<dd>print the newline counts</dd>'
-            '<dt><span class="category">Function: </span>void *ffi_closure_alloc (size_t size)'
-            '<a class="copiable-anchor" href="#x"> ¶</a></dt><dd><p>Allocate a chunk of memory.</p>'
-            '<p>Free it with ffi_closure_free.</p></dd></dl>')  # fmt: skip
+    html = (
+        "<dl><dt>-l, --lines</dt>\n<dd>print the newline counts</dd>"
+        '<dt><span class="category">Function: </span>void *ffi_closure_alloc (size_t size)'
+        '<a class="copiable-anchor" href="#x"> ¶</a></dt><dd><p>Allocate a chunk of memory.</p>'
+        "<p>Free it with ffi_closure_free.</p></dd></dl>"
+    )
     text, _ = _text(html)
-    assert text.split("\n")[:2] == ["-l, --lines: print the newline counts",
-                                    "Function: void *ffi_closure_alloc (size_t size): Allocate a chunk of memory."]
+    assert text.split("\n")[:2] == [
+        "-l, --lines: print the newline counts",
+        "Function: void *ffi_closure_alloc (size_t size): Allocate a chunk of memory.",
+    ]
     assert "Free it with ffi_closure_free." in text and "¶" not in text
 
 
+@pytest.mark.unit
 def test_markup_nested_deeper_than_the_parser_reads_loses_no_text() -> None:
     deep = "<div>" * 5000 + "<p>Deep text here.</p>" + "</div>" * 5000
     assert _text("<html><body>" + deep + "</body></html>")[0] == "Deep text here."
 
 
+@pytest.mark.unit
 def test_hostile_lines_are_read_in_linear_time() -> None:
     """Each of these took seconds to minutes with backtracking patterns; now they return at once."""
     assert not is_man_page("X(1)" + " " * 100_000 + "y")

@@ -15,7 +15,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def test_plain_text_title_from_first_line_and_text_cleaned() -> None:
-    data = "Badge policy\r\n\r\nBadges must be worn at all times.   \r\n\r\n\r\n\r\nLost badges cost 10 euros.\x00".encode()
+    data = b"Badge policy\r\n\r\nBadges must be worn at all times.   \r\n\r\n\r\n\r\nLost badges cost 10 euros.\x00"
     with pytest.raises(DocumentParseError):
         parse_file("policy.txt", data)  # NUL byte: binary
     doc = parse_file("policy.txt", data[:-1])

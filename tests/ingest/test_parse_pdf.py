@@ -69,7 +69,9 @@ def test_media_box_offset_and_size_are_respected() -> None:
 
 
 def test_title_from_largest_font_when_metadata_is_missing() -> None:
-    pages = [[Line("Body line one.", 72, 700, 11), Line("Holiday Calendar", 72, 740, 20), Line("Body two.", 72, 680, 11)]]
+    pages = [
+        [Line("Body line one.", 72, 700, 11), Line("Holiday Calendar", 72, 740, 20), Line("Body two.", 72, 680, 11)]
+    ]
     assert parse_file("cal.pdf", make_pdf(pages)).title == "Holiday Calendar"
     same_size = [[Line("Only body text here.", 72, 700, 11)]]
     assert parse_file("notes-2026.pdf", make_pdf(same_size)).title == "notes-2026"

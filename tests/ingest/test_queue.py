@@ -16,8 +16,8 @@ import pytest
 from assistant_bridge.domain import Ownership, Principal
 from assistant_bridge.embedders.base import HashingEmbedder
 from assistant_bridge.ingest.queue import MAX_ATTEMPTS
-from assistant_bridge.web.app import create_app
 from assistant_bridge.validation import validate
+from assistant_bridge.web.app import create_app
 from tests.conftest import KEYS, headers_for, make_services, make_settings
 
 pytestmark = pytest.mark.unit
@@ -104,8 +104,9 @@ def test_a_job_of_a_dead_worker_is_queued_again_then_given_up(svc: Any) -> None:
     assert svc.queue.get(job["id"], OWNER)["state"] == "queued"
     assert svc.queue.run_one() and svc.queue.get(job["id"], OWNER)["state"] == "done"
     again = svc.queue.submit_text(OWNER, LONG + " more", Ownership(), title="H2", fmt="text", url=None)
-    svc.store.execute("UPDATE ingest_jobs SET state='running', worker=?, attempts=? WHERE id=?",
-                      (DEAD, MAX_ATTEMPTS, again["id"]))  # fmt: skip
+    svc.store.execute(
+        "UPDATE ingest_jobs SET state='running', worker=?, attempts=? WHERE id=?", (DEAD, MAX_ATTEMPTS, again["id"])
+    )
     svc.queue.requeue_orphans()
     gone = svc.queue.get(again["id"], OWNER)
     assert gone["state"] == "failed" and gone["error_code"] == "worker_lost"
@@ -114,8 +115,9 @@ def test_a_job_of_a_dead_worker_is_queued_again_then_given_up(svc: Any) -> None:
 def test_a_failing_document_fails_its_job_with_the_reason(svc: Any) -> None:
     svc.ingestor.settings.max_chunks_per_document = 2
     big = svc.queue.submit_text(OWNER, LONG, Ownership(), title="H", fmt="text", url=None)
-    pdf = svc.queue.submit_bytes(OWNER, "broken.pdf", b"%PDF-1.7 not really", Ownership(), title=None, url=None,
-                                 mime_type="application/pdf")  # fmt: skip
+    pdf = svc.queue.submit_bytes(
+        OWNER, "broken.pdf", b"%PDF-1.7 not really", Ownership(), title=None, url=None, mime_type="application/pdf"
+    )
     while svc.queue.run_one():
         pass
     assert svc.queue.get(big["id"], OWNER)["error_code"] == "too_many_chunks"

@@ -155,8 +155,9 @@ def test_kill_9_mid_document_over_milvus_lite_leaves_nothing_after_recovery(tmp_
     from assistant_bridge.store import SQLiteStore
 
     env = {**os.environ, "ASSISTANT_BRIDGE_FAULT": "ingest.after_batch:2"}
-    proc = subprocess.run([sys.executable, "-c", CRASHING_INGEST, str(tmp_path), LONG_TEXT], env=env,
-                          capture_output=True, timeout=300)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", CRASHING_INGEST, str(tmp_path), LONG_TEXT], env=env, capture_output=True, timeout=300
+    )
     assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()[-2000:]
     backend = MilvusBackend(str(tmp_path / "m.db"), "chunks", 64)
     try:

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
@@ -19,26 +20,39 @@ from assistant_bridge.services import Services
 from tests.conftest import make_services, make_settings
 
 DOCS = [
-    ("Reset your password", "To reset your password open the self-service portal and choose Forgot password. "
-     "A verification code is sent to your phone by SMS.", "https://intranet.example/password"),
+    (
+        "Reset your password",
+        "To reset your password open the self-service portal and choose Forgot password. "
+        "A verification code is sent to your phone by SMS.",
+        "https://intranet.example/password",
+    ),
     ("Expense reports", "Submit expense reports within 30 days. Attach every receipt in the finance tool.", None),
     ("VPN setup", "Install the VPN client and sign in with your company account before connecting.", None),
 ]
 MESSAGE_PATH = "/v2/assistants/client-side/environments/default/message"
 
 
-def build_app(tmp_path: Path, *, pre: float | None = 0.9, post: float | None = 0.9,
-              generator: Generator | None = None, docs: Sequence[tuple[str, str, str | None]] = DOCS,
-              **settings_overrides: Any) -> tuple[Any, Services]:  # fmt: skip
+def build_app(
+    tmp_path: Path,
+    *,
+    pre: float | None = 0.9,
+    post: float | None = 0.9,
+    generator: Generator | None = None,
+    docs: Sequence[tuple[str, str, str | None]] = DOCS,
+    **settings_overrides: Any,
+) -> tuple[Any, Services]:
     """An app over the memory backend with fake filters and generator, ``docs`` ingested."""
     from assistant_bridge.web.app import create_app
 
     settings = make_settings(tmp_path, **settings_overrides)
     services = make_services(settings)
     services.extras[EXTRAS_KEY] = ConversationRuntime(
-        services, prefilter=FakePreFilter(pre), postfilter=FakePostFilter(post),
-        generator=generator or FakeGenerator(), thresholds=lambda level: Thresholds(0.5, 0.5),
-    )  # fmt: skip
+        services,
+        prefilter=FakePreFilter(pre),
+        postfilter=FakePostFilter(post),
+        generator=generator or FakeGenerator(),
+        thresholds=lambda level: Thresholds(0.5, 0.5),
+    )
     app = create_app(settings, services)
     app.config["TESTING"] = True
     with app.test_client() as c:
@@ -118,10 +132,16 @@ class ScriptedAssistant:
 
 def search_reply(*queries: Any, extra_actions: Sequence[dict[str, Any]] = (), context: Any = None) -> dict[str, Any]:
     actions = [*extra_actions, *({"type": "search", "query": q} for q in queries)]
-    return {"output": {"generic": [], "actions": actions}, "context": context or {"turn": len(queries)},
-            "user_id": "u-echo"}  # fmt: skip
+    return {
+        "output": {"generic": [], "actions": actions},
+        "context": context or {"turn": len(queries)},
+        "user_id": "u-echo",
+    }
 
 
 def answer_reply(text: str = "Done.") -> dict[str, Any]:
-    return {"output": {"generic": [{"response_type": "text", "text": text}]}, "context": {"done": True},
-            "user_id": "u-echo"}  # fmt: skip
+    return {
+        "output": {"generic": [{"response_type": "text", "text": text}]},
+        "context": {"done": True},
+        "user_id": "u-echo",
+    }

@@ -57,8 +57,10 @@ def test_static_credentials_and_their_reprs_hide_secrets() -> None:
 def test_iam_exchanges_the_key_once_and_caches_until_shortly_before_expiry() -> None:
     seen: list[httpx.Request] = []
     clock = Clock()
-    answers = [{"access_token": "t1", "expires_in": 3600, "expiration": clock.now + 3600, "token_type": "Bearer"},
-               {"access_token": "t2", "expires_in": 3600}]
+    answers = [
+        {"access_token": "t1", "expires_in": 3600, "expiration": clock.now + 3600, "token_type": "Bearer"},
+        {"access_token": "t2", "expires_in": 3600},
+    ]
     cred = IAMToken("my-api-key", "https://iam.test/identity/token", transport=iam(answers, seen), clock=clock)
     assert cred.headers() == {"Authorization": "Bearer t1"}
     clock.now += 3000
@@ -85,7 +87,9 @@ def test_iam_without_expiry_fields_uses_an_hour() -> None:
 
 def test_iam_retries_connection_errors_but_not_refusals() -> None:
     seen: list[httpx.Request] = []
-    cred = IAMToken("k", transport=iam([httpx.ConnectError("refused"), {"access_token": "t"}], seen), sleep=lambda s: None)
+    cred = IAMToken(
+        "k", transport=iam([httpx.ConnectError("refused"), {"access_token": "t"}], seen), sleep=lambda s: None
+    )
     assert cred.token().get() == "t" and len(seen) == 2
 
     seen = []
@@ -99,8 +103,10 @@ def test_iam_retries_connection_errors_but_not_refusals() -> None:
         cred.token()
 
 
-@pytest.mark.parametrize("answer", [httpx.Response(200, text="<html>"), httpx.Response(200, json={"token": "x"}),
-                                    httpx.Response(200, json=["x"])])
+@pytest.mark.parametrize(
+    "answer",
+    [httpx.Response(200, text="<html>"), httpx.Response(200, json={"token": "x"}), httpx.Response(200, json=["x"])],
+)
 def test_iam_garbage_is_a_clear_error(answer: httpx.Response) -> None:
     with pytest.raises(TokenExchangeFailed):
         IAMToken("k", transport=iam([answer], [])).token()

@@ -21,12 +21,15 @@ def test_defaults_target_the_own_client_side_assistant() -> None:
 
 
 def test_environment_strings_are_converted(tmp_path: Path) -> None:
-    env = {"ASSISTANT_BRIDGE_RELAY__MAX_ROUNDS": "3", "ASSISTANT_BRIDGE_RELAY__STREAM": "false",
-           "ASSISTANT_BRIDGE_RELAY__URL": "https://a.test/v2/assistants/A/environments/E/message",
-           "ASSISTANT_BRIDGE_RELAY__AUTH": '{"type": "iam", "apikey": "k-123456"}',
-           "ASSISTANT_BRIDGE_RELAY__SEARCH__TYPE": "server",
-           "ASSISTANT_BRIDGE_RELAY__SEARCH__URL": "http://127.0.0.1:8080/v1/search",
-           "ASSISTANT_BRIDGE_RELAY__SEARCH__LIMIT": "4"}  # fmt: skip
+    env = {
+        "ASSISTANT_BRIDGE_RELAY__MAX_ROUNDS": "3",
+        "ASSISTANT_BRIDGE_RELAY__STREAM": "false",
+        "ASSISTANT_BRIDGE_RELAY__URL": "https://a.test/v2/assistants/A/environments/E/message",
+        "ASSISTANT_BRIDGE_RELAY__AUTH": '{"type": "iam", "apikey": "k-123456"}',
+        "ASSISTANT_BRIDGE_RELAY__SEARCH__TYPE": "server",
+        "ASSISTANT_BRIDGE_RELAY__SEARCH__URL": "http://127.0.0.1:8080/v1/search",
+        "ASSISTANT_BRIDGE_RELAY__SEARCH__LIMIT": "4",
+    }
     settings = load_settings(env=env, overrides={"data_dir": str(tmp_path)})
     cfg = RelayConfig.from_settings(settings)
     assert cfg.max_rounds == 3 and cfg.stream is False and cfg.search.limit == 4
@@ -36,18 +39,23 @@ def test_environment_strings_are_converted(tmp_path: Path) -> None:
     assert relay.max_rounds == 3 and relay.stream_supported is False
 
 
-@pytest.mark.parametrize("raw, message", [
-    ({"max_rounds": "many"}, "relay.max_rounds must be a number"),
-    ({"max_request_bytes": 10}, "relay.max_request_bytes must be from"),
-    ({"on_search_error": "ignore"}, "relay.on_search_error"),
-    ({"stream": "perhaps"}, "relay.stream must be true or false"),
-    ({"search": {"type": "elastic"}}, "relay.search.type must be builtin or server"),
-    ({"search": {"type": "server", "url": "http://s/v1/search", "auth": {"type": "iam", "apikey": "k"}}},
-     "relay.search.auth.type must be none, basic, apikey or bearer"),
-    ({"search": {"mode": "fuzzy"}}, "relay.search.mode"),
-    ({"search": {"url": "http://s"}}, "only for type = server"),
-    ("[1, 2]", "relay must be a table"),
-])
+@pytest.mark.parametrize(
+    "raw, message",
+    [
+        ({"max_rounds": "many"}, "relay.max_rounds must be a number"),
+        ({"max_request_bytes": 10}, "relay.max_request_bytes must be from"),
+        ({"on_search_error": "ignore"}, "relay.on_search_error"),
+        ({"stream": "perhaps"}, "relay.stream must be true or false"),
+        ({"search": {"type": "elastic"}}, "relay.search.type must be builtin or server"),
+        (
+            {"search": {"type": "server", "url": "http://s/v1/search", "auth": {"type": "iam", "apikey": "k"}}},
+            "relay.search.auth.type must be none, basic, apikey or bearer",
+        ),
+        ({"search": {"mode": "fuzzy"}}, "relay.search.mode"),
+        ({"search": {"url": "http://s"}}, "only for type = server"),
+        ("[1, 2]", "relay must be a table"),
+    ],
+)
 def test_bad_tables_name_the_key(raw: object, message: str) -> None:
     with pytest.raises(ConfigurationError, match=message):
         RelayConfig.from_mapping(raw)

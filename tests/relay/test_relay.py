@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import httpx
 import pytest
@@ -55,8 +56,13 @@ class Script:
 
 
 def make(script: Script, provider: Any = None, **options: Any) -> Relay:
-    client = AssistantClient(URL, transport=httpx.MockTransport(script), sleep=lambda s: None,
-                             auth=options.pop("auth", None), retries=options.pop("retries", 2))  # fmt: skip
+    client = AssistantClient(
+        URL,
+        transport=httpx.MockTransport(script),
+        sleep=lambda s: None,
+        auth=options.pop("auth", None),
+        retries=options.pop("retries", 2),
+    )
     return Relay(client, provider if provider is not None else FakeProvider(RESULTS), **options)
 
 
@@ -66,10 +72,15 @@ def test_one_round_echoes_context_and_user_id_and_returns_the_answer() -> None:
     result = make(script, provider).send("how do I set up the VPN", user_id="alice", options={"debug": True})
     assert result.text == "Install it." and result.rounds == 1 and result.outcome == "text"
     first, second = script.bodies
-    assert first == {"input": {"message_type": "text", "text": "how do I set up the VPN", "options": {"debug": True}},
-                     "user_id": "alice"}  # fmt: skip
-    assert second == {"input": {"message_type": "search_results", "search_results": RESULTS,
-                                "options": {"debug": True}}, "context": {"c": 1}, "user_id": "u-echo"}  # fmt: skip
+    assert first == {
+        "input": {"message_type": "text", "text": "how do I set up the VPN", "options": {"debug": True}},
+        "user_id": "alice",
+    }
+    assert second == {
+        "input": {"message_type": "search_results", "search_results": RESULTS, "options": {"debug": True}},
+        "context": {"c": 1},
+        "user_id": "u-echo",
+    }
     assert provider.calls == [("how do I set up the VPN", None, {})]
     assert [s.result_count for s in result.searches] == [1]
     assert result.search_results == tuple(RESULTS)
@@ -89,10 +100,17 @@ def test_several_actions_in_one_response_are_all_run_and_merged_by_rank() -> Non
         "expenses": [{"title": "e1", "body": "c"}, {"title": "v2", "body": "b"}, {"title": "e3", "body": "d"}],
     }
     provider = FakeProvider(lambda q: by_query[q])
-    reply = {"output": {"generic": [], "actions": [
-        {"type": "search", "query": "vpn", "filter": "lang:en"},
-        {"type": "client_side", "name": "other"},
-        {"type": "search", "query": "expenses", "metadata": {"limit": 3}}]}, "context": {}}  # fmt: skip
+    reply = {
+        "output": {
+            "generic": [],
+            "actions": [
+                {"type": "search", "query": "vpn", "filter": "lang:en"},
+                {"type": "client_side", "name": "other"},
+                {"type": "search", "query": "expenses", "metadata": {"limit": 3}},
+            ],
+        },
+        "context": {},
+    }
     script = Script(reply, answer_reply())
     result = make(script, provider).send("vpn and expenses")
     assert provider.calls == [("vpn", "lang:en", {}), ("expenses", None, {"limit": 3})]
@@ -102,8 +120,12 @@ def test_several_actions_in_one_response_are_all_run_and_merged_by_rank() -> Non
 
 
 def test_unknown_action_types_alone_end_the_turn() -> None:
-    reply = {"output": {"generic": [{"response_type": "text", "text": "Opening a ticket"}],
-                        "actions": [{"type": "client", "name": "open_ticket"}]}}  # fmt: skip
+    reply = {
+        "output": {
+            "generic": [{"response_type": "text", "text": "Opening a ticket"}],
+            "actions": [{"type": "client", "name": "open_ticket"}],
+        }
+    }
     provider = FakeProvider(RESULTS)
     result = make(Script(reply), provider).send("open a ticket")
     assert result.text == "Opening a ticket" and provider.calls == [] and result.rounds == 0
@@ -124,12 +146,15 @@ def test_an_action_with_no_query_fails_the_turn() -> None:
     assert len(script.requests) == 1
 
 
-@pytest.mark.parametrize("reply", [
-    httpx.Response(200, text="<html>gateway</html>"),
-    httpx.Response(200, json=["not", "an", "object"]),
-    httpx.Response(200, json={"outputs": {}}),
-    httpx.Response(200, json={"output": {"actions": {"type": "search"}}}),
-])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        httpx.Response(200, text="<html>gateway</html>"),
+        httpx.Response(200, json=["not", "an", "object"]),
+        httpx.Response(200, json={"outputs": {}}),
+        httpx.Response(200, json={"output": {"actions": {"type": "search"}}}),
+    ],
+)
 def test_an_assistant_answering_garbage_is_a_clear_error(reply: httpx.Response) -> None:
     with pytest.raises(MalformedAssistantResponse) as err:
         make(Script(reply)).send("hello")
@@ -177,10 +202,15 @@ def test_a_failing_provider_fails_the_turn_or_sends_what_worked() -> None:
     assert result.searches[0].error == "relay_search_failed" and result.text == "No results."
 
 
-@pytest.mark.parametrize("bad, path", [
-    ({"search_results": []}, "$"), ([{"title": "t"}], "$[0]"), ([{"title": "t", "body": 3}], "$[0].body"),
-    ([RESULTS[0], "text"], "$[1]"),
-])
+@pytest.mark.parametrize(
+    "bad, path",
+    [
+        ({"search_results": []}, "$"),
+        ([{"title": "t"}], "$[0]"),
+        ([{"title": "t", "body": 3}], "$[0].body"),
+        ([RESULTS[0], "text"], "$[1]"),
+    ],
+)
 def test_results_of_the_wrong_shape_from_a_provider_are_a_clear_error(bad: Any, path: str) -> None:
     with pytest.raises(InvalidSearchResults) as err:
         make(Script(search_reply("q"), answer_reply()), FakeProvider(bad)).send("q")
@@ -205,16 +235,21 @@ def test_credentials_and_sessions() -> None:
     assert all(r.url.path == "/v2/assistants/A/environments/E/sessions/s-1/message" for r in script.requests)
 
 
-@pytest.mark.parametrize("given", [
-    "https://a.test/v2/assistants/A/environments/E/message?version=2023-06-15",
-    "https://a.test/v2/assistants/A/environments/E/sessions/old/message_stream?version=2023-06-15",
-    "https://a.test/v2/assistants/A/environments/E?version=2023-06-15",
-])
+@pytest.mark.parametrize(
+    "given",
+    [
+        "https://a.test/v2/assistants/A/environments/E/message?version=2023-06-15",
+        "https://a.test/v2/assistants/A/environments/E/sessions/old/message_stream?version=2023-06-15",
+        "https://a.test/v2/assistants/A/environments/E?version=2023-06-15",
+    ],
+)
 def test_message_urls_are_derived_from_any_of_them(given: str) -> None:
     client = AssistantClient(given)
     assert client.url() == "https://a.test/v2/assistants/A/environments/E/message?version=2023-06-15"
-    assert client.url(session_id="s", stream=True) == \
-        "https://a.test/v2/assistants/A/environments/E/sessions/s/message_stream?version=2023-06-15"
+    assert (
+        client.url(session_id="s", stream=True)
+        == "https://a.test/v2/assistants/A/environments/E/sessions/s/message_stream?version=2023-06-15"
+    )
 
 
 def sse(*events: tuple[str, Any], content_type: str = "text/event-stream") -> Callable[[httpx.Request], httpx.Response]:
@@ -224,9 +259,15 @@ def sse(*events: tuple[str, Any], content_type: str = "text/event-stream") -> Ca
 
 def test_streaming_passes_items_through_and_searches_in_between() -> None:
     item = {"response_type": "text", "text": "Install it.", "streaming_metadata": {"id": 1}}
-    script = Script(sse(("final_response", search_reply("vpn"))),
-                    sse(("partial_item", {**item, "text": "Install "}), ("partial_item", {**item, "text": "it."}),
-                        ("complete_item", item), ("final_response", answer_reply("Install it."))))  # fmt: skip
+    script = Script(
+        sse(("final_response", search_reply("vpn"))),
+        sse(
+            ("partial_item", {**item, "text": "Install "}),
+            ("partial_item", {**item, "text": "it."}),
+            ("complete_item", item),
+            ("final_response", answer_reply("Install it.")),
+        ),
+    )
     events = list(make(script).stream("vpn", user_id="bob"))
     names = [n for n, _ in events]
     assert names == ["relay_search", "partial_item", "partial_item", "complete_item", "final_response", "relay_end"]
@@ -250,14 +291,23 @@ def test_streaming_without_message_stream_sends_complete_items() -> None:
     assert all(r.url.path.endswith("/message") for r in script.requests)
 
 
-@pytest.mark.parametrize("reply, error", [
-    (sse(("partial_item", {"response_type": "text", "text": "a", "streaming_metadata": {"id": 1}})),
-     MalformedAssistantResponse),
-    (sse(("error", {"code": "internal_error", "message": "boom"})), MalformedAssistantResponse),
-    (lambda r: httpx.Response(200, text="event: final_response\ndata: {not json\n\n",
-                              headers={"content-type": "text/event-stream"}), MalformedAssistantResponse),
-    (sse(("final_response", {"no": "output"})), MalformedAssistantResponse),
-])
+@pytest.mark.parametrize(
+    "reply, error",
+    [
+        (
+            sse(("partial_item", {"response_type": "text", "text": "a", "streaming_metadata": {"id": 1}})),
+            MalformedAssistantResponse,
+        ),
+        (sse(("error", {"code": "internal_error", "message": "boom"})), MalformedAssistantResponse),
+        (
+            lambda r: httpx.Response(
+                200, text="event: final_response\ndata: {not json\n\n", headers={"content-type": "text/event-stream"}
+            ),
+            MalformedAssistantResponse,
+        ),
+        (sse(("final_response", {"no": "output"})), MalformedAssistantResponse),
+    ],
+)
 def test_broken_streams_are_clear_errors(reply: Any, error: type[Exception]) -> None:
     with pytest.raises(error):
         list(make(Script(reply)).stream("q"))
@@ -287,10 +337,13 @@ def test_a_401_drops_a_cached_iam_token_for_the_next_turn() -> None:
     from assistant_bridge.relay import IAMToken
 
     tokens = iter(["t1", "t2"])
-    iam = IAMToken("k", transport=httpx.MockTransport(
-        lambda r: httpx.Response(200, json={"access_token": next(tokens), "expires_in": 3600})))  # fmt: skip
-    script = Script(httpx.Response(401, json={"error": {"code": "unauthorized", "message": "expired"}}),
-                    answer_reply())  # fmt: skip
+    iam = IAMToken(
+        "k",
+        transport=httpx.MockTransport(
+            lambda r: httpx.Response(200, json={"access_token": next(tokens), "expires_in": 3600})
+        ),
+    )
+    script = Script(httpx.Response(401, json={"error": {"code": "unauthorized", "message": "expired"}}), answer_reply())
     relay = make(script, auth=iam)
     with pytest.raises(AssistantHTTPError):
         relay.send("hello")

@@ -5,8 +5,9 @@ scripted assistant for response shapes the real one never produces."""
 from __future__ import annotations
 
 import socket
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -57,8 +58,10 @@ def test_client_side_round_trip_with_the_built_in_backend(real: tuple[str, Any])
     assert item["citations_title"] == "How do we know?"
     assert "reset your password" in item["text"].lower()
     assert item["search_results"][0]["result_metadata"]["document_id"]
-    assert result.response["output"]["debug"]["turn_events"][0]["callout"]["search"]["query"] == \
-        "How do I reset my password?"
+    assert (
+        result.response["output"]["debug"]["turn_events"][0]["callout"]["search"]["query"]
+        == "How do I reset my password?"
+    )
 
 
 def test_custom_search_server_provider_with_credentials_and_a_session(real: tuple[str, Any]) -> None:
@@ -91,8 +94,14 @@ def test_wrong_credentials_for_the_assistant_are_an_http_error(real: tuple[str, 
 
 def test_oversized_results_are_trimmed_so_the_real_assistant_accepts_them(real: tuple[str, Any]) -> None:
     base, _ = real
-    big = [{"result_metadata": {"score": 1.0 - i / 100}, "title": f"Password guide part {i}",
-            "body": "To reset your password open the portal. " + "détail " * 900} for i in range(30)]  # fmt: skip
+    big = [
+        {
+            "result_metadata": {"score": 1.0 - i / 100},
+            "title": f"Password guide part {i}",
+            "body": "To reset your password open the portal. " + "détail " * 900,
+        }
+        for i in range(30)
+    ]
     result = relay_to(base, FakeProvider(big)).send("How do I reset my password?")
     assert result.trimmed > 0 and result.outcome == "answer"
     # the same results untrimmed are refused by the assistant (spec §A.2: over 100 KB is a 400)
@@ -101,15 +110,15 @@ def test_oversized_results_are_trimmed_so_the_real_assistant_accepts_them(real: 
     assert err.value.details["status"] == 400
 
 
-
-
 def test_an_unknown_or_deleted_session_is_session_not_found(real: tuple[str, Any]) -> None:
     base, _ = real
     relay = relay_to(base, FakeProvider())
     sid = relay.client.create_session()
     assert relay.send("How do I set up the VPN?", session_id=sid).response["context"]["global"]["session_id"] == sid
-    deleted = httpx.delete(f"{base}{MESSAGE_PATH.rsplit('/', 1)[0]}/sessions/{sid}?version=2024-08-25",
-                           headers={"X-API-Key": "key-admin-0001"})  # fmt: skip
+    deleted = httpx.delete(
+        f"{base}{MESSAGE_PATH.rsplit('/', 1)[0]}/sessions/{sid}?version=2024-08-25",
+        headers={"X-API-Key": "key-admin-0001"},
+    )
     assert deleted.status_code == 200
     alices = relay_to(base, FakeProvider(), auth=ApiKeyHeader("key-alice-0001")).client.create_session()
     for gone in (sid, "no-such-session", alices):  # deleted, never created, another caller's
@@ -123,8 +132,10 @@ def test_an_unknown_or_deleted_session_is_session_not_found(real: tuple[str, Any
 
 def test_a_404_that_is_not_about_the_session_stays_an_assistant_error(real: tuple[str, Any], scripted: Any) -> None:
     base, _ = real
-    wrong = Relay(AssistantClient(base + "/v2/assistants/no-such-assistant/environments/default/message",
-                                  auth=ADMIN), FakeProvider())  # fmt: skip
+    wrong = Relay(
+        AssistantClient(base + "/v2/assistants/no-such-assistant/environments/default/message", auth=ADMIN),
+        FakeProvider(),
+    )
     with pytest.raises(AssistantHTTPError) as err:
         wrong.send("hello", session_id="no-such-session")
     assert err.value.status == 502 and err.value.details == {"status": 404, "assistant_code": "not_found"}
@@ -176,8 +187,11 @@ def test_a_provider_that_fails_or_answers_garbage(real: tuple[str, Any], scripte
     with pytest.raises(RelaySearchFailed) as failed:
         relay_to(base, HttpSearchProvider(base + "/v1/no-such-route", auth=ADMIN)).send("vpn")
     assert failed.value.details["status"] == 404
-    for answer, path in (({"results": []}, "$.search_results"), ({"search_results": [{"title": 1, "body": ""}]}, "$[0].title"),
-                         ("not json", None)):
+    for answer, path in (
+        ({"results": []}, "$.search_results"),
+        ({"search_results": [{"title": 1, "body": ""}]}, "$[0].title"),
+        ("not json", None),
+    ):
         search_url, _ = scripted([answer])
         with pytest.raises(InvalidSearchResults) as err:
             relay_to(base, HttpSearchProvider(search_url)).send("vpn")
@@ -185,8 +199,9 @@ def test_a_provider_that_fails_or_answers_garbage(real: tuple[str, Any], scripte
 
 
 def test_several_actions_over_http(scripted: Any) -> None:
-    url, fake = scripted([search_reply("vpn", "expenses", extra_actions=[{"type": "navigate", "url": "x"}]),
-                          answer_reply("Both.")])  # fmt: skip
+    url, fake = scripted(
+        [search_reply("vpn", "expenses", extra_actions=[{"type": "navigate", "url": "x"}]), answer_reply("Both.")]
+    )
     provider = FakeProvider(lambda q: [{"title": f"{q} {i}", "body": f"{q} body {i}"} for i in range(2)])
     result = Relay(AssistantClient(url), provider).send("vpn and expenses")
     assert result.text == "Both." and [c[0] for c in provider.calls] == ["vpn", "expenses"]
@@ -203,7 +218,7 @@ def test_a_looping_assistant_over_http(scripted: Any) -> None:
     assert len(fake.requests) == 6  # the text message and five search_results messages
 
 
-@pytest.mark.parametrize("reply", ["<html><body>Bad gateway</body></html>", b"\xff\xfe", "{\"output\": 3}"])
+@pytest.mark.parametrize("reply", ["<html><body>Bad gateway</body></html>", b"\xff\xfe", '{"output": 3}'])
 def test_garbage_over_http(scripted: Any, reply: Any) -> None:
     url, _ = scripted([reply])
     with pytest.raises(MalformedAssistantResponse):
@@ -214,8 +229,16 @@ def test_no_query_and_unknown_types_over_http(scripted: Any) -> None:
     url, _ = scripted([{"output": {"actions": [{"type": "search", "filter": "x"}]}}])
     with pytest.raises(SearchActionInvalid):
         Relay(AssistantClient(url), FakeProvider()).send("hello")
-    url, _ = scripted([{"output": {"generic": [{"response_type": "text", "text": "ok"}],
-                                   "actions": [{"type": "mystery"}, {"kind": "search"}]}}])  # fmt: skip
+    url, _ = scripted(
+        [
+            {
+                "output": {
+                    "generic": [{"response_type": "text", "text": "ok"}],
+                    "actions": [{"type": "mystery"}, {"kind": "search"}],
+                }
+            }
+        ]
+    )
     provider = FakeProvider()
     assert Relay(AssistantClient(url), provider).send("hello").text == "ok" and provider.calls == []
 

@@ -11,7 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assistant_bridge.core.custom_search import fit_within
-
 from assistant_bridge.relay import wire
 from assistant_bridge.relay.errors import MalformedAssistantResponse, RelayRequestTooLarge, SearchActionInvalid
 
@@ -27,20 +26,31 @@ def result(title: str, body: str = "text", **extra: Any) -> dict[str, Any]:
 
 
 def test_every_search_action_is_found_in_order_and_other_types_are_ignored(caplog: Any) -> None:
-    body = response({"type": "client", "name": "x"}, {"type": "search", "query": " vpn "},
-                    {"type": "search", "query": "expenses", "filter": "lang:en", "metadata": {"limit": 3}})
+    body = response(
+        {"type": "client", "name": "x"},
+        {"type": "search", "query": " vpn "},
+        {"type": "search", "query": "expenses", "filter": "lang:en", "metadata": {"limit": 3}},
+    )
     caplog.set_level("INFO", logger="assistant_bridge.relay.wire")
     assert wire.search_actions(wire.check_response(body)) == [
-        {"query": "vpn"}, {"query": "expenses", "filter": "lang:en", "metadata": {"limit": 3}}]
+        {"query": "vpn"},
+        {"query": "expenses", "filter": "lang:en", "metadata": {"limit": 3}},
+    ]
     assert "relay.action_ignored type=client" in caplog.text
     assert "vpn" not in caplog.text  # queries stay out of logs
 
 
-@pytest.mark.parametrize("action", [
-    {"type": "search"}, {"type": "search", "query": ""}, {"type": "search", "query": "   "},
-    {"type": "search", "query": 42}, {"type": "search", "query": "q", "filter": 3},
-    {"type": "search", "query": "q", "metadata": "big"},
-])
+@pytest.mark.parametrize(
+    "action",
+    [
+        {"type": "search"},
+        {"type": "search", "query": ""},
+        {"type": "search", "query": "   "},
+        {"type": "search", "query": 42},
+        {"type": "search", "query": "q", "filter": 3},
+        {"type": "search", "query": "q", "metadata": "big"},
+    ],
+)
 def test_a_search_action_without_a_usable_query_is_an_error(action: dict[str, Any]) -> None:
     with pytest.raises(SearchActionInvalid) as err:
         wire.search_actions(response({"type": "search", "query": "fine"}, action))
@@ -48,11 +58,19 @@ def test_a_search_action_without_a_usable_query_is_an_error(action: dict[str, An
     assert isinstance(err.value, MalformedAssistantResponse)
 
 
-@pytest.mark.parametrize("body, path", [
-    ([], None), ("text", None), ({"context": {}}, "$.output"), ({"output": []}, "$.output"),
-    ({"output": {"generic": {}}}, "$.output.generic"), ({"output": {"actions": "search"}}, "$.output.actions"),
-    ({"output": {"actions": ["search"]}}, "$.output.actions[0]"), ({"output": {}, "context": []}, "$.context"),
-])
+@pytest.mark.parametrize(
+    "body, path",
+    [
+        ([], None),
+        ("text", None),
+        ({"context": {}}, "$.output"),
+        ({"output": []}, "$.output"),
+        ({"output": {"generic": {}}}, "$.output.generic"),
+        ({"output": {"actions": "search"}}, "$.output.actions"),
+        ({"output": {"actions": ["search"]}}, "$.output.actions[0]"),
+        ({"output": {}, "context": []}, "$.context"),
+    ],
+)
 def test_malformed_responses_are_named(body: Any, path: str | None) -> None:
     with pytest.raises(MalformedAssistantResponse) as err:
         wire.check_response(body)
@@ -67,8 +85,10 @@ def test_merge_interleaves_by_rank_and_drops_duplicates() -> None:
 
 
 def test_merge_keeps_distinct_chunks_of_one_document_and_caps_the_count() -> None:
-    a = [result("doc", "part one", url="https://x", result_metadata={"chunk_id": "c1"}),
-         result("doc", "part two", url="https://x", result_metadata={"chunk_id": "c2"})]
+    a = [
+        result("doc", "part one", url="https://x", result_metadata={"chunk_id": "c1"}),
+        result("doc", "part two", url="https://x", result_metadata={"chunk_id": "c2"}),
+    ]
     b = [result("doc", "part one again", result_metadata={"chunk_id": "c1"})]
     merged = wire.merge_results([a, b], max_results=10)
     assert [r["result_metadata"]["chunk_id"] for r in merged] == ["c1", "c2"]
@@ -78,9 +98,11 @@ def test_merge_keeps_distinct_chunks_of_one_document_and_caps_the_count() -> Non
 def test_results_message_echoes_context_and_user_id() -> None:
     prev = {"output": {}, "context": {"global": {"system": {"turn_count": 1}}}, "user_id": "u1"}
     body, trimmed = wire.results_message(prev, [result("t")], 100_000, user_id="ignored", options={"debug": True})
-    assert body == {"input": {"message_type": "search_results", "search_results": [result("t")],
-                              "options": {"debug": True}},
-                    "context": prev["context"], "user_id": "u1"}  # fmt: skip
+    assert body == {
+        "input": {"message_type": "search_results", "search_results": [result("t")], "options": {"debug": True}},
+        "context": prev["context"],
+        "user_id": "u1",
+    }
     assert trimmed == 0
     body, _ = wire.results_message({"output": {}}, [], 100_000, user_id="caller")
     assert body["user_id"] == "caller" and "context" not in body
@@ -108,30 +130,62 @@ def test_a_context_over_the_limit_is_refused() -> None:
         wire.results_message({"output": {}, "context": {"blob": "x" * 200_000}}, [result("t")], 100_000)
 
 
-@pytest.mark.parametrize("body, outcome", [
-    ({"output": {"generic": [{"response_type": "conversational_search", "text": "a"}]}}, "answer"),
-    ({"output": {"generic": [{"response_type": "conversation_search", "text": "a"}]}}, "answer"),
-    ({"output": {"generic": [{"response_type": "text", "text": "?"}],
-                 "debug": {"turn_events": [{"event": "generative_ai_called", "generative_ai": {"is_idk_response": True}}]}}},
-     "idk"),
-    ({"output": {"generic": [{"response_type": "text", "text": "?"}],
-                 "debug": {"turn_events": [{"event": "generative_ai_called", "outcome": "no_results"}]}}}, "no_results"),
-    ({"output": {"generic": [{"response_type": "text", "text": "?"}],
-                 "debug": {"turn_events": [{"outcome": "connectivity"}]}}}, "error"),
-    ({"output": {"generic": [{"response_type": "text", "text": "?", "errors": [{"message": "m", "path": ""}]}]}}, "error"),
-    ({"output": {"generic": [{"response_type": "search", "primary_results": []}]}}, "search"),
-    ({"output": {"generic": [{"response_type": "text", "text": "hello"}]}}, "text"),
-    ({"output": {"generic": []}}, "empty"),
-])
+@pytest.mark.parametrize(
+    "body, outcome",
+    [
+        ({"output": {"generic": [{"response_type": "conversational_search", "text": "a"}]}}, "answer"),
+        ({"output": {"generic": [{"response_type": "conversation_search", "text": "a"}]}}, "answer"),
+        (
+            {
+                "output": {
+                    "generic": [{"response_type": "text", "text": "?"}],
+                    "debug": {
+                        "turn_events": [{"event": "generative_ai_called", "generative_ai": {"is_idk_response": True}}]
+                    },
+                }
+            },
+            "idk",
+        ),
+        (
+            {
+                "output": {
+                    "generic": [{"response_type": "text", "text": "?"}],
+                    "debug": {"turn_events": [{"event": "generative_ai_called", "outcome": "no_results"}]},
+                }
+            },
+            "no_results",
+        ),
+        (
+            {
+                "output": {
+                    "generic": [{"response_type": "text", "text": "?"}],
+                    "debug": {"turn_events": [{"outcome": "connectivity"}]},
+                }
+            },
+            "error",
+        ),
+        (
+            {"output": {"generic": [{"response_type": "text", "text": "?", "errors": [{"message": "m", "path": ""}]}]}},
+            "error",
+        ),
+        ({"output": {"generic": [{"response_type": "search", "primary_results": []}]}}, "search"),
+        ({"output": {"generic": [{"response_type": "text", "text": "hello"}]}}, "text"),
+        ({"output": {"generic": []}}, "empty"),
+    ],
+)
 def test_outcomes(body: dict[str, Any], outcome: str) -> None:
     assert wire.classify(body) == outcome
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.fixed_dictionaries({"title": st.text(max_size=40), "body": st.text(max_size=6000)}), max_size=25),
-       st.sampled_from([2_500, 10_000, 100_000]), st.text(max_size=800))
-def test_trimming_matches_fit_within_and_never_exceeds_the_limit(results: list[dict[str, Any]], limit: int,
-                                                                 ctx: str) -> None:  # fmt: skip
+@given(
+    st.lists(st.fixed_dictionaries({"title": st.text(max_size=40), "body": st.text(max_size=6000)}), max_size=25),
+    st.sampled_from([2_500, 10_000, 100_000]),
+    st.text(max_size=800),
+)
+def test_trimming_matches_fit_within_and_never_exceeds_the_limit(
+    results: list[dict[str, Any]], limit: int, ctx: str
+) -> None:
     prev = {"output": {}, "context": {"note": ctx}}
     body, trimmed = wire.results_message(prev, results, limit)
     assert len(wire.body_bytes(body)) <= limit

@@ -21,7 +21,6 @@ from tests.served_process import stop, wait_ready
 REPO = Path(__file__).resolve().parents[2]
 
 
-
 def children(pid: int) -> dict[int, str]:
     """``pid -> command line`` of the direct children of ``pid`` (from /proc)."""
     out: dict[int, str] = {}
@@ -50,8 +49,7 @@ def mount_tmpfs(path: Path, size_mb: int) -> bool:
     path.mkdir(parents=True, exist_ok=True)
     if os.geteuid() != 0:
         return False
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_mb}m", "tmpfs", str(path)],
-                          capture_output=True)  # fmt: skip
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_mb}m", "tmpfs", str(path)], capture_output=True)
     return done.returncode == 0
 
 
@@ -83,8 +81,14 @@ class SlowLLM:
         self.delay = 0.0
         self.received = threading.Event()
         llm = self
-        body = json.dumps({"id": "c1", "object": "chat.completion", "model": "m", "choices": [
-            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": answer}}]}).encode()
+        body = json.dumps(
+            {
+                "id": "c1",
+                "object": "chat.completion",
+                "model": "m",
+                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": answer}}],
+            }
+        ).encode()
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -121,16 +125,28 @@ class Served:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.log_path = work / "serve.log"
-        cmd = [sys.executable, "-m", "assistant_bridge", "serve", "--sample", "--workers", str(workers),
-               "--port", str(self.port), "--data-dir", str(data)]  # fmt: skip
+        cmd = [
+            sys.executable,
+            "-m",
+            "assistant_bridge",
+            "serve",
+            "--sample",
+            "--workers",
+            str(workers),
+            "--port",
+            str(self.port),
+            "--data-dir",
+            str(data),
+        ]
         if config is not None:
             path = work / "config.json.yaml"
             path.write_text(json.dumps(config))  # JSON is YAML
             cmd += ["--config", str(path)]
         env = {**os.environ, "ASSISTANT_BRIDGE_BACKEND__LITE_PORT": str(free_port()), "PYTHONUNBUFFERED": "1"}
         self._log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(cmd, cwd=REPO, stdout=self._log, stderr=subprocess.STDOUT, env=env,
-                                     start_new_session=True)  # fmt: skip
+        self.proc = subprocess.Popen(
+            cmd, cwd=REPO, stdout=self._log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
 
     def wait_ready(self, timeout: float = 300) -> float:
         """Seconds until ``/readyz`` answered 200."""
@@ -150,7 +166,11 @@ class Served:
             pass
 
     def worker_pids(self) -> set[int]:
-        return {pid for pid, cmd in children(self.proc.pid).items() if "milvus_lite" not in cmd and "ingest-worker" not in cmd}
+        return {
+            pid
+            for pid, cmd in children(self.proc.pid).items()
+            if "milvus_lite" not in cmd and "ingest-worker" not in cmd
+        }
 
     def stop(self, timeout: float = 60) -> int | None:
         """SIGTERM to the arbiter alone (it stops its workers and the side process); after ``timeout`` s SIGKILL

@@ -16,7 +16,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(600)]
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -51,9 +51,24 @@ def test_no_known_vulnerabilities_in_runtime_dependencies(tmp_path: Path) -> Non
     pins = runtime_closure()
     reqs = tmp_path / "requirements.txt"
     reqs.write_text("".join(f"{name}=={version}\n" for name, version in sorted(pins.items())))
-    done = subprocess.run([sys.executable, "-m", "pip_audit", "-r", str(reqs), "--no-deps", "--disable-pip",
-                           "--format", "json", "--progress-spinner", "off"],
-                          capture_output=True, text=True, timeout=540)  # fmt: skip
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip_audit",
+            "-r",
+            str(reqs),
+            "--no-deps",
+            "--disable-pip",
+            "--format",
+            "json",
+            "--progress-spinner",
+            "off",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=540,
+    )
     try:
         report = json.loads(done.stdout)
     except json.JSONDecodeError:
@@ -61,9 +76,11 @@ def test_no_known_vulnerabilities_in_runtime_dependencies(tmp_path: Path) -> Non
     deps = report["dependencies"]
     skipped = [d for d in deps if d.get("skip_reason")]
     if deps and len(skipped) == len(deps):
-        pytest.skip(f"pip-audit could not check any of the {len(deps)} packages; it says: "
-                    f"{skipped[0]['skip_reason']}")  # fmt: skip
-    found = [f"{d['name']} {d['version']}: {v['id']} (fixed in {', '.join(v.get('fix_versions') or ['-'])})"
-             for d in deps for v in d.get("vulns", [])]  # fmt: skip
+        pytest.skip(f"pip-audit could not check any of the {len(deps)} packages; it says: {skipped[0]['skip_reason']}")
+    found = [
+        f"{d['name']} {d['version']}: {v['id']} (fixed in {', '.join(v.get('fix_versions') or ['-'])})"
+        for d in deps
+        for v in d.get("vulns", [])
+    ]
     assert found == [], "known vulnerabilities:\n" + "\n".join(found)
     assert len(skipped) <= len(deps) // 10, [d["name"] for d in skipped]  # nearly every package was checked

@@ -7,9 +7,10 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -20,14 +21,33 @@ from assistant_bridge.filters import FakePostFilter, FakePreFilter, Thresholds
 from tests.conftest import make_services, make_settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
-CONNECTIVITY = ("I might have information that could help address your query, but am unable to search my "
-                "knowledge base at the moment.")  # fmt: skip
+CONNECTIVITY = (
+    "I might have information that could help address your query, but am unable to search my "
+    "knowledge base at the moment."
+)
 TIMEOUT = 1.0
-GOOD_SEARCH = {"search_results": [{"title": "Reset your password", "body": "Open the self-service portal and "
-               "choose Forgot password.", "url": "https://intranet/pw", "result_metadata": {"score": 0.9}}]}  # fmt: skip
-GOOD_COMPLETION = {"id": "c1", "object": "chat.completion", "model": "m",
-                   "choices": [{"index": 0, "finish_reason": "stop",
-                                "message": {"role": "assistant", "content": "Open the self-service portal [1]."}}]}
+GOOD_SEARCH = {
+    "search_results": [
+        {
+            "title": "Reset your password",
+            "body": "Open the self-service portal and choose Forgot password.",
+            "url": "https://intranet/pw",
+            "result_metadata": {"score": 0.9},
+        }
+    ]
+}
+GOOD_COMPLETION = {
+    "id": "c1",
+    "object": "chat.completion",
+    "model": "m",
+    "choices": [
+        {
+            "index": 0,
+            "finish_reason": "stop",
+            "message": {"role": "assistant", "content": "Open the self-service portal [1]."},
+        }
+    ],
+}
 
 
 class Endpoint:
@@ -89,7 +109,6 @@ class Endpoint:
         self.server.server_close()
 
 
-
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[Endpoint]:
     e = Endpoint()
@@ -103,25 +122,43 @@ def client(endpoint: Endpoint, tmp_path_factory: Any) -> Any:
 
     dead = f"http://127.0.0.1:{free_port()}"
     server = {"timeout_seconds": TIMEOUT, "connect_timeout_seconds": TIMEOUT}
-    llm = {"kind": "openai", "model": "m", "api_key": "llm-key-0001", "timeout": TIMEOUT, "connect_timeout": TIMEOUT,
-           "max_retries": 1}  # fmt: skip
+    llm = {
+        "kind": "openai",
+        "model": "m",
+        "api_key": "llm-key-0001",
+        "timeout": TIMEOUT,
+        "connect_timeout": TIMEOUT,
+        "max_retries": 1,
+    }
     assistants = {
-        "remote": {"search": {"type": "server", "server": {"url": endpoint.base + "/search", **server}},
-                   "generator": {"kind": "fake"}},
-        "remote-dead": {"search": {"type": "server", "server": {"url": dead + "/search", **server}},
-                        "generator": {"kind": "fake"}},
+        "remote": {
+            "search": {"type": "server", "server": {"url": endpoint.base + "/search", **server}},
+            "generator": {"kind": "fake"},
+        },
+        "remote-dead": {
+            "search": {"type": "server", "server": {"url": dead + "/search", **server}},
+            "generator": {"kind": "fake"},
+        },
         "llm": {"generator": {**llm, "base_url": endpoint.base + "/v1"}},
         "llm-dead": {"generator": {**llm, "base_url": dead + "/v1"}},
-    }  # fmt: skip
+    }
     settings = make_settings(Path(tmp_path_factory.mktemp("deps")), assistants=assistants)
     services = make_services(settings)
-    services.extras[EXTRAS_KEY] = ConversationRuntime(services, prefilter=FakePreFilter(0.9),
-                                                      postfilter=FakePostFilter(0.9),
-                                                      thresholds=lambda level: Thresholds(0.5, 0.5))  # fmt: skip
+    services.extras[EXTRAS_KEY] = ConversationRuntime(
+        services,
+        prefilter=FakePreFilter(0.9),
+        postfilter=FakePostFilter(0.9),
+        thresholds=lambda level: Thresholds(0.5, 0.5),
+    )
     app = create_app(settings, services)
     with app.test_client() as c:
-        r = c.post("/v1/documents", json={"title": "Reset your password", "text": "To reset your password open "
-                   "the self-service portal and choose Forgot password."})  # fmt: skip
+        r = c.post(
+            "/v1/documents",
+            json={
+                "title": "Reset your password",
+                "text": "To reset your password open the self-service portal and choose Forgot password.",
+            },
+        )
         assert r.status_code == 201
         yield c
 
@@ -145,16 +182,20 @@ def _text_item(body: dict[str, Any]) -> dict[str, Any]:
     return dict(items[0])
 
 
-@pytest.mark.parametrize("mode, error", [
-    ("hang", "did not answer within"),
-    ("garbage", "invalid JSON"),
-    ("wrong_shape", "must have required property 'search_results'"),
-    ("http500", "answered HTTP 500"),
-    ("truncated", ""),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "mode, error",
+    [
+        ("hang", "did not answer within"),
+        ("garbage", "invalid JSON"),
+        ("wrong_shape", "must have required property 'search_results'"),
+        ("http500", "answered HTTP 500"),
+        ("truncated", ""),
+    ],
+)
 @pytest.mark.parametrize("stream", [False, True])
-def test_search_server_faults_give_the_connectivity_message(client: Any, endpoint: Endpoint, mode: str,
-                                                             error: str, stream: bool) -> None:  # fmt: skip
+def test_search_server_faults_give_the_connectivity_message(
+    client: Any, endpoint: Endpoint, mode: str, error: str, stream: bool
+) -> None:
     endpoint.mode = mode
     try:
         body, elapsed = _turn(client, "remote", stream=stream)
@@ -188,7 +229,8 @@ def test_llm_faults_give_the_connectivity_message(client: Any, endpoint: Endpoin
         endpoint.mode = "good"
     item = _text_item(body)
     assert item == {"response_type": "text", "text": CONNECTIVITY} or (
-        item["text"] == CONNECTIVITY and set(item) <= {"response_type", "text", "streaming_metadata"}), item
+        item["text"] == CONNECTIVITY and set(item) <= {"response_type", "text", "streaming_metadata"}
+    ), item
     assert endpoint.hits > before  # the endpoint was asked
     assert body["output"]["debug"]["turn_events"][0]["outcome"] == "connectivity"
     assert "Service temporarily" not in json.dumps(body) and "llm-key-0001" not in json.dumps(body)

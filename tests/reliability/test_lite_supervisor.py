@@ -122,8 +122,9 @@ def test_serve_cleans_up_only_in_its_own_process(tmp_path: Path, monkeypatch: An
         return 0
 
     monkeypatch.setattr(server, "run_gunicorn", fake_gunicorn)
-    args = argparse.Namespace(config=None, data_dir=str(tmp_path / "d"), host=None, port=None, workers=None,
-                              sample=False)  # fmt: skip
+    args = argparse.Namespace(
+        config=None, data_dir=str(tmp_path / "d"), host=None, port=None, workers=None, sample=False
+    )
     try:
         assert cli.cmd_serve(args) == 0
     except SystemExit:

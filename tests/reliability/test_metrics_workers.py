@@ -14,9 +14,10 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -57,8 +58,14 @@ def test_serve_puts_prometheus_client_in_multiprocess_mode(tmp_path: Path) -> No
     ``PROMETHEUS_MULTIPROC_DIR`` before anything imports it, or every worker keeps its samples to itself."""
     env = {**os.environ, "ASSISTANT_BRIDGE_BACKEND__KIND": "memory", "ASSISTANT_BRIDGE_EMBEDDER__KIND": "hashing"}
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
-    done = subprocess.run([sys.executable, "-c", _PROBE, str(tmp_path / "data")], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, str(tmp_path / "data")],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -67,17 +74,37 @@ def served(tmp_path_factory: Any) -> Iterator[tuple[str, subprocess.Popen[bytes]
     work = tmp_path_factory.mktemp("metrics-workers")
     port = free_port()
     config = {
-        "backend": {"kind": "memory"}, "embedder": {"kind": "hashing"},
+        "backend": {"kind": "memory"},
+        "embedder": {"kind": "hashing"},
         "assistants": {
             "default": {},
-            "down": {"search": {"type": "server", "server": {
-                "url": f"http://127.0.0.1:{free_port()}/v1/search", "timeout_seconds": 1,
-                "connect_timeout_seconds": 1}}},
+            "down": {
+                "search": {
+                    "type": "server",
+                    "server": {
+                        "url": f"http://127.0.0.1:{free_port()}/v1/search",
+                        "timeout_seconds": 1,
+                        "connect_timeout_seconds": 1,
+                    },
+                }
+            },
         },
-    }  # fmt: skip
+    }
     (work / "config.yaml").write_text(json.dumps(config))  # JSON is YAML
-    cmd = [sys.executable, "-m", "assistant_bridge", "serve", "--workers", "2", "--port", str(port),
-           "--data-dir", str(work / "data"), "--config", str(work / "config.yaml")]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "assistant_bridge",
+        "serve",
+        "--workers",
+        "2",
+        "--port",
+        str(port),
+        "--data-dir",
+        str(work / "data"),
+        "--config",
+        str(work / "config.yaml"),
+    ]
     base = f"http://127.0.0.1:{port}"
     with served_process(cmd, work / "serve.log", base + "/readyz", timeout=240, stop_timeout=60, cwd=REPO) as proc:
         yield base, proc
@@ -85,8 +112,11 @@ def served(tmp_path_factory: Any) -> Iterator[tuple[str, subprocess.Popen[bytes]
 
 def _series(base: str) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
     text = httpx.get(base + "/metrics", timeout=10).text
-    return {(s.name, frozenset(s.labels.items())): s.value
-            for fam in text_string_to_metric_families(text) for s in fam.samples}  # fmt: skip
+    return {
+        (s.name, frozenset(s.labels.items())): s.value
+        for fam in text_string_to_metric_families(text)
+        for s in fam.samples
+    }
 
 
 def _value(series: dict[tuple[str, frozenset[tuple[str, str]]], float], name: str, **labels: str) -> float:
@@ -97,8 +127,12 @@ def _recording_workers(proc: subprocess.Popen[bytes]) -> set[int]:
     """The worker processes of ``proc`` that have metric files in a multiprocess directory (``serve`` makes
     it in ``/dev/shm`` or the temporary directory; a worker's files are named after its process id)."""
     workers = set(children(proc.pid))
-    dirs = [d for base in ("/dev/shm", tempfile.gettempdir()) if os.path.isdir(base)
-            for d in Path(base).glob("assistant-bridge-metrics-*")]  # fmt: skip
+    dirs = [
+        d
+        for base in ("/dev/shm", tempfile.gettempdir())
+        if os.path.isdir(base)
+        for d in Path(base).glob("assistant-bridge-metrics-*")
+    ]
     pids = {int(m.group(1)) for d in dirs for f in d.glob("*.db") if (m := re.search(r"_(\d+)\.db$", f.name))}
     return pids & workers
 
@@ -133,7 +167,7 @@ def test_metrics_sum_every_worker(served: tuple[str, subprocess.Popen[bytes]]) -
         after = _series(base)
 
         def moved(name: str, **labels: str) -> float:
-            return _value(after, name, **labels) - _value(before, name, **labels)
+            return _value(after, name, **labels) - _value(before, name, **labels)  # noqa: B023 - used in this pass
 
         assert moved("assistant_bridge_http_requests_total", route="/v1/search", status="200") == searches
         assert moved("assistant_bridge_stage_duration_seconds_count", route="search", stage="search") == searches
@@ -141,7 +175,9 @@ def test_metrics_sum_every_worker(served: tuple[str, subprocess.Popen[bytes]]) -
         assert moved("assistant_bridge_idk_total", route="message", reason="no_results") == turns
         assert moved("assistant_bridge_answer_outcomes_total", route="message", outcome="error") == failures
         assert moved("assistant_bridge_idk_total", route="message", reason="backend_error") == failures
-        assert moved("assistant_bridge_backend_errors_total", backend="custom_search",
-                     code="search_service_error") == failures  # fmt: skip
+        assert (
+            moved("assistant_bridge_backend_errors_total", backend="custom_search", code="search_service_error")
+            == failures
+        )
         searched = moved("assistant_bridge_stage_duration_seconds_count", route="message", stage="search")
         assert searched == turns + failures

@@ -23,19 +23,31 @@ KEYS = [
 JSON_LIMIT = 20_000
 SEARCH_LIMIT = 10_000
 UPLOAD_LIMIT = 60_000
-PATH_VALUES = {"assistant_id": "default", "environment_id": "default", "tool_id": "rag_search",
-               "session_id": "s-1", "document_id": "d-1", "chunk_id": "c-1", "execution_id": "e-1",
-               "knowledgeBaseId": "DEFAULTKB0", "dataSourceId": "default", "documentId": "d-1"}  # fmt: skip
+PATH_VALUES = {
+    "assistant_id": "default",
+    "environment_id": "default",
+    "tool_id": "rag_search",
+    "session_id": "s-1",
+    "document_id": "d-1",
+    "chunk_id": "c-1",
+    "execution_id": "e-1",
+    "knowledgeBaseId": "DEFAULTKB0",
+    "dataSourceId": "default",
+    "documentId": "d-1",
+}
 
 
 @pytest.fixture(scope="module")
 def limited(tmp_path_factory: Any) -> Any:
     from assistant_bridge.web.app import create_app
 
-    settings = make_settings(Path(tmp_path_factory.mktemp("limits")), auth={"keys": KEYS},
-                             server={"max_request_bytes": JSON_LIMIT},
-                             search={"max_response_bytes": SEARCH_LIMIT},
-                             ingest={"max_upload_bytes": UPLOAD_LIMIT})  # fmt: skip
+    settings = make_settings(
+        Path(tmp_path_factory.mktemp("limits")),
+        auth={"keys": KEYS},
+        server={"max_request_bytes": JSON_LIMIT},
+        search={"max_response_bytes": SEARCH_LIMIT},
+        ingest={"max_upload_bytes": UPLOAD_LIMIT},
+    )
     return create_app(settings, make_services(settings))
 
 
@@ -59,8 +71,9 @@ def test_every_post_route_refuses_an_oversized_body_with_413_json(limited: Any, 
 
 
 def test_the_search_route_has_its_own_smaller_limit(limited: Any) -> None:
-    resp = limited.test_client().post("/v1/search", data=_json_of_size(SEARCH_LIMIT + 100),
-                                      content_type="application/json", headers=ADMIN)  # fmt: skip
+    resp = limited.test_client().post(
+        "/v1/search", data=_json_of_size(SEARCH_LIMIT + 100), content_type="application/json", headers=ADMIN
+    )
     assert resp.status_code == 413 and resp.get_json()["error"]["details"]["limit"] == SEARCH_LIMIT
 
 
@@ -71,8 +84,13 @@ def test_a_body_without_content_length_is_cut_at_the_limit(limited: Any) -> None
 
     client = limited.test_client()
     for path in _post_rules(limited):
-        resp = client.post(path, input_stream=io.BytesIO(_json_of_size(UPLOAD_LIMIT + 10_000)), headers=ADMIN,
-                           content_type="application/json", environ_overrides={"wsgi.input_terminated": True})
+        resp = client.post(
+            path,
+            input_stream=io.BytesIO(_json_of_size(UPLOAD_LIMIT + 10_000)),
+            headers=ADMIN,
+            content_type="application/json",
+            environ_overrides={"wsgi.input_terminated": True},
+        )
         assert resp.status_code == 413, (path, resp.status_code, resp.get_data(as_text=True)[:200])
 
 
@@ -80,11 +98,19 @@ def test_uploads_use_the_upload_limit(limited: Any) -> None:
     import io
 
     client = limited.test_client()
-    ok = client.post("/v1/documents", data={"file": (io.BytesIO(b"Upload limit check. " * 1500), "a.txt")},
-                     content_type="multipart/form-data", headers=ADMIN)  # fmt: skip
+    ok = client.post(
+        "/v1/documents",
+        data={"file": (io.BytesIO(b"Upload limit check. " * 1500), "a.txt")},
+        content_type="multipart/form-data",
+        headers=ADMIN,
+    )
     assert ok.status_code == 201, ok.get_data(as_text=True)[:300]  # 30 KB: over the JSON limit, within the upload one
-    big = client.post("/v1/documents", data={"file": (io.BytesIO(b"y" * (UPLOAD_LIMIT + 10)), "b.txt")},
-                      content_type="multipart/form-data", headers=ADMIN)  # fmt: skip
+    big = client.post(
+        "/v1/documents",
+        data={"file": (io.BytesIO(b"y" * (UPLOAD_LIMIT + 10)), "b.txt")},
+        content_type="multipart/form-data",
+        headers=ADMIN,
+    )
     assert big.status_code == 413 and big.get_json()["error"]["code"] == "payload_too_large"
 
 
@@ -102,25 +128,36 @@ def two_tenants(tmp_path_factory: Any) -> Any:
     from assistant_bridge.web.app import create_app
 
     # eight client threads in one process: as many streams at once as threads (the budget is gunicorn's)
-    settings = make_settings(Path(tmp_path_factory.mktemp("tenants")), auth={"keys": KEYS},
-                             server={"max_streams": 16})  # fmt: skip
+    settings = make_settings(Path(tmp_path_factory.mktemp("tenants")), auth={"keys": KEYS}, server={"max_streams": 16})
     services = make_services(settings)
     services.extras[EXTRAS_KEY] = ConversationRuntime(
-        services, prefilter=FakePreFilter(0.9), postfilter=FakePostFilter(0.9), generator=FakeGenerator(),
-        thresholds=lambda level: Thresholds(0.5, 0.5))  # fmt: skip
+        services,
+        prefilter=FakePreFilter(0.9),
+        postfilter=FakePostFilter(0.9),
+        generator=FakeGenerator(),
+        thresholds=lambda level: Thresholds(0.5, 0.5),
+    )
     app = create_app(settings, services)
     owned: dict[str, dict[str, list[str]]] = {}
     with app.test_client() as c:
         for tenant, word in TENANTS.items():
             docs, chunks = [], []
             for i in range(6):
-                r = c.post("/v1/documents", headers={**SERVICE, "X-End-User-ID": tenant}, json={
-                    "title": f"{word} budget note {i}",
-                    "text": f"The {word} team budget for quarter {i} covers travel and the {word} offsite."})
+                r = c.post(
+                    "/v1/documents",
+                    headers={**SERVICE, "X-End-User-ID": tenant},
+                    json={
+                        "title": f"{word} budget note {i}",
+                        "text": f"The {word} team budget for quarter {i} covers travel and the {word} offsite.",
+                    },
+                )
                 assert r.status_code == 201, r.get_data(as_text=True)
                 docs.append(r.get_json()["document"]["id"])
-            hits = c.post("/v1/search", headers={**SERVICE, "X-End-User-ID": tenant},
-                          json={"query": f"{word} budget", "metadata": {"limit": 20}}).get_json()["search_results"]
+            hits = c.post(
+                "/v1/search",
+                headers={**SERVICE, "X-End-User-ID": tenant},
+                json={"query": f"{word} budget", "metadata": {"limit": 20}},
+            ).get_json()["search_results"]
             chunks = [h["result_metadata"]["chunk_id"] for h in hits]
             assert len(chunks) == 6
             owned[tenant] = {"docs": docs, "chunks": chunks}
@@ -137,8 +174,11 @@ def _one_request(app: Any, owned: dict[str, dict[str, list[str]]], tenant: str, 
         elif kind == "rag":
             r = c.post("/v1/tools/rag_search/execute", headers=h, json={"inputs": {"query": "team budget offsite"}})
         elif kind == "message":
-            r = c.post("/v2/assistants/default/environments/default/message", headers=h,
-                       json={"input": {"text": "What does the team budget cover?"}})
+            r = c.post(
+                "/v2/assistants/default/environments/default/message",
+                headers=h,
+                json={"input": {"text": "What does the team budget cover?"}},
+            )
         elif kind == "list":
             r = c.get("/v1/documents", headers=h)
         elif kind == "other_doc":
@@ -146,8 +186,9 @@ def _one_request(app: Any, owned: dict[str, dict[str, list[str]]], tenant: str, 
         elif kind == "other_chunk":
             r = c.get(f"/v1/chunks/{owned[other]['chunks'][n % 6]}", headers=h)
         else:
-            r = c.post("/v1/tools/rag_search/execute?mode=stream", headers=h,
-                       json={"inputs": {"query": "team budget travel"}})
+            r = c.post(
+                "/v1/tools/rag_search/execute?mode=stream", headers=h, json={"inputs": {"query": "team budget travel"}}
+            )
         return kind, r.get_data(as_text=True), r.status_code
 
 
@@ -179,9 +220,11 @@ def test_threads_of_one_app_keep_their_own_principal(two_tenants: Any) -> None:
         barrier.wait()
         for _ in range(15):
             with app.test_client() as c:
-                body = c.post("/v2/assistants/default/environments/default/message",
-                              headers={**SERVICE, "X-End-User-ID": tenant},
-                              json={"input": {"text": "team budget"}}).get_json()  # fmt: skip
+                body = c.post(
+                    "/v2/assistants/default/environments/default/message",
+                    headers={**SERVICE, "X-End-User-ID": tenant},
+                    json={"input": {"text": "team budget"}},
+                ).get_json()
             if body.get("user_id") != tenant:
                 errors.append(f"{tenant} got {body.get('user_id')}")
 
@@ -194,6 +237,7 @@ def test_threads_of_one_app_keep_their_own_principal(two_tenants: Any) -> None:
 
 
 # -- web chat headers -------------------------------------------------------------------------------------
+
 
 def test_the_web_chat_keeps_its_security_headers_on_every_answer(tmp_path: Path) -> None:
     from assistant_bridge.web.app import create_app

@@ -13,13 +13,14 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 import pytest
 
-from tests.reliability.served import SlowLLM, Served, fill_disk, mount_tmpfs, umount
+from tests.reliability.served import Served, SlowLLM, fill_disk, mount_tmpfs, umount
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -47,14 +48,26 @@ def served(tmp_path_factory: Any, llm: SlowLLM) -> Iterator[Served]:
     on_tmpfs = mount_tmpfs(disk, 256)
     config = {
         "server": {"graceful_timeout": 20},
-        "auth": {"keys": [{"key": ADMIN_KEY, "user_id": "ops", "admin": True},
-                          {"key": SERVICE_TOKEN, "user_id": "chat", "service": True, "kind": "bearer"}]},
+        "auth": {
+            "keys": [
+                {"key": ADMIN_KEY, "user_id": "ops", "admin": True},
+                {"key": SERVICE_TOKEN, "user_id": "chat", "service": True, "kind": "bearer"},
+            ]
+        },
         "assistants": {
             "default": {},
-            "slow": {"generator": {"kind": "openai", "base_url": llm.base_url, "model": "m", "api_key": LLM_KEY,
-                                   "timeout": 30, "max_retries": 0}},
+            "slow": {
+                "generator": {
+                    "kind": "openai",
+                    "base_url": llm.base_url,
+                    "model": "m",
+                    "api_key": LLM_KEY,
+                    "timeout": 30,
+                    "max_retries": 0,
+                }
+            },
         },
-    }  # fmt: skip
+    }
     server = Served(work, disk / "data", config)
     server.on_tmpfs = on_tmpfs  # type: ignore[attr-defined]
     try:
@@ -67,8 +80,9 @@ def served(tmp_path_factory: Any, llm: SlowLLM) -> Iterator[Served]:
 
 
 def _search(base: str, text: str, **meta: Any) -> httpx.Response:
-    return httpx.post(base + "/v1/search", json={"query": text, "metadata": {"limit": 5, **meta}}, headers=ADMIN,
-                      timeout=60)  # fmt: skip
+    return httpx.post(
+        base + "/v1/search", json={"query": text, "metadata": {"limit": 5, **meta}}, headers=ADMIN, timeout=60
+    )
 
 
 def _titles(base: str, text: str) -> list[str]:
@@ -78,8 +92,9 @@ def _titles(base: str, text: str) -> list[str]:
 
 
 def _ingest(base: str, title: str, text: str) -> httpx.Response:
-    return httpx.post(base + "/v1/documents", json={"title": title, "text": text, "visibility": "public"},
-                      headers=ADMIN, timeout=120)  # fmt: skip
+    return httpx.post(
+        base + "/v1/documents", json={"title": title, "text": text, "visibility": "public"}, headers=ADMIN, timeout=120
+    )
 
 
 def test_a_full_data_directory_refuses_ingestion_and_keeps_searching(served: Served) -> None:
@@ -98,21 +113,32 @@ def test_a_full_data_directory_refuses_ingestion_and_keeps_searching(served: Ser
         for resp in (fresh, cached):
             assert resp.status_code == 507, resp.text
             assert resp.json()["error"]["code"] == "insufficient_storage"
-        print(f"full disk: new document -> {fresh.status_code} ({fresh.json()['error']['message']}); "
-              f"cached one -> {cached.status_code} ({cached.json()['error']['message']})")
+        print(
+            f"full disk: new document -> {fresh.status_code} ({fresh.json()['error']['message']}); "
+            f"cached one -> {cached.status_code} ({cached.json()['error']['message']})"
+        )
         assert _titles(base, "heron survey north pond")[0] == "Kept notice"
         assert httpx.get(base + "/readyz").status_code == 200
         listed = {d["title"] for d in httpx.get(base + "/v1/documents", headers=ADMIN).json()["documents"]}
         assert "Kept notice" in listed and not {"Fresh memo", "Cached audit"} & listed
-        message = httpx.post(base + "/v2/assistants/default/environments/default/message", headers=ADMIN,
-                             json={"input": {"text": "When does the heron survey start?"}}, timeout=60)  # fmt: skip
+        message = httpx.post(
+            base + "/v2/assistants/default/environments/default/message",
+            headers=ADMIN,
+            json={"input": {"text": "When does the heron survey start?"}},
+            timeout=60,
+        )
         assert message.status_code == 200
     finally:
         filler.unlink()
-    assert _ingest(base, "Fresh memo", "The walrus budget review moves to the third floor on Friday.").status_code == 201
+    assert (
+        _ingest(base, "Fresh memo", "The walrus budget review moves to the third floor on Friday.").status_code == 201
+    )
     assert _ingest(base, "Cached audit", cached_text).status_code == 201
-    for words, title in (("walrus budget review", "Fresh memo"), ("kumquat audit basement", "Cached audit"),
-                         ("heron survey north pond", "Kept notice")):  # fmt: skip
+    for words, title in (
+        ("walrus budget review", "Fresh memo"),
+        ("kumquat audit basement", "Cached audit"),
+        ("heron survey north pond", "Kept notice"),
+    ):
         titles = _titles(base, words)
         assert titles[0] == title and titles.count(title) == 1, titles
 
@@ -134,11 +160,15 @@ class Load:
                 kind = "message" if (n + i) % 3 == 0 else "search"
                 try:
                     if kind == "search":
-                        resp = client.post(self.base + "/v1/search", json={
-                            "query": f"reset my password {QUERY_MARK}", "filter": f'title != "{QUERY_MARK}"'})
+                        resp = client.post(
+                            self.base + "/v1/search",
+                            json={"query": f"reset my password {QUERY_MARK}", "filter": f'title != "{QUERY_MARK}"'},
+                        )
                     else:
-                        resp = client.post(self.base + "/v2/assistants/default/environments/default/message",
-                                           json={"input": {"text": f"How do I reset my password? {QUERY_MARK}"}})
+                        resp = client.post(
+                            self.base + "/v2/assistants/default/environments/default/message",
+                            json={"input": {"text": f"How do I reset my password? {QUERY_MARK}"}},
+                        )
                     body: Any = resp.json()
                     self.results.append((time.monotonic(), kind, resp.status_code, body))
                 except (httpx.HTTPError, ValueError) as exc:
@@ -188,39 +218,63 @@ def test_killing_the_side_process_under_load_gives_503s_then_recovers(served: Se
             text = body["output"]["generic"][0]["text"]
             assert body["output"]["generic"][0]["response_type"] == "conversation_search" or CONNECTIVITY in text
     failed = [r for r in during if r[2] == 503]
-    first_ok_after = min((t for t, kind, status, _ in during if kind == "search" and status == 200
-                          and failed and t > failed[-1][0]), default=None)  # fmt: skip
+    first_ok_after = min(
+        (t for t, kind, status, _ in during if kind == "search" and status == 200 and failed and t > failed[-1][0]),
+        default=None,
+    )
     assert failed and first_ok_after is not None
-    print(f"side process killed under load: {len(during)} answers after the kill, {len(failed)} x 503 "
-          f"backend_unavailable, 0 x 5xx other; readyz false for {recovered - killed:.1f} s; searches answer "
-          f"again {first_ok_after - killed:.1f} s after the kill")
+    print(
+        f"side process killed under load: {len(during)} answers after the kill, {len(failed)} x 503 "
+        f"backend_unavailable, 0 x 5xx other; readyz false for {recovered - killed:.1f} s; searches answer "
+        f"again {first_ok_after - killed:.1f} s after the kill"
+    )
     assert served.worker_pids() == workers, "gunicorn workers were restarted"
     assert served.lite_pid() != old_lite
     assert "milvus_lite.restarted" in served.log_text()
     # what was ingested before (and around the full disk) is still there after the side process restarted
     assert _titles(base, "VPN client setup remote")[0] == "VPN Setup Guide for Remote Employees"
     if getattr(served, "on_tmpfs", False):
-        for words, title in (("walrus budget review", "Fresh memo"), ("kumquat audit basement", "Cached audit"),
-                             ("heron survey north pond", "Kept notice")):  # fmt: skip
+        for words, title in (
+            ("walrus budget review", "Fresh memo"),
+            ("kumquat audit basement", "Cached audit"),
+            ("heron survey north pond", "Kept notice"),
+        ):
             titles = _titles(base, words)
             assert titles[0] == title and titles.count(title) == 1, titles
 
 
 def test_logs_hold_no_secrets_and_no_user_text(served: Served) -> None:
     base = served.base
-    assert httpx.post(base + "/v1/search", json={"query": f"{QUERY_MARK} holidays"},
-                      headers={"X-API-Key": WRONG_KEY}).status_code == 401  # fmt: skip
-    assert httpx.post(base + "/v1/search", json={"query": f"{QUERY_MARK} holidays", "filter": f'title == "{QUERY_MARK}"'},
-                      headers={"Authorization": f"Bearer {SERVICE_TOKEN}", "X-End-User-ID": "enduser-7"}).status_code == 200
+    assert (
+        httpx.post(
+            base + "/v1/search", json={"query": f"{QUERY_MARK} holidays"}, headers={"X-API-Key": WRONG_KEY}
+        ).status_code
+        == 401
+    )
+    assert (
+        httpx.post(
+            base + "/v1/search",
+            json={"query": f"{QUERY_MARK} holidays", "filter": f'title == "{QUERY_MARK}"'},
+            headers={"Authorization": f"Bearer {SERVICE_TOKEN}", "X-End-User-ID": "enduser-7"},
+        ).status_code
+        == 200
+    )
     doc = _ingest(base, f"{DOC_MARK} title", f"The {DOC_MARK} rota changes every {QUERY_MARK} Monday.")
     assert doc.status_code == 201
-    bad_filter = httpx.post(base + "/v1/search", json={"query": "x", "filter": f'title === "{QUERY_MARK}"'}, headers=ADMIN)
+    bad_filter = httpx.post(
+        base + "/v1/search", json={"query": "x", "filter": f'title === "{QUERY_MARK}"'}, headers=ADMIN
+    )
     assert bad_filter.status_code == 400
-    turn = httpx.post(base + "/v2/assistants/slow/environments/default/message", headers=ADMIN, timeout=60,
-                      json={"input": {"text": f"What is the {QUERY_MARK} rota?"}})  # fmt: skip
+    turn = httpx.post(
+        base + "/v2/assistants/slow/environments/default/message",
+        headers=ADMIN,
+        timeout=60,
+        json={"input": {"text": f"What is the {QUERY_MARK} rota?"}},
+    )
     assert turn.status_code == 200
-    rag = httpx.post(base + "/v1/tools/rag_search/execute", headers=ADMIN, timeout=60,
-                     json={"inputs": {"query": f"{DOC_MARK} rota"}})  # fmt: skip
+    rag = httpx.post(
+        base + "/v1/tools/rag_search/execute", headers=ADMIN, timeout=60, json={"inputs": {"query": f"{DOC_MARK} rota"}}
+    )
     assert rag.status_code == 200
     time.sleep(1)
     logs = served.log_text() + (served.data / "milvus-lite.log").read_text(errors="replace")
@@ -242,9 +296,14 @@ def test_sigterm_lets_in_flight_requests_finish(served: Served, llm: SlowLLM) ->
     answers: list[httpx.Response] = []
 
     def ask() -> None:
-        answers.append(httpx.post(base + "/v2/assistants/slow/environments/default/message", headers=ADMIN,
-                                  timeout=60, json={"input": {"text": "How do I reset my password?",
-                                                              "options": {"debug": True}}}))  # fmt: skip
+        answers.append(
+            httpx.post(
+                base + "/v2/assistants/slow/environments/default/message",
+                headers=ADMIN,
+                timeout=60,
+                json={"input": {"text": "How do I reset my password?", "options": {"debug": True}}},
+            )
+        )
 
     thread = threading.Thread(target=ask)
     thread.start()
@@ -259,8 +318,10 @@ def test_sigterm_lets_in_flight_requests_finish(served: Served, llm: SlowLLM) ->
     assert event["callout"]["llm_called"] is True and event["outcome"] in ("answer", "idk")
     code = served.proc.wait(40)
     stopped = time.monotonic() - sent
-    print(f"SIGTERM with a turn in flight: the turn finished {finished:.1f} s later with 200; serve exited "
-          f"with {code} after {stopped:.1f} s")
+    print(
+        f"SIGTERM with a turn in flight: the turn finished {finished:.1f} s later with 200; serve exited "
+        f"with {code} after {stopped:.1f} s"
+    )
     assert code == 0
     with pytest.raises(ProcessLookupError):
         os.kill(lite, 0)

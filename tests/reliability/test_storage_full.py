@@ -39,8 +39,10 @@ def test_ingestion_on_a_full_disk_is_507_and_leaves_nothing_behind(app_services:
     big = " ".join(f"Sentence {i} about the quarterly kumquat audit in the basement archive." for i in range(400))
     resp = client.post("/v1/documents", json={"title": "During", "text": big})
     assert resp.status_code == 507
-    assert resp.get_json()["error"] == {"code": "insufficient_storage",
-                                        "message": "the data directory is out of space; nothing was written"}
+    assert resp.get_json()["error"] == {
+        "code": "insufficient_storage",
+        "message": "the data directory is out of space; nothing was written",
+    }
     assert services.backend.count() == chunks_before
     assert [d.title for d in services.store.list_documents()] == ["Before"]
     search = client.post("/v1/search", json={"query": "heron survey"})

@@ -19,33 +19,57 @@ def score(text: str) -> float:
     return SCORER.score(text).score
 
 
-@pytest.mark.parametrize("text", [
-    "How do I reset my password?",
-    "Scunthorpe United won the match",         # the classic substring false positive
-    "The assessment of our class assets",      # ass inside words
-    "I love cocktails and the Cockburn report", # cock inside words
-    "The fire retardant was applied",          # retard inside a word
-    "Many people were killed in the war",      # violence reported, no group slur
-    "Submit expense reports within 30 days.",
-    "Le taux normal de TVA est de 20 %.",
-    "カスタマーサポートに連絡してください",        # カス inside カスタマー
-    "電気代は馬鹿にならない",                     # an ordinary idiom
-    "ばかばかしい話ですね",
-    "チョンマゲの歴史",
-    "このままでは死ねない",
-    "",
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "text",
+    [
+        "How do I reset my password?",
+        "Scunthorpe United won the match",  # the classic substring false positive
+        "The assessment of our class assets",  # ass inside words
+        "I love cocktails and the Cockburn report",  # cock inside words
+        "The fire retardant was applied",  # retard inside a word
+        "Many people were killed in the war",  # violence reported, no group slur
+        "Submit expense reports within 30 days.",
+        "Le taux normal de TVA est de 20 %.",
+        "カスタマーサポートに連絡してください",  # カス inside カスタマー
+        "電気代は馬鹿にならない",  # an ordinary idiom
+        "ばかばかしい話ですね",
+        "チョンマゲの歴史",
+        "このままでは死ねない",
+        "",
+    ],
+)
 def test_clean_texts_score_zero(text: str) -> None:
     assert score(text) == 0.0
 
 
-@pytest.mark.parametrize("text", [
-    "This is shit", "sh1t happens", "$hit!", "f.u.c.k this", "f u c k", "fuuuuuck", "f*ck off", "FUCK YOU",
-    "you are an idiot", "you're a b1tch", "kill yourself", "what a c*nt",
-    "Putain, c'est nul", "T'es qu'un connard", "va te faire foutre", "ferme ta gueule",
-    "お前はバカだ", "死ね", "ぶっ殺すぞ", "くたばれ",
-    "immigrants are vermin", "Les immigrés sont de la vermine", "外国人は出ていけ",
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "text",
+    [
+        "This is shit",
+        "sh1t happens",
+        "$hit!",
+        "f.u.c.k this",
+        "f u c k",
+        "fuuuuuck",
+        "f*ck off",
+        "FUCK YOU",
+        "you are an idiot",
+        "you're a b1tch",
+        "kill yourself",
+        "what a c*nt",
+        "Putain, c'est nul",
+        "T'es qu'un connard",
+        "va te faire foutre",
+        "ferme ta gueule",
+        "お前はバカだ",
+        "死ね",
+        "ぶっ殺すぞ",
+        "くたばれ",
+        "immigrants are vermin",
+        "Les immigrés sont de la vermine",
+        "外国人は出ていけ",
+    ],
+)
 def test_offensive_texts_reach_the_default_threshold(text: str) -> None:
     assert score(text) >= 0.5, SCORER.score(text)
 
@@ -99,8 +123,12 @@ def test_check_applies_enabled_and_threshold() -> None:
     check = HapCheck(HapSettings(input=HapStage(True, 0.7), output=HapStage(True, 0.5)), fake)
     assert not check.check("input", "so rude").detected  # 0.6 < 0.7
     verdict = check.check("output", "so rude")
-    assert verdict.detected and verdict.score == 0.6 and verdict.to_json() == {
-        "enabled": True, "score": 0.6, "threshold": 0.5, "detected": True, "categories": ["abuse"]}
+    assert (
+        verdict.detected
+        and verdict.score == 0.6
+        and verdict.to_json()
+        == {"enabled": True, "score": 0.6, "threshold": 0.5, "detected": True, "categories": ["abuse"]}
+    )
     assert check.check("input", "so rude", threshold=0.6).detected
     off = HapCheck(HapSettings(), fake)
     calls = len(fake.texts)

@@ -16,9 +16,10 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -98,8 +99,12 @@ def expected(doc: Doc, who: Caller, session: str | None = None) -> bool:
         return True  # rule 4
     if doc.tenant:
         return False
-    return (doc.owner == who.user or in_session or bool(set(doc.workspaces) & set(who.workspaces))
-            or (doc.owner == "" and not doc.workspaces))  # rule 5  # fmt: skip
+    return (
+        doc.owner == who.user
+        or in_session
+        or bool(set(doc.workspaces) & set(who.workspaces))
+        or (doc.owner == "" and not doc.workspaces)
+    )  # rule 5
 
 
 @dataclass
@@ -148,8 +153,12 @@ def probe_search(c: Any, who: Caller, opts: dict[str, Any]) -> Seen:
     resp = c.post("/v1/search", json={"query": QUERY, "filter": flt, "metadata": {"limit": 50}}, headers=who.headers)
     assert resp.status_code == 200, resp.get_json()
     results = resp.get_json()["search_results"]
-    return Seen({r["result_metadata"]["chunk_id"] for r in results}, {r["result_metadata"]["document_id"] for r in results},
-                resp.get_data(as_text=True), [len(results)])  # fmt: skip
+    return Seen(
+        {r["result_metadata"]["chunk_id"] for r in results},
+        {r["result_metadata"]["document_id"] for r in results},
+        resp.get_data(as_text=True),
+        [len(results)],
+    )
 
 
 def probe_rag_sync(c: Any, who: Caller, opts: dict[str, Any]) -> Seen:
@@ -172,7 +181,9 @@ def _stream_seen(events: list[tuple[str, Any]], seen: Seen) -> None:
 
 
 def probe_rag_stream(c: Any, who: Caller, opts: dict[str, Any]) -> Seen:
-    resp = c.post("/v1/tools/rag_search/execute", json=_rag_body(opts), headers={**who.headers, "Accept": "text/event-stream"})
+    resp = c.post(
+        "/v1/tools/rag_search/execute", json=_rag_body(opts), headers={**who.headers, "Accept": "text/event-stream"}
+    )
     seen = Seen()
     _stream_seen(events_of(resp), seen)
     return seen
@@ -209,10 +220,15 @@ def probe_message(c: Any, who: Caller, opts: dict[str, Any]) -> Seen:
 def probe_agentic(c: Any, who: Caller, opts: dict[str, Any]) -> Seen:
     body: dict[str, Any] = {
         "messages": [{"role": "user", "content": {"text": QUERY}}],
-        "retrievers": [{"configuration": {"knowledgeBase": {"knowledgeBaseId": "default", "retrievalOverrides": {
-            "maxNumberOfResults": 50}}}}],
+        "retrievers": [
+            {
+                "configuration": {
+                    "knowledgeBase": {"knowledgeBaseId": "default", "retrievalOverrides": {"maxNumberOfResults": 50}}
+                }
+            }
+        ],
         "agenticRetrieveConfiguration": {"maxAgentIteration": 2},
-    }  # fmt: skip
+    }
     resp = c.post("/agenticRetrieveStream", json=body, headers=who.headers)
     assert resp.status_code == 200, resp.get_data(as_text=True)[:300]
     events = events_of(resp)
@@ -261,8 +277,13 @@ def world(tmp_path_factory: Any) -> Iterator[World]:
     tools = {"rag_search": {"retrieve_limit": 50}}
     s = make_settings(tmp, auth={"keys": KEYS + [DAVE]}, tools=tools)
     svc = make_services(s)
-    svc.extras["conversation"] = ConversationRuntime(svc, prefilter=FakePreFilter(0.9), postfilter=FakePostFilter(0.9),
-                                                     generator=FakeGenerator(), thresholds=lambda _l: Thresholds(0.1, 0.1))  # fmt: skip
+    svc.extras["conversation"] = ConversationRuntime(
+        svc,
+        prefilter=FakePreFilter(0.9),
+        postfilter=FakePostFilter(0.9),
+        generator=FakeGenerator(),
+        thresholds=lambda _l: Thresholds(0.1, 0.1),
+    )
     app = make_app(tmp, components(threshold=0.1), keys=KEYS + [DAVE], tools=tools, services=svc)
     with app.test_client() as c:
         ids: dict[str, str] = {}
@@ -273,7 +294,9 @@ def world(tmp_path_factory: Any) -> Iterator[World]:
                 extra["visibility"] = "public"
             ids[d.name] = ingest(c, d.name.replace("_", " "), f"{QUERY} {d.marker} for {d.name}.", who.headers, **extra)
             if d.session:
-                resp = c.post(f"/v1/sessions/{d.session}/documents", json={"document_id": ids[d.name]}, headers=who.headers)
+                resp = c.post(
+                    f"/v1/sessions/{d.session}/documents", json={"document_id": ids[d.name]}, headers=who.headers
+                )
                 assert resp.status_code == 200, resp.get_json()
         yield World(c, ids)
 
@@ -349,17 +372,26 @@ def test_sessions_add_their_documents_only_for_their_owner(world: World, probe: 
     _check(world, PROBES[probe](world.client, t1, {"session": SESSION_T1}), world.visible(t1, SESSION_T1), exact=True)
     # dave shares w-sales with A_SESS but is not in alice's session, and may not enter it
     assert "A_SESS" not in {d.name for d in world.visible(dave)}
-    for who, session in ((dave, SESSION_ALICE), (BY_NAME["bob"], SESSION_ALICE), (BY_NAME["t2"], SESSION_T1),
-                         (BY_NAME["admin"], SESSION_T1)):  # fmt: skip
-        resp = world.client.post("/v1/tools/rag_search/execute", json={"inputs": {"query": QUERY}, "session_id": session},
-                                 headers=who.headers)  # fmt: skip
+    for who, session in (
+        (dave, SESSION_ALICE),
+        (BY_NAME["bob"], SESSION_ALICE),
+        (BY_NAME["t2"], SESSION_T1),
+        (BY_NAME["admin"], SESSION_T1),
+    ):
+        resp = world.client.post(
+            "/v1/tools/rag_search/execute",
+            json={"inputs": {"query": QUERY}, "session_id": session},
+            headers=who.headers,
+        )
         assert resp.status_code == 404, (who.name, resp.get_json())
 
 
 def test_scope_fields_in_filters_are_rejected(world: World) -> None:
     for flt in ('tenant == "t2"', 'owner == "bob"', 'session_id == "x"', 'workspaces in ["w-eng"]'):
-        for path, body in (("/v1/search", {"query": QUERY, "filter": flt}),
-                           ("/v1/tools/rag_search/execute", {"inputs": {"query": QUERY, "filter": flt}})):  # fmt: skip
+        for path, body in (
+            ("/v1/search", {"query": QUERY, "filter": flt}),
+            ("/v1/tools/rag_search/execute", {"inputs": {"query": QUERY, "filter": flt}}),
+        ):
             resp = world.client.post(path, json=body, headers=BY_NAME["alice"].headers)
             assert resp.status_code == 400 and resp.get_json()["error"]["code"] == "invalid_filter", (path, flt)
 
@@ -369,8 +401,11 @@ def test_guessed_chunk_and_document_ids(world: World, who: str) -> None:
     caller = BY_NAME[who]
     allowed = {d.name for d in world.visible(caller)}
     for d in DOCS:
-        paths = (f"/v1/chunks/{world.chunk(d.name)}", f"/v1/chunks/{world.chunk(d.name)}/document",
-                 f"/v1/documents/{world.doc_ids[d.name]}/content")  # fmt: skip
+        paths = (
+            f"/v1/chunks/{world.chunk(d.name)}",
+            f"/v1/chunks/{world.chunk(d.name)}/document",
+            f"/v1/documents/{world.doc_ids[d.name]}/content",
+        )
         for path in paths:
             resp = world.client.get(path, headers=caller.headers)
             assert resp.status_code == (200 if d.name in allowed else 404), (who, d.name, path)
@@ -383,8 +418,9 @@ def test_session_chunks_through_the_session(world: World) -> None:
     path = f"/v1/chunks/{world.chunk('A_SESS')}"
     assert c.get(f"{path}?session_id={SESSION_ALICE}", headers=alice.headers).status_code == 200
     assert c.get(f"{path}?session_id={SESSION_ALICE}", headers=dave.headers).status_code == 404
-    resp = c.post(f"/v1/sessions/{SESSION_ALICE}/documents", json={"document_id": world.doc_ids["A_SALES"]},
-                  headers=dave.headers)  # fmt: skip
+    resp = c.post(
+        f"/v1/sessions/{SESSION_ALICE}/documents", json={"document_id": world.doc_ids["A_SALES"]}, headers=dave.headers
+    )
     assert resp.status_code == 404  # dave cannot use alice's session
     own = f"sess-dave-{uuid.uuid4()}"
     resp = c.post(f"/v1/sessions/{own}/documents", json={"document_id": world.doc_ids["A_SALES"]}, headers=dave.headers)

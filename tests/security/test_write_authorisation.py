@@ -50,17 +50,57 @@ DOCUMENTS: dict[str, tuple[str, dict[str, Any]]] = {
 OK, HIDDEN, DENIED = 200, 404, 403
 # DELETE /v1/documents/{id}: expected status per visibility and principal
 DELETE: dict[str, dict[str, int]] = {
-    "private": {"alice": OK, "dave": HIDDEN, "erin": HIDDEN, "bob": HIDDEN, "admin": OK, "u1": HIDDEN,
-                "u2": HIDDEN, "admin-for-u1": HIDDEN},
-    "workspace": {"alice": OK, "dave": DENIED, "erin": OK, "bob": HIDDEN, "admin": OK, "u1": HIDDEN,
-                  "u2": HIDDEN, "admin-for-u1": HIDDEN},
-    "public": {"alice": DENIED, "dave": DENIED, "erin": DENIED, "bob": DENIED, "admin": OK, "u1": DENIED,
-               "u2": DENIED, "admin-for-u1": DENIED},
-    "tenant": {"alice": HIDDEN, "dave": HIDDEN, "erin": HIDDEN, "bob": HIDDEN, "admin": OK, "u1": OK,
-               "u2": HIDDEN, "admin-for-u1": OK},
-    "session": {"alice": OK, "dave": HIDDEN, "erin": HIDDEN, "bob": HIDDEN, "admin": OK, "u1": HIDDEN,
-                "u2": HIDDEN, "admin-for-u1": HIDDEN},
-}  # fmt: skip
+    "private": {
+        "alice": OK,
+        "dave": HIDDEN,
+        "erin": HIDDEN,
+        "bob": HIDDEN,
+        "admin": OK,
+        "u1": HIDDEN,
+        "u2": HIDDEN,
+        "admin-for-u1": HIDDEN,
+    },
+    "workspace": {
+        "alice": OK,
+        "dave": DENIED,
+        "erin": OK,
+        "bob": HIDDEN,
+        "admin": OK,
+        "u1": HIDDEN,
+        "u2": HIDDEN,
+        "admin-for-u1": HIDDEN,
+    },
+    "public": {
+        "alice": DENIED,
+        "dave": DENIED,
+        "erin": DENIED,
+        "bob": DENIED,
+        "admin": OK,
+        "u1": DENIED,
+        "u2": DENIED,
+        "admin-for-u1": DENIED,
+    },
+    "tenant": {
+        "alice": HIDDEN,
+        "dave": HIDDEN,
+        "erin": HIDDEN,
+        "bob": HIDDEN,
+        "admin": OK,
+        "u1": OK,
+        "u2": HIDDEN,
+        "admin-for-u1": OK,
+    },
+    "session": {
+        "alice": OK,
+        "dave": HIDDEN,
+        "erin": HIDDEN,
+        "bob": HIDDEN,
+        "admin": OK,
+        "u1": HIDDEN,
+        "u2": HIDDEN,
+        "admin-for-u1": HIDDEN,
+    },
+}
 # POST /v1/sessions/{id}/documents: the same, except that a workspace admin may not move a document of
 # someone else's into a session
 ATTACH = {vis: {**row, **({"erin": DENIED} if vis == "workspace" else {})} for vis, row in DELETE.items()}
@@ -68,8 +108,11 @@ ATTACH = {vis: {**row, **({"erin": DENIED} if vis == "workspace" else {})} for v
 
 def _create(c: Any, visibility: str) -> str:
     creator, extra = DOCUMENTS[visibility]
-    resp = c.post("/v1/documents", json={"title": f"{visibility} doc", "text": f"Text of the {visibility} document.",
-                                        **extra}, headers=PRINCIPALS[creator])  # fmt: skip
+    resp = c.post(
+        "/v1/documents",
+        json={"title": f"{visibility} doc", "text": f"Text of the {visibility} document.", **extra},
+        headers=PRINCIPALS[creator],
+    )
     assert resp.status_code == 201, resp.get_json()
     doc_id: str = resp.get_json()["document"]["id"]
     return doc_id
@@ -121,19 +164,22 @@ def test_attach_to_a_session(app: Any, visibility: str, who: str) -> None:
             assert _state(app, doc_id) == before
 
 
-@pytest.mark.parametrize(("who", "extra", "expected"), [
-    ("alice", {"workspaces": ["w-sales"]}, 201),
-    ("dave", {"workspaces": ["w-sales"]}, 201),
-    ("erin", {"workspaces": ["w-sales"]}, 201),  # a workspace admin may share with the workspace
-    ("bob", {"workspaces": ["w-sales"]}, 403),
-    ("u1", {"workspaces": ["w-sales"]}, 403),
-    ("admin", {"workspaces": ["anything"]}, 201),
-    ("alice", {"visibility": "public"}, 403),
-    ("erin", {"visibility": "public"}, 403),
-    ("u1", {"visibility": "public"}, 403),
-    ("admin-for-u1", {"visibility": "public"}, 403),
-    ("admin", {"visibility": "public"}, 201),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("who", "extra", "expected"),
+    [
+        ("alice", {"workspaces": ["w-sales"]}, 201),
+        ("dave", {"workspaces": ["w-sales"]}, 201),
+        ("erin", {"workspaces": ["w-sales"]}, 201),  # a workspace admin may share with the workspace
+        ("bob", {"workspaces": ["w-sales"]}, 403),
+        ("u1", {"workspaces": ["w-sales"]}, 403),
+        ("admin", {"workspaces": ["anything"]}, 201),
+        ("alice", {"visibility": "public"}, 403),
+        ("erin", {"visibility": "public"}, 403),
+        ("u1", {"visibility": "public"}, 403),
+        ("admin-for-u1", {"visibility": "public"}, 403),
+        ("admin", {"visibility": "public"}, 201),
+    ],
+)
 def test_create_share_and_publish(app: Any, who: str, extra: dict[str, Any], expected: int) -> None:
     with app.test_client() as c:
         resp = c.post("/v1/documents", json={"title": "t", "text": "Some text.", **extra}, headers=PRINCIPALS[who])

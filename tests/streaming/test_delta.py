@@ -100,7 +100,7 @@ def test_lone_surrogates_are_escaped_and_valid_utf8() -> None:
 
 
 def test_wire_size_matches_json_encoding() -> None:
-    for text in ['plain', 'quo"te\\', "ctl\x01\x1f\n", "é漢😀", "\u2028", "\ud800"]:
+    for text in ["plain", 'quo"te\\', "ctl\x01\x1f\n", "é漢😀", "\u2028", "\ud800"]:
         encoded = dumps(text)
         assert wire_size(text) == len(encoded.encode()) - 2
 
@@ -117,19 +117,34 @@ def test_small_events_pass_unchanged() -> None:
 
 def test_reassembler_falls_back_to_is_last_chunk_without_total() -> None:
     assembler = DeltaReassembler()
-    parts = ['{"a":', '[1,2', "]}"]
+    parts = ['{"a":', "[1,2", "]}"]
     out: list[tuple[str, Any]] = []
     for i, part in enumerate(parts):
-        out += assembler.feed("x_delta_sse", {"chunk_id": "g", "chunk_index": i, "original_event_type": "x",
-                                              "chunk_data": part, "is_last_chunk": i == 2})
+        out += assembler.feed(
+            "x_delta_sse",
+            {
+                "chunk_id": "g",
+                "chunk_index": i,
+                "original_event_type": "x",
+                "chunk_data": part,
+                "is_last_chunk": i == 2,
+            },
+        )
     assert out == [("x", {"a": [1, 2]})]
 
 
 def test_reassembler_redispatches_recursively_and_maps_final_result() -> None:
     inner = split_event("final_result", {"response": "é" * 2000}, 600)
-    outer_text = dumps({"chunk_id": "g0", "chunk_index": 0, "total_chunks": 1,
-                        "original_event_type": inner[0].event, "chunk_data": inner[0].payload,
-                        "is_last_chunk": True})  # fmt: skip
+    outer_text = dumps(
+        {
+            "chunk_id": "g0",
+            "chunk_index": 0,
+            "total_chunks": 1,
+            "original_event_type": inner[0].event,
+            "chunk_data": inner[0].payload,
+            "is_last_chunk": True,
+        }
+    )
     assembler = DeltaReassembler()
     out = assembler.feed(inner[0].event + "_delta_sse", json.loads(outer_text))
     for piece in inner[1:]:
@@ -140,14 +155,35 @@ def test_reassembler_redispatches_recursively_and_maps_final_result() -> None:
 def test_reassembler_ttl_and_buffer_guards() -> None:
     now = [0.0]
     assembler = DeltaReassembler(ttl_seconds=10, max_buffer_bytes=4000, clock=lambda: now[0])
-    assert assembler.feed("x_delta_sse", {"chunk_id": "old", "chunk_index": 0, "total_chunks": 2,
-                                          "original_event_type": "x", "chunk_data": "[1,"}) == []  # fmt: skip
+    assert (
+        assembler.feed(
+            "x_delta_sse",
+            {"chunk_id": "old", "chunk_index": 0, "total_chunks": 2, "original_event_type": "x", "chunk_data": "[1,"},
+        )
+        == []
+    )
     now[0] = 11.0
-    assert assembler.feed("x_delta_sse", {"chunk_id": "new", "chunk_index": 0, "total_chunks": 2,
-                                          "original_event_type": "x", "chunk_data": "["}) == []  # fmt: skip
+    assert (
+        assembler.feed(
+            "x_delta_sse",
+            {"chunk_id": "new", "chunk_index": 0, "total_chunks": 2, "original_event_type": "x", "chunk_data": "["},
+        )
+        == []
+    )
     assert assembler.pending == 1 and assembler.dropped == 1
-    assert assembler.feed("x_delta_sse", {"chunk_id": "big", "chunk_index": 0, "total_chunks": 2,
-                                          "original_event_type": "x", "chunk_data": "x" * 2000}) == []  # fmt: skip
+    assert (
+        assembler.feed(
+            "x_delta_sse",
+            {
+                "chunk_id": "big",
+                "chunk_index": 0,
+                "total_chunks": 2,
+                "original_event_type": "x",
+                "chunk_data": "x" * 2000,
+            },
+        )
+        == []
+    )
     assert assembler.dropped == 2
     assert assembler.feed("x_delta_sse", {"chunk_id": "bad", "chunk_index": "0"}) == []
     assert assembler.dropped == 3
@@ -156,14 +192,20 @@ def test_reassembler_ttl_and_buffer_guards() -> None:
 @settings(max_examples=60, deadline=None)
 @given(data=JSON_VALUES, limit=st.integers(MIN_EVENT_BYTES, 2000), cuts=st.lists(st.integers(1, 64), max_size=30))
 def test_stream_bytes_cut_anywhere_parse_back(data: Any, limit: int, cuts: list[int]) -> None:
-    stream = (b": hello\n\n" + encode_event("tool_update", {"phase": "X"}, max_bytes=limit, id="1")
-              + encode_event("tool_end", {"d": data, "pad": "é" * 300}, max_bytes=limit, id="2"))  # fmt: skip
+    stream = (
+        b": hello\n\n"
+        + encode_event("tool_update", {"phase": "X"}, max_bytes=limit, id="1")
+        + encode_event("tool_end", {"d": data, "pad": "é" * 300}, max_bytes=limit, id="2")
+    )
     pieces, pos = [], 0
     for cut in cuts:
         pieces.append(stream[pos : pos + cut])
         pos += cut
     pieces.append(stream[pos:])
-    assert list(iter_json_events(pieces)) == [("tool_update", {"phase": "X"}), ("tool_end", {"d": data, "pad": "é" * 300})]
+    assert list(iter_json_events(pieces)) == [
+        ("tool_update", {"phase": "X"}),
+        ("tool_end", {"d": data, "pad": "é" * 300}),
+    ]
 
 
 def test_parser_handles_crlf_multiline_ids_and_comments() -> None:

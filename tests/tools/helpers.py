@@ -6,8 +6,9 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from assistant_bridge.client.sse import iter_json_events
 from assistant_bridge.core.snippets import Snippet
@@ -18,15 +19,26 @@ from assistant_bridge.tools.rag_search import RagComponents
 from tests.conftest import make_services, make_settings
 
 
-def components(generator: Any = None, *, pre: float = 0.9, post: float = 0.9, threshold: float = 0.5,
-               **messages: str) -> RagComponents:  # fmt: skip
-    return RagComponents(generator=generator or FakeGenerator(), prefilter=FakePreFilter(pre),
-                         postfilter=FakePostFilter(post), thresholds=Thresholds(threshold, threshold),
-                         **messages)  # fmt: skip
+def components(
+    generator: Any = None, *, pre: float = 0.9, post: float = 0.9, threshold: float = 0.5, **messages: str
+) -> RagComponents:
+    return RagComponents(
+        generator=generator or FakeGenerator(),
+        prefilter=FakePreFilter(pre),
+        postfilter=FakePostFilter(post),
+        thresholds=Thresholds(threshold, threshold),
+        **messages,
+    )
 
 
-def make_app(tmp_path: Path, comps: RagComponents | None = None, *, keys: Sequence[dict[str, Any]] | None = None,
-             tools: dict[str, Any] | None = None, services: Services | None = None) -> Any:  # fmt: skip
+def make_app(
+    tmp_path: Path,
+    comps: RagComponents | None = None,
+    *,
+    keys: Sequence[dict[str, Any]] | None = None,
+    tools: dict[str, Any] | None = None,
+    services: Services | None = None,
+) -> Any:
     """A test app over the memory backend whose rag_search uses ``comps`` (fakes by default)."""
     from assistant_bridge.web.app import create_app
 
@@ -52,8 +64,12 @@ def ingest(c: Any, title: str, text: str, headers: dict[str, str] | None = None,
 
 def ingest_file(c: Any, path: Path, headers: dict[str, str] | None = None, **form: str) -> str:
     with path.open("rb") as fh:
-        resp = c.post("/v1/documents", data={"file": (fh, path.name), **form}, headers=headers or {},
-                      content_type="multipart/form-data")  # fmt: skip
+        resp = c.post(
+            "/v1/documents",
+            data={"file": (fh, path.name), **form},
+            headers=headers or {},
+            content_type="multipart/form-data",
+        )
     assert resp.status_code in (200, 201), resp.get_json()
     doc_id: str = resp.get_json()["document"]["id"]
     return doc_id
@@ -70,8 +86,9 @@ def events_of(resp: Any) -> list[tuple[str, Any]]:
     return list(iter_json_events([resp.get_data()]))
 
 
-def execute(c: Any, inputs: dict[str, Any], headers: dict[str, str] | None = None, *, mode: str = "sync",
-            **body: Any) -> Any:  # fmt: skip
+def execute(
+    c: Any, inputs: dict[str, Any], headers: dict[str, str] | None = None, *, mode: str = "sync", **body: Any
+) -> Any:
     h = dict(headers or {})
     url = "/v1/tools/rag_search/execute"
     if mode == "stream":
@@ -81,7 +98,9 @@ def execute(c: Any, inputs: dict[str, Any], headers: dict[str, str] | None = Non
     return c.post(url, json={"inputs": inputs, **body}, headers=h)
 
 
-def wait_status(c: Any, execution_id: str, headers: dict[str, str] | None = None, timeout: float = 10.0) -> dict[str, Any]:
+def wait_status(
+    c: Any, execution_id: str, headers: dict[str, str] | None = None, timeout: float = 10.0
+) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     while True:
         body: dict[str, Any] = c.get(f"/v1/tool-executions/{execution_id}", headers=headers or {}).get_json()

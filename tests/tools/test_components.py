@@ -22,23 +22,34 @@ def _app(tmp_path: Path, generator: Any, **extra: Any) -> Any:
 
     s = make_settings(tmp_path, **extra)
     svc = make_services(s)
+
     def thresholds(level: str) -> Thresholds:
         # the pre-filter scores 0.9: only "most_often" turns that into "I don't know"
         return Thresholds(0.95, 0.95) if level == "most_often" else Thresholds(0.1, 0.1)
 
-    svc.extras["conversation"] = ConversationRuntime(svc, prefilter=FakePreFilter(0.9), postfilter=FakePostFilter(0.9),
-                                                     generator=generator, thresholds=thresholds)  # fmt: skip
+    svc.extras["conversation"] = ConversationRuntime(
+        svc, prefilter=FakePreFilter(0.9), postfilter=FakePostFilter(0.9), generator=generator, thresholds=thresholds
+    )
     return create_app(s, svc)
 
 
 def test_messages_and_threshold_level_come_from_the_assistant(tmp_path: Path) -> None:
-    assistants = {"helpdesk": {"search": {"type": "builtin"}, "messages": {"idk": "Ask the help desk."},
-                               "conversational_search": {"search_confidence": {"threshold": "most_often"}}}}  # fmt: skip
+    assistants = {
+        "helpdesk": {
+            "search": {"type": "builtin"},
+            "messages": {"idk": "Ask the help desk."},
+            "conversational_search": {"search_confidence": {"threshold": "most_often"}},
+        }
+    }
     app = _app(tmp_path, FakeGenerator(), assistants=assistants)
     with app.test_client() as c:
         ingest(c, "Remote work", "Employees may work remotely two days a week.")
         body = execute(c, {"query": "remote"}).get_json()
-        assert (body["outcome"], body["idk_reason"], body["response"]) == ("idk", "retrieval_confidence", "Ask the help desk.")
+        assert (body["outcome"], body["idk_reason"], body["response"]) == (
+            "idk",
+            "retrieval_confidence",
+            "Ask the help desk.",
+        )
 
 
 def test_the_generator_comes_from_the_assistant(tmp_path: Path) -> None:

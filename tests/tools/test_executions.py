@@ -16,7 +16,7 @@ from assistant_bridge.errors import ConfigurationError, NotFound, RateLimited, V
 from assistant_bridge.store import SQLiteStore
 from assistant_bridge.tools import events as ev
 from assistant_bridge.tools.config import ToolSettings
-from assistant_bridge.tools.executions import ExecutionStore, owner_key
+from assistant_bridge.tools.executions import ExecutionStore
 from assistant_bridge.tools.registry import RAG_SEARCH, resolve
 from assistant_bridge.tools.runner import ExecutionRunner
 from assistant_bridge.tools.sessions import SessionAccess
@@ -37,7 +37,7 @@ def test_status_moves_forward_only_and_records_times(store: SQLiteStore) -> None
     now = [1000.0]
     ex = ExecutionStore(store, clock=lambda: now[0])
     rec = ex.create(RAG_SEARCH.id, "rag_search", ALICE, {"query": "q"}, "async")
-    assert (rec.status, rec.owner, rec.user_id) == ("pending", owner_key(ALICE), "alice")
+    assert (rec.status, rec.owner, rec.user_id) == ("pending", ALICE.owner_key, "alice")
     now[0] = 1001.0
     assert ex.start(rec.id) and not ex.start(rec.id)
     now[0] = 1002.5
@@ -53,7 +53,12 @@ def test_status_moves_forward_only_and_records_times(store: SQLiteStore) -> None
 def test_executions_are_private_to_their_caller(store: SQLiteStore) -> None:
     ex = ExecutionStore(store)
     rec = ex.create(RAG_SEARCH.id, "rag_search", T1, {"query": "q"}, "async")
-    for other in (ALICE, BOB, Principal(user_id="t1", tenant="t1", key_id="key9"), Principal(user_id="t1", key_id="key3")):
+    for other in (
+        ALICE,
+        BOB,
+        Principal(user_id="t1", tenant="t1", key_id="key9"),
+        Principal(user_id="t1", key_id="key3"),
+    ):
         with pytest.raises(NotFound):
             ex.get_visible(rec.id, other)
     assert ex.get_visible(rec.id, T1).id == rec.id
@@ -144,9 +149,18 @@ def test_sessions_are_claimed_by_their_first_user(store: SQLiteStore) -> None:
 def test_a_session_holding_someone_elses_documents_cannot_be_claimed(store: SQLiteStore) -> None:
     from assistant_bridge.domain import Document
 
-    store.put_document(Document(id="d1", title="t", filename="f", content_hash="h", mime_type="text/plain",
-                                ownership=Ownership(owner_user_id="bob", session_id="s-bob"), chunk_count=1,
-                                created_at=0.0))  # fmt: skip
+    store.put_document(
+        Document(
+            id="d1",
+            title="t",
+            filename="f",
+            content_hash="h",
+            mime_type="text/plain",
+            ownership=Ownership(owner_user_id="bob", session_id="s-bob"),
+            chunk_count=1,
+            created_at=0.0,
+        )
+    )
     access = SessionAccess(store)
     with pytest.raises(NotFound):
         access.check("s-bob", ALICE)
@@ -156,7 +170,7 @@ def test_a_session_holding_someone_elses_documents_cannot_be_claimed(store: SQLi
 def test_message_sessions_belong_to_their_creator(store: SQLiteStore) -> None:
     from assistant_bridge.conversation.sessions import SessionStore
 
-    session = SessionStore(store).create("default", "default", owner_key(ALICE), 3600)
+    session = SessionStore(store).create("default", "default", ALICE.owner_key, 3600)
     access = SessionAccess(store)
     assert access.check(session.id, ALICE) == session.id
     with pytest.raises(NotFound):
@@ -176,10 +190,15 @@ def test_settings_defaults_and_errors(tmp_path: Path) -> None:
     s = ToolSettings.from_settings(env_like)
     assert (s.sse_max_event_bytes, s.rag_search.retrieve_limit) == (2048, 5)
     bad: list[dict[str, Any]] = [
-        {"sse_max_event_bytes": 100}, {"unknown": 1}, {"rag_search": {"mode": "fuzzy"}}, {"heartbeat_seconds": 0},
-        {"async_threads": "many"}, {"rag_search": {"nope": 1}}, {"rag_search": "x"},
+        {"sse_max_event_bytes": 100},
+        {"unknown": 1},
+        {"rag_search": {"mode": "fuzzy"}},
+        {"heartbeat_seconds": 0},
+        {"async_threads": "many"},
+        {"rag_search": {"nope": 1}},
+        {"rag_search": "x"},
         {"sse_max_split_bytes": 1000, "sse_max_event_bytes": 2000},
-    ]  # fmt: skip
+    ]
     for table in bad:
         with pytest.raises(ConfigurationError):
             ToolSettings.from_settings(make_settings(tmp_path, tools=table))

@@ -6,8 +6,9 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -20,14 +21,25 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 
 
-
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: Any) -> Iterator[str]:
     data = tmp_path_factory.mktemp("workers")
     port = free_port()
     env = {**os.environ, "RAG_TEST_DATA_DIR": str(data), "PYTHONPATH": str(ROOT)}
-    cmd = [sys.executable, "-m", "gunicorn", "-w", "2", "-k", "gthread", "--threads", "4", "-b", f"127.0.0.1:{port}",
-           "tests.tools.gunicorn_app:create()"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "-w",
+        "2",
+        "-k",
+        "gthread",
+        "--threads",
+        "4",
+        "-b",
+        f"127.0.0.1:{port}",
+        "tests.tools.gunicorn_app:create()",
+    ]
     url = f"http://127.0.0.1:{port}"
     pids: set[str] = set()
 
@@ -36,8 +48,9 @@ def base(tmp_path_factory: Any) -> Iterator[str]:
         pids.add(httpx.get(f"{url}/healthz", timeout=2).headers.get("X-Worker-PID", ""))
         return len(pids) >= 2
 
-    with served_process(cmd, data / "gunicorn.log", both_workers_answer, timeout=60, interval=0.2, stop_timeout=20,
-                        cwd=ROOT, env=env):  # fmt: skip
+    with served_process(
+        cmd, data / "gunicorn.log", both_workers_answer, timeout=60, interval=0.2, stop_timeout=20, cwd=ROOT, env=env
+    ):
         yield url
 
 
@@ -66,8 +79,13 @@ def test_other_worker_streams_an_execution_it_did_not_run(base: str) -> None:
 
 
 def test_a_client_that_goes_away_cancels_its_streamed_execution(base: str) -> None:
-    with httpx.stream("POST", f"{base}/v1/tools/rag_search/execute", json={"inputs": {"query": "remote"}},
-                      headers={"Accept": "text/event-stream"}, timeout=30) as resp:  # fmt: skip
+    with httpx.stream(
+        "POST",
+        f"{base}/v1/tools/rag_search/execute",
+        json={"inputs": {"query": "remote"}},
+        headers={"Accept": "text/event-stream"},
+        timeout=30,
+    ) as resp:
         execution_id = resp.headers["X-Execution-ID"]
         for line in resp.iter_lines():
             if "COMPILING_RESULTS" in line:

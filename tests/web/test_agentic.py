@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -21,8 +22,14 @@ from tests.conftest import KEYS, headers_for, make_services, make_settings
 
 pytestmark = pytest.mark.unit
 DOCS = [
-    ("Arthur's Magazine", "Arthur's Magazine (1844–1846) was an American literary periodical published in Philadelphia."),
-    ("First for Women", "First for Women is a woman's magazine published by Bauer Media Group. It was started in 1989."),
+    (
+        "Arthur's Magazine",
+        "Arthur's Magazine (1844–1846) was an American literary periodical published in Philadelphia.",
+    ),
+    (
+        "First for Women",
+        "First for Women is a woman's magazine published by Bauer Media Group. It was started in 1989.",
+    ),
     ("VPN setup", "Install the VPN client and sign in with your company account before connecting."),
 ]
 QUESTION = "Which magazine was started first, Arthur's Magazine or First for Women?"
@@ -48,8 +55,10 @@ def client(tmp_path: Path) -> Iterator[Any]:
 
 
 def request_body(question: str = QUESTION, **over: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {"messages": [{"role": "user", "content": {"text": question}}],
-                            "retrievers": [{"configuration": {"knowledgeBase": {"knowledgeBaseId": "default"}}}]}
+    body: dict[str, Any] = {
+        "messages": [{"role": "user", "content": {"text": question}}],
+        "retrievers": [{"configuration": {"knowledgeBase": {"knowledgeBaseId": "default"}}}],
+    }
     body.update(over)
     return body
 
@@ -89,7 +98,9 @@ def test_stream_order_and_shapes(client: Any) -> None:
     assert all(r["sourceRetriever"] == {"identifier": "default"} for r in result["results"])
     for c in result["generatedResponse"]["citations"]:
         cited = answer[c["startIndex"] : c["endIndex"]]
-        assert cited and all(cited in result["results"][ref["resultIndex"]]["content"]["text"] for ref in c["references"])
+        assert cited and all(
+            cited in result["results"][ref["resultIndex"]]["content"]["text"] for ref in c["references"]
+        )
 
 
 def test_alias_route_and_short_retriever_form(client: Any) -> None:
@@ -99,16 +110,26 @@ def test_alias_route_and_short_retriever_form(client: Any) -> None:
     assert "generatedResponse" not in events[-1][1] and events[-1][1]["results"]
 
 
-@pytest.mark.parametrize("body,path", [
-    (request_body(messages=[{"role": "assistant", "content": {"text": "hello"}}]), "$.messages"),
-    (request_body(retrievers=[{"id": f"r{i}"} for i in range(6)]), "$.retrievers"),
-    (request_body(retrievers=[{"id": "nope"}]), "$.retrievers[0].id"),
-    (request_body(agenticRetrieveConfiguration={"maxAgentIteration": 99}), "$.agenticRetrieveConfiguration.maxAgentIteration"),
-    (request_body(retrievers=[{"id": "default", "filter": {"equals": {"key": "owner", "value": "bob"}}}]),
-     "$.retrievers[0].filter.equals.key"),
-    (request_body(agenticRetrieveConfiguration={"foundationModelType": "CUSTOM"}),
-     "$.agenticRetrieveConfiguration.foundationModelType"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "body,path",
+    [
+        (request_body(messages=[{"role": "assistant", "content": {"text": "hello"}}]), "$.messages"),
+        (request_body(retrievers=[{"id": f"r{i}"} for i in range(6)]), "$.retrievers"),
+        (request_body(retrievers=[{"id": "nope"}]), "$.retrievers[0].id"),
+        (
+            request_body(agenticRetrieveConfiguration={"maxAgentIteration": 99}),
+            "$.agenticRetrieveConfiguration.maxAgentIteration",
+        ),
+        (
+            request_body(retrievers=[{"id": "default", "filter": {"equals": {"key": "owner", "value": "bob"}}}]),
+            "$.retrievers[0].filter.equals.key",
+        ),
+        (
+            request_body(agenticRetrieveConfiguration={"foundationModelType": "CUSTOM"}),
+            "$.agenticRetrieveConfiguration.foundationModelType",
+        ),
+    ],
+)
 def test_bad_input_is_a_400_naming_the_field(client: Any, body: dict[str, Any], path: str) -> None:
     resp = client.post("/agenticRetrieveStream", json=body)
     assert resp.status_code == 400
@@ -125,9 +146,13 @@ def test_body_that_is_not_json(client: Any) -> None:
 
 def test_a_request_filter_narrows_the_results(client: Any) -> None:
     flt = {"equals": {"key": "title", "value": "VPN setup"}}
-    body = request_body("How do I connect to the VPN?", generateResponse=False,
-                        retrievers=[{"configuration": {"knowledgeBase": {"knowledgeBaseId": "default",
-                                                                         "retrievalOverrides": {"filter": flt}}}}])  # fmt: skip
+    body = request_body(
+        "How do I connect to the VPN?",
+        generateResponse=False,
+        retrievers=[
+            {"configuration": {"knowledgeBase": {"knowledgeBaseId": "default", "retrievalOverrides": {"filter": flt}}}}
+        ],
+    )
     results = events_of(client.post("/agenticRetrieveStream", json=body))[-1][1]["results"]
     assert results and {r["metadata"]["title"] for r in results} == {"VPN setup"}
 
@@ -136,8 +161,11 @@ def test_configured_retrievers_are_views_of_the_backend(tmp_path: Path) -> None:
     c, _ = make_client(tmp_path, retrievers={"it": {"description": "IT help", "filter": "title == 'VPN setup'"}})
     for title, text in DOCS:
         c.post("/v1/documents", json={"title": title, "text": text})
-    body = request_body("How do I install the VPN client to read the magazine?", generateResponse=False,
-                        retrievers=[{"id": "it"}, {"id": "default"}])  # fmt: skip
+    body = request_body(
+        "How do I install the VPN client to read the magazine?",
+        generateResponse=False,
+        retrievers=[{"id": "it"}, {"id": "default"}],
+    )
     results = events_of(c.post("/agenticRetrieveStream", json=body))[-1][1]["results"]
     by: dict[str, set[str]] = {}
     for r in results:
@@ -156,14 +184,22 @@ def test_a_failing_backend_is_reported_in_the_stream(tmp_path: Path) -> None:
     assert events[-1][0] == "dependencyFailedException" and events[-1][1]["resourceName"] == "default"
 
 
-GUARDRAILS = {"hr": {"1": {"denied_topics": [{"name": "Legal", "phrases": ["lawsuit"]}],
-                           "blocked_input_message": "Not something I can help with."}}}  # fmt: skip
+GUARDRAILS = {
+    "hr": {
+        "1": {
+            "denied_topics": [{"name": "Legal", "phrases": ["lawsuit"]}],
+            "blocked_input_message": "Not something I can help with.",
+        }
+    }
+}
 
 
 def test_guardrail_blocks_the_question(tmp_path: Path) -> None:
     c, _ = make_client(tmp_path, guardrails=GUARDRAILS)
-    body = request_body("Can I file a lawsuit about First for Women?",
-                        policyConfiguration={"bedrockGuardrailConfiguration": {"guardrailId": "hr", "guardrailVersion": "1"}})  # fmt: skip
+    body = request_body(
+        "Can I file a lawsuit about First for Women?",
+        policyConfiguration={"bedrockGuardrailConfiguration": {"guardrailId": "hr", "guardrailVersion": "1"}},
+    )
     events = events_of(c.post("/agenticRetrieveStream", json=body))
     assert [n for n, _ in events] == ["traceEvent", "responseEvent", "result"]
     assert events[0][1]["attributes"]["warnings"][0]["guardrail"]["action"] == "INTERVENED"
@@ -179,15 +215,23 @@ def test_guardrail_blocks_the_question(tmp_path: Path) -> None:
 @pytest.fixture
 def secured(tmp_path: Path) -> Any:
     c, _ = make_client(tmp_path, auth={"keys": KEYS})
-    docs = [("alice", None, "Alice budget", "The secret budget of project Falcon is 12 million."),
-            ("bob", None, "Bob roadmap", "The secret roadmap of project Falcon ends in 2030."),
-            ("service", "t1", "Tenant one plan", "The secret plan of project Falcon for tenant one."),
-            ("service", "t2", "Tenant two plan", "The secret plan of project Falcon for tenant two.")]
+    docs = [
+        ("alice", None, "Alice budget", "The secret budget of project Falcon is 12 million."),
+        ("bob", None, "Bob roadmap", "The secret roadmap of project Falcon ends in 2030."),
+        ("service", "t1", "Tenant one plan", "The secret plan of project Falcon for tenant one."),
+        ("service", "t2", "Tenant two plan", "The secret plan of project Falcon for tenant two."),
+    ]
     for who, end_user, title, text in docs:
         resp = c.post("/v1/documents", json={"title": title, "text": text}, headers=headers_for(who, end_user))
         assert resp.status_code == 201, resp.get_json()
-    assert c.post("/v1/documents", json={"title": "Public note", "text": "Project Falcon is public knowledge.",
-                                         "visibility": "public"}, headers=headers_for("admin")).status_code == 201  # fmt: skip
+    assert (
+        c.post(
+            "/v1/documents",
+            json={"title": "Public note", "text": "Project Falcon is public knowledge.", "visibility": "public"},
+            headers=headers_for("admin"),
+        ).status_code
+        == 201
+    )
     return c
 
 
@@ -195,7 +239,7 @@ def titles_for(c: Any, who: str, end_user: str | None = None, **over: Any) -> se
     body = request_body("What is the secret of project Falcon?", generateResponse=False, **over)
     events = events_of(c.post("/agenticRetrieveStream", json=body, headers=headers_for(who, end_user)))
     seen = {r["metadata"]["title"] for r in events[-1][1]["results"]}
-    for name, data in events:  # traces show only what the caller may read too
+    for _name, data in events:  # traces show only what the caller may read too
         for item in data.get("attributes", {}).get("retrievalResponse", []):
             assert item["metadata"]["title"] in seen
     return seen
@@ -242,7 +286,11 @@ def test_pump_sends_heartbeats_and_reports_unexpected_errors() -> None:
     frames = list(_Pump(slow, 0.03))
     text = b"".join(frames).decode()
     assert text.count(": keep-alive") >= 1
-    assert text.index("event: traceEvent") < text.index("event: responseEvent") < text.index("event: internalServerException")
+    assert (
+        text.index("event: traceEvent")
+        < text.index("event: responseEvent")
+        < text.index("event: internalServerException")
+    )
     assert "bug" not in text
 
 
@@ -281,8 +329,13 @@ def test_a_summary_request_reads_the_whole_document(tmp_path: Path) -> None:
     doc = c.post("/v1/documents", json={"title": "Remote work policy", "text": text}).get_json()["document"]
     assert doc["chunk_count"] > 2
     events = events_of(c.post("/agenticRetrieveStream", json=request_body("Summarize the remote work policy")))
-    done = [d for n, d in events if n == "traceEvent" and d["attributes"]["step"] == "FullDocumentExpansion"
-            and d["attributes"]["status"] == "SUCCEEDED"]  # fmt: skip
+    done = [
+        d
+        for n, d in events
+        if n == "traceEvent"
+        and d["attributes"]["step"] == "FullDocumentExpansion"
+        and d["attributes"]["status"] == "SUCCEEDED"
+    ]
     assert done and done[0]["attributes"]["actions"][0]["fullDocumentExpansion"]["documentId"] == doc["id"]
     full = [r for r in events[-1][1]["results"] if r["metadata"].get("full_document")]
     assert len(full) == 1 and full[0]["content"]["text"] == text
@@ -299,8 +352,11 @@ def test_custom_planner_falls_back_and_says_so(tmp_path: Path) -> None:
         c.post("/v1/documents", json={"title": title, "text": text})
     body = request_body(agenticRetrieveConfiguration={"foundationModelType": "CUSTOM"})
     events = events_of(c.post("/agenticRetrieveStream", json=body))
-    plans = [d["attributes"] for n, d in events if n == "traceEvent" and d["attributes"]["step"] == "Planning"
-             and d["attributes"]["status"] == "SUCCEEDED"]  # fmt: skip
+    plans = [
+        d["attributes"]
+        for n, d in events
+        if n == "traceEvent" and d["attributes"]["step"] == "Planning" and d["attributes"]["status"] == "SUCCEEDED"
+    ]
     warning = plans[0]["warnings"][0]["message"]["message"]
     assert "planner model failed" in warning and "embedded planner" in warning
     assert events[-1][0] == "result" and events[-1][1]["results"]
@@ -310,16 +366,22 @@ def test_custom_planner_plans_the_searches(tmp_path: Path) -> None:
     from assistant_bridge.agentic.chat import FakeChatClient
 
     c, svc = make_client(tmp_path)
-    chat = FakeChatClient('{"sufficient": false, "reason": "look up the VPN", "sub_queries": [{"query": "VPN client"}]}',
-                          '{"sufficient": true, "reason": "enough"}')  # fmt: skip
+    chat = FakeChatClient(
+        '{"sufficient": false, "reason": "look up the VPN", "sub_queries": [{"query": "VPN client"}]}',
+        '{"sufficient": true, "reason": "enough"}',
+    )
     svc.extras["agentic"].chat = chat
     for title, text in DOCS:
         c.post("/v1/documents", json={"title": title, "text": text})
-    body = request_body("How do I connect?", agenticRetrieveConfiguration={"foundationModelType": "CUSTOM",
-                                                                          "maxAgentIteration": 4})  # fmt: skip
+    body = request_body(
+        "How do I connect?", agenticRetrieveConfiguration={"foundationModelType": "CUSTOM", "maxAgentIteration": 4}
+    )
     events = events_of(c.post("/agenticRetrieveStream", json=body))
-    plans = [d["attributes"] for n, d in events if n == "traceEvent" and d["attributes"]["step"] == "Planning"
-             and d["attributes"]["status"] == "SUCCEEDED"]  # fmt: skip
+    plans = [
+        d["attributes"]
+        for n, d in events
+        if n == "traceEvent" and d["attributes"]["step"] == "Planning" and d["attributes"]["status"] == "SUCCEEDED"
+    ]
     assert [p["message"] for p in plans] == ["look up the VPN", "enough"] and len(chat.calls) == 2
     assert plans[0]["actions"][0]["retrieve"]["inputQuery"]["text"] == "VPN client"
     assert "VPN setup" in {r["metadata"]["title"] for r in events[-1][1]["results"]}

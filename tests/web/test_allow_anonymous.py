@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from assistant_bridge.domain import Ownership
+from assistant_bridge.validation import validate
 from assistant_bridge.web.app import create_app
 from assistant_bridge.web.openapi import HTTP_METHODS, build_document
-from assistant_bridge.validation import validate
 from tests.conftest import KEYS, headers_for, make_services, make_settings
 
 pytestmark = pytest.mark.unit
@@ -40,8 +40,12 @@ def _app(tmp_path: Path, name: str, **auth: Any) -> tuple[Any, str]:
 
 def _protected() -> list[tuple[str, str]]:
     doc = build_document(None)
-    return [(method, path) for path, item in doc["paths"].items() for method in HTTP_METHODS
-            if method in item and item[method].get("security") != []]  # fmt: skip
+    return [
+        (method, path)
+        for path, item in doc["paths"].items()
+        for method in HTTP_METHODS
+        if method in item and item[method].get("security") != []
+    ]
 
 
 def _call(app: Any, method: str, path: str, doc_id: str, headers: dict[str, str] | None = None) -> Any:

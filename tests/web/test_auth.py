@@ -19,8 +19,9 @@ def _ingest(c: Any, who: str, title: str, text: str, end_user: str | None = None
 
 
 def _titles(c: Any, who: str, query: str = "secret plan", end_user: str | None = None, **body: Any) -> set[str]:
-    resp = c.post("/v1/search", json={"query": query, "metadata": {"limit": 50}, **body},
-                  headers=headers_for(who, end_user))  # fmt: skip
+    resp = c.post(
+        "/v1/search", json={"query": query, "metadata": {"limit": 50}, **body}, headers=headers_for(who, end_user)
+    )
     assert resp.status_code == 200, resp.get_json()
     return {r["title"] for r in resp.get_json()["search_results"]}
 
@@ -64,20 +65,26 @@ def test_documents_of_others_are_404(secured: Any) -> None:
 def test_plain_users_cannot_act_for_end_users_or_share_outside(secured: Any) -> None:
     resp = secured.post("/v1/search", json={"query": "x"}, headers=headers_for("alice", "t1"))
     assert resp.status_code == 403
-    resp = secured.post("/v1/documents", json={"title": "T", "text": "x", "workspaces": ["w-eng"]},
-                        headers=headers_for("alice"))  # fmt: skip
+    resp = secured.post(
+        "/v1/documents", json={"title": "T", "text": "x", "workspaces": ["w-eng"]}, headers=headers_for("alice")
+    )
     assert resp.status_code == 403
-    resp = secured.post("/v1/documents", json={"title": "T", "text": "x", "visibility": "public"},
-                        headers=headers_for("alice"))  # fmt: skip
+    resp = secured.post(
+        "/v1/documents", json={"title": "T", "text": "x", "visibility": "public"}, headers=headers_for("alice")
+    )
     assert resp.status_code == 403
     resp = secured.post("/v1/search", json={"query": "x"}, headers=headers_for("service", "bad id!"))
     assert resp.status_code == 400
 
 
 def test_documents_cannot_be_attached_to_another_callers_session(secured: Any) -> None:
-    ok = secured.post("/v1/documents", json={"title": "Mine", "text": "x", "session_id": "sess-bob-1"},
-                      headers=headers_for("bob"))  # fmt: skip
+    ok = secured.post(
+        "/v1/documents", json={"title": "Mine", "text": "x", "session_id": "sess-bob-1"}, headers=headers_for("bob")
+    )
     assert ok.status_code == 201
-    resp = secured.post("/v1/documents", json={"title": "Intruder", "text": "y", "session_id": "sess-bob-1"},
-                        headers=headers_for("alice"))  # fmt: skip
+    resp = secured.post(
+        "/v1/documents",
+        json={"title": "Intruder", "text": "y", "session_id": "sess-bob-1"},
+        headers=headers_for("alice"),
+    )
     assert resp.status_code == 404

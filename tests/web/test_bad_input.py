@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from assistant_bridge.core import strict_json
 from assistant_bridge.errors import ValidationFailed
-from assistant_bridge.web.openapi import build_document
 from assistant_bridge.validation import validate
+from assistant_bridge.web.openapi import build_document
 from tests.conftest import KEYS, make_services, make_settings
 
 pytestmark = pytest.mark.unit
@@ -54,8 +54,12 @@ def app(tmp_path_factory: Any) -> Any:
 
 def _operations(*, with_body: bool) -> list[tuple[str, str]]:
     doc = build_document(None)
-    return [(method, path) for path, item in doc["paths"].items() for method in HTTP_METHODS
-            if method in item and (not with_body or "requestBody" in item[method])]  # fmt: skip
+    return [
+        (method, path)
+        for path, item in doc["paths"].items()
+        for method in HTTP_METHODS
+        if method in item and (not with_body or "requestBody" in item[method])
+    ]
 
 
 def _url(path: str) -> str:
@@ -82,8 +86,9 @@ def test_bad_json_bodies_are_a_4xx_on_every_route_that_takes_one(app: Any, kind:
     before = _stored(app)
     with app.test_client() as c:
         for method, path in _operations(with_body=True):
-            resp = c.open(_url(path), method=method.upper(), data=BAD_BODIES[kind],
-                          content_type="application/json", headers=ADMIN)  # fmt: skip
+            resp = c.open(
+                _url(path), method=method.upper(), data=BAD_BODIES[kind], content_type="application/json", headers=ADMIN
+            )
             assert _is_clear_4xx(resp), (kind, method, path, resp.status_code, resp.get_data()[:300])
     assert _stored(app) == before
 
@@ -91,8 +96,10 @@ def test_bad_json_bodies_are_a_4xx_on_every_route_that_takes_one(app: Any, kind:
 def test_nul_in_a_url_is_a_400_on_every_route_and_never_reaches_a_backend(app: Any) -> None:
     with app.test_client() as c:
         for method, path in _operations(with_body=False):
-            for url in (_url(path).replace("x1", "%00") if "x1" in _url(path) else _url(path) + "?q=%00",
-                        _url(path) + "?limit=%00"):  # fmt: skip
+            for url in (
+                _url(path).replace("x1", "%00") if "x1" in _url(path) else _url(path) + "?q=%00",
+                _url(path) + "?limit=%00",
+            ):
                 resp = c.open(url, method=method.upper(), headers=ADMIN, json={})
                 assert resp.status_code == 400, (method, url, resp.status_code)
                 text = resp.get_data(as_text=True)
@@ -102,19 +109,33 @@ def test_nul_in_a_url_is_a_400_on_every_route_and_never_reaches_a_backend(app: A
 def test_upload_fields_are_validated_like_json_ones(app: Any) -> None:
     before = _stored(app)
     with app.test_client() as c:
-        for field, value in (("visibility", "everyone"), ("session_id", "bad id!"), ("external_user_id", "a b"),
-                             ("colour", "red"), ("title", "x" * 2000), ("workspaces", ",".join(["w"] * 65))):  # fmt: skip
-            resp = c.post("/v1/documents", data={"file": (io.BytesIO(b"Some text."), "a.txt"), field: value},
-                          content_type="multipart/form-data", headers=ADMIN)  # fmt: skip
+        for field, value in (
+            ("visibility", "everyone"),
+            ("session_id", "bad id!"),
+            ("external_user_id", "a b"),
+            ("colour", "red"),
+            ("title", "x" * 2000),
+            ("workspaces", ",".join(["w"] * 65)),
+        ):
+            resp = c.post(
+                "/v1/documents",
+                data={"file": (io.BytesIO(b"Some text."), "a.txt"), field: value},
+                content_type="multipart/form-data",
+                headers=ADMIN,
+            )
             assert resp.status_code == 400, (field, resp.get_json())
             validate("error", resp.get_json())
     assert _stored(app) == before
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
-                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
-                    max_leaves=30))  # fmt: skip
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+        max_leaves=30,
+    )
+)
 def test_strict_json_accepts_what_it_should_and_says_why_it_refuses(value: Any) -> None:
     """Any JSON value parses to itself unless it holds one of the refused forms, which is a ValidationFailed
     (never another exception)."""
@@ -127,5 +148,8 @@ def test_strict_json_accepts_what_it_should_and_says_why_it_refuses(value: Any) 
     try:
         assert strict_json.loads(raw) == json.loads(raw) or raw.find("NaN") >= 0
     except ValidationFailed:
-        assert any(mark in raw for mark in ("NaN", "Infinity", "\\u0000", "\\ud", "[" * 10, "{" * 10)) or \
-            re.search(r"\d{4301}", raw) or raw.count("[") + raw.count("{") > 64  # fmt: skip
+        assert (
+            any(mark in raw for mark in ("NaN", "Infinity", "\\u0000", "\\ud", "[" * 10, "{" * 10))
+            or re.search(r"\d{4301}", raw)
+            or raw.count("[") + raw.count("{") > 64
+        )

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import urllib.request
-from pathlib import Path
-from typing import Any, Iterator
+from collections.abc import Iterator
+from datetime import UTC
+from typing import Any
 
 import httpx
 import pytest
@@ -23,8 +24,11 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 boto3 = pytest.importorskip("boto3", reason="the test extra installs boto3")
 AKID, SECRET = "AKIDASSISTANTBRIDGE1", "secret-access-key-for-tests-0001"
 ADMIN = "admin-key-000000001"
-DOC = ("Reset your password", "To reset your password open the self-service portal and choose Forgot password. "
-       "A verification code is sent to your phone by SMS.")  # fmt: skip
+DOC = (
+    "Reset your password",
+    "To reset your password open the self-service portal and choose Forgot password. "
+    "A verification code is sent to your phone by SMS.",
+)
 QUESTION = "How do I reset my password?"
 
 
@@ -32,14 +36,23 @@ QUESTION = "How do I reset my password?"
 def served(tmp_path_factory: Any) -> Iterator[tuple[str, str]]:
     work = tmp_path_factory.mktemp("boto3")
     config = {
-        "backend": {"kind": "memory"}, "embedder": {"kind": "hashing"},
-        "auth": {"keys": [{"kind": "sigv4", "username": AKID, "key": SECRET, "user_id": "aws-app"},
-                          {"key": ADMIN, "user_id": "admin", "admin": True}]},
-    }  # fmt: skip
+        "backend": {"kind": "memory"},
+        "embedder": {"kind": "hashing"},
+        "auth": {
+            "keys": [
+                {"kind": "sigv4", "username": AKID, "key": SECRET, "user_id": "aws-app"},
+                {"key": ADMIN, "user_id": "admin", "admin": True},
+            ]
+        },
+    }
     cmd, base = serve_command(work, config)
     with served_process(cmd, work / "serve.log", base + "/healthz", timeout=240, cwd=REPO):
-        resp = httpx.post(base + "/v1/documents", json={"title": DOC[0], "text": DOC[1], "visibility": "public"},
-                          headers={"X-API-Key": ADMIN}, timeout=60)  # fmt: skip
+        resp = httpx.post(
+            base + "/v1/documents",
+            json={"title": DOC[0], "text": DOC[1], "visibility": "public"},
+            headers={"X-API-Key": ADMIN},
+            timeout=60,
+        )
         assert resp.status_code == 201, resp.text
         yield base, resp.json()["document"]["id"]
 
@@ -47,20 +60,30 @@ def served(tmp_path_factory: Any) -> Iterator[tuple[str, str]]:
 def _client(base: str, *, secret: str = SECRET, region: str = "us-east-1") -> Any:
     from botocore.config import Config
 
-    return boto3.client("bedrock-agent-runtime", endpoint_url=base, region_name=region, aws_access_key_id=AKID,
-                        aws_secret_access_key=secret, config=Config(retries={"max_attempts": 1}))  # fmt: skip
+    return boto3.client(
+        "bedrock-agent-runtime",
+        endpoint_url=base,
+        region_name=region,
+        aws_access_key_id=AKID,
+        aws_secret_access_key=secret,
+        config=Config(retries={"max_attempts": 1}),
+    )
 
 
 def _agentic(client: Any, **over: Any) -> Any:
     return client.agentic_retrieve_stream(
         messages=[{"role": "user", "content": {"text": QUESTION}}],
         retrievers=[{"configuration": {"knowledgeBase": {"knowledgeBaseId": "DEFAULTKB0"}}}],
-        agenticRetrieveConfiguration={"maxAgentIteration": 1}, generateResponse=True, **over)  # fmt: skip
+        agenticRetrieveConfiguration={"maxAgentIteration": 1},
+        generateResponse=True,
+        **over,
+    )
 
 
 def test_agentic_retrieve_stream(served: tuple[str, str]) -> None:
-    events = list(_agentic(_client(served[0]),
-                           retrievalInstructionConfiguration={"retrievalInstructionId": "abc"})["stream"])
+    events = list(
+        _agentic(_client(served[0]), retrievalInstructionConfiguration={"retrievalInstructionId": "abc"})["stream"]
+    )
     names = [next(iter(e)) for e in events]
     assert names[-1] == "result" and "traceEvent" in names and "responseEvent" in names
     result = events[-1]["result"]
@@ -72,14 +95,22 @@ def test_agentic_retrieve_stream(served: tuple[str, str]) -> None:
 
 def test_retrieve_and_get_document_content(served: tuple[str, str]) -> None:
     client = _client(served[0])
-    out = client.retrieve(knowledgeBaseId="DEFAULTKB0", retrievalQuery={"text": QUESTION},
-                          retrievalConfiguration={"vectorSearchConfiguration": {
-                              "numberOfResults": 3, "filter": {"equals": {"key": "language", "value": "en"}}}})  # fmt: skip
+    out = client.retrieve(
+        knowledgeBaseId="DEFAULTKB0",
+        retrievalQuery={"text": QUESTION},
+        retrievalConfiguration={
+            "vectorSearchConfiguration": {
+                "numberOfResults": 3,
+                "filter": {"equals": {"key": "language", "value": "en"}},
+            }
+        },
+    )
     first = out["retrievalResults"][0]
     assert first["content"]["text"].startswith("To reset") and first["documentId"] == served[1]
     assert first["location"]["type"] == "CUSTOM" and first["score"] > 0
-    content = client.get_document_content(knowledgeBaseId="DEFAULTKB0", dataSourceId="default",
-                                          documentId=first["documentId"])  # fmt: skip
+    content = client.get_document_content(
+        knowledgeBaseId="DEFAULTKB0", dataSourceId="default", documentId=first["documentId"]
+    )
     with urllib.request.urlopen(content["presignedUrl"]) as fetched:  # a data: URL, no second request
         assert fetched.read().decode() == DOC[1]
     assert content["mimeType"] == "text/plain" and content["documentContentLength"] == len(DOC[1])
@@ -89,15 +120,18 @@ def test_retrieve_and_get_document_content(served: tuple[str, str]) -> None:
 
 def test_retrieve_and_generate_and_its_stream(served: tuple[str, str]) -> None:
     client = _client(served[0])
-    config = {"type": "KNOWLEDGE_BASE", "knowledgeBaseConfiguration": {
-        "knowledgeBaseId": "DEFAULTKB0", "modelArn": "anthropic.claude-v2"}}  # fmt: skip
+    config = {
+        "type": "KNOWLEDGE_BASE",
+        "knowledgeBaseConfiguration": {"knowledgeBaseId": "DEFAULTKB0", "modelArn": "anthropic.claude-v2"},
+    }
     out = client.retrieve_and_generate(input={"text": QUESTION}, retrieveAndGenerateConfiguration=config)
     assert "reset your password" in out["output"]["text"].lower() and out["sessionId"]
     cited = out["citations"][0]
     assert cited["retrievedReferences"][0]["content"]["text"].startswith("To reset")
     assert cited["generatedResponsePart"]["textResponsePart"]["text"]
-    stream = client.retrieve_and_generate_stream(input={"text": QUESTION}, retrieveAndGenerateConfiguration=config,
-                                                 sessionId="session-42")  # fmt: skip
+    stream = client.retrieve_and_generate_stream(
+        input={"text": QUESTION}, retrieveAndGenerateConfiguration=config, sessionId="session-42"
+    )
     assert stream["sessionId"] == "session-42"
     events = list(stream["stream"])
     text = "".join(e["output"]["text"] for e in events if "output" in e)
@@ -114,7 +148,7 @@ def test_wrong_signatures_are_access_denied(served: tuple[str, str]) -> None:
 
 
 def test_a_replayed_or_stale_request_is_access_denied(served: tuple[str, str]) -> None:
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     from botocore.auth import SigV4Auth
     from botocore.awsrequest import AWSRequest
@@ -129,7 +163,7 @@ def test_a_replayed_or_stale_request_is_access_denied(served: tuple[str, str]) -
 
         req = AWSRequest("POST", url, data=body, headers={"Content-Type": "application/json"})
         auth = SigV4Auth(Credentials(AKID, SECRET), "bedrock", "us-east-1")
-        with mock.patch("botocore.auth.get_current_datetime", return_value=when or datetime.now(timezone.utc)):
+        with mock.patch("botocore.auth.get_current_datetime", return_value=when or datetime.now(UTC)):
             auth.add_auth(req)
         return dict(req.headers.items())
 
@@ -138,7 +172,7 @@ def test_a_replayed_or_stale_request_is_access_denied(served: tuple[str, str]) -
     again = httpx.post(url, content=body, headers=headers)
     assert again.status_code == 403 and again.headers["x-amzn-ErrorType"] == "AccessDeniedException"
     assert "already received" in again.json()["message"]
-    stale = httpx.post(url, content=body, headers=signed(datetime.now(timezone.utc) - timedelta(minutes=20)))
+    stale = httpx.post(url, content=body, headers=signed(datetime.now(UTC) - timedelta(minutes=20)))
     assert stale.status_code == 403 and "clock" in stale.json()["message"]
     tampered = httpx.post(url, content=body.replace(b"password", b"passport"), headers=signed())
     assert tampered.status_code == 403 and SECRET not in tampered.text

@@ -29,8 +29,9 @@ def test_page_has_the_security_headers(client: object) -> None:
     assert resp.headers["Cache-Control"] == "no-cache"
 
 
-@pytest.mark.parametrize("name, mimetype", [("chat.js", "text/javascript"), ("chat.css", "text/css"),
-                                            ("favicon.svg", "image/svg+xml")])
+@pytest.mark.parametrize(
+    "name, mimetype", [("chat.js", "text/javascript"), ("chat.css", "text/css"), ("favicon.svg", "image/svg+xml")]
+)
 def test_assets_are_served_with_the_same_headers(client: object, name: str, mimetype: str) -> None:
     resp = client.get(f"/chat/static/{name}")  # type: ignore[attr-defined]
     assert resp.status_code == 200 and resp.mimetype == mimetype

@@ -12,7 +12,6 @@ from assistant_bridge.validation import registry, validate
 from tests.conftest import KEYS, headers_for
 from tests.tools.helpers import chunk_id, execute, ingest, ingest_file, make_app
 
-pytestmark = pytest.mark.unit
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
@@ -23,10 +22,14 @@ def c(tmp_path: Path) -> Any:
 
 
 def _document_schema(data: Any) -> None:
-    Draft202012Validator({"$ref": "chunk.schema.json#/$defs/document"}, registry=registry(),
-                         format_checker=Draft202012Validator.FORMAT_CHECKER).validate(data)  # fmt: skip
+    Draft202012Validator(
+        {"$ref": "chunk.schema.json#/$defs/document"},
+        registry=registry(),
+        format_checker=Draft202012Validator.FORMAT_CHECKER,
+    ).validate(data)
 
 
+@pytest.mark.unit
 def test_a_chunk_spanning_two_pdf_pages_has_a_box_on_each(c: Any) -> None:
     doc = ingest_file(c, FIXTURES / "two_pages.pdf", headers_for("alice"))
     resp = c.get(f"/v1/chunks/{chunk_id(doc)}", headers=headers_for("alice"))
@@ -44,9 +47,15 @@ def test_a_chunk_spanning_two_pdf_pages_has_a_box_on_each(c: Any) -> None:
     assert page1["bbox"][1] < 100 and page1["bbox"][3] > 700
     assert page2["bbox"][1] < 100 and page2["bbox"][3] < 120
     assert body["start_time"] is None and body["end_time"] is None
-    assert body["metadata"] == {**body["metadata"], "filename": "two_pages.pdf", "languages": ["en"], "modality": "text"}
+    assert body["metadata"] == {
+        **body["metadata"],
+        "filename": "two_pages.pdf",
+        "languages": ["en"],
+        "modality": "text",
+    }
 
 
+@pytest.mark.unit
 def test_transcript_chunks_have_times_and_no_boxes(c: Any) -> None:
     doc = ingest_file(c, FIXTURES / "meeting.vtt", headers_for("alice"))
     body = validate("chunk", c.get(f"/v1/chunks/{chunk_id(doc)}", headers=headers_for("alice")).get_json())
@@ -57,6 +66,7 @@ def test_transcript_chunks_have_times_and_no_boxes(c: Any) -> None:
     assert (context["modality"], context["start_time"], context["end_time"]) == ("video_transcript", 1.0, 3602.0)
 
 
+@pytest.mark.unit
 def test_plain_text_chunks_have_no_location(c: Any) -> None:
     doc = ingest(c, "Note", "Plain text without pages.", headers_for("alice"))
     body = validate("chunk", c.get(f"/v1/chunks/{chunk_id(doc)}", headers=headers_for("alice")).get_json())
@@ -64,16 +74,22 @@ def test_plain_text_chunks_have_no_location(c: Any) -> None:
     assert body["metadata"]["filename"] == "Note.txt"
 
 
+@pytest.mark.unit
 def test_chunk_document(c: Any) -> None:
     doc = ingest_file(c, FIXTURES / "two_pages.pdf", headers_for("alice"))
     resp = c.get(f"/v1/chunks/{chunk_id(doc)}/document", headers=headers_for("alice"))
     body = resp.get_json()
     _document_schema(body)
     assert (body["id"], body["name"], body["file_type"], body["file_name"]) == (
-        doc, "Travel Policy", "application/pdf", "two_pages.pdf")  # fmt: skip
+        doc,
+        "Travel Policy",
+        "application/pdf",
+        "two_pages.pdf",
+    )
     assert "Mileage is paid" in body["markdown_content"] and body["status"] == "ready"
 
 
+@pytest.mark.unit
 def test_invisible_unknown_and_odd_chunk_ids_are_404(c: Any) -> None:
     doc = ingest(c, "Bob note", "Private to bob.", headers_for("bob"))
     for path in (f"/v1/chunks/{chunk_id(doc)}", f"/v1/chunks/{chunk_id(doc)}/document"):
@@ -88,10 +104,16 @@ def test_invisible_unknown_and_odd_chunk_ids_are_404(c: Any) -> None:
     assert c.get(f"/v1/chunks/{chunk_id(doc)}").status_code == 401
 
 
+@pytest.mark.unit
 def test_session_chunks_need_their_session(c: Any) -> None:
-    doc = ingest(c, "Shared", "Shared with sales, then attached to a session.", headers_for("alice"), workspaces=["w-sales"])
+    doc = ingest(
+        c, "Shared", "Shared with sales, then attached to a session.", headers_for("alice"), workspaces=["w-sales"]
+    )
     session = "sess-0b7a3f0e"
-    assert c.post(f"/v1/sessions/{session}/documents", json={"document_id": doc}, headers=headers_for("alice")).status_code == 200
+    assert (
+        c.post(f"/v1/sessions/{session}/documents", json={"document_id": doc}, headers=headers_for("alice")).status_code
+        == 200
+    )
     path = f"/v1/chunks/{chunk_id(doc)}"
     assert c.get(path, headers=headers_for("alice")).status_code == 200  # the owner sees it anywhere
     assert c.get(f"{path}?session_id={session}", headers=headers_for("alice")).status_code == 200
@@ -116,8 +138,9 @@ def test_locations_survive_milvus_lite_and_scope_holds_there(tmp_path: Path) -> 
     logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
     s = make_settings(tmp_path, auth={"keys": KEYS})
     backend = MilvusBackend(str(tmp_path / "m.db"), "chunks", 64, write_lock_path=tmp_path / "w.lock")
-    svc = Services.from_settings(s, embedder=HashingEmbedder(64), backend=backend,
-                                 store=SQLiteStore(s.data_path / "meta.sqlite3"))  # fmt: skip
+    svc = Services.from_settings(
+        s, embedder=HashingEmbedder(64), backend=backend, store=SQLiteStore(s.data_path / "meta.sqlite3")
+    )
     try:
         with make_app(tmp_path, keys=KEYS, services=svc).test_client() as c:
             pdf = ingest_file(c, FIXTURES / "two_pages.pdf", headers_for("alice"))

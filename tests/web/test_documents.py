@@ -43,12 +43,14 @@ def test_multipart_upload(client: Any) -> None:
         ("broken.pdf", b"%PDF-1.4 this is not a pdf", 422),
     ],
 )
-def test_bad_files_are_rejected_and_nothing_is_lost(client: Any, services: Any, filename: str, payload: bytes,
-                                                   status: int) -> None:  # fmt: skip
+def test_bad_files_are_rejected_and_nothing_is_lost(
+    client: Any, services: Any, filename: str, payload: bytes, status: int
+) -> None:
     client.post("/v1/documents", json={"title": "Keep me", "text": "Existing document text."})
     before = services.backend.count()
-    resp = client.post("/v1/documents", data={"file": (io.BytesIO(payload), filename)},
-                       content_type="multipart/form-data")  # fmt: skip
+    resp = client.post(
+        "/v1/documents", data={"file": (io.BytesIO(payload), filename)}, content_type="multipart/form-data"
+    )
     assert resp.status_code == status
     validate("error", resp.get_json())
     assert services.backend.count() == before
@@ -75,7 +77,9 @@ def test_json_ingest_validation(client: Any) -> None:
 
 def test_a_document_past_the_chunk_cap_is_refused_and_nothing_is_indexed(client: Any, services: Any) -> None:
     services.ingestor.settings.max_chunks_per_document = 3
-    text = " ".join(f"Sentence {i} of a handbook that goes on about travel and expenses for a while." for i in range(300))
+    text = " ".join(
+        f"Sentence {i} of a handbook that goes on about travel and expenses for a while." for i in range(300)
+    )
     resp = client.post("/v1/documents", json={"title": "Too long", "text": text})
     assert resp.status_code == 413
     err = resp.get_json()["error"]

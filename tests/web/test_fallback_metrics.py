@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import httpx
 import pytest
@@ -33,8 +34,13 @@ def _events(caplog: pytest.LogCaptureFixture, name: str) -> list[str]:
 
 
 def _planner_endpoint(handler: Any) -> OpenAIChatClient:
-    return OpenAIChatClient(base_url="http://llm.test/v1", model="planner-m", transport=httpx.MockTransport(handler),
-                            max_retries=0, sleep=lambda _s: None)  # fmt: skip
+    return OpenAIChatClient(
+        base_url="http://llm.test/v1",
+        model="planner-m",
+        transport=httpx.MockTransport(handler),
+        max_retries=0,
+        sleep=lambda _s: None,
+    )
 
 
 def _agentic(tmp_path: Path, chat: OpenAIChatClient | None = None, generator: Any = None) -> tuple[Any, Any]:
@@ -50,14 +56,19 @@ def _agentic(tmp_path: Path, chat: OpenAIChatClient | None = None, generator: An
 
 
 def _custom(question: str = SECRET_QUESTION, iterations: int = 2) -> dict[str, Any]:
-    return request_body(question, agenticRetrieveConfiguration={"foundationModelType": "CUSTOM",
-                                                                "maxAgentIteration": iterations})  # fmt: skip
+    return request_body(
+        question, agenticRetrieveConfiguration={"foundationModelType": "CUSTOM", "maxAgentIteration": iterations}
+    )
 
 
-@pytest.mark.parametrize("response", [
-    httpx.Response(503, json={"error": "down"}),
-    httpx.Response(200, json={"choices": [{"message": {"content": "I would search for the founding dates."}}]}),
-], ids=["http_503", "not_json"])  # fmt: skip
+@pytest.mark.parametrize(
+    "response",
+    [
+        httpx.Response(503, json={"error": "down"}),
+        httpx.Response(200, json={"choices": [{"message": {"content": "I would search for the founding dates."}}]}),
+    ],
+    ids=["http_503", "not_json"],
+)
 def test_a_failing_planner_model_is_counted_and_logged_and_the_run_still_answers(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, response: httpx.Response
 ) -> None:
@@ -111,8 +122,11 @@ def test_a_failing_agentic_generator_is_counted_with_its_own_error_code(tmp_path
     assert d(OUTCOMES, route="agentic", outcome="error") == 1
 
 
-@pytest.mark.parametrize("transport", [llm_transport(status=500), llm_transport(fail=True), llm_transport("   ")],
-                         ids=["http_500", "timeout", "bad_response"])  # fmt: skip
+@pytest.mark.parametrize(
+    "transport",
+    [llm_transport(status=500), llm_transport(fail=True), llm_transport("   ")],
+    ids=["http_500", "timeout", "bad_response"],
+)
 def test_a_failing_rewrite_model_is_counted_and_logged_and_the_turn_still_answers(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, transport: httpx.MockTransport
 ) -> None:
@@ -133,8 +147,12 @@ def test_a_failing_rewrite_model_is_counted_and_logged_and_the_turn_still_answer
 
 
 def test_a_failing_rewrite_model_in_rag_search_is_counted(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    app, _, _ = build(tmp_path, assistants=conv(query_rewrite=LLM), transport=llm_transport(status=502),
-                      tools={"rag_search": {"mode": "lexical", "retrieve_limit": 3}})  # fmt: skip
+    app, _, _ = build(
+        tmp_path,
+        assistants=conv(query_rewrite=LLM),
+        transport=llm_transport(status=502),
+        tools={"rag_search": {"mode": "lexical", "retrieve_limit": 3}},
+    )
     client = app.test_client()
     ingest(client, DOCS)
     assert execute(client, {"query": "What is a Roth IRA?"}, session_id="chat-1").status_code == 200

@@ -7,8 +7,8 @@ context model; errors read as a message, not a dict."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -21,24 +21,34 @@ ibm = pytest.importorskip("ibm_watson.assistant_v2", reason="the test extra inst
 KEY = "watsonx-assistant-key-01"
 ADMIN = "admin-key-000000001"
 VERSION = "2024-08-25"
-DOCS = [("Reset your password", "To reset your password open the self-service portal and choose Forgot "
-         "password. A verification code is sent to your phone by SMS."),
-        ("VPN", "Install the VPN client from the software centre, then sign in with your badge number.")]  # fmt: skip
+DOCS = [
+    (
+        "Reset your password",
+        "To reset your password open the self-service portal and choose Forgot "
+        "password. A verification code is sent to your phone by SMS.",
+    ),
+    ("VPN", "Install the VPN client from the software centre, then sign in with your badge number."),
+]
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: Any) -> Iterator[str]:
     work = tmp_path_factory.mktemp("ibm-sdk")
     config = {
-        "backend": {"kind": "memory"}, "embedder": {"kind": "hashing"},
+        "backend": {"kind": "memory"},
+        "embedder": {"kind": "hashing"},
         "auth": {"keys": [{"key": KEY, "user_id": "watsonx"}, {"key": ADMIN, "user_id": "admin", "admin": True}]},
         "assistants": {"default": {}, "client": {"search": {"type": "client"}}},
-    }  # fmt: skip
+    }
     cmd, base = serve_command(work, config)
     with served_process(cmd, work / "serve.log", base + "/healthz", timeout=240, cwd=REPO):
         for title, text in DOCS:
-            resp = httpx.post(base + "/v1/documents", json={"title": title, "text": text, "visibility": "public"},
-                              headers={"X-API-Key": ADMIN}, timeout=60)  # fmt: skip
+            resp = httpx.post(
+                base + "/v1/documents",
+                json={"title": title, "text": text, "visibility": "public"},
+                headers={"X-API-Key": ADMIN},
+                timeout=60,
+            )
             assert resp.status_code == 201, resp.text
         yield base
 
@@ -67,8 +77,9 @@ def _answer(item: Any) -> Any:
 
 
 def test_stateless_message_with_debug(assistant: Any) -> None:
-    result = assistant.message_stateless("default", "default", input={
-        "text": "How do I reset my password?", "options": {"debug": True}}).get_result()  # fmt: skip
+    result = assistant.message_stateless(
+        "default", "default", input={"text": "How do I reset my password?", "options": {"debug": True}}
+    ).get_result()
     resp = ibm.StatelessMessageResponse.from_dict(result)
     _answer(resp.output.generic[0])
     event = resp.output.debug.turn_events[0]
@@ -80,8 +91,11 @@ def test_stateless_message_with_debug(assistant: Any) -> None:
 
 
 def test_an_unanswerable_question_is_a_text_item(assistant: Any) -> None:
-    result = assistant.message_stateless("default", "default", input={
-        "text": "What is the airspeed velocity of an unladen swallow?", "options": {"debug": True}}).get_result()  # fmt: skip
+    result = assistant.message_stateless(
+        "default",
+        "default",
+        input={"text": "What is the airspeed velocity of an unladen swallow?", "options": {"debug": True}},
+    ).get_result()
     resp = ibm.StatelessMessageResponse.from_dict(result)
     assert type(resp.output.generic[0]).__name__ == "RuntimeResponseGenericRuntimeResponseTypeText"
     assert resp.output.debug.turn_events[0].generative_ai.is_idk_response is True
@@ -89,8 +103,9 @@ def test_an_unanswerable_question_is_a_text_item(assistant: Any) -> None:
 
 def test_sessions(assistant: Any) -> None:
     session = ibm.SessionResponse.from_dict(assistant.create_session("default", "default").get_result())
-    result = assistant.message("default", "default", session.session_id,
-                               input={"text": "How do I reset my password?"}).get_result()  # fmt: skip
+    result = assistant.message(
+        "default", "default", session.session_id, input={"text": "How do I reset my password?"}
+    ).get_result()
     resp = ibm.StatefulMessageResponse.from_dict(result)
     _answer(resp.output.generic[0])
     assert resp.context.global_.session_id == session.session_id
@@ -112,15 +127,25 @@ def _stream(response: Any) -> list[tuple[str, Any]]:
 
 
 def test_streams(assistant: Any) -> None:
-    stateless = _stream(assistant.message_stream_stateless("default", "default", input={
-        "text": "How do I reset my password?"}, stream=True).get_result())  # fmt: skip
+    stateless = _stream(
+        assistant.message_stream_stateless(
+            "default", "default", input={"text": "How do I reset my password?"}, stream=True
+        ).get_result()
+    )
     session = assistant.create_session("default", "default").get_result()["session_id"]
-    stateful = _stream(assistant.message_stream("default", "default", session, input={
-        "text": "How do I reset my password?"}, stream=True).get_result())  # fmt: skip
-    for events, prefix, final in ((stateless, "StatelessMessageStreamResponse",
-                                   ibm.StatelessMessageStreamResponseStatelessMessageStreamFinalResponse),
-                                  (stateful, "MessageStreamResponse",
-                                   ibm.MessageStreamResponseStatefulMessageStreamFinalResponse)):  # fmt: skip
+    stateful = _stream(
+        assistant.message_stream(
+            "default", "default", session, input={"text": "How do I reset my password?"}, stream=True
+        ).get_result()
+    )
+    for events, prefix, final in (
+        (
+            stateless,
+            "StatelessMessageStreamResponse",
+            ibm.StatelessMessageStreamResponseStatelessMessageStreamFinalResponse,
+        ),
+        (stateful, "MessageStreamResponse", ibm.MessageStreamResponseStatefulMessageStreamFinalResponse),
+    ):
         names = [n for n, _ in events]
         assert names[-1] == "final_response" and "partial_item" in names and "complete_item" in names
         for name, data in events[:-1]:
@@ -130,21 +155,27 @@ def test_streams(assistant: Any) -> None:
         done = final.from_dict(events[-1][1])
         meta = done.final_response.output.streaming_metadata  # required; the stateless model types it oddly
         assert meta is not None and (prefix != "MessageStreamResponse" or meta.streaming_metadata.id == 1)
-        _answer(ibm.RuntimeResponseGeneric.from_dict(done.final_response.output.generic[0]) if isinstance(
-            done.final_response.output.generic[0], dict) else done.final_response.output.generic[0])  # fmt: skip
+        _answer(
+            ibm.RuntimeResponseGeneric.from_dict(done.final_response.output.generic[0])
+            if isinstance(done.final_response.output.generic[0], dict)
+            else done.final_response.output.generic[0]
+        )
 
 
 def test_the_client_side_search_round_trip_through_the_sdk_alone(assistant: Any, served: str) -> None:
     first = ibm.StatelessMessageResponse.from_dict(
-        assistant.message_stateless("client", "default", input={"text": "How do I reset my password?"}).get_result())
+        assistant.message_stateless("client", "default", input={"text": "How do I reset my password?"}).get_result()
+    )
     action = first.output.actions[0]
     assert action.type == "search" and action.parameters["query"] == "How do I reset my password?"
-    found = httpx.post(served + "/v1/search", json={"query": action.parameters["query"]},
-                       headers={"X-API-Key": KEY}).json()["search_results"]  # fmt: skip
+    found = httpx.post(
+        served + "/v1/search", json={"query": action.parameters["query"]}, headers={"X-API-Key": KEY}
+    ).json()["search_results"]
     # the context goes back as the SDK's model made it: nothing of ours outside what the model keeps
     context = ibm.StatelessMessageContext.from_dict(first.context.to_dict())
-    second = assistant.message_stateless("client", "default", context=context, input={
-        "message_type": "search_results", "search_results": found}).get_result()  # fmt: skip
+    second = assistant.message_stateless(
+        "client", "default", context=context, input={"message_type": "search_results", "search_results": found}
+    ).get_result()
     _answer(ibm.StatelessMessageResponse.from_dict(second).output.generic[0])
 
 

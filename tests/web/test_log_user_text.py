@@ -28,8 +28,9 @@ def run_everything(tmp_path: Path, log_user_text: bool) -> Any:
 
     app, services, _ = build(tmp_path, server={"log_user_text": log_user_text})
     services.extras["rag_search"] = components()
-    services.extras["agentic"] = AgenticRuntime(services, generator=FakeGenerator(), prefilter=FakePreFilter(0.9),
-                                                threshold=0.5)  # fmt: skip
+    services.extras["agentic"] = AgenticRuntime(
+        services, generator=FakeGenerator(), prefilter=FakePreFilter(0.9), threshold=0.5
+    )
     with app.test_client() as client:
         ingest(client, [DOC])
         checked(ask(client, f"when does the {SECRET} close"))
@@ -38,9 +39,13 @@ def run_everything(tmp_path: Path, log_user_text: bool) -> Any:
         assert resp.status_code == 200, resp.get_json()
         resp = client.post("/v1/relay/message", json={"text": f"and the {SECRET}?"})
         assert resp.status_code == 200, resp.get_json()
-        resp = client.post("/agenticRetrieveStream", json={
-            "messages": [{"role": "user", "content": {"text": f"who signed the {SECRET}"}}],
-            "retrievers": [{"configuration": {"knowledgeBase": {"knowledgeBaseId": "default"}}}]})
+        resp = client.post(
+            "/agenticRetrieveStream",
+            json={
+                "messages": [{"role": "user", "content": {"text": f"who signed the {SECRET}"}}],
+                "retrievers": [{"configuration": {"knowledgeBase": {"knowledgeBaseId": "default"}}}],
+            },
+        )
         assert resp.status_code == 200 and resp.get_data(as_text=True), resp.get_data(as_text=True)[:500]
     return app
 
@@ -52,8 +57,14 @@ def records(caplog: Any, event: str) -> list[logging.LogRecord]:
 def test_off_no_line_carries_user_text(tmp_path: Path, caplog: Any) -> None:
     caplog.set_level(logging.DEBUG)
     run_everything(tmp_path, log_user_text=False)
-    for event in ("message.turn", "search.done", "tools.execution.completed", "relay.turn", "relay.search",
-                  "agentic.run"):
+    for event in (
+        "message.turn",
+        "search.done",
+        "tools.execution.completed",
+        "relay.turn",
+        "relay.search",
+        "agentic.run",
+    ):
         assert records(caplog, event), f"no {event} was logged"
     json_fmt, text_fmt = JsonFormatter(), TextFormatter()
     for record in caplog.records:
@@ -109,5 +120,8 @@ def test_fields_show_in_both_formats_and_lose_url_api_keys() -> None:
     line = json.loads(JsonFormatter().format(record))
     assert line["msg"] == "search.done results=3"
     assert line["query"] == "see /v1/tool-executions/1/stream?api_key=[redacted] please"
-    assert TextFormatter().format(record).endswith(
-        'search.done results=3 query="see /v1/tool-executions/1/stream?api_key=[redacted] please"')
+    assert (
+        TextFormatter()
+        .format(record)
+        .endswith('search.done results=3 query="see /v1/tool-executions/1/stream?api_key=[redacted] please"')
+    )

@@ -26,17 +26,27 @@ def _app(tmp_path: Path, limit: int) -> Any:
 def test_wrong_keys_from_one_address_are_throttled(tmp_path: Path) -> None:
     app = _app(tmp_path, 5)
     with app.test_client() as c:
-        codes = [c.post("/v1/search", json={"query": "x"}, headers={"X-API-Key": f"guess-{i:08d}"}).status_code
-                 for i in range(8)]  # fmt: skip
+        codes = [
+            c.post("/v1/search", json={"query": "x"}, headers={"X-API-Key": f"guess-{i:08d}"}).status_code
+            for i in range(8)
+        ]
         assert codes == [401] * 5 + [429] * 3
         resp = c.post("/v1/search", json={"query": "x"}, headers=headers_for("alice"))
         assert resp.status_code == 429 and int(resp.headers["Retry-After"]) >= 1  # the address is held
         assert resp.get_json()["error"]["code"] == "rate_limited"
-        other = c.post("/v1/search", json={"query": "x"}, headers=headers_for("alice"),
-                       environ_base={"REMOTE_ADDR": "127.0.0.9"})  # fmt: skip
+        other = c.post(
+            "/v1/search", json={"query": "x"}, headers=headers_for("alice"), environ_base={"REMOTE_ADDR": "127.0.0.9"}
+        )
         assert other.status_code == 200  # another client with the right key is served
-        spread = [c.post("/v1/search", json={"query": "x"}, headers={"X-API-Key": "guess-00000000"},
-                         environ_base={"REMOTE_ADDR": f"127.0.1.{i}"}).status_code for i in range(3)]  # fmt: skip
+        spread = [
+            c.post(
+                "/v1/search",
+                json={"query": "x"},
+                headers={"X-API-Key": "guess-00000000"},
+                environ_base={"REMOTE_ADDR": f"127.0.1.{i}"},
+            ).status_code
+            for i in range(3)
+        ]
         assert spread == [429] * 3  # the prefix "guess-" is held whatever the address
 
 

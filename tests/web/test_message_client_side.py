@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from assistant_bridge.errors import NotFound
 from assistant_bridge.conversation.sessions import SessionStore
+from assistant_bridge.errors import NotFound
 from assistant_bridge.validation import validate
 from tests.conftest import KEYS, headers_for
 from tests.conversation.helpers import action, build, checked, only_item, sessions_url, turn_event, url
@@ -17,9 +17,13 @@ from tests.conversation.helpers import action, build, checked, only_item, sessio
 pytestmark = pytest.mark.unit
 CLIENT = "client-side"
 RESULTS = [
-    {"result_metadata": {"score": 0.92, "image_url": "https://example.com/vpn.png"}, "title": "VPN setup",
-     "body": "Full VPN guide. Install the VPN client. Sign in with your company account.",
-     "url": "https://example.com/vpn", "highlight": {"body": ["Install the VPN client and sign in first."]}},
+    {
+        "result_metadata": {"score": 0.92, "image_url": "https://example.com/vpn.png"},
+        "title": "VPN setup",
+        "body": "Full VPN guide. Install the VPN client. Sign in with your company account.",
+        "url": "https://example.com/vpn",
+        "highlight": {"body": ["Install the VPN client and sign in first."]},
+    },
     {"result_metadata": {"score": 0.4}, "title": "Expenses", "body": "Expense reports are due within 30 days."},
 ]
 
@@ -124,9 +128,11 @@ def test_sessions_belong_to_their_caller_and_assistant(tmp_path: Path) -> None:
     client = app.test_client()
     sid = client.post(sessions_url(CLIENT), headers=headers_for("alice")).get_json()["session_id"]
     assert checked(client.post(url(CLIENT, session=sid), json=text_message("vpn"), headers=headers_for("alice")))
-    for headers, path in ((headers_for("bob"), url(CLIENT, session=sid)),
-                          (headers_for("alice"), url("default", session=sid)),
-                          (headers_for("service", end_user="t1"), url(CLIENT, session=sid))):  # fmt: skip
+    for headers, path in (
+        (headers_for("bob"), url(CLIENT, session=sid)),
+        (headers_for("alice"), url("default", session=sid)),
+        (headers_for("service", end_user="t1"), url(CLIENT, session=sid)),
+    ):
         err = checked(client.post(path, json=text_message("vpn"), headers=headers), 404)
         assert "session" in err["error"]["message"]
     assert client.delete(sessions_url(CLIENT, session=sid), headers=headers_for("bob")).status_code == 404

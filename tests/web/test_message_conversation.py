@@ -17,18 +17,28 @@ from tests.conversation.helpers import ask, build, checked, events, ingest, only
 pytestmark = pytest.mark.unit
 
 DOCS = [
-    ("Roth IRA accounts", "A Roth IRA is a retirement account funded with income that was already taxed. "
-     "Taking Roth IRA earnings out before age 59 costs a 10 percent penalty."),
-    ("Savings bonds", "Savings bonds cashed in the first five years lose three months of interest as a penalty. "
-     "Early withdrawals of savings bonds are possible after one year."),
+    (
+        "Roth IRA accounts",
+        "A Roth IRA is a retirement account funded with income that was already taxed. "
+        "Taking Roth IRA earnings out before age 59 costs a 10 percent penalty.",
+    ),
+    (
+        "Savings bonds",
+        "Savings bonds cashed in the first five years lose three months of interest as a penalty. "
+        "Early withdrawals of savings bonds are possible after one year.",
+    ),
     ("Expense reports", "Submit expense reports within 30 days. Attach every receipt in the finance tool."),
 ]
 FOLLOW_UP = "Is there a penalty for early withdrawals from it?"
 
 
 def conv(mode: str = "entire_conversation", **cs: Any) -> dict[str, Any]:
-    return {"default": {"search": {"metadata": {"mode": "lexical", "limit": 3}},
-                        "conversational_search": {"contextual_mode": mode, **cs}}}  # fmt: skip
+    return {
+        "default": {
+            "search": {"metadata": {"mode": "lexical", "limit": 3}},
+            "conversational_search": {"contextual_mode": mode, **cs},
+        }
+    }
 
 
 def session(client: Any) -> str:
@@ -64,7 +74,11 @@ def test_a_follow_up_is_rewritten_with_the_previous_turn_and_finds_the_right_doc
     ev = turn_event(body)
     rw = ev["query_rewrite"]
     assert rw["original_query"] == FOLLOW_UP and rw["rewritten"] and rw["follow_up"] is True
-    assert "Roth IRA" in rw["carried_terms"] and rw["history_turns"] == 1 and rw["contextual_mode"] == "entire_conversation"
+    assert (
+        "Roth IRA" in rw["carried_terms"]
+        and rw["history_turns"] == 1
+        and rw["contextual_mode"] == "entire_conversation"
+    )
     assert ev["generative_ai"]["inferred_query"] == rw["rewritten_query"] == ev["callout"]["search"]["query"]
     assert "rewrite" in ev["metrics"]["stage_times_ms"]
     assert top_title(body) == "Roth IRA accounts"
@@ -159,7 +173,9 @@ def test_an_expired_session_is_a_404_and_a_new_session_starts_without_memory(tmp
     assert turn_event(body)["query_rewrite"]["history_turns"] == 0
     # creating the new session purged the expired one, and its memory, lazily
     assert runtime.sessions.memory.stats("message", sid) == (0, 0)
-    assert runtime.services.store.execute("SELECT COUNT(*) FROM message_sessions WHERE id = ?", (sid,)).fetchone()[0] == 0
+    assert (
+        runtime.services.store.execute("SELECT COUNT(*) FROM message_sessions WHERE id = ?", (sid,)).fetchone()[0] == 0
+    )
 
 
 def test_deleting_a_session_deletes_its_memory(chat: Any) -> None:
@@ -181,16 +197,21 @@ def test_stateless_calls_have_no_memory(chat: Any) -> None:
 
 def test_hap_on_the_question_blocks_the_turn_before_any_search(tmp_path: Path) -> None:
     generator = FakeGenerator()
-    app, _, runtime = build(tmp_path, assistants=conv(hap_filtering={"input": {"enabled": True, "threshold": 0.5}}),
-                            generator=generator)  # fmt: skip
+    app, _, runtime = build(
+        tmp_path, assistants=conv(hap_filtering={"input": {"enabled": True, "threshold": 0.5}}), generator=generator
+    )
     client = app.test_client()
     ingest(client, DOCS)
     sid = session(client)
     body = say(client, sid, "you stupid idiot, what is a Roth IRA?")
     item = only_item(body)
-    assert item == {"response_type": "text", "text": (
-        "I can't respond to that message because it may contain hateful, abusive or profane language. Could you "
-        "rephrase it?")}
+    assert item == {
+        "response_type": "text",
+        "text": (
+            "I can't respond to that message because it may contain hateful, abusive or profane language. Could you "
+            "rephrase it?"
+        ),
+    }
     ev = turn_event(body)
     assert ev["outcome"] == "hap" and ev["generative_ai"]["is_hap_detected"] is True
     assert ev["hap_filtering"]["input"]["detected"] is True and ev["hap_filtering"]["input"]["categories"] == ["abuse"]
@@ -219,8 +240,11 @@ def test_hap_on_the_answer_replaces_it_with_the_configured_message(tmp_path: Pat
 
 
 def test_a_clean_answer_reports_no_hap_and_a_higher_threshold_lets_mild_words_through(tmp_path: Path) -> None:
-    app, _, _ = build(tmp_path, assistants=conv(hap_filtering={"output": {"threshold": 0.9}}),
-                      generator=FakeGenerator("This shit costs a penalty."))  # fmt: skip
+    app, _, _ = build(
+        tmp_path,
+        assistants=conv(hap_filtering={"output": {"threshold": 0.9}}),
+        generator=FakeGenerator("This shit costs a penalty."),
+    )
     client = app.test_client()
     ingest(client, DOCS)
     body = say(client, None, "What is a Roth IRA?")
@@ -231,14 +255,17 @@ def test_a_clean_answer_reports_no_hap_and_a_higher_threshold_lets_mild_words_th
 
 
 def test_hap_on_a_streamed_answer_replaces_the_streamed_text(tmp_path: Path) -> None:
-    app, _, _ = build(tmp_path, assistants=conv(streaming="stream_then_verify"),
-                      generator=FakeGenerator("This shit costs a penalty."))  # fmt: skip
+    app, _, _ = build(
+        tmp_path, assistants=conv(streaming="stream_then_verify"), generator=FakeGenerator("This shit costs a penalty.")
+    )
     client = app.test_client()
     ingest(client, DOCS)
     body = {"input": {"text": "What is a Roth IRA?", "options": {"debug": True}}}
     evs = events(client.post(url(stream=True), json=body))
     name, complete = evs[-2]
-    assert name == "complete_item" and complete["response_type"] == "text" and complete["streaming_metadata"] == {"id": 1}
+    assert (
+        name == "complete_item" and complete["response_type"] == "text" and complete["streaming_metadata"] == {"id": 1}
+    )
     assert complete["text"].startswith("I found information about this, but I can't share the answer")
     assert evs[-1][1]["output"]["debug"]["turn_events"][0]["outcome"] == "hap"
 
@@ -255,14 +282,23 @@ def llm_transport(content: str | None = None, status: int = 200, fail: bool = Fa
     return httpx.MockTransport(handler)
 
 
-LLM = {"method": "llm", "base_url": "http://llm.test/v1", "model": "rewriter", "api_key": "sk-test", "timeout_seconds": 2}
+LLM = {
+    "method": "llm",
+    "base_url": "http://llm.test/v1",
+    "model": "rewriter",
+    "api_key": "sk-test",
+    "timeout_seconds": 2,
+}
 
 
-@pytest.mark.parametrize("transport, reason", [
-    (llm_transport(status=500), "http_500"),
-    (llm_transport(fail=True), "timeout"),
-    (llm_transport("   "), "bad_response"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "transport, reason",
+    [
+        (llm_transport(status=500), "http_500"),
+        (llm_transport(fail=True), "timeout"),
+        (llm_transport("   "), "bad_response"),
+    ],
+)
 def test_a_failing_rewrite_falls_back_to_the_last_turn_and_says_so(tmp_path: Path, transport: Any, reason: str) -> None:
     app, _, _ = build(tmp_path, assistants=conv(query_rewrite=LLM), transport=transport)
     client = app.test_client()
@@ -278,7 +314,9 @@ def test_a_failing_rewrite_falls_back_to_the_last_turn_and_says_so(tmp_path: Pat
 
 def test_an_llm_rewrite_is_searched(tmp_path: Path) -> None:
     rewritten = "Is there a penalty for early withdrawals from a Roth IRA?"
-    app, _, _ = build(tmp_path, assistants=conv(query_rewrite=LLM), transport=llm_transport(json.dumps({"query": rewritten})))
+    app, _, _ = build(
+        tmp_path, assistants=conv(query_rewrite=LLM), transport=llm_transport(json.dumps({"query": rewritten}))
+    )
     client = app.test_client()
     ingest(client, DOCS)
     sid = session(client)
@@ -290,13 +328,19 @@ def test_an_llm_rewrite_is_searched(tmp_path: Path) -> None:
 
 
 def test_client_side_search_gets_the_rewritten_query_and_memory_completes_the_turn(tmp_path: Path) -> None:
-    assistants = {"client-side": {"search": {"type": "client"},
-                                  "conversational_search": {"contextual_mode": "entire_conversation"}}}  # fmt: skip
+    assistants = {
+        "client-side": {
+            "search": {"type": "client"},
+            "conversational_search": {"contextual_mode": "entire_conversation"},
+        }
+    }
     app, _, runtime = build(tmp_path, assistants=assistants)
     client = app.test_client()
     sid = client.post(sessions_url("client-side")).get_json()["session_id"]
     path = url("client-side", session=sid)
-    results = [{"title": "Roth IRA", "body": "A Roth IRA is funded with taxed income. Early withdrawals cost a penalty."}]
+    results = [
+        {"title": "Roth IRA", "body": "A Roth IRA is funded with taxed income. Early withdrawals cost a penalty."}
+    ]
     for text in ("What is a Roth IRA?", FOLLOW_UP):
         action = checked(ask(client, text, path=path))["output"]["actions"][0]
         checked(client.post(path, json={"input": {"message_type": "search_results", "search_results": results}}))
@@ -308,10 +352,12 @@ def test_client_side_search_gets_the_rewritten_query_and_memory_completes_the_tu
 def test_configuration_errors_name_the_key(tmp_path: Path) -> None:
     from assistant_bridge.errors import ConfigurationError
 
-    for cs, key in (({"contextual_mode": "everything"}, "contextual_mode"),
-                    ({"hap_filtering": {"output": {"threshold": 2}}}, "threshold"),
-                    ({"memory": {"max_turns": 0}}, "max_turns"),
-                    ({"query_rewrite": {"method": "llm"}}, "query_rewrite")):  # fmt: skip
+    for cs, key in (
+        ({"contextual_mode": "everything"}, "contextual_mode"),
+        ({"hap_filtering": {"output": {"threshold": 2}}}, "threshold"),
+        ({"memory": {"max_turns": 0}}, "max_turns"),
+        ({"query_rewrite": {"method": "llm"}}, "query_rewrite"),
+    ):
         with pytest.raises(ConfigurationError, match=key):
             build(tmp_path / key, assistants={"default": {"conversational_search": cs}})
 
@@ -319,9 +365,13 @@ def test_configuration_errors_name_the_key(tmp_path: Path) -> None:
 def test_settings_given_as_strings_are_converted(tmp_path: Path) -> None:
     from assistant_bridge.safety import HapStage
 
-    cs = {"contextual_mode": "entire_conversation", "search_confidence": {"threshold": "more_often"},
-          "hap_filtering": {"input": {"enabled": "true", "threshold": "0.7"}}, "memory": {"max_turns": "5"},
-          "query_rewrite": {"method": "embedded", "max_history_turns": "4"}}  # fmt: skip
+    cs = {
+        "contextual_mode": "entire_conversation",
+        "search_confidence": {"threshold": "more_often"},
+        "hap_filtering": {"input": {"enabled": "true", "threshold": "0.7"}},
+        "memory": {"max_turns": "5"},
+        "query_rewrite": {"method": "embedded", "max_history_turns": "4"},
+    }
     _, _, runtime = build(tmp_path, assistants={"default": {"conversational_search": cs}})
     c = runtime.assistants.get("default").conversational
     assert c.hap.input == HapStage(True, 0.7) and c.hap.output == HapStage(True, 0.5)

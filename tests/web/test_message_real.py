@@ -3,14 +3,13 @@ extractive generator over USE-multilingual (loaded once per test process)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conversation.helpers import ask, build, checked, events, ingest, only_item, turn_event, url
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
@@ -34,9 +33,10 @@ def test_answerable_question_gets_a_cited_extractive_answer(real_client: Any) ->
     assert item["citations"]
     for c in item["citations"]:
         for r in c["ranges"]:
-            assert item["text"][r["start"]:r["end"]] == c["text"]
-    assert any(item["search_results"][c["search_result_index"]]["title"] == "Reset your password"
-               for c in item["citations"])
+            assert item["text"][r["start"] : r["end"]] == c["text"]
+    assert any(
+        item["search_results"][c["search_result_index"]]["title"] == "Reset your password" for c in item["citations"]
+    )
 
 
 def test_unrelated_question_is_an_idk_with_the_reason(real_client: Any) -> None:

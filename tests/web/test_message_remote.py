@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -41,12 +42,15 @@ def remote(server_url: str, **server: Any) -> dict[str, Any]:
     return {"kb": {"search": {"type": "server", "metadata": {"limit": 3}, "server": {"url": server_url, **server}}}}
 
 
-@pytest.mark.parametrize("auth", [
-    {"auth_type": "apikey", "apikey": "key-alice-0001"},
-    {"auth_type": "apikey", "apikey": "key-alice-0001", "apikey_header": "X-API-Key"},
-    {"auth_type": "bearer", "token": "key-service-01"},
-    {"auth_type": "basic", "username": "carol", "password": "key-basic-0001"},
-])
+@pytest.mark.parametrize(
+    "auth",
+    [
+        {"auth_type": "apikey", "apikey": "key-alice-0001"},
+        {"auth_type": "apikey", "apikey": "key-alice-0001", "apikey_header": "X-API-Key"},
+        {"auth_type": "bearer", "token": "key-service-01"},
+        {"auth_type": "basic", "username": "carol", "password": "key-basic-0001"},
+    ],
+)
 def test_answers_from_this_projects_own_search_server(tmp_path: Path, search_server: str, auth: Any) -> None:
     app, _, _ = build(tmp_path, assistants=remote(search_server, **auth))
     body = checked(ask(app.test_client(), "how do I reset my password", path=url("kb")))
@@ -59,11 +63,14 @@ def test_answers_from_this_projects_own_search_server(tmp_path: Path, search_ser
     assert search["engine"] == "custom_search" and search["request"] == {"method": "POST", "url": search_server}
 
 
-@pytest.mark.parametrize("auth", [
-    {"auth_type": "none"},
-    {"auth_type": "apikey", "apikey": "wrong-key-000"},
-    {"auth_type": "apikey", "apikey": "key-alice-0001", "apikey_header": "X-Other-Key"},
-])
+@pytest.mark.parametrize(
+    "auth",
+    [
+        {"auth_type": "none"},
+        {"auth_type": "apikey", "apikey": "wrong-key-000"},
+        {"auth_type": "apikey", "apikey": "key-alice-0001", "apikey_header": "X-Other-Key"},
+    ],
+)
 def test_rejected_credentials_give_the_connectivity_message(tmp_path: Path, search_server: str, auth: Any) -> None:
     app, _, _ = build(tmp_path, assistants=remote(search_server, **auth))
     item = only_item(checked(ask(app.test_client(), "password", path=url("kb"))))
@@ -91,26 +98,44 @@ def _timeout(request: httpx.Request) -> httpx.Response:
     raise httpx.ReadTimeout("timed out", request=request)
 
 
-@pytest.mark.parametrize("handler, errors", [
-    (_timeout, [{"message": "the search server did not answer within 2 s", "path": ""}]),
-    (lambda r: httpx.Response(500, text="Traceback (most recent call last): secret"),
-     [{"message": "the search server answered HTTP 500", "path": ""}]),
-    (lambda r: httpx.Response(200, text="<html>not json</html>"),
-     [{"message": "the search server answered with invalid JSON", "path": ""}]),
-    (lambda r: httpx.Response(200, json={"results": []}),
-     [{"message": "must have required property 'search_results'", "path": ""}]),
-    (lambda r: httpx.Response(200, json={"search_results": [{"title": "t", "body": 3}, {"body": "b"}]}),
-     [{"message": "must be string", "path": "/search_results/0/body"},
-      {"message": "must have required property 'title'", "path": "/search_results/1"}]),
-    (lambda r: httpx.Response(200, json={"search_results": "none"}),
-     [{"message": "must be array", "path": "/search_results"}]),
-    (lambda r: httpx.Response(200, json={"search_results": [{"title": "t", "body": "x" * 120_000}]}),
-     [{"message": "the search server's response is over the 100 KB limit", "path": ""}]),
-])
+@pytest.mark.parametrize(
+    "handler, errors",
+    [
+        (_timeout, [{"message": "the search server did not answer within 2 s", "path": ""}]),
+        (
+            lambda r: httpx.Response(500, text="Traceback (most recent call last): secret"),
+            [{"message": "the search server answered HTTP 500", "path": ""}],
+        ),
+        (
+            lambda r: httpx.Response(200, text="<html>not json</html>"),
+            [{"message": "the search server answered with invalid JSON", "path": ""}],
+        ),
+        (
+            lambda r: httpx.Response(200, json={"results": []}),
+            [{"message": "must have required property 'search_results'", "path": ""}],
+        ),
+        (
+            lambda r: httpx.Response(200, json={"search_results": [{"title": "t", "body": 3}, {"body": "b"}]}),
+            [
+                {"message": "must be string", "path": "/search_results/0/body"},
+                {"message": "must have required property 'title'", "path": "/search_results/1"},
+            ],
+        ),
+        (
+            lambda r: httpx.Response(200, json={"search_results": "none"}),
+            [{"message": "must be array", "path": "/search_results"}],
+        ),
+        (
+            lambda r: httpx.Response(200, json={"search_results": [{"title": "t", "body": "x" * 120_000}]}),
+            [{"message": "the search server's response is over the 100 KB limit", "path": ""}],
+        ),
+    ],
+)
 def test_bad_answers_give_the_connectivity_message_with_errors(tmp_path: Path, handler: Any, errors: Any) -> None:
     transport, seen = mock(handler)
-    app, _, _ = build(tmp_path, assistants=remote("https://search.example.com/query", timeout_seconds=2),
-                      transport=transport)  # fmt: skip
+    app, _, _ = build(
+        tmp_path, assistants=remote("https://search.example.com/query", timeout_seconds=2), transport=transport
+    )
     resp = ask(app.test_client(), "password", path=url("kb"))
     body = checked(resp)
     item = only_item(body)
@@ -123,9 +148,21 @@ def test_bad_answers_give_the_connectivity_message_with_errors(tmp_path: Path, h
 def test_request_carries_query_filter_metadata_and_credentials(tmp_path: Path) -> None:
     answer = {"search_results": [{"title": "VPN", "body": "Install the VPN client first.", "url": "https://x.example"}]}
     transport, seen = mock(lambda r: httpx.Response(200, json=answer))
-    assistants = {"kb": {"search": {"type": "server", "filter": "lang:en", "metadata": {"collection_name": "kb"},
-                                    "server": {"url": "https://search.example.com/query", "auth_type": "bearer",
-                                               "token": "tok-123456", "headers": {"X-Tenant": "acme"}}}}}
+    assistants = {
+        "kb": {
+            "search": {
+                "type": "server",
+                "filter": "lang:en",
+                "metadata": {"collection_name": "kb"},
+                "server": {
+                    "url": "https://search.example.com/query",
+                    "auth_type": "bearer",
+                    "token": "tok-123456",
+                    "headers": {"X-Tenant": "acme"},
+                },
+            }
+        }
+    }
     app, _, _ = build(tmp_path, assistants=assistants, transport=transport)
     item = only_item(checked(ask(app.test_client(), "vpn", path=url("kb"))))
     assert item["response_type"] == "conversation_search" and item["search_results"][0]["url"] == "https://x.example"

@@ -4,13 +4,14 @@ stream-then-verify with retraction, errors before and during the stream, heartbe
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-from assistant_bridge.streaming.pump import EventPump
 from assistant_bridge.generators import FakeGenerator
+from assistant_bridge.streaming.pump import EventPump
 from tests.conversation.helpers import action, build, checked, events, ingest, sessions_url, url
 
 pytestmark = pytest.mark.unit
@@ -23,7 +24,9 @@ def stream(client: Any, text: str, path: str | None = None, **options: Any) -> A
 
 
 def texts(evs: list[tuple[str, dict[str, Any]]], stream_id: int = 1) -> str:
-    return "".join(p["text"] for name, p in evs if name == "partial_item" and p["streaming_metadata"]["id"] == stream_id)
+    return "".join(
+        p["text"] for name, p in evs if name == "partial_item" and p["streaming_metadata"]["id"] == stream_id
+    )
 
 
 @pytest.fixture
@@ -98,14 +101,17 @@ def test_generator_failure_midway_ends_with_the_connectivity_item(tmp_path: Path
             def deltas() -> Iterator[str]:
                 yield "To reset "
                 raise GeneratorError("connection reset")
+
             return GenerationStream(deltas(), lambda text: None)  # type: ignore[arg-type,return-value]
 
     app, _, _ = build(tmp_path, generator=Breaks(), assistants=STREAM_THEN_VERIFY)
     c = app.test_client()
     ingest(c)
     evs = events(stream(c, "how do I reset my password"))
-    assert evs[0] == ("partial_item", {"response_type": "conversation_search", "text": "To reset ",
-                                       "streaming_metadata": {"id": 1}})  # fmt: skip
+    assert evs[0] == (
+        "partial_item",
+        {"response_type": "conversation_search", "text": "To reset ", "streaming_metadata": {"id": 1}},
+    )
     assert evs[-2][1]["text"].startswith("I might have information") and evs[-2][1]["streaming_metadata"]["id"] == 1
     assert evs[-1][0] == "final_response"
 
@@ -117,8 +123,12 @@ def test_client_side_round_trip_in_a_session_streams_the_action_then_the_answer(
     evs = events(stream(c, "vpn setup", path=url("client-side", session=sid, stream=True)))
     assert [n for n, _ in evs] == ["final_response"]
     assert evs[0][1]["output"]["actions"] == [action("vpn setup")]
-    body = {"input": {"message_type": "search_results",
-                      "search_results": [{"title": "VPN", "body": "Install the VPN client before connecting."}]}}
+    body = {
+        "input": {
+            "message_type": "search_results",
+            "search_results": [{"title": "VPN", "body": "Install the VPN client before connecting."}],
+        }
+    }
     evs = events(c.post(url("client-side", session=sid, stream=True), json=body))
     assert evs[-2][1]["response_type"] == "conversation_search" and evs[-1][1]["context"]["global"]["session_id"] == sid
 

@@ -6,8 +6,9 @@ own requests."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -26,8 +27,11 @@ ERRORS = "assistant_bridge_backend_errors_total"
 def samples(client: Any) -> list[tuple[str, dict[str, str], float]]:
     resp = client.get("/metrics")
     assert resp.status_code == 200
-    return [(s.name, s.labels, s.value) for fam in text_string_to_metric_families(resp.get_data(as_text=True))
-            for s in fam.samples]  # fmt: skip
+    return [
+        (s.name, s.labels, s.value)
+        for fam in text_string_to_metric_families(resp.get_data(as_text=True))
+        for s in fam.samples
+    ]
 
 
 def total(rows: list[tuple[str, dict[str, str], float]], name: str, **labels: str) -> float:
@@ -76,11 +80,14 @@ def test_an_answered_turn_records_its_stages_and_outcome(loaded: Any) -> None:
     assert d(IDK) == 0 and d(ERRORS) == 0
 
 
-@pytest.mark.parametrize("pre, post, generator, reason", [
-    (0.1, 0.9, None, "retrieval_confidence"),
-    (0.9, 0.1, FakeGenerator(reword=True), "response_confidence"),
-    (0.9, 0.9, FakeGenerator(declined=True), "generator_declined"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "pre, post, generator, reason",
+    [
+        (0.1, 0.9, None, "retrieval_confidence"),
+        (0.9, 0.1, FakeGenerator(reword=True), "response_confidence"),
+        (0.9, 0.9, FakeGenerator(declined=True), "generator_declined"),
+    ],
+)
 def test_an_idk_turn_counts_its_reason(tmp_path: Path, pre: float, post: float, generator: Any, reason: str) -> None:
     app, _, _ = build(tmp_path, pre=pre, post=post, generator=generator)
     client = app.test_client()
@@ -215,4 +222,3 @@ def test_relayed_turn_records_its_outcome_and_searches(tmp_path: Path) -> None:
     # the relayed assistant is this service's client-side assistant: its own two turns count as /message
     assert d(OUTCOMES, route="message", outcome="client_search") == 1
     assert d(OUTCOMES, route="message", outcome="answer") == 1
-

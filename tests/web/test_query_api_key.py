@@ -80,8 +80,12 @@ def test_json_routes_and_other_methods_ignore_the_query_key(app: Any, stream_url
         assert resp.mimetype == "application/json"
     resp = c.post("/v1/search", query_string={"api_key": ALICE_KEY}, json={"query": "remote"})
     assert resp.status_code == 401
-    resp = c.post("/v1/tools/rag_search/execute", query_string={"api_key": ALICE_KEY, "mode": "stream"},
-                  json={"inputs": {"query": "remote"}}, headers={"Accept": "text/event-stream"})  # fmt: skip
+    resp = c.post(
+        "/v1/tools/rag_search/execute",
+        query_string={"api_key": ALICE_KEY, "mode": "stream"},
+        json={"inputs": {"query": "remote"}},
+        headers={"Accept": "text/event-stream"},
+    )
     assert resp.status_code == 401
     assert c.head(f"{stream_url}?api_key={ALICE_KEY}").status_code == 401
     with app.test_request_context(f"{stream_url}?api_key={ALICE_KEY}"):
@@ -95,16 +99,27 @@ def test_only_event_stream_get_routes_take_the_query_key(app: Any) -> None:
     from assistant_bridge.web.openapi import is_event_stream_get
 
     doc = app.test_client().get("/openapi.json").get_json()
-    documented = {path.replace("{", "<").replace("}", ">") for path, item in doc["paths"].items()
-                  for method, op in item.items() if method != "parameters" and is_event_stream_get(doc, method, op)}
-    marked = {rule.rule for rule in app.url_map.iter_rules()
-              if getattr(app.view_functions[rule.endpoint], "accepts_query_api_key", False)}  # fmt: skip
+    documented = {
+        path.replace("{", "<").replace("}", ">")
+        for path, item in doc["paths"].items()
+        for method, op in item.items()
+        if method != "parameters" and is_event_stream_get(doc, method, op)
+    }
+    marked = {
+        rule.rule
+        for rule in app.url_map.iter_rules()
+        if getattr(app.view_functions[rule.endpoint], "accepts_query_api_key", False)
+    }
     assert marked == documented == {"/v1/tool-executions/<execution_id>/stream"}
     op = doc["paths"]["/v1/tool-executions/{execution_id}/stream"]["get"]
     assert {"ApiKeyQuery": []} in op["security"] and {} not in op["security"]
     assert doc["components"]["securitySchemes"]["ApiKeyQuery"]["in"] == "query"
-    assert all("ApiKeyQuery" not in json.dumps(o.get("security", [])) for p, item in doc["paths"].items()
-               for m, o in item.items() if m != "parameters" and not p.endswith("/stream"))  # fmt: skip
+    assert all(
+        "ApiKeyQuery" not in json.dumps(o.get("security", []))
+        for p, item in doc["paths"].items()
+        for m, o in item.items()
+        if m != "parameters" and not p.endswith("/stream")
+    )
 
 
 def test_the_key_is_not_in_the_logs(app: Any, stream_url: str, caplog: Any) -> None:
@@ -118,13 +133,16 @@ def test_the_key_is_not_in_the_logs(app: Any, stream_url: str, caplog: Any) -> N
     assert not [ln for ln in lines if ALICE_KEY in ln or "wrong-key-0001" in ln]
 
 
-@pytest.mark.parametrize("line", [
-    "Error handling request GET /v1/tool-executions/x/stream?api_key={key}",
-    "GET /v1/tool-executions/x/stream?last_event_id=3&api_key={key}&x=1 HTTP/1.1",
-    "url=http://h/s?API_KEY={key}#frag",
-    "/s?api%5Fkey={key}",
-    "\"GET /s?api_key={key}\" 401",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Error handling request GET /v1/tool-executions/x/stream?api_key={key}",
+        "GET /v1/tool-executions/x/stream?last_event_id=3&api_key={key}&x=1 HTTP/1.1",
+        "url=http://h/s?API_KEY={key}#frag",
+        "/s?api%5Fkey={key}",
+        '"GET /s?api_key={key}" 401',
+    ],
+)
 def test_redact_removes_keys_from_urls(line: str) -> None:
     text = line.format(key=ALICE_KEY)
     clean = redact(text)

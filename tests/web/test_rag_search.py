@@ -76,7 +76,13 @@ def test_tool_id_form_and_unknown_tools(c: Any, docs: dict[str, str]) -> None:
         ({"inputs": {"query": "q", "document_ids": "6f1c1c1e-4a55-4d3b-9a53-0b7a3f0e2b11"}}, "$.inputs.document_ids"),
         ({"inputs": {"query": "q", "documents": []}}, "$.inputs"),
         ({"inputs": {"query": "q", "session_id": "bad id!"}}, "$.inputs.session_id"),
-        ({"inputs": {"query": "q"}, "session_id": "a", }, None),
+        (
+            {
+                "inputs": {"query": "q"},
+                "session_id": "a",
+            },
+            None,
+        ),
     ],
 )
 def test_bad_requests_are_4xx_naming_the_field(c: Any, body: dict[str, Any], path: str | None) -> None:
@@ -151,7 +157,11 @@ def test_idk_and_no_results_are_answers_too(tmp_path: Path) -> None:
         ingest(c, "Remote work", "Employees may work remotely two days a week.")
         events = events_of(execute(c, {"query": "remote"}, mode="stream"))
         final = events[-1][1]
-        assert (final["outcome"], final["idk_reason"], final["response"]) == ("idk", "retrieval_confidence", "I don't know that.")
+        assert (final["outcome"], final["idk_reason"], final["response"]) == (
+            "idk",
+            "retrieval_confidence",
+            "I don't know that.",
+        )
         assert "".join(d["content"] for n, d in events if n == "tool_partial_update") == "I don't know that."
 
 
@@ -254,8 +264,12 @@ def test_a_client_that_disconnects_stops_the_work(tmp_path: Path) -> None:
     with app.test_client() as c:
         ingest(c, "Remote work", "Employees may work remotely two days a week.")
         before = {t.name for t in threading.enumerate()}
-        resp = c.post("/v1/tools/rag_search/execute", json={"inputs": {"query": "remote"}},
-                      headers={"Accept": "text/event-stream"}, buffered=False)  # fmt: skip
+        resp = c.post(
+            "/v1/tools/rag_search/execute",
+            json={"inputs": {"query": "remote"}},
+            headers={"Accept": "text/event-stream"},
+            buffered=False,
+        )
         received = b""
         for piece in resp.response:
             received += piece
@@ -270,4 +284,8 @@ def test_a_client_that_disconnects_stops_the_work(tmp_path: Path) -> None:
         assert not any(t.name == "tool-stream" for t in threading.enumerate()) or "tool-stream" in before
         assert produced < 10_000
         record = wait_status(c, resp.headers["X-Execution-ID"])
-        assert (record["status"], record["error_code"], record["error"]) == ("cancelled", "cancelled", "the client disconnected")
+        assert (record["status"], record["error_code"], record["error"]) == (
+            "cancelled",
+            "cancelled",
+            "the client disconnected",
+        )

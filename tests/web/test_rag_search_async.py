@@ -29,9 +29,13 @@ def c(app: Any) -> Any:
 
 
 def test_202_then_details_then_stream(c: Any) -> None:
-    for how in ({"url": "/v1/tools/rag_search/execute?mode=async", "headers": {}},
-                {"url": "/v1/tools/rag_search/execute", "headers": {"Prefer": "respond-async"}}):  # fmt: skip
-        resp = c.post(how["url"], json={"inputs": {"query": "remote work"}}, headers={**headers_for("alice"), **how["headers"]})
+    for how in (
+        {"url": "/v1/tools/rag_search/execute?mode=async", "headers": {}},
+        {"url": "/v1/tools/rag_search/execute", "headers": {"Prefer": "respond-async"}},
+    ):
+        resp = c.post(
+            how["url"], json={"inputs": {"query": "remote work"}}, headers={**headers_for("alice"), **how["headers"]}
+        )
         assert resp.status_code == 202, resp.get_json()
         accepted = validate("tool_execution_accepted", resp.get_json())
         assert resp.headers["Location"] == accepted["details_url"]
@@ -61,7 +65,10 @@ def test_executions_are_visible_to_their_caller_only(c: Any) -> None:
             resp = c.get(url, headers=headers_for(who, end_user))
             assert resp.status_code == 404, (who, url)
     assert c.get(accepted["details_url"]).status_code == 401
-    assert c.get("/v1/tool-executions/00000000-0000-0000-0000-000000000000", headers=headers_for("alice")).status_code == 404
+    assert (
+        c.get("/v1/tool-executions/00000000-0000-0000-0000-000000000000", headers=headers_for("alice")).status_code
+        == 404
+    )
 
 
 def test_a_stream_opened_before_the_end_follows_the_execution(tmp_path: Path) -> None:
@@ -80,8 +87,12 @@ def test_another_worker_streams_and_reads_the_execution(tmp_path: Path) -> None:
     slow = SlowGenerator(delay=0.01, deltas=40)
     app_a = make_app(tmp_path, components(slow), tools={"poll_seconds": 0.02})
     settings_b = make_settings(tmp_path, tools={"poll_seconds": 0.02})
-    app_b = make_app(tmp_path, components(FakeGenerator(error="worker B must not generate")),
-                     services=make_services(settings_b), tools={"poll_seconds": 0.02})  # fmt: skip
+    app_b = make_app(
+        tmp_path,
+        components(FakeGenerator(error="worker B must not generate")),
+        services=make_services(settings_b),
+        tools={"poll_seconds": 0.02},
+    )
     with app_a.test_client() as a, app_b.test_client() as b:
         ingest(a, "Remote work", "Employees may work remotely two days a week.")
         accepted = execute(a, {"query": "remote"}, mode="async").get_json()
@@ -104,7 +115,11 @@ def test_failed_async_execution_reports_its_error(tmp_path: Path) -> None:
         accepted = execute(c, {"query": "remote"}, mode="async").get_json()
         details = wait_status(c, accepted["execution_id"])
         assert (details["status"], details["error"], details["error_code"], details["outputs"]) == (
-            "failed", "endpoint down", "generator_error", None)  # fmt: skip
+            "failed",
+            "endpoint down",
+            "generator_error",
+            None,
+        )
         events = events_of(c.get(accepted["stream_url"]))
         assert events[-1] == ("error", {"message": "endpoint down", "code": "generator_error"})
 

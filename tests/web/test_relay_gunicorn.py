@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -19,13 +20,12 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 KEY = "relay-gunicorn-key-01"
 
 
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: Any) -> Iterator[str]:
     data = tmp_path_factory.mktemp("relay-gunicorn")
     config = data / "config.toml"
     config.write_text(f"""
-data_dir = "{data / 'd'}"
+data_dir = "{data / "d"}"
 [backend]
 kind = "memory"
 [embedder]
@@ -51,8 +51,12 @@ conversational_search = {{enabled = false}}  # no model files needed: this test 
 def test_relay_message_in_a_gunicorn_worker(server: str) -> None:
     assert httpx.post(f"{server}/v1/relay/message", json={"text": "hello"}, timeout=30).status_code == 401
     for _ in range(4):  # both workers answer
-        resp = httpx.post(f"{server}/v1/relay/message", json={"text": "How do I reset my password?"},
-                          headers={"X-API-Key": KEY}, timeout=60)  # fmt: skip
+        resp = httpx.post(
+            f"{server}/v1/relay/message",
+            json={"text": "How do I reset my password?"},
+            headers={"X-API-Key": KEY},
+            timeout=60,
+        )
         body = resp.json()
         assert resp.status_code == 200, body
         assert body["relay"]["rounds"] == 1 and body["relay"]["outcome"] == "no_results"  # an empty index
@@ -60,8 +64,13 @@ def test_relay_message_in_a_gunicorn_worker(server: str) -> None:
 
 
 def test_relay_stream_in_a_gunicorn_worker(server: str) -> None:
-    with httpx.stream("POST", f"{server}/v1/relay/message_stream", json={"text": "How do I reset my password?"},
-                      headers={"X-API-Key": KEY}, timeout=60) as resp:  # fmt: skip
+    with httpx.stream(
+        "POST",
+        f"{server}/v1/relay/message_stream",
+        json={"text": "How do I reset my password?"},
+        headers={"X-API-Key": KEY},
+        timeout=60,
+    ) as resp:
         assert resp.status_code == 200 and resp.headers["content-type"].startswith("text/event-stream")
         frames = list(parse_sse(resp.iter_bytes()))
     names = [ev.event for ev in frames]

@@ -16,7 +16,6 @@ from assistant_bridge.validation import validate
 from tests.conftest import KEYS, headers_for
 from tests.relay.helpers import ScriptedAssistant, ServerThread, answer_reply, build_app, search_reply
 
-pytestmark = pytest.mark.unit
 QUESTION = "How do I reset my password?"
 
 
@@ -33,6 +32,7 @@ def events(resp: Any) -> list[tuple[str, Any]]:
     return out
 
 
+@pytest.mark.unit
 def test_message_relays_to_the_built_in_client_side_assistant(tmp_path: Path) -> None:
     app, _ = build_app(tmp_path)
     c = app.test_client()
@@ -51,12 +51,14 @@ def test_message_relays_to_the_built_in_client_side_assistant(tmp_path: Path) ->
     assert resp.get_json()["context"]["global"]["system"]["turn_count"] == 4
 
 
+@pytest.mark.unit
 def test_debug_is_kept_when_asked_for(tmp_path: Path) -> None:
     app, _ = build_app(tmp_path)
     body = app.test_client().post("/v1/relay/message", json={"text": QUESTION, "options": {"debug": True}}).get_json()
     assert body["output"]["debug"]["turn_events"][0]["event"] == "generative_ai_called"
 
 
+@pytest.mark.unit
 def test_i_dont_know_is_named(tmp_path: Path) -> None:
     app, _ = build_app(tmp_path, pre=0.05)  # the pre-generation filter rejects every result set
     body = app.test_client().post("/v1/relay/message", json={"text": QUESTION}).get_json()
@@ -64,14 +66,25 @@ def test_i_dont_know_is_named(tmp_path: Path) -> None:
     assert body["output"]["generic"][0]["response_type"] == "text"
 
 
-@pytest.mark.parametrize("body", [{}, {"text": ""}, {"text": "   "}, {"text": "q", "extra": 1},
-                                  {"text": "q", "options": {"debug": "yes"}}, {"text": "x" * 3000}])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        {"text": ""},
+        {"text": "   "},
+        {"text": "q", "extra": 1},
+        {"text": "q", "options": {"debug": "yes"}},
+        {"text": "x" * 3000},
+    ],
+)
+@pytest.mark.unit
 def test_bad_requests(tmp_path: Path, body: dict[str, Any]) -> None:
     app, _ = build_app(tmp_path, docs=[])
     resp = app.test_client().post("/v1/relay/message", json=body)
     assert resp.status_code == 400 and resp.get_json()["error"]["code"] == "validation_error"
 
 
+@pytest.mark.unit
 def test_callers_are_authenticated_and_searches_stay_in_their_scope(tmp_path: Path) -> None:
     app, _ = build_app(tmp_path, docs=[], auth={"keys": KEYS})
     c = app.test_client()
@@ -91,8 +104,9 @@ def test_callers_are_authenticated_and_searches_stay_in_their_scope(tmp_path: Pa
     assert resp.status_code == 201
 
     def tenant_found(tenant: str) -> list[str]:
-        resp = c.post("/v1/relay/message", json={"text": "okapi runbook"},
-                      headers=headers_for("service", end_user=tenant))  # fmt: skip
+        resp = c.post(
+            "/v1/relay/message", json={"text": "okapi runbook"}, headers=headers_for("service", end_user=tenant)
+        )
         assert resp.status_code == 200, resp.get_json()
         return [r["title"] for r in resp.get_json()["relay"]["search_results"]]
 
@@ -100,6 +114,7 @@ def test_callers_are_authenticated_and_searches_stay_in_their_scope(tmp_path: Pa
     assert "Tenant nine" not in tenant_found("tenant-8")  # tenant isolation holds through the relay
 
 
+@pytest.mark.unit
 def test_stream_relays_events(tmp_path: Path) -> None:
     app, _ = build_app(tmp_path)
     evs = events(app.test_client().post("/v1/relay/message_stream", json={"text": QUESTION}))
@@ -130,8 +145,11 @@ def test_stream_reports_failures_in_band_and_message_as_status(tmp_path: Path) -
 def test_an_external_assistant_gets_its_own_credentials_not_the_callers(tmp_path: Path) -> None:
     fake = ScriptedAssistant([search_reply("vpn"), answer_reply("Install the client.")])
     with ServerThread(fake) as srv:
-        relay = {"url": srv.base + "/v2/assistants/A/environments/E/message",
-                 "auth": {"type": "bearer", "token": "assistant-token"}, "stream": False}  # fmt: skip
+        relay = {
+            "url": srv.base + "/v2/assistants/A/environments/E/message",
+            "auth": {"type": "bearer", "token": "assistant-token"},
+            "stream": False,
+        }
         app, _ = build_app(tmp_path, relay=relay, auth={"keys": KEYS})
         resp = app.test_client().post("/v1/relay/message", json={"text": "vpn"}, headers=headers_for("alice"))
     assert resp.status_code == 200, resp.get_json()
@@ -142,6 +160,7 @@ def test_an_external_assistant_gets_its_own_credentials_not_the_callers(tmp_path
     assert fake.requests[1]["input"]["message_type"] == "search_results"
 
 
+@pytest.mark.unit
 def test_sessions(tmp_path: Path) -> None:
     app, _ = build_app(tmp_path)
     c = app.test_client()
@@ -162,8 +181,10 @@ def test_sessions(tmp_path: Path) -> None:
 def test_an_unknown_session_of_the_assistant_over_http_is_a_404(tmp_path: Path) -> None:
     assistant, _ = build_app(tmp_path / "assistant", auth={"keys": KEYS})
     with ServerThread(assistant) as srv:
-        relay = {"url": srv.base + "/v2/assistants/client-side/environments/default/message",
-                 "auth": {"type": "apikey", "apikey": "key-admin-0001"}}  # fmt: skip
+        relay = {
+            "url": srv.base + "/v2/assistants/client-side/environments/default/message",
+            "auth": {"type": "apikey", "apikey": "key-admin-0001"},
+        }
         app, _ = build_app(tmp_path / "relay", docs=[], relay=relay)
         c = app.test_client()
         sid = c.post("/v1/relay/sessions").get_json()["session_id"]
@@ -193,14 +214,18 @@ def test_a_session_that_expires_during_a_streamed_turn_is_reported_in_band(tmp_p
     assert evs[1][1]["code"] == "session_not_found"
 
 
-@pytest.mark.parametrize("relay, message", [
-    ({"max_rounds": 0}, "relay.max_rounds must be from 1"),
-    ({"auth": {"type": "bearer", "token": "t"}}, "relay.auth needs relay.url"),
-    ({"url": "ftp://x"}, "relay.url must be an http"),
-    ({"colour": "blue"}, "unknown setting relay.colour"),
-    ({"search": {"type": "server"}}, "relay.search.url must be"),
-    ({"url": "http://a/message", "auth": {"type": "iam"}}, "relay.auth.apikey is required"),
-])
+@pytest.mark.parametrize(
+    "relay, message",
+    [
+        ({"max_rounds": 0}, "relay.max_rounds must be from 1"),
+        ({"auth": {"type": "bearer", "token": "t"}}, "relay.auth needs relay.url"),
+        ({"url": "ftp://x"}, "relay.url must be an http"),
+        ({"colour": "blue"}, "unknown setting relay.colour"),
+        ({"search": {"type": "server"}}, "relay.search.url must be"),
+        ({"url": "http://a/message", "auth": {"type": "iam"}}, "relay.auth.apikey is required"),
+    ],
+)
+@pytest.mark.unit
 def test_bad_relay_settings_stop_the_app_at_start_up(tmp_path: Path, relay: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigurationError, match=message):
         build_app(tmp_path, docs=[], relay=relay)

@@ -13,8 +13,10 @@ from tests.conftest import post_document
 pytestmark = pytest.mark.unit
 
 DOCS = [
-    ("Reset your password", "To reset your password open the self-service portal and choose Forgot password. "
-     "A code is sent by SMS."),
+    (
+        "Reset your password",
+        "To reset your password open the self-service portal and choose Forgot password. A code is sent by SMS.",
+    ),
     ("Expense reports", "Submit expense reports within 30 days with receipts attached in the finance tool."),
     ("VPN setup", "Install the VPN client and sign in with your company account before connecting."),
 ]
@@ -79,8 +81,8 @@ def test_filter_language_restricts_results(loaded: Any) -> None:
         ({}, 400, "query"),
         ({"query": 3}, 400, "$.query"),
         ({"query": ""}, 400, "$.query"),
-        ({"query": "x", "filter": "colour == \"red\""}, 400, "unknown field"),
-        ({"query": "x", "filter": "owner == \"bob\""}, 400, "scope field"),
+        ({"query": "x", "filter": 'colour == "red"'}, 400, "unknown field"),
+        ({"query": "x", "filter": 'owner == "bob"'}, 400, "scope field"),
         ({"query": "x", "filter": "title == "}, 400, ""),
         ({"query": "x", "metadata": {"limit": 0}}, 400, "limit"),
         ({"query": "x", "metadata": {"mode": "magic"}}, 400, "mode"),

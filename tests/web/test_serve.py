@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -18,14 +19,24 @@ from tests.served_process import served_process
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: Any) -> Iterator[str]:
     data = tmp_path_factory.mktemp("serve")
     port = free_port()
     env = {**os.environ, "ASSISTANT_BRIDGE_BACKEND__LITE_PORT": str(free_port())}
-    cmd = [sys.executable, "-m", "assistant_bridge", "serve", "--sample", "--workers", "2", "--port", str(port),
-           "--data-dir", str(data / "d")]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "assistant_bridge",
+        "serve",
+        "--sample",
+        "--workers",
+        "2",
+        "--port",
+        str(port),
+        "--data-dir",
+        str(data / "d"),
+    ]
     base = f"http://127.0.0.1:{port}"
     # on the way out SIGTERM reaches the whole process group (the arbiter and its workers at once): serve must still
     # stop its side process (in a session of its own) and remove its state file
@@ -61,8 +72,11 @@ def test_many_requests_across_workers(server: str) -> None:
 
 
 def test_ingest_while_serving_is_searchable(server: str) -> None:
-    resp = httpx.post(f"{server}/v1/documents", json={"title": "Cafeteria", "text": "The cafeteria serves "
-                      "zucchini lasagna every Thursday."}, timeout=120)  # fmt: skip
+    resp = httpx.post(
+        f"{server}/v1/documents",
+        json={"title": "Cafeteria", "text": "The cafeteria serves zucchini lasagna every Thursday."},
+        timeout=120,
+    )
     assert resp.status_code == 201
     for _ in range(5):  # another worker must see it too
         r = httpx.post(f"{server}/v1/search", json={"query": "zucchini lasagna", "metadata": {"mode": "lexical"}})
@@ -85,5 +99,7 @@ def test_a_large_upload_is_queued_and_ingested_by_the_worker_process(server: str
         job = httpx.get(f"{server}{location}", timeout=10).json()
     assert job["status"] == "done", job
     assert job["progress"]["chunks_done"] == job["progress"]["chunks_total"] == job["document"]["chunk_count"] > 5
-    r = httpx.post(f"{server}/v1/search", json={"query": "warehouse nine pallet labels", "metadata": {"mode": "lexical"}})
+    r = httpx.post(
+        f"{server}/v1/search", json={"query": "warehouse nine pallet labels", "metadata": {"mode": "lexical"}}
+    )
     assert r.json()["search_results"][0]["title"] == "Audit rules"

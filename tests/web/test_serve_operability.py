@@ -33,8 +33,10 @@ def _chunked(base: str, path: str, body: bytes) -> tuple[int, bytes]:
     out = b""
     with socket.create_connection((host, int(port)), timeout=30) as s:
         try:
-            s.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                      "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n".encode())  # fmt: skip
+            s.sendall(
+                f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n".encode()
+            )
             for i in range(0, len(body), 65536):
                 part = body[i : i + 65536]
                 s.sendall(b"%x\r\n" % len(part) + part + b"\r\n")
@@ -106,8 +108,11 @@ def test_a_worker_killed_mid_document_leaves_nothing_once_a_new_worker_starts(tm
         found = None
         for _ in range(120):  # the new worker warms up (and recovers) on its first request
             try:
-                found = httpx.post(base + "/v1/search", timeout=10, json={
-                    "query": "zebrafish quarterly handbook", "metadata": {"mode": "lexical", "limit": 5}})  # fmt: skip
+                found = httpx.post(
+                    base + "/v1/search",
+                    timeout=10,
+                    json={"query": "zebrafish quarterly handbook", "metadata": {"mode": "lexical", "limit": 5}},
+                )
                 if found.status_code == 200:
                     break
             except httpx.HTTPError:

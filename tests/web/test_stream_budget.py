@@ -37,8 +37,11 @@ def test_past_the_budget_a_stream_is_a_503_and_short_requests_go_on(tmp_path: Pa
     refused = c.get(url, headers=headers_for("alice"))
     assert refused.status_code == 503 and refused.headers["Retry-After"] == "5"
     assert validate("error", refused.get_json())["error"]["code"] == "too_many_streams"
-    live = c.post("/v1/tools/rag_search/execute?mode=stream", json={"inputs": {"query": "remote work"}},
-                  headers=headers_for("alice"))  # fmt: skip
+    live = c.post(
+        "/v1/tools/rag_search/execute?mode=stream",
+        json={"inputs": {"query": "remote work"}},
+        headers=headers_for("alice"),
+    )
     assert live.status_code == 503  # refused before an execution is recorded
     assert c.get("/healthz").status_code == 200
     assert c.post("/v1/search", json={"query": "remote"}, headers=headers_for("alice")).status_code == 200

@@ -39,10 +39,16 @@ def _eval_leaf(leaf: Leaf, value: Any) -> bool | None:
     if not _same_kind(value, leaf.value):
         return None
     other = leaf.value
-    return bool({
-        "==": value == other, "!=": value != other, "<": value < other,
-        "<=": value <= other, ">": value > other, ">=": value >= other,
-    }[leaf.op])
+    return bool(
+        {
+            "==": value == other,
+            "!=": value != other,
+            "<": value < other,
+            "<=": value <= other,
+            ">": value > other,
+            ">=": value >= other,
+        }[leaf.op]
+    )
 
 
 def evaluate(expr: Expr, record: Mapping[str, Any]) -> bool | None:
@@ -67,7 +73,14 @@ def matches(expr: Expr | None, record: Mapping[str, Any]) -> bool:
 def record_of_chunk(chunk: Chunk) -> dict[str, Any]:
     """The filterable view of a chunk, for in-memory backends (``None`` for absent optional values)."""
     return {
-        "document_id": chunk.document_id, "title": chunk.title, "url": chunk.url, "filename": chunk.filename,
-        "language": chunk.language, "modality": chunk.modality, "page_number": chunk.page_number,
-        "start_time": chunk.start_time, "end_time": chunk.end_time, "position": chunk.position,
+        "document_id": chunk.document_id,
+        "title": chunk.title,
+        "url": chunk.url,
+        "filename": chunk.filename,
+        "language": chunk.language,
+        "modality": chunk.modality,
+        "page_number": chunk.page_number,
+        "start_time": chunk.start_time,
+        "end_time": chunk.end_time,
+        "position": chunk.position,
     }

@@ -12,14 +12,14 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Literal, Union
+from typing import Literal
 
 from assistant_bridge.errors import ConfigurationError
 
 FieldType = Literal["str", "int", "float", "bool"]
 CompareOp = Literal["==", "!=", "<", "<=", ">", ">="]
 MatchKind = Literal["prefix", "contains"]
-Value = Union[str, int, float, bool]
+Value = str | int | float | bool
 
 MAX_FILTER_CHARS = 4096
 MAX_DEPTH = 16
@@ -29,8 +29,18 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 #: Names a filter may never use: the scope of a request is decided by the server alone.
 SCOPE_FIELDS = frozenset(
-    {"tenant", "owner", "owner_user_id", "user", "user_id", "workspace", "workspaces", "workspace_ids",
-     "session", "session_id"}
+    {
+        "tenant",
+        "owner",
+        "owner_user_id",
+        "user",
+        "user_id",
+        "workspace",
+        "workspaces",
+        "workspace_ids",
+        "session",
+        "session_id",
+    }
 )
 COMPARE_OPS: tuple[str, ...] = ("==", "!=", "<", "<=", ">", ">=")
 _FIELD_TYPES = ("str", "int", "float", "bool")
@@ -59,9 +69,15 @@ def _fields(*specs: FieldSpec) -> Mapping[str, FieldSpec]:
 
 
 DEFAULT_FIELDS: Mapping[str, FieldSpec] = _fields(
-    FieldSpec("document_id", "str"), FieldSpec("title", "str"), FieldSpec("url", "str"),
-    FieldSpec("filename", "str"), FieldSpec("language", "str"), FieldSpec("modality", "str"),
-    FieldSpec("page_number", "int"), FieldSpec("start_time", "float"), FieldSpec("end_time", "float"),
+    FieldSpec("document_id", "str"),
+    FieldSpec("title", "str"),
+    FieldSpec("url", "str"),
+    FieldSpec("filename", "str"),
+    FieldSpec("language", "str"),
+    FieldSpec("modality", "str"),
+    FieldSpec("page_number", "int"),
+    FieldSpec("start_time", "float"),
+    FieldSpec("end_time", "float"),
     FieldSpec("position", "int"),
 )
 
@@ -105,15 +121,14 @@ class Not:
     item: Expr
 
 
-Leaf = Union[Comparison, InList, StringMatch]
-Expr = Union[Comparison, InList, StringMatch, And, Or, Not]
+Leaf = Comparison | InList | StringMatch
+Expr = Comparison | InList | StringMatch | And | Or | Not
 _LEAVES = (Comparison, InList, StringMatch)
 
 
 def describe_fields(fields: Mapping[str, FieldSpec] = DEFAULT_FIELDS) -> list[dict[str, str]]:
     """The filterable fields as ``[{"name": ..., "type": ...}]``, sorted by name (for errors and docs)."""
     return [{"name": f.name, "type": f.type} for f in sorted(fields.values(), key=lambda f: f.name)]
-
 
 
 def iter_leaves(expr: Expr) -> Iterator[Leaf]:
@@ -134,4 +149,3 @@ def depth(expr: Expr) -> int:
     if isinstance(expr, Not):
         return 1 + depth(expr.item)
     return 1 + max(depth(i) for i in expr.items)
-

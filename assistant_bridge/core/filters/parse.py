@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from assistant_bridge.core.filters.expr import (
+    _LEAVES,
     DEFAULT_FIELDS,
     MAX_COMPARISONS,
     MAX_DEPTH,
     MAX_FILTER_CHARS,
     MAX_LIST_ITEMS,
     SCOPE_FIELDS,
-    _LEAVES,
     And,
     Comparison,
     Expr,
@@ -313,6 +313,7 @@ def parse_filter(text: str | None, fields: Mapping[str, FieldSpec] = DEFAULT_FIE
         return None
     return _Parser(text, fields).parse()
 
+
 # ----------------------------------------------------------------------------------------------- printer
 
 
@@ -338,4 +339,3 @@ def format_filter(expr: Expr) -> str:
         return "not " + (inner if isinstance(expr.item, (*_LEAVES, Not)) else f"({inner})")
     word, grouped = (" and ", (And, Or)) if isinstance(expr, And) else (" or ", (Or,))
     return word.join(f"({format_filter(i)})" if isinstance(i, grouped) else format_filter(i) for i in expr.items)
-

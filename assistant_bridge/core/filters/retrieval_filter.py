@@ -27,8 +27,12 @@ from assistant_bridge.core.filters.validation import _leaf_problem, _lookup
 from assistant_bridge.errors import FilterSyntaxError
 
 _BEDROCK_OPS: dict[str, str] = {
-    "equals": "==", "notEquals": "!=", "greaterThan": ">", "greaterThanOrEquals": ">=",
-    "lessThan": "<", "lessThanOrEquals": "<=",
+    "equals": "==",
+    "notEquals": "!=",
+    "greaterThan": ">",
+    "greaterThanOrEquals": ">=",
+    "lessThan": "<",
+    "lessThanOrEquals": "<=",
 }
 _BEDROCK_MEMBERS = (*_BEDROCK_OPS, "in", "notIn", "startsWith", "listContains", "stringContains", "andAll", "orAll")
 

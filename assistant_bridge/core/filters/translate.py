@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from assistant_bridge.core.filters.expr import (
+    _LEAVES,
     DEFAULT_FIELDS,
     SCOPE_FIELDS,
-    _LEAVES,
     And,
     Comparison,
     Expr,

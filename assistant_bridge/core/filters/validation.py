@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from assistant_bridge.core.filters.expr import (
+    _LEAVES,
     COMPARE_OPS,
     DEFAULT_FIELDS,
     INT64_MAX,
@@ -23,7 +24,6 @@ from assistant_bridge.core.filters.expr import (
     MAX_DEPTH,
     MAX_LIST_ITEMS,
     SCOPE_FIELDS,
-    _LEAVES,
     And,
     Expr,
     FieldSpec,
@@ -119,7 +119,6 @@ def _leaf_problem(leaf: Leaf, spec: FieldSpec) -> str | None:
         if problem:
             return problem
     return None
-
 
 
 def validate(expr: Expr, fields: Mapping[str, FieldSpec] = DEFAULT_FIELDS) -> Expr:
