@@ -17,6 +17,7 @@ from __future__ import annotations
 import email.utils
 import logging
 import os
+import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -111,8 +112,10 @@ class RetryPolicy:
         hinted = getattr(exc, "retry_after", None)
         if isinstance(hinted, (int, float)):
             return float(min(max(0.0, hinted), self.max_backoff))
-        wait = tenacity.wait_exponential_jitter(initial=self.backoff, max=self.max_backoff, jitter=self.jitter)
-        return float(min(wait(retry_state), self.max_backoff))
+        # exponential backoff plus jitter (tenacity's wait_exponential_jitter renamed its parameters between
+        # releases; the rule is two lines)
+        exponential = self.backoff * 2.0 ** (retry_state.attempt_number - 1)
+        return float(min(exponential + random.uniform(0.0, self.jitter), self.max_backoff))
 
     def _log(self, retry_state: tenacity.RetryCallState) -> None:
         outcome = retry_state.outcome
