@@ -184,4 +184,4 @@ def test_errors_read_as_messages(assistant: Any) -> None:
 
     with pytest.raises(ApiException) as caught:
         assistant.message_stateless("nope", "default", input={"text": "hi"})
-    assert caught.value.code == 404 and caught.value.message == "unknown assistant 'nope'"
+    assert caught.value.status_code == 404 and caught.value.message == "unknown assistant 'nope'"
