@@ -1,5 +1,11 @@
 """The metadata store: documents and the embedding cache, in SQLite under the data directory.
 
+The schema has a version (``PRAGMA user_version``, :data:`SCHEMA_VERSION`). Opening a data directory runs
+the steps from its version to this one in one ``BEGIN IMMEDIATE`` transaction, so several workers starting at
+once migrate it once. Version 0 is a data directory written before the schema had a version: its tables are
+completed with the columns added since (rows are kept). A data directory of a newer version is refused with a
+clear error rather than misread. Rows are written and read by column name, never by position.
+
 SQLite in WAL mode is safe for several gunicorn workers on one machine. A multi-machine deployment points
 ``data_dir`` at storage each node owns and keeps documents on the search backend (``docs/deploy.md``).
 """
@@ -8,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import json
+import re
 import sqlite3
 import threading
 import time
@@ -20,7 +27,7 @@ import numpy as np
 
 from assistant_bridge.core.scope import ScopeClauses, scope_clauses
 from assistant_bridge.domain import Document, Ownership, Scope
-from assistant_bridge.errors import InsufficientStorage
+from assistant_bridge.errors import ConfigurationError, InsufficientStorage
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -49,15 +56,76 @@ CREATE TABLE IF NOT EXISTS embeddings (
 """
 
 
+SCHEMA_VERSION = 1
+# later versions: append ``(version, sql)`` steps here; never edit a released one
+_STEPS: tuple[tuple[int, str], ...] = ()
+_DOC_COLUMNS = (
+    "id",
+    "title",
+    "filename",
+    "content_hash",
+    "mime_type",
+    "owner",
+    "workspaces",
+    "tenant",
+    "session_id",
+    "chunk_count",
+    "created_at",
+    "url",
+    "language",
+    "status",
+    "text",
+)
+_DOC_SELECT = f"SELECT {', '.join(_DOC_COLUMNS)} FROM documents"
+_TABLE = re.compile(r"CREATE TABLE IF NOT EXISTS (\w+) \((.*?)\);", re.S)
+_CONSTRAINT = re.compile(r"^(PRIMARY|UNIQUE|CHECK|FOREIGN|CONSTRAINT)\b", re.I)
+
+
 class SQLiteStore:
-    """Thread-safe (one connection per thread) and process-safe (SQLite locking, WAL)."""
+    """Thread-safe (one connection per thread) and process-safe (SQLite locking, WAL).
+
+    :param schema: the tables of this file (``CREATE TABLE IF NOT EXISTS`` statements). The default schema is
+        versioned (see the module docstring); another one (a backend's own file) is created as given.
+    :raises ConfigurationError: for a data directory written by a newer version of the service.
+    """
 
     def __init__(self, path: Path | str, schema: str = _SCHEMA) -> None:
         self.path = Path(path)
         self._local = threading.local()
         if str(path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn().executescript(schema)
+        if schema is _SCHEMA:
+            self._migrate()
+        else:
+            self._conn().executescript(schema)
+
+    def schema_version(self) -> int:
+        return int(self._conn().execute("PRAGMA user_version").fetchone()[0])
+
+    def _migrate(self) -> None:
+        conn = self._conn()
+        if self.schema_version() == SCHEMA_VERSION:
+            return
+        with _full_disk_errors():
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                version = self.schema_version()  # again, under the write lock: another worker may have done it
+                if version > SCHEMA_VERSION:
+                    raise ConfigurationError(
+                        f"{self.path} was written by a newer version of assistant-bridge (schema {version}; this "
+                        f"one reads up to {SCHEMA_VERSION}): upgrade, or point data_dir elsewhere"
+                    )
+                if version == 0:
+                    _complete_tables(conn, _SCHEMA)
+                for step_version, sql in _STEPS:
+                    if step_version > version:
+                        for statement in _statements(sql):
+                            conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -81,7 +149,7 @@ class SQLiteStore:
     def put_document(self, doc: Document) -> None:
         o = doc.ownership
         self.execute(
-            "INSERT OR REPLACE INTO documents VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            f"INSERT OR REPLACE INTO documents ({', '.join(_DOC_COLUMNS)}) VALUES ({', '.join('?' * len(_DOC_COLUMNS))})",
             (
                 doc.id,
                 doc.title,
@@ -102,7 +170,7 @@ class SQLiteStore:
         )
 
     def get_document(self, document_id: str) -> Document | None:
-        row = self.execute("SELECT * FROM documents WHERE id = ?", (document_id,)).fetchone()
+        row = self.execute(f"{_DOC_SELECT} WHERE id = ?", (document_id,)).fetchone()
         return _doc(row) if row else None
 
     def delete_document(self, document_id: str) -> bool:
@@ -110,7 +178,7 @@ class SQLiteStore:
 
     def list_documents(self, limit: int = 1000) -> list[Document]:
         """The oldest ``limit`` documents of anyone (maintenance and tests; requests use :meth:`documents_page`)."""
-        rows = self.execute("SELECT * FROM documents ORDER BY created_at LIMIT ?", (limit,)).fetchall()
+        rows = self.execute(f"{_DOC_SELECT} ORDER BY created_at LIMIT ?", (limit,)).fetchall()
         return [_doc(r) for r in rows]
 
     def documents_page(
@@ -139,7 +207,7 @@ class SQLiteStore:
             where.append("(created_at < ? OR (created_at = ? AND id < ?))")
             params.extend([after[0], after[0], after[1]])
         rows = self.execute(
-            f"SELECT * FROM documents WHERE {' AND '.join(where)} ORDER BY created_at DESC, id DESC LIMIT ?",
+            f"{_DOC_SELECT} WHERE {' AND '.join(where)} ORDER BY created_at DESC, id DESC LIMIT ?",
             [*params, limit],
         ).fetchall()
         return [_doc(r) for r in rows], total
@@ -319,10 +387,53 @@ def _doc(row: Sequence[Any]) -> Document:
         chunk_count=count,
         created_at=created,
         url=url,
-        language=lang,
-        status=status,
-        text=text,
+        language=lang or "",
+        status=status or "ready",  # a row written before the column existed
+        text=text or "",
     )
+
+
+def _statements(sql: str) -> list[str]:
+    return [part.strip() for part in sql.split(";") if part.strip()]
+
+
+def _columns(body: str) -> list[tuple[str, str]]:
+    """``(name, declaration)`` of each column of a ``CREATE TABLE`` body (table constraints left out)."""
+    parts, depth, current = [], 0, ""
+    for ch in body:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    parts.append(current)
+    out = []
+    for part in (p.strip() for p in parts):
+        if part and not _CONSTRAINT.match(part):
+            name, _, declaration = part.partition(" ")
+            out.append((name, declaration))
+    return out
+
+
+def _complete_tables(conn: sqlite3.Connection, schema: str) -> None:
+    """Create the missing tables and indexes, and add to existing tables the columns they lack (a column
+    added this way cannot be a key; ``NOT NULL`` without a default is dropped, as SQLite requires)."""
+    for statement in _statements(schema):
+        table = _TABLE.match(statement + ";")
+        if table is not None:
+            name = table.group(1)
+            have = {row[1] for row in conn.execute(f"PRAGMA table_info({name})")}
+            if have:
+                for column, declaration in _columns(table.group(2)):
+                    if column not in have:
+                        decl = declaration.replace("PRIMARY KEY", "")
+                        if "NOT NULL" in decl and "DEFAULT" not in decl:
+                            decl = decl.replace("NOT NULL", "")
+                        conn.execute(f"ALTER TABLE {name} ADD COLUMN {column} {decl.strip()}")
+                continue
+        conn.execute(statement)
 
 
 def now() -> float:

@@ -1,0 +1,94 @@
+"""The metadata store's schema versions: a data directory written before the schema had a version (the
+documents table of that time had no ``url``, ``language``, ``status`` or ``text`` column and no job queue) is
+opened, completed and read without losing a row; a newer one is refused; workers opening one file at once
+migrate it once."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from assistant_bridge.domain import Document, Ownership
+from assistant_bridge.errors import ConfigurationError
+from assistant_bridge.store import SCHEMA_VERSION, SQLiteStore
+
+pytestmark = pytest.mark.unit
+
+_LEGACY = """
+CREATE TABLE documents (
+  id TEXT PRIMARY KEY, title TEXT, filename TEXT, content_hash TEXT, mime_type TEXT,
+  owner TEXT, workspaces TEXT, tenant TEXT, session_id TEXT, chunk_count INTEGER, created_at REAL
+);
+CREATE TABLE embeddings (model TEXT, text_hash TEXT, vector BLOB, PRIMARY KEY (model, text_hash));
+INSERT INTO documents VALUES ('d1', 'VPN guide', 'vpn.md', 'h1', 'text/markdown', 'alice', '["ws"]', '', '', 3, 10.0);
+"""
+
+
+def _legacy(path: Path) -> None:
+    conn = sqlite3.connect(path)
+    conn.executescript(_LEGACY)
+    conn.close()
+
+
+def test_a_pre_version_data_directory_is_completed_and_keeps_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / "meta.sqlite3"
+    _legacy(path)
+    store = SQLiteStore(path)
+    assert store.schema_version() == SCHEMA_VERSION
+    doc = store.get_document("d1")
+    assert doc is not None and (doc.title, doc.chunk_count, doc.url, doc.text) == ("VPN guide", 3, None, "")
+    assert doc.status == "ready"
+    assert doc.ownership.workspace_ids == ("ws",)
+    store.put_document(
+        Document(
+            id="d2",
+            title="Expenses",
+            filename="e.md",
+            content_hash="h2",
+            mime_type="text/markdown",
+            ownership=Ownership(owner_user_id="bob"),
+            chunk_count=1,
+            created_at=11.0,
+            url="https://x.example/e",
+            language="en",
+            status="ready",
+            text="Submit within 30 days.",
+        )
+    )
+    assert [d.id for d in store.list_documents()] == ["d1", "d2"]
+    assert store.get_document("d2").url == "https://x.example/e"  # type: ignore[union-attr]
+    assert store.jobs_in_state("queued") == []  # the job queue table was created
+    reopened = SQLiteStore(path)
+    assert reopened.schema_version() == SCHEMA_VERSION and len(reopened.list_documents()) == 2
+
+
+def test_a_newer_data_directory_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "meta.sqlite3"
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.close()
+    with pytest.raises(ConfigurationError, match="newer version"):
+        SQLiteStore(path)
+
+
+def test_workers_opening_one_file_at_once_migrate_it_once(tmp_path: Path) -> None:
+    path = tmp_path / "meta.sqlite3"
+    _legacy(path)
+    errors: list[BaseException] = []
+
+    def open_it() -> None:
+        try:
+            SQLiteStore(path)
+        except BaseException as exc:  # noqa: BLE001 - reported by the assert below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_it) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and SQLiteStore(path).schema_version() == SCHEMA_VERSION
+    assert SQLiteStore(path).get_document("d1") is not None
