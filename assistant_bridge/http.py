@@ -26,6 +26,7 @@ from typing import Any
 
 import httpx
 import tenacity
+from httpx_sse import EventSource
 
 from assistant_bridge.settings import Secret
 
@@ -180,10 +181,6 @@ class LazyClient:
                 self._pid = os.getpid()
             return self._client
 
-    @property
-    def started(self) -> bool:
-        return self._client is not None
-
     def close(self) -> None:
         with self._lock:
             if self._client is not None and self._pid == os.getpid():
@@ -217,7 +214,5 @@ def read_bounded(response: httpx.Response, max_bytes: int, too_large: Callable[[
 
 def iter_sse_data(response: httpx.Response) -> Iterator[str]:
     """The ``data`` of each event of a ``text/event-stream`` response (httpx-sse parses the framing)."""
-    from httpx_sse import EventSource
-
     for event in EventSource(response).iter_sse():
         yield event.data

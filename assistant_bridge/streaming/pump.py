@@ -71,10 +71,6 @@ class ThreadPump(Generic[T]):
         self._stopped = threading.Event()
         self._pending: list[object] = []
 
-    @property
-    def stopped(self) -> bool:
-        return self._stopped.is_set()
-
     def put(self, item: T) -> bool:
         """Hand ``item`` to the stream; ``False`` (at once) when the stream has stopped."""
         return self._put(item)
