@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import statistics
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -23,6 +26,22 @@ def percentiles(values: Sequence[float]) -> dict[str, float]:
         return {"p50": float("nan"), "p95": float("nan"), "n": 0}
     pick = lambda q: v[min(len(v) - 1, int(round(q * (len(v) - 1))))]  # noqa: E731
     return {"p50": pick(0.50), "p95": pick(0.95), "p99": pick(0.99), "mean": statistics.fmean(v), "n": len(v)}
+
+
+def start_serve(
+    args: Sequence[str], *, env: dict[str, str] | None = None, log: Any = None, cwd: Path | None = None
+) -> subprocess.Popen[bytes]:
+    """``python -m assistant_bridge serve *args`` in a session of its own (so a benchmark can measure or stop
+    its whole process group), its output to ``log`` (nowhere by default)."""
+    out = log if log is not None else subprocess.DEVNULL
+    return subprocess.Popen(
+        [sys.executable, "-m", "assistant_bridge", "serve", *args],
+        env=env if env is not None else dict(os.environ),
+        cwd=cwd,
+        stdout=out,
+        stderr=subprocess.STDOUT if log is not None else subprocess.DEVNULL,
+        start_new_session=True,
+    )
 
 
 def wait_ready(url: str, proc: Any = None, timeout: float = 300) -> None:

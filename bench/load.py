@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout: python bench/load.py
 
 from assistant_bridge.backends.lite_server import free_port  # noqa: E402
-from bench._common import run_clients  # noqa: E402
+from bench._common import run_clients, start_serve  # noqa: E402
 
 QUESTIONS = [
     "How do I reset my password?",
@@ -233,25 +233,11 @@ def start_service(work: Path, workers: int) -> tuple[subprocess.Popen[bytes], st
     port = free_port()
     env = {**os.environ, "ASSISTANT_BRIDGE_BACKEND__LITE_PORT": str(free_port())}
     log = open(work / "serve.log", "wb")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "assistant_bridge",
-            "serve",
-            "--sample",
-            "--workers",
-            str(workers),
-            "--port",
-            str(port),
-            "--data-dir",
-            str(work / "data"),
-        ],
-        cwd=ROOT,
-        stdout=log,
-        stderr=subprocess.STDOUT,
+    proc = start_serve(
+        ["--sample", "--workers", str(workers), "--port", str(port), "--data-dir", str(work / "data")],
         env=env,
-        start_new_session=True,
+        log=log,
+        cwd=ROOT,
     )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 600

@@ -26,7 +26,6 @@ import json
 import logging
 import os
 import signal
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -37,7 +36,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from assistant_bridge.backends.lite_server import free_port  # noqa: E402
-from bench._common import percentiles  # noqa: E402
+from bench._common import percentiles, start_serve, wait_ready  # noqa: E402
 
 QUERIES = [
     "How do I reset my password?",
@@ -92,40 +91,13 @@ def over_gunicorn(
     import httpx
 
     port = free_port()
-    cmd = [
-        sys.executable,
-        "-m",
-        "assistant_bridge",
-        "serve",
-        "--sample",
-        "--data-dir",
-        str(work_dir),
-        "--port",
-        str(port),
-        "--workers",
-        str(workers),
-    ]
-    proc = subprocess.Popen(
-        cmd,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
+    proc = start_serve(
+        ["--sample", "--data-dir", str(work_dir), "--port", str(port), "--workers", str(workers)],
         env={**os.environ, "ASSISTANT_BRIDGE_LOG_LEVEL": "WARNING"},
     )
     base = f"http://127.0.0.1:{port}"
     client = httpx.Client(base_url=base, timeout=120)
-    deadline = time.time() + 600
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"serve exited with {proc.returncode}")
-        try:
-            if client.get("/readyz").status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        time.sleep(1)
-    else:
-        raise SystemExit("serve did not become ready within 10 minutes")
+    wait_ready(f"{base}/readyz", proc, timeout=600)
 
     def send(query: str) -> dict[str, Any]:
         resp = client.post(path, json=_body(query))

@@ -29,7 +29,6 @@ import json
 import logging
 import os
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -43,7 +42,15 @@ from assistant_bridge.backends.lite_server import free_port  # noqa: E402
 from assistant_bridge.domain import Principal, Scope, SearchQuery  # noqa: E402
 from assistant_bridge.services import Services  # noqa: E402
 from assistant_bridge.settings import load_settings  # noqa: E402
-from bench._common import bulk_load, passages_to_chunks, percentiles, read_jsonl, wait_quiet, wait_ready  # noqa: E402
+from bench._common import (  # noqa: E402
+    bulk_load,
+    passages_to_chunks,
+    percentiles,
+    read_jsonl,
+    start_serve,
+    wait_quiet,
+    wait_ready,
+)
 
 
 def corpus(data: Path, n: int) -> list[dict]:
@@ -183,24 +190,7 @@ def main() -> int:
         "ASSISTANT_BRIDGE_BACKEND__LITE_PORT": str(free_port()),
         "ASSISTANT_BRIDGE_LOG_LEVEL": "WARNING",
     }
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "assistant_bridge",
-            "serve",
-            "--config",
-            str(cfg_path),
-            "--port",
-            str(port),
-            "--workers",
-            str(args.workers),
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    proc = start_serve(["--config", str(cfg_path), "--port", str(port), "--workers", str(args.workers)], env=env)
     base = f"http://127.0.0.1:{port}"
     report: dict[str, object] = {
         "chunks": count,

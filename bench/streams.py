@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -31,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import httpx  # noqa: E402
 
-from bench._common import emit, percentiles, wait_ready  # noqa: E402
+from bench._common import emit, percentiles, start_serve, wait_ready  # noqa: E402
 
 
 def slow_llm(seconds: float) -> ThreadingHTTPServer:
@@ -93,13 +92,7 @@ def main() -> int:
         "ASSISTANT_BRIDGE_AGENTIC__GENERATOR__MODEL": "slow",
         "ASSISTANT_BRIDGE_AGENTIC__GENERATOR__TIMEOUT": str(args.llm_seconds * 3),
     }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "assistant_bridge", "serve", "--sample", "--port", str(port), "--data-dir", str(data)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    proc = start_serve(["--sample", "--port", str(port), "--data-dir", str(data)], env=env)
     base = f"http://127.0.0.1:{port}"
     report: dict[str, Any] = {"streams_asked": args.streams, "llm_seconds": args.llm_seconds}
     try:

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import httpx  # noqa: E402
 
-from bench._common import emit, run_clients, wait_ready  # noqa: E402
+from bench._common import emit, run_clients, start_serve, wait_ready  # noqa: E402
 
 QUERIES = [
     "who wrote the declaration of independence",
@@ -138,24 +138,7 @@ def main() -> int:
         "ASSISTANT_BRIDGE_BACKEND__LITE_PORT": str(free_port()),
         "ASSISTANT_BRIDGE_LOG_LEVEL": "WARNING",
     }
-    svc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "assistant_bridge",
-            "serve",
-            "--config",
-            str(args.config),
-            "--port",
-            str(port),
-            "--workers",
-            str(args.workers),
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    svc = start_serve(["--config", str(args.config), "--port", str(port), "--workers", str(args.workers)], env=env)
     minimal = None
     try:
         wait_ready(f"http://127.0.0.1:{port}/readyz", svc)
