@@ -35,7 +35,7 @@ from typing import Any
 from assistant_bridge.core.filters import And, Expr, parse_filter
 from assistant_bridge.domain import Chunk, Scope, SearchHit
 from assistant_bridge.errors import BridgeError, ConfigurationError, ModelLoadError, NotFound, ValidationFailed
-from assistant_bridge.generators.options import generator_table
+from assistant_bridge.generators.options import CHAT_ENDPOINT_TYPES, generator_table
 from assistant_bridge.services import Services
 from assistant_bridge.settings import Secret, build, coerce, table
 
@@ -105,16 +105,7 @@ class AgenticSettings:
 
 
 # the agentic.planner keys: the options of OpenAIChatClient an operator sets
-_PLANNER_KEYS: dict[str, Any] = {
-    "base_url": str,
-    "model": str,
-    "api_key": Secret,
-    "timeout": float,
-    "connect_timeout": float,
-    "max_retries": int,
-    "backoff": float,
-    "temperature": float,
-}
+_PLANNER_KEYS: dict[str, Any] = {**CHAT_ENDPOINT_TYPES, "temperature": float}
 
 
 def _planner(raw: Any) -> dict[str, Any]:

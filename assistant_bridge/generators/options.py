@@ -19,6 +19,18 @@ from assistant_bridge.settings import Secret, coerce, table
 KINDS = ("extractive", "openai", "fake")
 ALIASES = {"default": "extractive", "openai-compatible": "openai"}
 
+# the connection options of an OpenAI-compatible chat endpoint (chat_completions.ChatCompletions), shared by
+# the generator's table and the agentic planner's
+CHAT_ENDPOINT_TYPES: dict[str, Any] = {
+    "base_url": str,
+    "model": str,
+    "api_key": Secret,
+    "timeout": float,
+    "connect_timeout": float,
+    "max_retries": int,
+    "backoff": float,
+}
+
 OPTION_TYPES: dict[str, dict[str, Any]] = {
     # ExtractiveGenerator; ``embedder`` is "use", "none" or an embedder kind
     "extractive": {
@@ -39,13 +51,7 @@ OPTION_TYPES: dict[str, dict[str, Any]] = {
     },
     # OpenAIChatGenerator
     "openai": {
-        "base_url": str,
-        "model": str,
-        "api_key": Secret,
-        "timeout": float,
-        "connect_timeout": float,
-        "max_retries": int,
-        "backoff": float,
+        **CHAT_ENDPOINT_TYPES,
         "max_backoff": float,
         "context_window": int,
         "reserve_tokens": int | None,
