@@ -95,6 +95,7 @@ _OUTCOMES = {
     "hap": "blocked",
     "blocked": "blocked",
     "client_search": "client_search",
+    "social": "social",
 }
 # a model whose failure a turn survives by falling back (component -> the metric's backend): the agentic LLM
 # planner (the embedded planner plans instead) and the query-rewrite LLM (the last message is searched as sent)
@@ -130,7 +131,7 @@ def observe_stages(route: str, timings_ms: Mapping[str, float]) -> None:
 
 
 def outcome_label(outcome: str) -> str:
-    """The metric's outcome (``answer``, ``idk``, ``error``, ``blocked``, ``client_search`` or ``other``) of
+    """The metric's outcome (``answer``, ``idk``, ``error``, ``blocked``, ``client_search``, ``social`` or ``other``) of
     an outcome name of the service (``answer``, ``no_results``, ``connectivity``, ``hap``...)."""
     return _OUTCOMES.get(outcome, "other")
 

@@ -8,6 +8,7 @@ where a sentence ends. The pre-filter's features keep their own frozen copy
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # --- scripts -------------------------------------------------------------------------------------------------
 HIRAGANA = "\u3040-\u309f"
@@ -132,3 +133,24 @@ def sentence_spans(
 def split_sentences(text: str) -> list[str]:
     """The sentences of ``text`` as strings (see :func:`sentence_spans`)."""
     return [text[s:e] for s, e in sentence_spans(text)]
+
+
+_POSSESSIVE = re.compile(r"\s*['’]\s*s\b")
+_NOT_WORD = re.compile(r"[\W_]+")
+_DOTTED = re.compile(r"\b(?:[^\W\d_]\.){2,}")
+
+
+def match_form(text: str) -> str:
+    """``text`` for a phrase match that spelling and tokenisation do not defeat: NFKC, lower case, possessive
+    ``'s`` dropped (``Huntington's`` and ``Huntington 's`` both read ``huntington``), dotted initials
+    joined (``U.S.`` reads ``us``), every run of
+    punctuation and space one space, padded with spaces so that a phrase matches whole words only."""
+    text = _POSSESSIVE.sub("", unicodedata.normalize("NFKC", text).lower())
+    text = _DOTTED.sub(lambda m: m.group().replace(".", ""), text)  # U.S. → us, e.g. → eg
+    return f" {_NOT_WORD.sub(' ', text).strip()} "
+
+
+def mentions(form: str, phrase: str) -> bool:
+    """Whether ``form`` (a :func:`match_form`) holds ``phrase`` as whole words."""
+    needle = match_form(phrase)
+    return needle.strip() != "" and needle in form

@@ -46,6 +46,11 @@ HAP_OUTPUT_MESSAGE = (
     "I found information about this, but I can't share the answer because it may contain hateful, abusive or "
     "profane language."
 )
+THANKS_MESSAGE = "You're welcome! Is there anything else you would like to know?"
+GOODBYE_MESSAGE = "Goodbye! Come back whenever you have a question."
+GREETING_MESSAGE = "Hello! What would you like to know?"
+ACKNOWLEDGEMENT_MESSAGE = "Is there anything else you would like to know?"
+NO_QUESTION_MESSAGE = "I didn't find a question in your message. What would you like to know?"
 CITATIONS_TITLE = "How do we know?"
 DISCLAIMER = "This answer was generated from your documents and may be incomplete; check the cited sources."
 # The default messages in the other languages of the sample corpus; a turn uses the language of its question
@@ -77,6 +82,23 @@ TRANSLATIONS: dict[str, dict[str, str]] = {
         "contenir des propos haineux, injurieux ou grossiers.",
         "ja": "この件に関する情報は見つかりましたが、回答に差別的、攻撃的、または不適切な表現が含まれている可能性が"
         "あるため、お伝えできません。",
+    },
+    THANKS_MESSAGE: {
+        "fr": "Je vous en prie ! Souhaitez-vous savoir autre chose ?",
+        "ja": "どういたしまして。ほかに知りたいことはありますか。",
+    },
+    GOODBYE_MESSAGE: {
+        "fr": "Au revoir ! Revenez quand vous avez une question.",
+        "ja": "さようなら。また何かあればいつでもどうぞ。",
+    },
+    GREETING_MESSAGE: {"fr": "Bonjour ! Que souhaitez-vous savoir ?", "ja": "こんにちは。何を知りたいですか。"},
+    ACKNOWLEDGEMENT_MESSAGE: {
+        "fr": "Souhaitez-vous savoir autre chose ?",
+        "ja": "ほかに知りたいことはありますか。",
+    },
+    NO_QUESTION_MESSAGE: {
+        "fr": "Je n'ai pas trouvé de question dans votre message. Que souhaitez-vous savoir ?",
+        "ja": "メッセージに質問が見つかりませんでした。何を知りたいですか。",
     },
     CITATIONS_TITLE: {"fr": "Comment le savons-nous ?", "ja": "回答の根拠"},
     DISCLAIMER: {
@@ -183,6 +205,15 @@ class Messages:
     idk: str = IDK_MESSAGE
     hap_input: str = HAP_INPUT_MESSAGE
     hap_output: str = HAP_OUTPUT_MESSAGE
+    thanks: str = THANKS_MESSAGE
+    goodbye: str = GOODBYE_MESSAGE
+    greeting: str = GREETING_MESSAGE
+    acknowledgement: str = ACKNOWLEDGEMENT_MESSAGE
+    no_question: str = NO_QUESTION_MESSAGE
+
+    def social(self, kind: str) -> str:
+        """The reply to a social message of ``kind`` (:data:`~.rewrite_embedded.SOCIAL_KINDS`)."""
+        return str(getattr(self, kind))
 
 
 @dataclass(frozen=True)
@@ -438,9 +469,7 @@ def _resolve(aid: str, eid: str, data: Mapping[str, Any], settings: Settings) ->
             hap=HapSettings.from_mapping(cs.get("hap_filtering"), f"{where}.conversational_search.hap_filtering"),
             memory=_memory(cs.get("memory") or {}, f"{where}.conversational_search.memory"),
         ),
-        messages=Messages(
-            **{k: msgs[k] for k in ("no_result", "error", "idk", "hap_input", "hap_output") if k in msgs}
-        ),
+        messages=Messages(**{k: msgs[k] for k in (f.name for f in fields(Messages)) if k in msgs}),
         generator=MappingProxyType(gen),
         session_ttl_seconds=int(data.get("session_ttl_seconds", DEFAULT_TTL_SECONDS)),
     )

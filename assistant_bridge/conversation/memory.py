@@ -72,7 +72,9 @@ class MemoryTurn:
         results, errors and HAP hits (a blocked answer is never remembered).
     :param result_ids: ids of the search results, in rank order (at most :data:`MAX_IDS`).
     :param cited_ids: ids of the results the answer cites.
-    :param outcome: the turn's outcome (``answer``, ``idk``, ``hap``, ``client_search``, ...).
+    :param outcome: the turn's outcome (``answer``, ``idk``, ``hap``, ``client_search``, ``social``...).
+    :param titles: the titles of the results the answer cites (at most :data:`MAX_IDS`): the topic the
+        embedded rewriter carries into a follow-up.
     """
 
     question: str
@@ -82,11 +84,13 @@ class MemoryTurn:
     cited_ids: tuple[str, ...] = ()
     outcome: str = ""
     at: float = field(default=0.0, compare=False)
+    titles: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["result_ids"] = list(self.result_ids)
         data["cited_ids"] = list(self.cited_ids)
+        data["titles"] = list(self.titles)
         return data
 
     @classmethod
@@ -99,6 +103,7 @@ class MemoryTurn:
             cited_ids=tuple(data.get("cited_ids") or ()),
             outcome=str(data.get("outcome", "")),
             at=float(data.get("at") or 0.0),
+            titles=tuple(str(t) for t in data.get("titles") or ()),
         )
 
     def bounded(self) -> MemoryTurn:
@@ -112,6 +117,7 @@ class MemoryTurn:
             tuple(self.cited_ids[:MAX_IDS]),
             self.outcome,
             self.at,
+            tuple(t[:200] for t in self.titles[:MAX_IDS]),
         )
 
     @property

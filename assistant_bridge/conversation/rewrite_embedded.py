@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from assistant_bridge.conversation.memory import MemoryTurn
@@ -182,6 +182,28 @@ _ONE_BEFORE = {
     "one",
 }
 _POSSESSIVES = {"its", "their", "his", "her"}
+_OBJECTS = {"it", "them", "him", "her", "this", "that", "these", "those"}
+_AUX = {
+    "is",
+    "are",
+    "was",
+    "were",
+    "do",
+    "does",
+    "did",
+    "can",
+    "could",
+    "should",
+    "would",
+    "will",
+    "has",
+    "have",
+    "had",
+    "may",
+    "might",
+    "must",
+    "shall",
+}
 _SUBJECT_BEFORE = {
     "is",
     "are",
@@ -240,6 +262,12 @@ _CONT_EN = re.compile(
 )
 _SUBST_EN = re.compile(
     r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(?P<x>.+?)\s*\??\s*$|^\s*and\s+(?P<y>.+?)\s*\?\s*$", re.IGNORECASE
+)
+# "What is inflation?", "Explain the term fiduciary": a definition question names its own topic
+_DEFINITION = re.compile(
+    r"^\s*(?:(?:what|who)(?:'s| is| are| was| were)\s+(?:an?\s+|the\s+)?[\w\-']+|(?:explain|define)\b.*|"
+    r"what does [\w\-']+ mean)\s*\??\s*$",
+    re.IGNORECASE,
 )
 _CONT_FR = re.compile(
     r"^\s*(?:et|mais|alors|donc|aussi)\b|qu['’]en est-il|^\s*(?:pourquoi|comment|lequel|"
@@ -341,7 +369,7 @@ def _is_acronym(word: str) -> bool:
 
 
 def _is_entity(word: str, first: bool) -> bool:
-    return _is_acronym(word) or (not first and word[:1].isupper())
+    return word != "I" and (_is_acronym(word) or (not first and word[:1].isupper()))
 
 
 # --- term extraction -----------------------------------------------------------------------------------------
@@ -419,7 +447,8 @@ def _words_of(text: str, lang: str) -> set[str]:
 # --- follow-up detection ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class FollowUp:
-    """:param reason: ``anaphora``, ``continuation``, ``no_topic``, ``fragment`` or ``definite_reference``.
+    """:param reason: ``anaphora``, ``continuation``, ``no_topic``, ``fragment``, ``definite_reference`` or
+        ``bare`` (a short question with no topic of its own: only the conversation's topic is carried).
     :param substitute: X of "what about X?" (it replaces a term of the previous turn)."""
 
     follow_up: bool
@@ -438,8 +467,9 @@ def detect(question: str, lang: str | None = None) -> FollowUp:
     subst = (_SUBST_FR if lang == "fr" else _SUBST_EN).match(q)
     if subst:
         x = (subst.group("x") or subst.group("y") or "").strip(" ?")
-        if x and len(_tokens(x)) <= 5:
-            return FollowUp(True, substitute=x, reason="continuation")
+        first = (_tokens(x) or [""])[0].lower()
+        if x and len(_tokens(x)) <= 5 and first not in _QWORDS_EN and first not in _QWORDS_FR and first != "i":
+            return FollowUp(True, substitute=x, reason="continuation")  # not "and how do I delete one?"
     if _anaphors(q, low, lang):
         return FollowUp(True, reason="anaphora")
     if (_CONT_FR if lang == "fr" else _CONT_EN).search(q):
@@ -455,11 +485,22 @@ def detect(question: str, lang: str | None = None) -> FollowUp:
     articles = {"the"} if lang == "en" else {"le", "la", "les", "l"}
     if qword and len(content) == 1 and not entities and any(w in articles for w in low) and len(toks) <= 6:
         return FollowUp(True, reason="definite_reference")
+    definite = any(w in articles for w in low)
+    if qword and not entities and len(toks) <= 10 and not _DEFINITION.match(q) and len(content) <= 1 + definite:
+        # "Is there a cure?", "Can the patterns use wildcards?": the topic is implied
+        return FollowUp(True, reason="bare")
     return FollowUp(False)
 
 
 def _antecedent_before(low: list[str], i: int, lang: str) -> bool:
-    """A content word before position ``i``: the pronoun there most likely refers to it."""
+    """A content word before position ``i``: the pronoun there most likely refers to it. The words of the
+    question phrase ("how long", "which river", "what kind of …") ask about the referent and are not it:
+    in "Which river does it flow into?" *it* still refers back."""
+    start = 0
+    if low and (low[0] in _QWORDS_EN or low[0] in _QWORDS_FR) and low[0] not in _AUX:
+        start = 1
+        while start < i and low[start] not in _AUX and low[start] not in _ANAPHORA_EN:
+            start += 1  # "which river", "how many people", "what kind of fees"
     return any(
         not _is_stop(w, lang)
         and w not in _GENERIC
@@ -468,7 +509,7 @@ def _antecedent_before(low: list[str], i: int, lang: str) -> bool:
         and w not in _ANAPHORA_FR
         and w not in _QWORDS_EN
         and w not in _QWORDS_FR
-        for w in low[:i]
+        for w in low[start:i]
     )
 
 
@@ -491,6 +532,9 @@ def _anaphors(q: str, low: list[str], lang: str) -> list[str]:
             found.append(w)
             continue
         if w not in _ANAPHORA_EN:
+            continue
+        if w in _OBJECTS and i == len(low) - 1 and i > 1 and low[i - 1] not in _AUX:
+            found.append(w)  # "Who plays her?", "How do I delete it?": an object at the end refers back
             continue
         if (w in _POSSESSIVES or i > 0 and low[i - 1] in _SUBJECT_BEFORE) and _antecedent_before(low, i, lang):
             continue  # "debt consolidation - is it a good idea?", "how do companies hire their staff?"
@@ -518,13 +562,126 @@ def _detect_ja(q: str) -> FollowUp:
     return FollowUp(False)
 
 
+# --- names a follow-up asks about ----------------------------------------------------------------------------------
+def asked_names(question: str) -> list[str]:
+    """The names ``question`` itself asks about: runs of capitalised words or acronyms after its first word
+    ("Can I see them in **VS Code**?", "Does **GitLab** show tags?"), ``I`` aside. Empty for Japanese (no
+    capitals to go by). A follow-up whose retrieved passages mention none of the words of such a name asks
+    about something the documents do not cover, however well the carried topic matched."""
+    if language(question) == "ja":
+        return []
+    names: list[str] = []
+    run: list[str] = []
+    for i, tok in enumerate(_tokens(question)):
+        if _is_entity(tok, i == 0) and tok.lower() not in _QWORDS_EN and tok.lower() not in _EN_STOP:
+            run.append(tok)
+            continue
+        if run:
+            names.append(" ".join(run))
+        run = []
+    if run:
+        names.append(" ".join(run))
+    return names
+
+
+# --- social turns ---------------------------------------------------------------------------------------------------
+SOCIAL_KINDS = ("thanks", "goodbye", "greeting", "acknowledgement", "no_question")
+_SOCIAL_WORDS = {
+    "thanks": set("thanks thank thx ty cheers appreciate appreciated grateful merci remercie".split()),
+    "goodbye": set("bye goodbye byebye cya farewell ciao revoir later ya".split()),
+    "greeting": set("hello hi hey hiya morning afternoon evening bonjour salut bonsoir coucou".split()),
+    "acknowledgement": set(
+        """ok okay k kk great cool perfect nice awesome excellent wonderful fantastic got understood alright
+        sure fine noted wow omg yes yep yeah super parfait accord compris génial oui bien entendu top""".split()
+    ),
+}
+# words that may stand beside the social ones ("thanks, that helps a lot", "ok got it", "see you")
+_SOCIAL_FILLER = set(
+    """you very much so a lot that that's this it helps helped helpful is was for the help info information
+    answer again all many really good see there it's i we everyone guys folks much appreciated beaucoup can me
+    right yall now then s d
+    vous toi c'est ça bon tout de le la les je pour votre ton aide""".split()
+)
+_JA_SOCIAL = {
+    "thanks": ("ありがとう", "どうも", "感謝", "助かりました", "助かります"),
+    "goodbye": ("さようなら", "またね", "では、また", "失礼します"),
+    "greeting": ("こんにちは", "こんばんは", "おはよう", "はじめまして"),
+    "acknowledgement": ("了解", "わかりました", "分かりました", "はい", "なるほど", "承知しました"),
+}
+_EMOJI_SOCIAL = {"thanks": "🙏", "goodbye": "👋", "acknowledgement": "👍👌🙂😊😀👏✅"}
+
+
+def social(message: str) -> str | None:
+    """The kind of a message that asks nothing of the documents, or ``None``: ``thanks`` ("Thank you!",
+    "great, thanks"), ``goodbye``, ``greeting``, ``acknowledgement`` ("ok", "got it", "👍") and
+    ``no_question`` (only punctuation or symbols). A message with a word outside these small vocabularies is
+    not social: "thanks, and what about ETFs?" is searched."""
+    text = unicodedata.normalize("NFKC", message).strip().lower()
+    if not any(c.isalnum() for c in text):
+        for kind, marks in _EMOJI_SOCIAL.items():
+            if any(m in text for m in marks):
+                return kind
+        return "no_question"
+    if _JA_CHARS.search(text):
+        bare = re.sub(r"[\s、。！!？?〜~ーっ…]+$", "", re.sub(r"^[\s、。]+", "", text))
+        bare = re.sub(r"(ございます|ございました|です|でした|ね|よ|ー)+$", "", bare)
+        for kind, words in _JA_SOCIAL.items():
+            if any(bare == w or (bare.startswith(w) and len(bare) <= len(w) + 2) for w in words):
+                return kind
+        return None
+    tokens = re.findall(r"\w+", text)  # "d'accord" → d, accord; "that's" → that, s
+    if not tokens or len(tokens) > 8:
+        return None
+    found = set()
+    for w in tokens:
+        kinds = [k for k, vocab in _SOCIAL_WORDS.items() if w in vocab]
+        if kinds:
+            found.update(kinds)
+        elif w not in _SOCIAL_FILLER:
+            return None
+    for kind in SOCIAL_KINDS:
+        if kind in found:
+            return kind
+    return None
+
+
 # --- carrying terms over ------------------------------------------------------------------------------------------
+_TITLE_CUT = re.compile(r"\s*(?::|\s[|–—-]\s|\(\d\w*\)).*$")
+
+
+def title_term(title: str, lang: str) -> Term | None:
+    """The topic a result's title names, as a term: the title before its first colon, dash or manual
+    section (``git-stash(1): Stash the changes…`` → ``git-stash``); ``None`` for a title that is long or has
+    no content word."""
+    head = _TITLE_CUT.sub("", unicodedata.normalize("NFKC", title)).strip()
+    if not head:
+        return None
+    if lang == "ja" or _JA_CHARS.search(head):
+        return Term(head, True, (head.lower(),)) if len(head) <= 20 else None
+    toks = _tokens(head)
+    if not toks or len(toks) > 6 or all(_is_stop(t, lang) or t.lower() in _GENERIC for t in toks):
+        return None
+    return Term(head, True, tuple(_stem(t) for t in toks), all(_is_acronym(t) for t in toks))
+
+
 @dataclass
 class _Scored:
     term: Term
+    kind: str  # title, entity, phrase (several words) or word
     score: float = 0.0
     modifier: bool = False  # Japanese: followed by の in a previous query ("大阪の消費税率")
     seen: set[int] = field(default_factory=set)
+    confirmed: bool = False  # an answer repeats it
+    noun: bool = False  # a lone word after an article ("le taux", "a cure"): it can be what a pronoun means
+
+
+_KIND_WEIGHT = {"title": 0.9, "topic": 1.3, "entity": 1.3, "phrase": 1.2, "word": 0.6}
+_KIND_RANK = {"word": 0, "phrase": 1, "entity": 2, "topic": 3, "title": 4}
+
+
+def _kind(t: Term, lang: str) -> str:
+    """A Japanese term is a kanji or katakana run: a noun, counted as a phrase."""
+    return "entity" if t.entity else "phrase" if len(t.key) > 1 or lang == "ja" else "word"
 
 
 def carried_terms(
@@ -537,52 +694,70 @@ def carried_terms(
     recency: float = 0.5,
     answer_weight: float = 0.3,
     max_words: int = 6,
+    topic_only: bool = False,
+    topic_shift: float = 0.1,
 ) -> list[tuple[str, float]]:
-    """The terms of earlier turns that ``question`` lacks, best first, with their scores.
+    """The terms of earlier turns that ``question`` lacks, best first, with their scores: the conversation's
+    topic, not the details of the last question.
 
-    Each term scores ``recency ** age`` for every earlier query it appears in (age 0 = the previous turn),
-    plus ``answer_weight * recency ** age`` per occurrence in that turn's answer (at most 3); an answer adds
-    new terms only for names and acronyms it repeats. Entities count 1.5 times, other phrases 1.2 times. Terms under a third of the
-    best score are dropped, and at most ``limit`` terms and ``max_words`` words are carried. With
-    ``substitute`` (the X of "what about X?"), the terms X replaces are dropped: names when X is a name,
-    acronyms when X is an acronym, and in Japanese the modifiers of the previous query (大阪 in 大阪の消費税率).
+    Candidates are the terms of earlier queries, the terms they carried (after their dash: a topic carried
+    once stays the topic) and the title of the first result each earlier answer cited. Each scores
+    ``recency ** age`` for every turn it appears in (age 0 = the previous turn), times ``topic_shift`` for
+    each self-contained question between it and now (a question that opened a new topic leaves the older
+    ones behind); an answer that repeats it adds ``answer_weight * recency ** age`` per occurrence (at most
+    3) and confirms it, but adds no term of its own. Names and carried topics count 1.3 times, phrases 1.2,
+    titles 0.9 (the user's own words name the topic better than a cited page) and single lowercase words
+    0.6; such a word is carried only when two turns name it, an article or a plural makes it a noun ("le taux de TVA", "branches") or the X of "what about X?" is a name (the same question
+    about another thing): "How long do they live?" carries *guinea pigs*, not *long*. ``topic_only`` (a bare
+    question) carries no single lowercase word. Terms under a third of the best score are dropped, and at
+    most ``limit`` terms and ``max_words`` words are carried.
+
+    With ``substitute`` (the X of "what about X?"), X replaces the terms it is like: a name replaces names
+    and titles, an acronym acronyms, a phrase the terms that share a word with it ("Huntington's disease"
+    replaces "sickle cell disease"), "ones" the details of the previous question; in Japanese X replaces
+    the modifiers of the previous query (大阪 in 大阪の消費税率). The rest of the topic stays.
     """
     have = _words_of(question, lang)
-    sub_tokens = _tokens(substitute) if substitute and lang != "ja" else []
-    sub_name = any(t[:1].isupper() and not _is_acronym(t) for t in sub_tokens)
-    sub_acronym = any(_is_acronym(t) for t in sub_tokens)
     scored: dict[tuple[str, ...], _Scored] = {}
-    usable = [t for t in history if t.outcome != "hap"]
+    usable = [t for t in history if t.outcome not in ("hap", "social")]
+    era = 1.0  # turns before the question that opened the current topic count less
     for age, turn in enumerate(reversed(usable)):
-        weight = recency**age
+        weight = era * recency**age
         query = turn.query or turn.question
-        for t in terms_of(query, lang):
-            s = scored.setdefault(t.key, _Scored(t))
+        if turn.query in ("", turn.question) and not detect(turn.question, lang).follow_up:
+            era *= topic_shift
+        own, _, carried = query.partition(" — ")
+        found = [(t, _kind(t, lang)) for t in terms_of(own, lang)]
+        found += [(t, "topic") for t in (_topic_term(x, lang) for x in carried.split(" / ")) if t is not None]
+        found += [(t, "title") for t in (title_term(x, lang) for x in turn.titles[:1]) if t is not None]
+        for t, kind in found:
+            s = scored.setdefault(t.key, _Scored(t, kind))
+            if _KIND_RANK[kind] > _KIND_RANK[s.kind]:
+                s.kind = kind  # "git-bisect" carried before is a topic, though a lowercase word
             if age not in s.seen:
                 s.score += weight
                 s.seen.add(age)
+            if kind == "word" and (_ARTICLE_BEFORE(t.text).search(own) or _plural(t.text)):
+                s.noun = True
             if lang == "ja" and re.search(re.escape(t.text) + r"\s*の", query):
                 s.modifier = True
-        if turn.answer:  # an answer confirms the terms of the queries; only its repeated names add new ones
-            answer_terms = terms_of(turn.answer, lang)
-            counts = Counter(t.key for t in answer_terms)
-            firsts = {t.key: t for t in answer_terms}
-            for key, n in counts.items():
-                if key in scored or (n >= 2 and firsts[key].entity):
-                    s = scored.setdefault(key, _Scored(firsts[key]))
-                    s.score += weight * answer_weight * min(n, 3)
+        if turn.answer:  # an answer confirms the terms of the queries; it adds none of its own
+            for key, n in Counter(t.key for t in terms_of(turn.answer, lang)).items():
+                if key in scored:
+                    scored[key].score += weight * answer_weight * min(n, 3)
+                    scored[key].confirmed = True
+    replaced = _replacement(substitute, lang)
+    same_question = bool(substitute) and _is_name(substitute or "")  # "what about Germany?": keep the details
     ranked = []
     for s in scored.values():
         t = s.term
         if all(k in have for k in t.key) or (lang != "ja" and all(k.lower() in have for k in t.text.split())):
             continue
-        if substitute and (
-            s.modifier if lang == "ja" else (t.acronym and sub_acronym) or (t.entity and not t.acronym and sub_name)
-        ):
-            continue  # "what about Germany?": Germany replaces the previous country, the topic stays
-        if not t.entity and len(t.key) == 1 and len(t.text) < 4:
-            continue  # a short lowercase word alone says little about a topic
-        ranked.append((s.score * (1.5 if t.entity else 1.2 if len(t.key) > 1 else 1.0), t.text))
+        if replaced(s):
+            continue
+        if s.kind == "word" and (topic_only or len(t.text) < 4 or not (len(s.seen) >= 2 or s.noun or same_question)):
+            continue  # a lone lowercase word is a detail of one question ("how long"), not the topic
+        ranked.append((s.score * _KIND_WEIGHT[s.kind], t.text))
     ranked.sort(key=lambda x: -x[0])
     if not ranked:
         return []
@@ -602,6 +777,58 @@ def carried_terms(
     return out
 
 
+def _ARTICLE_BEFORE(word: str) -> re.Pattern[str]:
+    return re.compile(
+        r"(?:\b(?:the|a|an|all|every|each|some|any|both|several|le|la|les|un|une|des|du|my|your|our)\s+|\bl['’])"
+        + re.escape(word)
+        + r"\b",
+        re.IGNORECASE,
+    )
+
+
+def _plural(word: str) -> bool:
+    """A lowercase word that reads as a plural noun ("branches", "donors"); questions rarely hold verbs in -s."""
+    return len(word) > 4 and word.endswith("s") and not word.endswith(("ss", "us", "is"))
+
+
+def _topic_term(text: str, lang: str) -> Term | None:
+    """A term an earlier turn carried (the part of its query after the dash): it was the topic then."""
+    text = text.strip()
+    if not text:
+        return None
+    if lang == "ja":
+        return Term(text, True, (text.lower(),))
+    toks = _tokens(text)
+    return Term(text, True, tuple(_stem(t) for t in toks), all(_is_acronym(t) for t in toks)) if toks else None
+
+
+def _is_name(text: str) -> bool:
+    return any(t[:1].isupper() and t != "I" for t in _tokens(text))
+
+
+def _replacement(substitute: str | None, lang: str) -> Callable[[_Scored], bool]:
+    """Which earlier terms the X of "what about X?" replaces (see :func:`carried_terms`)."""
+    if not substitute:
+        return lambda s: False
+    if lang == "ja":
+        return lambda s: s.modifier
+    toks = _tokens(substitute)
+    name = any(t[:1].isupper() and not _is_acronym(t) and t != "I" for t in toks)
+    acronym = any(_is_acronym(t) for t in toks)
+    stems = {_stem(t) for t in toks if not _is_stop(t, lang) and t.lower() not in _GENERIC and len(t) > 2}
+    ones = any(t.lower() in ("one", "ones") for t in toks)
+
+    def replaced(s: _Scored) -> bool:
+        t = s.term
+        if acronym and t.acronym or name and s.kind in ("entity", "title") and not t.acronym:
+            return True
+        if stems & set(t.key):
+            return True
+        return ones and s.seen == {0} and s.kind in ("phrase", "word")
+
+    return replaced
+
+
 class EmbeddedRewriter:
     """Resolves follow-ups from the remembered turns without a model (see the module docstring)."""
 
@@ -614,16 +841,17 @@ class EmbeddedRewriter:
         """``(query, follow-up decision, carried terms)``."""
         lang = language(question)
         decision = detect(question, lang)
-        if not decision.follow_up or not any(t.outcome != "hap" for t in history):
+        if not decision.follow_up or not any(t.outcome not in ("hap", "social") for t in history):
             return question, decision, []
         scored = carried_terms(
             question,
             history,
             lang,
-            limit=self.limit,
+            limit=2 if decision.reason == "bare" else self.limit,
             substitute=decision.substitute,
             recency=self.recency,
             answer_weight=self.answer_weight,
+            topic_only=decision.reason == "bare",
         )
         return compose(question, scored, decision, lang), decision, [t for t, _ in scored]
 

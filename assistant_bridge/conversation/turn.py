@@ -17,7 +17,8 @@ Streaming (:meth:`Turn.events`) follows the assistant's ``conversational_search.
 
 Conversation (``docs/conversation-and-safety.md``): a text message is first checked by the assistant's HAP
 input filter (when enabled), then rewritten by the assistant's rewriter with the remembered turns
-(``TurnRequest.history``, sessions only); the rewritten query is what is searched, filtered, generated from
+(``TurnRequest.history``, sessions only); a social message ("thanks", "ok", "hello", only punctuation) is
+answered with the assistant's social message and not searched (outcome ``social``); the rewritten query is what is searched, filtered, generated from
 and handed to a client search. A generated answer goes through the HAP output filter before it is sent; a
 hit answers the assistant's ``hap_input``/``hap_output`` message with outcome ``hap``. The result carries
 the :class:`~assistant_bridge.conversation.memory.MemoryTurn` the session should remember.
@@ -36,6 +37,7 @@ from assistant_bridge.conversation import responses as rsp
 from assistant_bridge.conversation.assistants import Assistant
 from assistant_bridge.conversation.memory import MemoryTurn
 from assistant_bridge.conversation.rewrite import Rewrite
+from assistant_bridge.conversation.rewrite_embedded import asked_names, social
 from assistant_bridge.conversation.runtime import ConversationRuntime
 from assistant_bridge.core.language import detect_language
 from assistant_bridge.core.loop import Answer, Outcome, Prepared, finish_generation, prepare_generation
@@ -206,6 +208,9 @@ class Turn:
             if verdict.detected:
                 self._log_hap("input", verdict)
                 return self._done(rsp.text_item(a.messages.hap_input), "hap")
+            kind = social(self.question)
+            if kind is not None:  # "thanks", "ok", "👍": answered as such, not searched
+                return self._done(rsp.text_item(a.messages.social(kind)), "social")
             self._rewrite()
         source = self.rt.source(a)
         if req.message_type == "search_results":
@@ -234,7 +239,13 @@ class Turn:
         gen = self.rt.generator(a)
         self.trace.generator = self.trace.generator_kind = gen.name
         prepared = prepare_generation(
-            self.query, results, prefilter=pre, generator=gen, thresholds=self.thresholds, clock=self.clock
+            self.query,
+            results,
+            prefilter=pre,
+            generator=gen,
+            thresholds=self.thresholds,
+            clock=self.clock,
+            must_mention=asked_names(self.question),
         )
         if not isinstance(prepared, Prepared):
             return self._outcome(prepared)
@@ -318,7 +329,20 @@ class Turn:
             else []
         )
         answer = str(item.get("text") or "") if outcome == "answer" else ""
-        return MemoryTurn(self.question, self.query, answer, tuple(ids), tuple(dict.fromkeys(cited)), outcome)
+        titles = (
+            [self._results[c.search_result_index].title for c in o.citations if 0 <= c.search_result_index < len(ids)]
+            if outcome == "answer" and isinstance(o, Answer)
+            else []
+        )
+        return MemoryTurn(
+            self.question,
+            self.query,
+            answer,
+            tuple(ids),
+            tuple(dict.fromkeys(cited)),
+            outcome,
+            titles=tuple(t for t in dict.fromkeys(titles) if t),
+        )
 
     def _log_hap(self, stage: str, verdict: Any) -> None:
         log.info(

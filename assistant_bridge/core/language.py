@@ -32,7 +32,8 @@ _FR_STOPWORDS = frozenset(
     être avoir été fait doit peut entre sans sous chez aussi mais ou donc car si tout tous toute
     toutes d l qu n s c j m après avant lors jusqu selon afin
     je tu me te moi toi lui en y mon ma mes ton ta tes celui celle ceux comment quand quel quelle quels
-    quelles pourquoi combien faire ai avez êtes suis sommes ont""".split()
+    quelles pourquoi combien faire ai avez êtes suis sommes ont merci beaucoup bonjour bonsoir salut revoir
+    oui""".split()
 )
 _EN_STOPWORDS = frozenset(
     """the and of to is are for in on with you your we our this that these those be been was were

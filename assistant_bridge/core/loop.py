@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from assistant_bridge.core.citations import Citation, extractiveness
 from assistant_bridge.core.results import SearchResult
 from assistant_bridge.core.snippets import Snippet, build_snippets
+from assistant_bridge.text import match_form, mentions
 
 if TYPE_CHECKING:
     from assistant_bridge.core.generation import Generation, Generator
@@ -154,6 +155,23 @@ def _thresholds_json(thresholds: ThresholdsLike) -> dict[str, float]:
     return {"pre_gen": float(thresholds.pre_gen), "post_gen": float(thresholds.post_gen)}
 
 
+def _unmentioned(names: Sequence[str], results: Sequence[SearchResult]) -> bool:
+    if not names:
+        return False
+    form = match_form(" ".join(f"{r.title} {r.body} {' '.join(r.highlight_body or ())}" for r in results))
+    return any(not _mentioned(form, name) for name in names)
+
+
+def _mentioned(form: str, name: str) -> bool:
+    """The whole name, or for a name of several words its longest word when that has 5 letters or more
+    ("Roosevelt" for "Franklin D. Roosevelt"; "VS Code" only as a whole)."""
+    if mentions(form, name):
+        return True
+    words = name.split()
+    longest = max(words, key=len)
+    return len(words) > 1 and len(longest) >= 5 and mentions(form, longest)
+
+
 def prepare_generation(
     query: str,
     results: Sequence[SearchResult],
@@ -162,8 +180,14 @@ def prepare_generation(
     generator: Generator,
     thresholds: ThresholdsLike,
     clock: Clock = time.perf_counter,
+    must_mention: Sequence[str] = (),
 ) -> Prepared | NoResults | IDontKnow | SearchFailed:
     """Steps 1–4. Returns :class:`Prepared` when the generator should run, or the outcome that ends the turn.
+
+    ``must_mention``: names the user's question asks about ("VS Code", "GitLab"); when the results do not
+    mention one of them (titles and passages, :func:`_mentioned`), the turn is an "I don't know" for
+    retrieval confidence whatever the pre-generation score. In a conversation the query also carries the
+    topic of earlier turns, which finds on-topic passages that say nothing of what was asked.
 
     Split from :func:`run_conversational_search` so that a streaming caller can run
     ``generator.stream`` itself between this and :func:`finish_generation`.
@@ -176,7 +200,7 @@ def prepare_generation(
     timer.lap("snippets")
     pre = float(prefilter.score(query, [s.text for s in snippets]))
     timer.lap("pre_filter")
-    if pre < thresholds.pre_gen:
+    if pre < thresholds.pre_gen or _unmentioned(must_mention, all_results):
         return IDontKnow(
             reason="retrieval_confidence",
             timings=timer.done(),
@@ -272,16 +296,24 @@ def run_conversational_search(
     thresholds: ThresholdsLike,
     response_length: ResponseLength = "moderate",
     clock: Clock = time.perf_counter,
+    must_mention: Sequence[str] = (),
 ) -> Outcome:
     """Run the whole loop for one turn (see the module docstring for the steps).
 
     :param query: the user's (possibly rewritten) query.
+    :param must_mention: names the user asked about (see :func:`prepare_generation`).
     :param results: the search results, in rank order; all of them are returned with an answer.
     :param response_length: ``concise``, ``moderate`` (IBM's default) or ``verbose``.
     :raises GeneratorError: when the generator fails (not caught here).
     """
     prepared = prepare_generation(
-        query, results, prefilter=prefilter, generator=generator, thresholds=thresholds, clock=clock
+        query,
+        results,
+        prefilter=prefilter,
+        generator=generator,
+        thresholds=thresholds,
+        clock=clock,
+        must_mention=must_mention,
     )
     if not isinstance(prepared, Prepared):
         return prepared

@@ -13,7 +13,16 @@ from hypothesis import strategies as st
 
 from assistant_bridge.conversation.memory import MemoryTurn
 from assistant_bridge.conversation.rewrite import Rewriter, make_rewriter
-from assistant_bridge.conversation.rewrite_embedded import EmbeddedRewriter, carried_terms, detect, language, terms_of
+from assistant_bridge.conversation.rewrite_embedded import (
+    EmbeddedRewriter,
+    asked_names,
+    carried_terms,
+    detect,
+    language,
+    social,
+    terms_of,
+    title_term,
+)
 from assistant_bridge.conversation.rewrite_llm import (
     FakeLLMRewriter,
     OpenAIRewriter,
@@ -123,8 +132,103 @@ def test_recent_turns_weigh_more_and_answers_less() -> None:
         MemoryTurn("What is a Roth IRA?", "What is a Roth IRA?", "A Roth IRA is funded with taxed income."),
     ]
     terms = [t for t, _ in carried_terms("Is it taxable?", history, "en")]
-    assert terms[0] == "Roth IRA" and "pensions" in terms
-    assert "taxed income" not in terms  # an answer only confirms terms, it adds names only when it repeats them
+    assert terms == ["Roth IRA"]  # the recent topic; "pensions", a word two turns back, is left behind
+    assert "taxed income" not in terms  # an answer only confirms terms, it adds none of its own
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How long do they usually live?",
+        "Which river does it flow into?",
+        "Which states does its watershed cover?",
+        "Which illness did he have?",
+        "How long is it?",
+        "Who plays her?",
+    ],
+)
+def test_the_question_phrase_is_not_the_antecedent(question: str) -> None:
+    decision = detect(question)
+    assert decision.follow_up and decision.reason == "anaphora"
+
+
+@pytest.mark.parametrize("question", ["Is there a cure?", "Do donors get paid?", "Why sell?"])
+def test_a_bare_question_takes_the_topic(question: str) -> None:
+    assert detect(question).follow_up
+
+
+def _turn(question: str, answer: str = "", query: str = "", titles: tuple[str, ...] = ()) -> MemoryTurn:
+    return MemoryTurn(question, query or question, answer, outcome="answer", titles=titles)
+
+
+def test_the_topic_is_carried_not_the_details() -> None:
+    snake = [_turn("How long is the Snake River?", "At 1,078 miles, the Snake River flows into the Columbia.")]
+    assert rewrite("Which river does it flow into?", snake) == "Which river does it flow into? — Snake River"
+    pigs = [_turn("Where do guinea pigs originally come from?", "Guinea pigs originated in the Andes.")]
+    assert rewrite("How long do they usually live?", pigs) == "How long do they usually live? — guinea pigs"
+    sickle = [_turn("What is sickle cell disease?", "Sickle cell disease is a group of blood disorders.")]
+    assert rewrite("Is there a cure?", sickle) == "Is there a cure? — sickle cell disease"
+
+
+def test_cited_titles_name_the_topic() -> None:
+    title = "git-stash(1): Stash the changes in a dirty working directory away"
+    history = [_turn("How do I put my changes aside?", "Use git stash push.", titles=(title,))]
+    assert "git-stash" in rewrite("How do I get them back later?", history)
+    term = title_term(title, "en")
+    assert term is not None and term.text == "git-stash"
+    assert title_term("Snake River - Wikipedia", "en").text == "Snake River"  # type: ignore[union-attr]
+    assert title_term("A very long title that says a great many things at once", "en") is None
+
+
+def test_what_about_x_replaces_what_it_is_like() -> None:
+    sickle = [_turn("What is sickle cell disease?", "Sickle cell disease is a group of blood disorders.")]
+    assert rewrite("What about Huntington's disease?", sickle) == "What about Huntington's disease?"
+    snake = [_turn("How long is the Snake River?", "The Snake River is 1,078 miles long.")]
+    assert rewrite("What about the Columbia?", snake) == "What about the Columbia? — long"  # the same question
+
+
+def test_a_new_topic_leaves_the_old_one_behind() -> None:
+    history = [NAV[0], _turn("What are the key factors to consider when purchasing a business?", "Cash flow.")]
+    terms = [t for t, _ in carried_terms("Will purchasing stocks give me control over it?", history, "en")]
+    assert terms and "NAV" not in terms and "Market Cap" not in terms
+
+
+@pytest.mark.parametrize(
+    ("message", "kind"),
+    [
+        ("Thank you!", "thanks"),
+        ("great, thanks a lot", "thanks"),
+        ("thanks, that helps", "thanks"),
+        ("ok", "acknowledgement"),
+        ("got it 👍", "acknowledgement"),
+        ("👍", "acknowledgement"),
+        ("🙏🙏", "thanks"),
+        ("all right, see ya", "goodbye"),
+        ("hi, can you help me", "greeting"),
+        ("merci beaucoup !", "thanks"),
+        ("d'accord", "acknowledgement"),
+        ("ありがとうございます！", "thanks"),
+        ("了解です", "acknowledgement"),
+        ("?!…", "no_question"),
+        ("   ", "no_question"),
+    ],
+)
+def test_social_messages(message: str, kind: str) -> None:
+    assert social(message) == kind
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "thanks, and what about ETFs?",
+        "ok, what is a Roth IRA?",
+        "OK Google",
+        "Hello world in C",
+        "ありがとうの意味は？",
+    ],
+)
+def test_questions_are_not_social(message: str) -> None:
+    assert social(message) is None
 
 
 def test_blocked_turns_are_ignored() -> None:
@@ -274,3 +378,19 @@ def test_factory_picks_the_rewriter() -> None:
     assert isinstance(forced.primary, EmbeddedRewriter)
     with pytest.raises(ConfigurationError):
         make_rewriter("entire_conversation", {"method": "llm"}, {"kind": "extractive"})
+
+
+@pytest.mark.parametrize(
+    ("question", "names"),
+    [
+        ("Can I see them in VS Code?", ["VS Code"]),
+        ("Does GitHub Desktop show stashes too?", ["GitHub Desktop"]),
+        ("Who was the mayor of West Berlin in 1961?", ["West Berlin"]),
+        ("What about FICA?", ["FICA"]),
+        ("How do I push it to the server?", []),
+        ("I believe it is", []),
+        ("東京は？", []),
+    ],
+)
+def test_asked_names(question: str, names: list[str]) -> None:
+    assert asked_names(question) == names

@@ -80,3 +80,36 @@ def test_a_configured_message_is_used_as_written_in_any_language(tmp_path: Path)
         checked(ask(client, "Comment réinitialiser mon mot de passe ?"))["output"]["generic"][0]["text"]
         == "Ask the help desk."
     )
+
+
+@pytest.mark.parametrize(
+    ("message", "reply"),
+    [
+        ("Thank you!", "You're welcome!"),
+        ("ok bye", "Goodbye!"),
+        ("merci beaucoup", "Je vous en prie !"),
+        ("ありがとうございます", "どういたしまして。"),
+        ("???", "I didn't find a question"),
+    ],
+)
+def test_social_messages_are_answered_and_not_searched(tmp_path: Path, message: str, reply: str) -> None:
+    _, _, runtime = build(tmp_path)
+    source = FakeSource([{"title": "VPN", "body": "Install the VPN client. Then sign in."}])
+    runtime._sources[("default", "default")] = source
+    assistant = runtime.assistants.get("default")
+    result = Turn(runtime, assistant, TurnRequest(text=message, debug=True), Scope(Principal(user_id="u"))).run()
+    assert result.outcome == "social" and source.queries == []
+    assert result.generic[0]["response_type"] == "text" and result.generic[0]["text"].startswith(reply)
+    assert result.memory is not None and result.memory.outcome == "social" and result.memory.answer == ""
+    assert result.debug is not None and result.debug["turn_events"][0]["outcome"] == "social"
+
+
+def test_a_turn_remembers_the_titles_its_answer_cites(tmp_path: Path) -> None:
+    _, _, runtime = build(tmp_path)
+    runtime._sources[("default", "default")] = FakeSource(
+        [{"title": "git-stash(1): Stash the changes", "body": "Use git stash push to save your changes."}]
+    )
+    assistant = runtime.assistants.get("default")
+    result = Turn(runtime, assistant, TurnRequest(text="save changes?"), Scope(Principal(user_id="u"))).run()
+    assert result.outcome == "answer" and result.memory is not None
+    assert result.memory.titles == ("git-stash(1): Stash the changes",)

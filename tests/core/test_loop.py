@@ -227,3 +227,16 @@ def test_outcomes_are_frozen() -> None:
     out = run()
     with pytest.raises(AttributeError):
         out.text = "changed"  # type: ignore[misc]
+
+
+def test_a_name_the_results_do_not_mention_is_idk_whatever_the_score() -> None:
+    gen = FakeGenerator()
+    out = run(generator=gen, must_mention=["VS Code"])
+    assert isinstance(out, IDontKnow) and out.reason == "retrieval_confidence" and gen.calls == []
+    assert out.scores == {"pre_gen": 0.9}  # the pre-generation score is still reported
+    assert isinstance(run(must_mention=["SSO"]), Answer)  # in a passage
+    assert isinstance(run(must_mention=["Settings", "vpn"]), Answer)  # case and titles do not matter
+    people = [SearchResult("Roosevelt", "Franklin Roosevelt 's New Deal began in 1933.")]
+    assert isinstance(run(results=people, must_mention=["Franklin D. Roosevelt"]), Answer)  # its longest word
+    assert isinstance(run(results=people, must_mention=["Roosevelt's"]), Answer)  # possessives either way
+    assert isinstance(run(results=people, must_mention=["Deal Street"]), IDontKnow)

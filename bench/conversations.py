@@ -1,0 +1,321 @@
+"""Conversation-aware search on several domains: retrieval with the last turn alone, with the product's rewrite
+and with a human rewrite, and answerability per turn, each domain reported apart.
+
+    python bench/conversations.py --data ../shared/data [--domains fiqa,wiki,gitdocs] [--mode dense|lexical]
+                                  [--rewriter embedded|llm] [--no-answerability] [--work-dir DIR] [--json out.json]
+
+Domains (the conversations of the last two were written for this benchmark, with human-style rewrites):
+
+* ``fiqa``: MTRAG's FiQA domain (``mtrag_fiqa/``: 27 conversations, 180 retrieval tasks with qrels, a
+  14,085-passage corpus, answerability labels per turn);
+* ``wiki``: ``bench/data/conversations_wiki.json``, 10 conversations over the CLAPNQ mini corpus (11,282
+  Wikipedia passages);
+* ``gitdocs``: ``bench/data/conversations_gitdocs.json``, 14 conversations over git's manual pages (the
+  ``git-man`` Debian package, rendered with ``man`` and ingested through the product's own chunking).
+
+Every conversation is driven turn by turn through :class:`~assistant_bridge.conversation.turn.Turn`, as a
+``/message`` session with ``contextual_mode = "entire_conversation"`` runs it: the memory holds the product's
+own queries and answers. A turn's *rewrite* is the query that turn searched (``none`` for a social turn, which
+is not searched). Retrieval is then measured with ``Services.search`` for the three forms of every turn that
+has gold passages: FiQA's Recall@5 from its qrels; on the written domains, success@5 (a result in the top 5
+is relevant when it comes from the gold page or article and holds the answer; see each file's ``about``).
+
+Reported per domain: Recall@5 of ``lastturn`` / ``rewrite`` / ``human``; ``gain_recovered`` = (rewrite -
+lastturn) / (human - lastturn); ``recall_lost`` = the recall the rewrite loses on the turns it hurts, as a
+share of the last turn's total recall, and ``turns_hurt``; the p50/p95 time the rewrite adds; and, per turn,
+answerability: the share of ANSWERABLE/PARTIAL turns answered (1 - false "I don't know"), of UNANSWERABLE
+turns declined, their mean (balanced accuracy), and the share of CONVERSATIONAL turns answered as social
+turns (not searched).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from assistant_bridge.conversation.memory import MemoryTurn  # noqa: E402
+from assistant_bridge.domain import Ownership, Principal, Scope  # noqa: E402
+from assistant_bridge.errors import NoContent  # noqa: E402
+from assistant_bridge.services import Services  # noqa: E402
+from assistant_bridge.settings import load_settings  # noqa: E402
+from bench._common import bulk_load, ndcg_recall, passages_to_chunks, percentiles, read_jsonl  # noqa: E402
+
+DATA = Path(__file__).resolve().parent / "data"
+DOMAINS = ("fiqa", "wiki", "gitdocs")
+ANSWER_LABELS = ("ANSWERABLE", "PARTIAL")
+Relevance = Callable[[list[Any]], float]
+
+
+# --- domains ---------------------------------------------------------------------------------------------------
+def _fiqa(data: Path) -> dict[str, Any]:
+    from bench.mtrag import load
+
+    d = load(data)
+    convs = []
+    for cid, turns in d["conversations"].items():
+        out = []
+        for n, t in enumerate(turns, start=1):
+            tid = f"{cid}<::>{n}"
+            rel = d["qrels"].get(tid)
+            out.append(
+                {
+                    "q": t["question"],
+                    "rewrite": d["forms"]["rewrite"].get(tid, t["question"]),
+                    "label": t["label"],
+                    "relevant": _qrels_relevance(rel) if rel else None,
+                }
+            )
+        convs.append({"id": cid, "turns": out})
+    return {"conversations": convs, "load": lambda svc: _load_passages(svc, read_jsonl(d["corpus"]))}
+
+
+def _qrels_relevance(relevant: set[str]) -> Relevance:
+    def score(hits: list[Any]) -> float:
+        ranked = [h.chunk.url.split(":", 1)[1] for h in hits if h.chunk.url]
+        return ndcg_recall(ranked, relevant, 5)[1]
+
+    return score
+
+
+def _gold_relevance(gold: list[dict[str, str]], key: Callable[[Any], str]) -> Relevance:
+    rules = [(g["doc"], re.compile(g["match"], re.IGNORECASE)) for g in gold]
+
+    def score(hits: list[Any]) -> float:
+        return float(any(key(h.chunk) == doc and rx.search(h.chunk.text) for h in hits[:5] for doc, rx in rules))
+
+    return score
+
+
+def _written(name: str, key: Callable[[Any], str], loader: Callable[[Services], None]) -> dict[str, Any]:
+    spec = json.loads((DATA / f"conversations_{name}.json").read_text(encoding="utf-8"))
+    convs = [
+        {
+            "id": c["id"],
+            "turns": [{**t, "relevant": _gold_relevance(t["gold"], key) if t["gold"] else None} for t in c["turns"]],
+        }
+        for c in spec["conversations"]
+    ]
+    return {"conversations": convs, "load": loader}
+
+
+def _load_passages(svc: Services, rows: Any) -> None:
+    chunks = passages_to_chunks(list(rows))
+    if svc.backend.count() < len(chunks):
+        print(f"  loading {len(chunks)} passages", flush=True)
+        bulk_load(svc, chunks)
+
+
+def render_git_pages(out: Path) -> list[Path]:
+    """git's manual pages (sections 1, 5 and 7 of the ``git-man`` package) rendered to text, 80 columns."""
+    out.mkdir(parents=True, exist_ok=True)
+    pages = []
+    for sec in ("1", "5", "7"):
+        for src in sorted(Path(f"/usr/share/man/man{sec}").glob("git*.gz")):
+            name = src.name.split(".")[0]
+            dest = out / f"man-{name}.txt"
+            if not dest.exists():
+                proc = subprocess.run(
+                    f"man -l {src} | col -bx",
+                    shell=True,
+                    capture_output=True,
+                    text=True,
+                    env={**os.environ, "MANWIDTH": "80"},
+                    check=False,
+                )
+                dest.write_text(proc.stdout, encoding="utf-8")
+            pages.append(dest)
+    if not pages:
+        raise SystemExit("no git manual pages here: apt-get install git-man man-db")
+    return pages
+
+
+def _load_git(work: Path) -> Callable[[Services], None]:
+    def load(svc: Services) -> None:
+        if svc.backend.count():
+            return
+        pages = render_git_pages(work / "gitdocs-pages")
+        print(f"  ingesting {len(pages)} manual pages", flush=True)
+        t0 = time.perf_counter()
+        for p in pages:
+            try:
+                svc.ingestor.ingest_bytes(p.name, p.read_bytes(), Ownership())
+            except NoContent:
+                pass
+        print(f"  {svc.backend.count()} chunks in {time.perf_counter() - t0:.0f} s", flush=True)
+
+    return load
+
+
+def domain(name: str, data: Path, work: Path) -> dict[str, Any]:
+    if name == "fiqa":
+        return _fiqa(data)
+    if name == "wiki":
+        corpus = data / "clapnq" / "derived" / "clapnq_dev_minicorpus.jsonl"
+        return _written("wiki", lambda c: c.title, lambda svc: _load_passages(svc, read_jsonl(corpus)))
+    if name == "gitdocs":
+        return _written("gitdocs", lambda c: Path(c.filename).stem, _load_git(work))
+    raise SystemExit(f"unknown domain {name}")
+
+
+# --- the run ---------------------------------------------------------------------------------------------------
+def make_services(name: str, mode: str, work: Path, rewriter: str) -> Services:
+    embedder = "hashing" if mode == "lexical" else "e5-small"
+    rewrite: dict[str, Any] = {"method": "embedded"}
+    if rewriter == "llm":
+        rewrite = {
+            "method": "llm",
+            "base_url": os.environ.get("LLM_BASE_URL", ""),
+            "model": os.environ.get("LLM_MODEL", ""),
+            "api_key": os.environ.get("LLM_API_KEY") or None,
+            "timeout_seconds": 30,
+        }
+    settings = load_settings(
+        env={},
+        overrides={
+            "data_dir": str(work / f"{name}-{embedder}"),
+            "backend": {"kind": "milvus-lite", "collection": f"conv_{name}", "default_mode": mode},
+            "embedder": {"kind": embedder},
+            "assistants": {
+                "default": {
+                    "conversational_search": {"contextual_mode": "entire_conversation", "query_rewrite": rewrite}
+                }
+            },
+        },
+    )
+    if name == "gitdocs":  # ingested as documents: the data directory's own store
+        return Services.from_settings(settings)
+    from assistant_bridge.store import SQLiteStore
+
+    # passages are loaded straight into the backend; their vectors are cached by content across runs
+    return Services.from_settings(settings, store=SQLiteStore(work / "embedding-cache.sqlite3"))
+
+
+def drive(svc: Services, conversations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every conversation turn by turn as a session would run it; one row per user turn."""
+    from assistant_bridge.conversation.runtime import runtime_for
+    from assistant_bridge.conversation.turn import Turn, TurnRequest
+
+    runtime = runtime_for(svc)
+    assistant = runtime.assistants.get("default", None)
+    scope = Scope(Principal("bench", admin=True))
+    rows = []
+    for conv in conversations:
+        memory: list[MemoryTurn] = []
+        for turn in conv["turns"]:
+            t0 = time.perf_counter()
+            result = Turn(runtime, assistant, TurnRequest(text=turn["q"], history=tuple(memory)), scope).run()
+            ms = (time.perf_counter() - t0) * 1000
+            trace = result.trace
+            rw = trace.rewrite if trace is not None else None
+            rows.append(
+                {
+                    **turn,
+                    "conversation": conv["id"],
+                    "ours": rw.query if rw is not None else turn["q"],
+                    "rewrite_ms": rw.ms if rw is not None else 0.0,
+                    "outcome": result.outcome,
+                    "turn_ms": ms,
+                }
+            )
+            if result.memory is not None:
+                memory.append(result.memory)
+    return rows
+
+
+def retrieval(svc: Services, mode: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    scope = Scope(Principal("bench", admin=True))
+    scored = [r for r in rows if r["relevant"] is not None]
+    out: dict[str, Any] = {"turns": len(scored)}
+    per: dict[str, list[float]] = {}
+    for cond, key in (("lastturn", "q"), ("rewrite", "ours"), ("human", "rewrite")):
+        per[cond] = [r["relevant"](svc.search(r[key], scope, mode=mode, limit=10)) for r in scored]
+        for r, v in zip(scored, per[cond], strict=True):
+            r[f"r5_{cond}"] = v
+        out[cond] = round(sum(per[cond]) / max(1, len(scored)), 4)
+    gain = out["human"] - out["lastturn"]
+    out["gain_recovered"] = round((out["rewrite"] - out["lastturn"]) / gain, 3) if gain > 0 else None
+    lost = sum(max(0.0, a - b) for a, b in zip(per["lastturn"], per["rewrite"], strict=True))
+    out["recall_lost"] = round(lost / max(1e-9, sum(per["lastturn"])), 4)
+    out["turns_hurt"] = sum(b < a for a, b in zip(per["lastturn"], per["rewrite"], strict=True))
+    out["turns_helped"] = sum(b > a for a, b in zip(per["lastturn"], per["rewrite"], strict=True))
+    out["rewritten_turns"] = sum(r["ours"] != r["q"] for r in scored)
+    return out
+
+
+def answerability(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    answerable = [r for r in rows if r["label"] in ANSWER_LABELS]
+    unanswerable = [r for r in rows if r["label"] == "UNANSWERABLE"]
+    social = [r for r in rows if r["label"] == "CONVERSATIONAL"]
+    out: dict[str, Any] = {"answerable": len(answerable), "unanswerable": len(unanswerable), "social": len(social)}
+    answered = sum(r["outcome"] == "answer" for r in answerable) / max(1, len(answerable))
+    declined = sum(r["outcome"] != "answer" for r in unanswerable) / max(1, len(unanswerable))
+    out["false_idk"] = round(1 - answered, 4)
+    out["unanswerable_declined"] = round(declined, 4) if unanswerable else None
+    out["balanced_accuracy"] = round((answered + declined) / 2, 4) if unanswerable else None
+    out["social_answered_as_social"] = (
+        round(sum(r["outcome"] == "social" for r in social) / len(social), 4) if social else None
+    )
+    out["searched_social_turns"] = sum(r["outcome"] != "social" for r in social)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, required=True)
+    ap.add_argument("--domains", default=",".join(DOMAINS))
+    ap.add_argument("--mode", choices=("lexical", "dense", "hybrid"), default="dense")
+    ap.add_argument("--rewriter", choices=("embedded", "llm"), default="embedded")
+    ap.add_argument("--work-dir", type=Path, default=Path("/tmp/assistant-bridge-bench/conversations"))
+    ap.add_argument("--show", action="store_true", help="print every turn with its rewrite")
+    ap.add_argument("--turns", action="store_true", help="keep every turn in the --json report")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
+    report: dict[str, Any] = {"mode": args.mode, "rewriter": args.rewriter}
+    for name in args.domains.split(","):
+        print(f"{name}:", flush=True)
+        spec = domain(name, args.data, args.work_dir)
+        svc = make_services(name, args.mode, args.work_dir, args.rewriter)
+        svc.warm_up()
+        spec["load"](svc)
+        rows = drive(svc, spec["conversations"])
+        times = [r["rewrite_ms"] for r in rows]
+        part = {
+            "conversations": len(spec["conversations"]),
+            "user_turns": len(rows),
+            "chunks": svc.backend.count(),
+            "retrieval@5": retrieval(svc, args.mode, rows),
+            "answerability": answerability(rows),
+            "rewrite_ms": {k: round(v, 3) for k, v in percentiles(times).items() if k in ("p50", "p95", "n")},
+            "turn_ms_p50": round(percentiles([r["turn_ms"] for r in rows])["p50"], 1),
+        }
+        report[name] = part
+        if args.turns:
+            part["turns"] = [{k: v for k, v in r.items() if k not in ("relevant", "gold")} for r in rows]
+        print(json.dumps({k: v for k, v in part.items() if k != "turns"}, indent=1), flush=True)
+        if args.show:
+            for r in rows:
+                flag = "" if r["ours"] == r["q"] else f"  ->  {r['ours']}"
+                r5 = "/".join(f"{r.get('r5_' + c, -1):.1f}" for c in ("lastturn", "rewrite", "human"))
+                print(f"  [{r['label'][:5]} {r['outcome']:>7} {r5}] {r['q']}{flag}")
+        svc.backend.close()
+    report["load_average"] = round(os.getloadavg()[0], 2)
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
