@@ -377,3 +377,32 @@ def test_settings_given_as_strings_are_converted(tmp_path: Path) -> None:
     assert c.hap.input == HapStage(True, 0.7) and c.hap.output == HapStage(True, 0.5)
     assert c.memory.max_turns == 5 and c.threshold_level == "more_often" and c.contextual_mode == "entire_conversation"
     assert runtime.rewriter(runtime.assistants.get("default")).mode == "entire_conversation"
+
+
+def test_social_turns_punctuation_and_mixed_languages_in_a_session(chat: Any) -> None:
+    client, runtime = chat
+    sid = session(client)
+    say(client, sid, "What is a Roth IRA?")
+    for text, outcome in (("Thanks!", "social"), ("👍", "social"), ("?!?", "social"), ("merci", "social")):
+        body = say(client, sid, text)
+        assert turn_event(body)["outcome"] == outcome and only_item(body)["response_type"] == "text"
+        assert "search_results" not in only_item(body)
+    # the social turns are remembered but carry no topic: the follow-up still finds the Roth IRA page
+    assert top_title(say(client, sid, FOLLOW_UP)) == "Roth IRA accounts"
+    mixed = say(client, sid, "Et les savings bonds, is there a penalty ?")
+    assert top_title(mixed) == "Savings bonds"
+
+
+def test_a_long_conversation_stays_bounded(chat: Any) -> None:
+    """200 turns in one session: each turn is remembered once, memory keeps its limit, the rewrite stays
+    small and every turn answers."""
+    client, runtime = chat
+    sid = session(client)
+    questions = ["What is a Roth IRA?", FOLLOW_UP, "What about savings bonds?", "ok", "Why?"]
+    for n in range(200):
+        body = say(client, sid, questions[n % len(questions)])
+        rw = turn_event(body).get("query_rewrite") or {}
+        assert len(str(rw.get("rewritten_query", ""))) < 300
+    turns = runtime.sessions.memory.turns("message", sid)
+    assert len(turns) == 20  # the default max_turns, oldest dropped
+    assert [t.question for t in turns] == [questions[n % len(questions)] for n in range(180, 200)]  # each once
