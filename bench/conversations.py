@@ -11,7 +11,10 @@ Domains (the conversations of the last two were written for this benchmark, with
 * ``wiki``: ``bench/data/conversations_wiki.json``, 10 conversations over the CLAPNQ mini corpus (11,282
   Wikipedia passages);
 * ``gitdocs``: ``bench/data/conversations_gitdocs.json``, 14 conversations over git's manual pages (the
-  ``git-man`` Debian package, rendered with ``man`` and ingested through the product's own chunking).
+  ``git-man`` Debian package, rendered with ``man`` and ingested through the product's own chunking);
+* ``tools``: ``bench/data/conversations_tools.json``, 8 conversations over the manual pages of 17 common
+  command-line tools (:data:`TOOL_PAGES`, from their Debian packages), written as a held-out domain: it was
+  not run while the rewriter was tuned on the three others.
 
 Every conversation is driven turn by turn through :class:`~assistant_bridge.conversation.turn.Turn`, as a
 ``/message`` session with ``contextual_mode = "entire_conversation"`` runs it: the memory holds the product's
@@ -52,7 +55,7 @@ from assistant_bridge.settings import load_settings  # noqa: E402
 from bench._common import bulk_load, ndcg_recall, passages_to_chunks, percentiles, read_jsonl  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
-DOMAINS = ("fiqa", "wiki", "gitdocs")
+DOMAINS = ("fiqa", "wiki", "gitdocs", "tools")
 ANSWER_LABELS = ("ANSWERABLE", "PARTIAL")
 Relevance = Callable[[list[Any]], float]
 
@@ -116,35 +119,64 @@ def _load_passages(svc: Services, rows: Any) -> None:
         bulk_load(svc, chunks)
 
 
-def render_git_pages(out: Path) -> list[Path]:
-    """git's manual pages (sections 1, 5 and 7 of the ``git-man`` package) rendered to text, 80 columns."""
+TOOL_PAGES = (
+    "tar",
+    "ssh",
+    "ssh-keygen",
+    "scp",
+    "grep",
+    "find",
+    "gzip",
+    "xz",
+    "zip",
+    "unzip",
+    "curl",
+    "apt",
+    "systemctl",
+    "journalctl",
+    "sed",
+    "less",
+    "make",
+)
+
+
+def _render(src: str, dest: Path) -> Path | None:
+    """One manual page rendered to text, 80 columns (``src``: a page name or a file)."""
+    if not dest.exists():
+        proc = subprocess.run(
+            f"man {'-l ' if src.startswith('/') else ''}{src} | col -bx",
+            shell=True,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "MANWIDTH": "80"},
+            check=False,
+        )
+        if not proc.stdout.strip():
+            return None
+        dest.write_text(proc.stdout, encoding="utf-8")
+    return dest
+
+
+def render_pages(name: str, out: Path) -> list[Path]:
+    """The manual pages of a domain rendered to text: ``gitdocs`` is every page of the ``git-man`` package
+    (sections 1, 5 and 7), ``tools`` the pages of :data:`TOOL_PAGES`."""
     out.mkdir(parents=True, exist_ok=True)
-    pages = []
-    for sec in ("1", "5", "7"):
-        for src in sorted(Path(f"/usr/share/man/man{sec}").glob("git*.gz")):
-            name = src.name.split(".")[0]
-            dest = out / f"man-{name}.txt"
-            if not dest.exists():
-                proc = subprocess.run(
-                    f"man -l {src} | col -bx",
-                    shell=True,
-                    capture_output=True,
-                    text=True,
-                    env={**os.environ, "MANWIDTH": "80"},
-                    check=False,
-                )
-                dest.write_text(proc.stdout, encoding="utf-8")
-            pages.append(dest)
-    if not pages:
-        raise SystemExit("no git manual pages here: apt-get install git-man man-db")
-    return pages
+    if name == "gitdocs":
+        sources = [str(p) for sec in ("1", "5", "7") for p in sorted(Path(f"/usr/share/man/man{sec}").glob("git*.gz"))]
+    else:
+        sources = list(TOOL_PAGES)
+    pages = [_render(src, out / f"man-{Path(src).name.split('.')[0]}.txt") for src in sources]
+    found = [p for p in pages if p is not None]
+    if not found:
+        raise SystemExit("no manual pages here: apt-get install man-db git-man (and the tools' packages)")
+    return found
 
 
-def _load_git(work: Path) -> Callable[[Services], None]:
+def _load_pages(name: str, work: Path) -> Callable[[Services], None]:
     def load(svc: Services) -> None:
         if svc.backend.count():
             return
-        pages = render_git_pages(work / "gitdocs-pages")
+        pages = render_pages(name, work / f"{name}-pages")
         print(f"  ingesting {len(pages)} manual pages", flush=True)
         t0 = time.perf_counter()
         for p in pages:
@@ -163,8 +195,8 @@ def domain(name: str, data: Path, work: Path) -> dict[str, Any]:
     if name == "wiki":
         corpus = data / "clapnq" / "derived" / "clapnq_dev_minicorpus.jsonl"
         return _written("wiki", lambda c: c.title, lambda svc: _load_passages(svc, read_jsonl(corpus)))
-    if name == "gitdocs":
-        return _written("gitdocs", lambda c: Path(c.filename).stem, _load_git(work))
+    if name in ("gitdocs", "tools"):
+        return _written(name, lambda c: Path(c.filename).stem, _load_pages(name, work))
     raise SystemExit(f"unknown domain {name}")
 
 
@@ -193,7 +225,7 @@ def make_services(name: str, mode: str, work: Path, rewriter: str) -> Services:
             },
         },
     )
-    if name == "gitdocs":  # ingested as documents: the data directory's own store
+    if name in ("gitdocs", "tools"):  # ingested as documents: the data directory's own store
         return Services.from_settings(settings)
     from assistant_bridge.store import SQLiteStore
 

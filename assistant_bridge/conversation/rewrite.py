@@ -10,7 +10,7 @@ Two contextual modes (spec §A.3), per assistant (``conversational_search.contex
 
 The rewritten query is what the turn searches, filters and answers; both it and the original message go to
 ``output.debug`` (:meth:`Rewrite.to_json`). Invariant: :meth:`Rewriter.rewrite` never raises for a failing
-LLM; it falls back to the last message, says why in :attr:`Rewrite.fallback_reason`, keeps the failure's
+LLM; it falls back to the embedded rewriter, says why in :attr:`Rewrite.fallback_reason`, keeps the failure's
 error code in :attr:`Rewrite.error_code` (the caller counts it in its metrics) and logs ``rewrite.fallback``
 without the message. No I/O here (the LLM client lives in :mod:`.rewrite_llm`).
 """
@@ -94,7 +94,8 @@ class QueryRewriter(Protocol):
 
 class Rewriter:
     """Applies an assistant's contextual mode: ``single_turn`` keeps the message; ``entire_conversation``
-    asks ``primary`` (an LLM rewriter, or the embedded one) and falls back to the message on failure.
+    asks ``primary`` (an LLM rewriter, or the embedded one) and falls back to the embedded rewriter when it
+    fails.
 
     :param clock: ``time.perf_counter`` by default (tests pass a fake).
     """
@@ -104,11 +105,13 @@ class Rewriter:
         mode: str = "single_turn",
         primary: QueryRewriter | None = None,
         clock: Callable[[], float] = time.perf_counter,
+        fallback: EmbeddedRewriter | None = None,
     ) -> None:
         if mode not in CONTEXTUAL_MODES:
             raise ValueError(f"contextual_mode must be one of {CONTEXTUAL_MODES}")
         self.mode = mode
         self.primary: QueryRewriter = primary or EmbeddedRewriter()
+        self.fallback = fallback or EmbeddedRewriter()
         self._clock = clock
 
     def rewrite(self, question: str, history: Sequence[MemoryTurn]) -> Rewrite:
@@ -130,12 +133,22 @@ class Rewriter:
                     reason, code = "empty_rewrite", GeneratorError.code  # the model answered nothing usable
         except DependencyError as exc:
             query, reason, code = "", str(exc.details.get("reason") or exc.code), exc.code
-        ms = (self._clock() - started) * 1000
         if reason is not None:
             log.warning(
                 "rewrite.fallback mode=%s rewriter=%s code=%s reason=%s", self.mode, self.primary.name, code, reason
             )
-            return Rewrite(query=question, method="fallback", fallback_reason=reason, ms=ms, error_code=code, **base)  # type: ignore[arg-type]
+            query, decision, terms = self.fallback.analyse(question, history)  # the embedded rewrite, no model
+            return Rewrite(
+                query=query[:MAX_QUERY_CHARS],
+                method="fallback",
+                follow_up=decision.follow_up,
+                carried=tuple(terms),
+                fallback_reason=reason,
+                ms=(self._clock() - started) * 1000,
+                error_code=code,
+                **base,  # type: ignore[arg-type]
+            )
+        ms = (self._clock() - started) * 1000
         return Rewrite(
             query=query[:MAX_QUERY_CHARS],
             method=self.primary.name,
@@ -161,8 +174,9 @@ def make_rewriter(
         "openai-compatible",
     ):
         endpoint = {k: generator[k] for k in ("base_url", "model", "api_key") if generator.get(k)}
+    embedded = EmbeddedRewriter(weak=bool(options.get("topic_for_short_questions", True)))
     if method == "embedded" or (method == "auto" and not endpoint):
-        return Rewriter(mode, EmbeddedRewriter())
+        return Rewriter(mode, embedded, fallback=embedded)
     if not (endpoint.get("base_url") and endpoint.get("model")):
         raise ConfigurationError("query_rewrite.method = 'llm' needs query_rewrite.base_url and model")
     from assistant_bridge.conversation.rewrite_llm import OpenAIRewriter
@@ -175,4 +189,4 @@ def make_rewriter(
         max_history_turns=int(options.get("max_history_turns", 6)),
         transport=transport,
     )
-    return Rewriter(mode, llm)
+    return Rewriter(mode, llm, fallback=embedded)

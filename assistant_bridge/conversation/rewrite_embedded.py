@@ -675,6 +675,7 @@ class _Scored:
     noun: bool = False  # a lone word after an article ("le taux", "a cure"): it can be what a pronoun means
 
 
+_WEAK_CARRY = re.compile(r" \([^()]*\)$")  # the topic a short self-contained question was given, in brackets
 _KIND_WEIGHT = {"title": 0.9, "topic": 1.3, "entity": 1.3, "phrase": 1.2, "word": 0.6}
 _KIND_RANK = {"word": 0, "phrase": 1, "entity": 2, "topic": 3, "title": 4}
 
@@ -724,9 +725,9 @@ def carried_terms(
     for age, turn in enumerate(reversed(usable)):
         weight = era * recency**age
         query = turn.query or turn.question
-        if turn.query in ("", turn.question) and not detect(turn.question, lang).follow_up:
+        if not detect(turn.question, lang).follow_up:
             era *= topic_shift
-        own, _, carried = query.partition(" — ")
+        own, _, carried = _WEAK_CARRY.sub("", query).partition(" — ")
         found = [(t, _kind(t, lang)) for t in terms_of(own, lang)]
         found += [(t, "topic") for t in (_topic_term(x, lang) for x in carried.split(" / ")) if t is not None]
         found += [(t, "title") for t in (title_term(x, lang) for x in turn.titles[:1]) if t is not None]
@@ -830,19 +831,34 @@ def _replacement(substitute: str | None, lang: str) -> Callable[[_Scored], bool]
 
 
 class EmbeddedRewriter:
-    """Resolves follow-ups from the remembered turns without a model (see the module docstring)."""
+    """Resolves follow-ups from the remembered turns without a model (see the module docstring).
+
+    :param weak: a short self-contained question (at most 12 words, no name, not a definition: "How can I
+        leave out some files?") gets the conversation's best topic term (no lone word) in brackets:
+        ``"How can I leave out some files? (tar archive)"``. In a chat about documentation such a question
+        usually continues the topic; when it opens a new one, the bracketed term weighs little beside the
+        question's own words. The bracketed term is never carried further, and the question still counts as
+        a new topic for the turns before it (``query_rewrite.topic_for_short_questions``, default on).
+    """
 
     name = "embedded"
 
-    def __init__(self, limit: int = 3, recency: float = 0.5, answer_weight: float = 0.3) -> None:
-        self.limit, self.recency, self.answer_weight = limit, recency, answer_weight
+    def __init__(self, limit: int = 3, recency: float = 0.5, answer_weight: float = 0.3, weak: bool = True) -> None:
+        self.limit, self.recency, self.answer_weight, self.weak = limit, recency, answer_weight, weak
 
     def analyse(self, question: str, history: Sequence[MemoryTurn]) -> tuple[str, FollowUp, list[str]]:
         """``(query, follow-up decision, carried terms)``."""
         lang = language(question)
         decision = detect(question, lang)
-        if not decision.follow_up or not any(t.outcome not in ("hap", "social") for t in history):
+        if not any(t.outcome not in ("hap", "social") for t in history):
             return question, decision, []
+        if not decision.follow_up:
+            if not self.weak or asked_names(question) or _DEFINITION.match(question) or len(_tokens(question)) > 12:
+                return question, decision, []  # it names its own topic
+            weak = carried_terms(question, history, lang, limit=1, recency=self.recency, topic_only=True)
+            if not weak:
+                return question, decision, []
+            return f"{question.strip()} ({weak[0][0]})"[:MAX_QUERY_CHARS], decision, [weak[0][0]]
         scored = carried_terms(
             question,
             history,

@@ -4,6 +4,7 @@ the LLM rewriter (prompt, parsing, every failure falls back to the last message)
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import httpx
@@ -108,7 +109,23 @@ def test_follow_ups_are_detected(question: str, reason: str) -> None:
 def test_self_contained_questions_are_left_alone(question: str) -> None:
     assert not detect(question).follow_up
     for history in (NAV, TVA, OSAKA):
-        assert rewrite(question, history) == question
+        plain = Rewriter("entire_conversation", EmbeddedRewriter(weak=False)).rewrite(question, history)
+        assert plain.query == question and plain.carried == ()
+        # by default a short one gets at most the topic, in brackets, after the question as asked
+        weak = Rewriter("entire_conversation").rewrite(question, history)
+        assert weak.query == question or re.fullmatch(re.escape(question) + r" \([^()]+\)", weak.query)
+        assert len(weak.carried) <= 1 and weak.follow_up is False
+
+
+def test_a_short_question_gets_the_topic_in_brackets_and_passes_it_on_to_no_one() -> None:
+    history = [_turn("How do I create a compressed tar archive of a folder?", "Use tar with --gzip.")]
+    first = Rewriter("entire_conversation").rewrite("How can I leave out some files?", history)
+    assert first.query == "How can I leave out some files? (tar archive)" and first.follow_up is False
+    history.append(_turn("How can I leave out some files?", "Use --exclude.", query=first.query))
+    # the follow-up takes the topic from the turn before the bracketed one: the bracket is not a topic
+    follow = Rewriter("entire_conversation").rewrite("And just see what's inside?", history)
+    assert "tar archive" not in follow.query or follow.query.count("tar archive") == 1
+    assert Rewriter("entire_conversation").rewrite("What is Kubernetes?", history).query == "What is Kubernetes?"
 
 
 def test_follow_ups_carry_the_topic_of_earlier_turns() -> None:
@@ -296,9 +313,10 @@ def test_llm_rewrite_and_parsing() -> None:
         ('{"nope": true}', "bad_response"),
     ],
 )
-def test_a_failing_llm_falls_back_to_the_last_message(failure: Any, reason: str) -> None:
+def test_a_failing_llm_falls_back_to_the_embedded_rewriter(failure: Any, reason: str) -> None:
     result = Rewriter("entire_conversation", FakeLLMRewriter(failure)).rewrite("Which is more important?", NAV)
-    assert result.query == "Which is more important?" and result.method == "fallback"
+    assert result.query == "Which is more important? — Market Cap / NAV" and result.method == "fallback"
+    assert result.carried == ("Market Cap", "NAV") and result.follow_up is True
     assert result.fallback_reason == reason and result.to_json()["fallback"] is True
 
 
@@ -342,7 +360,8 @@ def test_openai_rewriter_request_and_answer() -> None:
 )
 def test_openai_rewriter_failures_fall_back(response: Any, reason: str) -> None:
     result = Rewriter("entire_conversation", _llm(response)).rewrite("Is it taxable?", NAV)
-    assert (result.query, result.method, result.fallback_reason) == ("Is it taxable?", "fallback", reason)
+    embedded = "Is it taxable? — Market Cap / NAV"
+    assert (result.query, result.method, result.fallback_reason) == (embedded, "fallback", reason)
 
 
 def test_openai_rewriter_timeout_and_connection_errors_fall_back() -> None:

@@ -35,7 +35,9 @@ def test_a_fallback_keeps_the_error_code_and_logs_it(
 ) -> None:
     caplog.set_level(logging.WARNING)
     rw = Rewriter("entire_conversation", primary).rewrite(QUESTION, HISTORY)
-    assert (rw.query, rw.method, rw.error_code, rw.fallback_reason) == (QUESTION, "fallback", code, reason)
+    embedded = Rewriter("entire_conversation").rewrite(QUESTION, HISTORY).query  # the fallback's rewrite
+    assert (rw.query, rw.method, rw.error_code, rw.fallback_reason) == (embedded, "fallback", code, reason)
+    assert rw.query != QUESTION
     assert "error_code" not in rw.to_json()  # not part of the debug output
     messages = [r.getMessage() for r in caplog.records]
     assert messages == [f"rewrite.fallback mode=entire_conversation rewriter=llm code={code} reason={reason}"]

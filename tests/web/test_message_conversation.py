@@ -107,15 +107,25 @@ def test_the_rewritten_query_is_what_the_filters_and_the_generator_see(tmp_path:
     assert generator.calls[-1][0] == FOLLOW_UP + " — Roth IRA"
 
 
-def test_a_self_contained_question_is_left_alone(chat: Any) -> None:
+def test_a_self_contained_question_is_left_alone(chat: Any, tmp_path: Path) -> None:
     client, _ = chat
     sid = session(client)
     say(client, sid, "What is a Roth IRA?")
-    body = say(client, sid, "How do I submit expense reports?")
+    question = "How do I submit expense reports?"
+    body = say(client, sid, question)
+    rw = turn_event(body)["query_rewrite"]
+    # a short one gets the topic in brackets, which weighs little beside its own words
+    assert rw["follow_up"] is False and rw["rewritten_query"] == f"{question} (Roth IRA)"
+    assert top_title(body) == "Expense reports"
+    app, _, _ = build(tmp_path / "plain", assistants=conv(query_rewrite={"topic_for_short_questions": False}))
+    plain = app.test_client()
+    ingest(plain, DOCS)
+    sid = session(plain)
+    say(plain, sid, "What is a Roth IRA?")
+    body = say(plain, sid, question)
     rw = turn_event(body)["query_rewrite"]
     assert rw["rewritten"] is False and rw["follow_up"] is False and rw["method"] == "embedded"
-    assert turn_event(body)["callout"]["search"]["query"] == "How do I submit expense reports?"
-    assert top_title(body) == "Expense reports"
+    assert turn_event(body)["callout"]["search"]["query"] == question and top_title(body) == "Expense reports"
 
 
 def test_memory_records_question_query_answer_and_ids(chat: Any) -> None:
@@ -299,7 +309,9 @@ LLM = {
         (llm_transport("   "), "bad_response"),
     ],
 )
-def test_a_failing_rewrite_falls_back_to_the_last_turn_and_says_so(tmp_path: Path, transport: Any, reason: str) -> None:
+def test_a_failing_rewrite_falls_back_to_the_embedded_rewriter_and_says_so(
+    tmp_path: Path, transport: Any, reason: str
+) -> None:
     app, _, _ = build(tmp_path, assistants=conv(query_rewrite=LLM), transport=transport)
     client = app.test_client()
     ingest(client, DOCS)
@@ -308,7 +320,8 @@ def test_a_failing_rewrite_falls_back_to_the_last_turn_and_says_so(tmp_path: Pat
     body = say(client, sid, FOLLOW_UP)
     rw = turn_event(body)["query_rewrite"]
     assert (rw["method"], rw["fallback"], rw["fallback_reason"]) == ("fallback", True, reason)
-    assert rw["rewritten_query"] == FOLLOW_UP == turn_event(body)["callout"]["search"]["query"]
+    assert rw["rewritten_query"] == f"{FOLLOW_UP} — Roth IRA" == turn_event(body)["callout"]["search"]["query"]
+    assert top_title(body) == "Roth IRA accounts"
     assert only_item(body)["response_type"] == "conversation_search"  # the turn still answers
 
 
