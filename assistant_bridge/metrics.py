@@ -98,7 +98,7 @@ _OUTCOMES = {
     "social": "social",
 }
 # a model whose failure a turn survives by falling back (component -> the metric's backend): the agentic LLM
-# planner (the embedded planner plans instead) and the query-rewrite LLM (the last message is searched as sent)
+# planner (the embedded planner plans instead) and the query-rewrite LLM (the embedded rewriter rewrites instead)
 FALLBACK_BACKENDS = {"planner": "planner_llm", "rewrite": "rewrite_llm"}
 _RELAY_SEARCH_CODES = frozenset({"relay_search_failed", "invalid_search_results"})
 _RELAY_CODES = frozenset(

@@ -241,7 +241,7 @@ def run_rag_search(
         rewriter is set), ``search``, then the loop's stages (``snippets``, ``pre_filter``, ...), for the
         caller's metrics.
     :param on_fallback: called with ``(component, error code)`` when a model failed and the run went on
-        without it: ``("rewrite", code)`` when the LLM rewrite failed and the query is searched as sent.
+        without it: ``("rewrite", code)`` when the LLM rewrite failed and the embedded rewriter rewrote instead.
     :raises Cancelled: when ``cancelled()`` turns true between two steps or two generated deltas.
     :raises BridgeError: what the search, the filters or the generator raise (the caller reports it).
     """
