@@ -209,9 +209,10 @@ def make_services(name: str, mode: str, work: Path, rewriter: str) -> Services:
             "method": "llm",
             "base_url": os.environ.get("LLM_BASE_URL", ""),
             "model": os.environ.get("LLM_MODEL", ""),
-            "api_key": os.environ.get("LLM_API_KEY") or None,
             "timeout_seconds": 30,
         }
+        if os.environ.get("LLM_API_KEY"):
+            rewrite["api_key"] = os.environ["LLM_API_KEY"]
     settings = load_settings(
         env={},
         overrides={
