@@ -112,6 +112,20 @@ def emit(report: dict[str, Any], path: str | None) -> None:
         Path(path).write_text(text)
 
 
+def render_man(page: str) -> str:
+    """A manual page rendered to plain text, 80 columns (``page``: a name, or the path of a page file);
+    empty when this machine does not have it."""
+    proc = subprocess.run(
+        f"man {'-l ' if page.startswith('/') else ''}{page} | col -bx",
+        shell=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MANWIDTH": "80"},
+        check=False,
+    )
+    return proc.stdout if proc.returncode == 0 else ""
+
+
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
     with open(path, encoding="utf-8") as fh:
         for line in fh:

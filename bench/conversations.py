@@ -38,7 +38,6 @@ import json
 import logging
 import os
 import re
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -52,7 +51,7 @@ from assistant_bridge.domain import Ownership, Principal, Scope  # noqa: E402
 from assistant_bridge.errors import NoContent  # noqa: E402
 from assistant_bridge.services import Services  # noqa: E402
 from assistant_bridge.settings import load_settings  # noqa: E402
-from bench._common import bulk_load, ndcg_recall, passages_to_chunks, percentiles, read_jsonl  # noqa: E402
+from bench._common import bulk_load, ndcg_recall, passages_to_chunks, percentiles, read_jsonl, render_man  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
 DOMAINS = ("fiqa", "wiki", "gitdocs", "tools")
@@ -141,19 +140,12 @@ TOOL_PAGES = (
 
 
 def _render(src: str, dest: Path) -> Path | None:
-    """One manual page rendered to text, 80 columns (``src``: a page name or a file)."""
+    """One manual page rendered to ``dest`` once (``src``: a page name or a file); ``None`` when missing."""
     if not dest.exists():
-        proc = subprocess.run(
-            f"man {'-l ' if src.startswith('/') else ''}{src} | col -bx",
-            shell=True,
-            capture_output=True,
-            text=True,
-            env={**os.environ, "MANWIDTH": "80"},
-            check=False,
-        )
-        if not proc.stdout.strip():
+        text = render_man(src)
+        if not text.strip():
             return None
-        dest.write_text(proc.stdout, encoding="utf-8")
+        dest.write_text(text, encoding="utf-8")
     return dest
 
 

@@ -25,7 +25,6 @@ import logging
 import os
 import re
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -37,7 +36,7 @@ from assistant_bridge.domain import Ownership, Scope  # noqa: E402
 from assistant_bridge.errors import BridgeError, NoContent  # noqa: E402
 from assistant_bridge.services import Services  # noqa: E402
 from assistant_bridge.settings import load_settings  # noqa: E402
-from bench._common import emit  # noqa: E402
+from bench._common import emit, render_man  # noqa: E402
 
 QUESTIONS = Path(__file__).resolve().parent / "data" / "real_docs_questions.json"
 MAN_PAGES = (
@@ -99,18 +98,11 @@ def collect(out: Path) -> list[str]:
     out.mkdir(parents=True, exist_ok=True)
     missing: list[str] = []
     for page in MAN_PAGES:
-        proc = subprocess.run(
-            f"man {page} | col -bx",
-            shell=True,
-            capture_output=True,
-            text=True,
-            env={**os.environ, "MANWIDTH": "80"},
-            check=False,
-        )
-        if proc.returncode or not proc.stdout.strip():
+        text = render_man(page)
+        if not text.strip():
             missing.append(f"man {page}")
         else:
-            (out / f"man-{page}.txt").write_text(proc.stdout, encoding="utf-8")
+            (out / f"man-{page}.txt").write_text(text, encoding="utf-8")
     sources = dict(SOURCES)
     sources.update({p.name: p for p in sorted(LIBFFI.glob("*.html"))})
     for name, src in sources.items():

@@ -66,33 +66,9 @@ différence différences mieux meilleur meilleure pire important importante exem
 chose choses façon avantage avantages inconvénient inconvénients raison raisons cas question réponse
 possible vrai faux""".split()
 )
-_QWORDS_EN = {
-    "what",
-    "which",
-    "who",
-    "whom",
-    "whose",
-    "when",
-    "where",
-    "why",
-    "how",
-    "is",
-    "are",
-    "do",
-    "does",
-    "did",
-    "can",
-    "could",
-    "should",
-    "would",
-    "will",
-    "was",
-    "were",
-    "has",
-    "have",
-    "may",
-    "shall",
-}
+_WH_EN = {"what", "which", "who", "whom", "whose", "when", "where", "why", "how"}
+_AUX = set("is are was were do does did can could should would will has have had may might must shall".split())
+_QWORDS_EN = _WH_EN | _AUX
 _QWORDS_FR = {
     "que",
     "qu",
@@ -183,27 +159,7 @@ _ONE_BEFORE = {
 }
 _POSSESSIVES = {"its", "their", "his", "her"}
 _OBJECTS = {"it", "them", "him", "her", "this", "that", "these", "those"}
-_AUX = {
-    "is",
-    "are",
-    "was",
-    "were",
-    "do",
-    "does",
-    "did",
-    "can",
-    "could",
-    "should",
-    "would",
-    "will",
-    "has",
-    "have",
-    "had",
-    "may",
-    "might",
-    "must",
-    "shall",
-}
+
 _SUBJECT_BEFORE = {
     "is",
     "are",
