@@ -520,23 +520,24 @@ def _detect_ja(q: str) -> FollowUp:
 
 # --- names a follow-up asks about ----------------------------------------------------------------------------------
 def asked_names(question: str) -> list[str]:
-    """The names ``question`` itself asks about: runs of capitalised words or acronyms after its first word
-    ("Can I see them in **VS Code**?", "Does **GitLab** show tags?"), ``I`` aside. Empty for Japanese (no
+    """The names ``question`` itself asks about: runs of capitalised words or acronyms, the first word of
+    each sentence and ``I`` aside ("Can I see them in **VS Code**?", "Does **GitLab** show tags?"). Empty for Japanese (no
     capitals to go by). A follow-up whose retrieved passages mention none of the words of such a name asks
     about something the documents do not cover, however well the carried topic matched."""
     if language(question) == "ja":
         return []
     names: list[str] = []
-    run: list[str] = []
-    for i, tok in enumerate(_tokens(question)):
-        if _is_entity(tok, i == 0) and tok.lower() not in _QWORDS_EN and tok.lower() not in _EN_STOP:
-            run.append(tok)
-            continue
+    for sentence in re.split(r"(?<=[.!?;:])\s+|\n+", question):  # "OK. Tell me…": a sentence's first word
+        run: list[str] = []
+        for i, tok in enumerate(_tokens(sentence)):
+            if _is_entity(tok, i == 0) and tok.lower() not in _QWORDS_EN and tok.lower() not in _EN_STOP:
+                run.append(tok)
+                continue
+            if run:
+                names.append(" ".join(run))
+            run = []
         if run:
             names.append(" ".join(run))
-        run = []
-    if run:
-        names.append(" ".join(run))
     return names
 
 

@@ -408,6 +408,7 @@ def test_factory_picks_the_rewriter() -> None:
         ("What about FICA?", ["FICA"]),
         ("How do I push it to the server?", []),
         ("I believe it is", []),
+        ("OK. Tell me more about the VPN. Does it work on Linux?", ["VPN", "Linux"]),
         ("東京は？", []),
     ],
 )
