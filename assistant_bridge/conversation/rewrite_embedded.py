@@ -1,17 +1,20 @@
-"""The embedded query rewriter (no model): decides whether a message is a follow-up and carries over the
-key terms of earlier turns that it lacks. See :mod:`.rewrite` for where it fits.
+"""The embedded query rewriter (no model): decides whether a message depends on the conversation and carries
+over the conversation's topic that it lacks. See :mod:`.rewrite` for where it fits.
 
 Follow-up signals: an anaphor ("it", "that", "they", "those", "this", "the other one"; French "il", "ça",
-"celui-ci"; Japanese "それ", "その…"), unless a noun before it in the same message is its antecedent
-("debt consolidation - is it a good idea?") or it is impersonal ("is it safer to invest in bonds?"); a
-continuation ("what about X", "and X?", "I meant …", "et pour X ?", "qu'en est-il de X ?", "Xは？", "じゃあ…");
-a message without a topic word ("Which is more important?"); a fragment of at most three words ("enterprise
-value"); a definite reference with one topic word ("What are the fees?").
+"celui-ci"; Japanese "それ", "その…"), unless a noun before it in the same message, outside the question
+phrase, is its antecedent ("debt consolidation - is it a good idea?", but not "which river does it flow
+into?") or it is impersonal ("is it safer to invest in bonds?"); a continuation ("what about X", "and X?",
+"I meant …", "et pour X ?", "qu'en est-il de X ?", "Xは？", "じゃあ…"); a message without a topic word ("Which
+is more important?"); a fragment of at most three words ("enterprise value"); a definite reference with one
+topic word ("What are the fees?"); a bare question ("Is there a cure?").
 
-Carried terms: runs of content words (noun-phrase-like spans, capitalised spans, acronyms) for Latin
-scripts, katakana/kanji runs for Japanese, scored by recency over the earlier queries and, less, their
-answers (:func:`carried_terms`). They are appended after a dash: ``"Which is more important? — Market Cap /
-NAV"``. Pure Python, no I/O.
+Carried terms (:func:`carried_terms`): the topic, not the last question's details: names, phrases, terms
+carried before and the title of the page an answer cited, scored by recency; a lone lowercase word only
+when it reads as a noun or comes back. They are appended after a dash: ``"Which is more important? —
+Market Cap / NAV"``; a short self-contained question gets the topic in brackets (:class:`EmbeddedRewriter`).
+Also here: social messages (:func:`social`) and the names a question asks about (:func:`asked_names`). Pure
+Python, no I/O.
 """
 
 from __future__ import annotations
@@ -521,9 +524,9 @@ def _detect_ja(q: str) -> FollowUp:
 # --- names a follow-up asks about ----------------------------------------------------------------------------------
 def asked_names(question: str) -> list[str]:
     """The names ``question`` itself asks about: runs of capitalised words or acronyms, the first word of
-    each sentence and ``I`` aside ("Can I see them in **VS Code**?", "Does **GitLab** show tags?"). Empty for Japanese (no
-    capitals to go by). A follow-up whose retrieved passages mention none of the words of such a name asks
-    about something the documents do not cover, however well the carried topic matched."""
+    each sentence and ``I`` aside ("Can I see them in **VS Code**?", "Does **GitLab** show tags?"). Empty
+    for Japanese (no capitals to go by). A question whose results do not mention such a name asks about
+    something the documents do not cover, however well the carried topic matched."""
     if language(question) == "ja":
         return []
     names: list[str] = []
@@ -628,7 +631,6 @@ class _Scored:
     score: float = 0.0
     modifier: bool = False  # Japanese: followed by の in a previous query ("大阪の消費税率")
     seen: set[int] = field(default_factory=set)
-    confirmed: bool = False  # an answer repeats it
     noun: bool = False  # a lone word after an article ("le taux", "a cure"): it can be what a pronoun means
 
 
@@ -665,8 +667,9 @@ def carried_terms(
     ones behind); an answer that repeats it adds ``answer_weight * recency ** age`` per occurrence (at most
     3) and confirms it, but adds no term of its own. Names and carried topics count 1.3 times, phrases 1.2,
     titles 0.9 (the user's own words name the topic better than a cited page) and single lowercase words
-    0.6; such a word is carried only when two turns name it, an article or a plural makes it a noun ("le taux de TVA", "branches") or the X of "what about X?" is a name (the same question
-    about another thing): "How long do they live?" carries *guinea pigs*, not *long*. ``topic_only`` (a bare
+    0.6; such a word is carried only when two turns name it, an article or a plural makes it a noun ("le
+    taux de TVA", "branches") or the X of "what about X?" is a name (the same question about another
+    thing): "How long do they live?" carries *guinea pigs*, not *long*. ``topic_only`` (a bare
     question) carries no single lowercase word. Terms under a third of the best score are dropped, and at
     most ``limit`` terms and ``max_words`` words are carried.
 
@@ -703,7 +706,6 @@ def carried_terms(
             for key, n in Counter(t.key for t in terms_of(turn.answer, lang)).items():
                 if key in scored:
                     scored[key].score += weight * answer_weight * min(n, 3)
-                    scored[key].confirmed = True
     replaced = _replacement(substitute, lang)
     same_question = bool(substitute) and _is_name(substitute or "")  # "what about Germany?": keep the details
     ranked = []

@@ -18,10 +18,12 @@ Streaming (:meth:`Turn.events`) follows the assistant's ``conversational_search.
 Conversation (``docs/conversation-and-safety.md``): a text message is first checked by the assistant's HAP
 input filter (when enabled), then rewritten by the assistant's rewriter with the remembered turns
 (``TurnRequest.history``, sessions only); a social message ("thanks", "ok", "hello", only punctuation) is
-answered with the assistant's social message and not searched (outcome ``social``); the rewritten query is what is searched, filtered, generated from
-and handed to a client search. A generated answer goes through the HAP output filter before it is sent; a
-hit answers the assistant's ``hap_input``/``hap_output`` message with outcome ``hap``. The result carries
-the :class:`~assistant_bridge.conversation.memory.MemoryTurn` the session should remember.
+answered with the assistant's social message and not searched (outcome ``social``); the rewritten query is
+what is searched, filtered, generated from and handed to a client search, and a name the question itself
+asks about must be mentioned by the results (``must_mention`` of the loop). A generated answer goes through
+the HAP output filter before it is sent; a hit answers the assistant's ``hap_input``/``hap_output`` message
+with outcome ``hap``. The result carries the :class:`~assistant_bridge.conversation.memory.MemoryTurn` the
+session should remember.
 """
 
 from __future__ import annotations

@@ -301,9 +301,9 @@ def run_conversational_search(
     """Run the whole loop for one turn (see the module docstring for the steps).
 
     :param query: the user's (possibly rewritten) query.
-    :param must_mention: names the user asked about (see :func:`prepare_generation`).
     :param results: the search results, in rank order; all of them are returned with an answer.
     :param response_length: ``concise``, ``moderate`` (IBM's default) or ``verbose``.
+    :param must_mention: names the user asked about (see :func:`prepare_generation`).
     :raises GeneratorError: when the generator fails (not caught here).
     """
     prepared = prepare_generation(
