@@ -131,8 +131,8 @@ def observe_stages(route: str, timings_ms: Mapping[str, float]) -> None:
 
 
 def outcome_label(outcome: str) -> str:
-    """The metric's outcome (``answer``, ``idk``, ``error``, ``blocked``, ``client_search``, ``social`` or ``other``) of
-    an outcome name of the service (``answer``, ``no_results``, ``connectivity``, ``hap``...)."""
+    """The metric's outcome (``answer``, ``idk``, ``error``, ``blocked``, ``client_search``, ``social`` or
+    ``other``) of an outcome name of the service (``answer``, ``no_results``, ``connectivity``, ``hap``...)."""
     return _OUTCOMES.get(outcome, "other")
 
 

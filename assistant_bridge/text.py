@@ -143,8 +143,8 @@ _DOTTED = re.compile(r"\b(?:[^\W\d_]\.){2,}")
 def match_form(text: str) -> str:
     """``text`` for a phrase match that spelling and tokenisation do not defeat: NFKC, lower case, possessive
     ``'s`` dropped (``Huntington's`` and ``Huntington 's`` both read ``huntington``), dotted initials
-    joined (``U.S.`` reads ``us``), every run of
-    punctuation and space one space, padded with spaces so that a phrase matches whole words only."""
+    joined (``U.S.`` reads ``us``), every run of punctuation and space one space, padded with spaces so that
+    a phrase matches whole words only."""
     text = _POSSESSIVE.sub("", unicodedata.normalize("NFKC", text).lower())
     text = _DOTTED.sub(lambda m: m.group().replace(".", ""), text)  # U.S. → us, e.g. → eg
     return f" {_NOT_WORD.sub(' ', text).strip()} "

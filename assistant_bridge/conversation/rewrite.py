@@ -138,23 +138,15 @@ class Rewriter:
                 "rewrite.fallback mode=%s rewriter=%s code=%s reason=%s", self.mode, self.primary.name, code, reason
             )
             query, decision, terms = self.fallback.analyse(question, history)  # the embedded rewrite, no model
-            return Rewrite(
-                query=query[:MAX_QUERY_CHARS],
-                method="fallback",
-                follow_up=decision.follow_up,
-                carried=tuple(terms),
-                fallback_reason=reason,
-                ms=(self._clock() - started) * 1000,
-                error_code=code,
-                **base,  # type: ignore[arg-type]
-            )
-        ms = (self._clock() - started) * 1000
+            follow_up, carried = decision.follow_up, tuple(terms)
         return Rewrite(
             query=query[:MAX_QUERY_CHARS],
-            method=self.primary.name,
+            method=self.primary.name if reason is None else "fallback",
             follow_up=follow_up,
             carried=carried,
-            ms=ms,
+            fallback_reason=reason,
+            ms=(self._clock() - started) * 1000,
+            error_code=code,
             **base,  # type: ignore[arg-type]
         )
 

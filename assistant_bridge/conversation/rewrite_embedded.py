@@ -698,7 +698,7 @@ def carried_terms(
             if age not in s.seen:
                 s.score += weight
                 s.seen.add(age)
-            if kind == "word" and (_ARTICLE_BEFORE(t.text).search(own) or _plural(t.text)):
+            if kind == "word" and (_after_article(t.text, own) or _plural(t.text)):
                 s.noun = True
             if lang == "ja" and re.search(re.escape(t.text) + r"\s*の", query):
                 s.modifier = True
@@ -707,7 +707,8 @@ def carried_terms(
                 if key in scored:
                     scored[key].score += weight * answer_weight * min(n, 3)
     replaced = _replacement(substitute, lang)
-    same_question = bool(substitute) and _is_name(substitute or "")  # "what about Germany?": keep the details
+    # "what about Germany?": the same question about another thing, so the details stay
+    same_question = any(_is_entity(t, first=False) for t in _tokens(substitute or ""))
     ranked = []
     for s in scored.values():
         t = s.term
@@ -737,12 +738,16 @@ def carried_terms(
     return out
 
 
-def _ARTICLE_BEFORE(word: str) -> re.Pattern[str]:
-    return re.compile(
-        r"(?:\b(?:the|a|an|all|every|each|some|any|both|several|le|la|les|un|une|des|du|my|your|our)\s+|\bl['’])"
-        + re.escape(word)
-        + r"\b",
-        re.IGNORECASE,
+def _after_article(word: str, text: str) -> bool:
+    """``word`` stands after an article, a quantifier or a possessive in ``text`` ("le taux", "all branches")."""
+    return bool(
+        re.search(
+            r"(?:\b(?:the|a|an|all|every|each|some|any|both|several|le|la|les|un|une|des|du|my|your|our)\s+|\bl['’])"
+            + re.escape(word)
+            + r"\b",
+            text,
+            re.IGNORECASE,
+        )
     )
 
 
@@ -762,10 +767,6 @@ def _topic_term(text: str, lang: str) -> Term | None:
     return Term(text, True, tuple(_stem(t) for t in toks), all(_is_acronym(t) for t in toks)) if toks else None
 
 
-def _is_name(text: str) -> bool:
-    return any(t[:1].isupper() and t != "I" for t in _tokens(text))
-
-
 def _replacement(substitute: str | None, lang: str) -> Callable[[_Scored], bool]:
     """Which earlier terms the X of "what about X?" replaces (see :func:`carried_terms`)."""
     if not substitute:
@@ -773,7 +774,7 @@ def _replacement(substitute: str | None, lang: str) -> Callable[[_Scored], bool]
     if lang == "ja":
         return lambda s: s.modifier
     toks = _tokens(substitute)
-    name = any(t[:1].isupper() and not _is_acronym(t) and t != "I" for t in toks)
+    name = any(_is_entity(t, first=False) and not _is_acronym(t) for t in toks)
     acronym = any(_is_acronym(t) for t in toks)
     stems = {_stem(t) for t in toks if not _is_stop(t, lang) and t.lower() not in _GENERIC and len(t) > 2}
     ones = any(t.lower() in ("one", "ones") for t in toks)
