@@ -112,15 +112,15 @@ def emit(report: dict[str, Any], path: str | None) -> None:
         Path(path).write_text(text)
 
 
-def render_man(page: str) -> str:
+def render_man(page: str, utf8: bool = False) -> str:
     """A manual page rendered to plain text, 80 columns (``page``: a name, or the path of a page file);
-    empty when this machine does not have it."""
+    empty when this machine does not have it. ``utf8`` renders in a UTF-8 locale (pages in other languages)."""
     proc = subprocess.run(
         f"man {'-l ' if page.startswith('/') else ''}{page} | col -bx",
         shell=True,
         capture_output=True,
         text=True,
-        env={**os.environ, "MANWIDTH": "80"},
+        env={**os.environ, "MANWIDTH": "80", **({"LC_ALL": "C.UTF-8"} if utf8 else {})},
         check=False,
     )
     return proc.stdout if proc.returncode == 0 else ""

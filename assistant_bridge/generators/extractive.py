@@ -8,6 +8,7 @@ The candidates are the snippets' sentences as :mod:`~assistant_bridge.generators
               + w_heading * match of its heading / d  # the heading d sentences above it matches the query
               + w_entry * entry match                 # a definition entry ("-l, --lines: print …") of the option
                                                       # the query names, or of the kind it asks for
+              + w_number * holds a number             # when the query asks how many, how large, which port…
     score = relevance
           - w_position * log(1 + index in its snippet)
           - w_rank * log(1 + snippet order)
@@ -70,6 +71,7 @@ from assistant_bridge.generators.sentences import (
     candidates,
     entry_match,
     flatten,
+    number_match,
     query_terms,
     section_match,
 )
@@ -125,6 +127,7 @@ class ExtractiveGenerator:
     :param w_entry: weight of a definition entry that answers the kind of thing asked for
         (:func:`~assistant_bridge.generators.sentences.entry_match`: the option the query names, an option when
         it asks which option does something).
+    :param w_number: weight of holding a number when the query asks for one (how many, how large, which port).
     :param context_tokens: the snippet budget the loop truncates to.
     """
 
@@ -147,6 +150,7 @@ class ExtractiveGenerator:
         same_snippet_bonus: float = 0.5,
         w_heading: float = 1.0,
         w_entry: float = 0.6,
+        w_number: float = 0.2,
         context_tokens: int = 16384,
         lengths: dict[str, LengthPolicy] | None = None,
     ) -> None:
@@ -164,6 +168,7 @@ class ExtractiveGenerator:
         self.same_snippet_bonus = same_snippet_bonus
         self.w_heading = w_heading
         self.w_entry = w_entry
+        self.w_number = w_number
         self.context_tokens = context_tokens
         self.lengths = dict(DEFAULT_LENGTHS if lengths is None else lengths)
         self.model = "extractive" if embedder is None else f"extractive+{embedder.name}"
@@ -201,6 +206,7 @@ class ExtractiveGenerator:
                 [sum(idf[t] for t in qterms & c.terms) / total if total > 0 else 0.0 for c in cands], dtype=np.float64
             )
             + self.w_entry * entries
+            + self.w_number * number_match(query, cands)
         )
         prior = np.array(
             [
@@ -241,8 +247,16 @@ class ExtractiveGenerator:
         keep = (relevance >= floor * relevance[top]) & (relevance >= self.min_query_relevance) & ~unusable
         if entries[top] > 0:
             # the entry of the option (or setting) asked about answers by itself: its neighbours on the
-            # reference page are other options; only an entry that matches as well may join it
-            keep &= (entries >= entries[top]) & (relevance >= ENTRY_PEER_RATIO * relevance[top])
+            # reference page are other options; only an entry that matches as well may join it, and the
+            # entry's own further sentences ("… The default value is 3.")
+            text = snippets[best.snippet].text
+            own = np.array(
+                [
+                    c.snippet == best.snippet and c.start >= best.end and "\n" not in text[best.end : c.start]
+                    for c in cands
+                ]
+            )
+            keep &= ((entries >= entries[top]) & (relevance >= ENTRY_PEER_RATIO * relevance[top])) | own
         chosen: list[Candidate] = [best]
         used = len(best.text) + 1
         if not entries[top] and not best.item:

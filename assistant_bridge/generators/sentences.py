@@ -62,6 +62,8 @@ _WORDS = re.compile(r"[^\W_]+")
 # no better an answer for it; they are left out of the query's terms (stems as :func:`terms` cuts them).
 QUESTION_WORDS = frozenset("how who whom whose why when where comme quand pourq combi quel quell quels".split())
 _LABEL_WORDS = 10  # a line of at most this many words without a full stop is a heading or a label
+_QUESTION_LINE = re.compile(r"[?？][\"'”’»)\]」』）]*$")
+_QUESTION_WORDS_MAX = 30
 _LABEL_CJK_CHARS = 24
 
 
@@ -99,8 +101,9 @@ def entry_term(text: str) -> str:
 
 
 def is_label(text: str, title: str) -> bool:
-    """A heading, a list label or a table row: no sentence of its own (no full stop and short), or the title.
-    A definition entry (:func:`entry_term`) is not a label."""
+    """A heading, a list label or a table row: no sentence of its own (no full stop and short), the title,
+    or a question (a FAQ's question heads its answer; it answers nothing). A definition entry
+    (:func:`entry_term`) is not a label."""
     if entry_term(text):
         return False
     folded = _fold(text)
@@ -108,6 +111,8 @@ def is_label(text: str, title: str) -> bool:
         return True
     if "|" in text or "\t" in text.strip():
         return True
+    if _QUESTION_LINE.search(text) and len(folded.split()) <= _QUESTION_WORDS_MAX:
+        return True  # "6.2.2. Where do these codenames come from?": a question asks; it heads its answer
     if ENDS_SENTENCE.search(text):
         return False
     if _is_cjk(text):
@@ -254,3 +259,24 @@ def entry_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
         elif asks_name:
             out[i] = 0.5
     return out
+
+
+_ASKS_QUANTITY = re.compile(
+    r"\bhow (?:many|much|large|big|long|old|often|far|fast|high|small|wide)\b|\b(?:maximum|minimum|largest|"
+    r"smallest|highest|lowest|number of|size of|port|version|what year)\b|\bcombien\b|\b(?:nombre|taille|"
+    r"niveau|maximum|minimum|port|version|année)\b|いくつ|何[個人日回年件秒分時]|最大|最小|ポート|レベル|サイズ",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(r"\d")
+
+
+def asks_quantity(query: str) -> bool:
+    """The query asks for a number: a count, a size, a limit, a level, a port, a version, a year."""
+    return _ASKS_QUANTITY.search(query) is not None
+
+
+def number_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
+    """1.0 for each sentence holding a number when the query asks for one (:func:`asks_quantity`), else 0."""
+    if not asks_quantity(query):
+        return np.zeros(len(cands))
+    return np.array([1.0 if _NUMBER.search(c.text) else 0.0 for c in cands])

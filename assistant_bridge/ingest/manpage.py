@@ -12,7 +12,8 @@ the title, the footer a chunk of its own, and an option's description loses its 
 * each paragraph on one line: wrapped lines joined, justification spaces collapsed, words hyphenated at a
   line end (U+2010, as groff breaks them) joined again;
 * each option entry as one line, ``-l, --lines: print the newline counts``, so the option and what it does
-  stay in one sentence, one chunk and one answer.
+  stay in one sentence, one chunk and one answer; so is each keyword entry of a configuration page
+  (``ServerAliveCountMax: Sets the number of server alive messages … The default value is 3.``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ _NAME_LINE = re.compile(r"^\s*(\S.*?)\s+(?:-|\\-|—|–)\s+(.+)$")
 _SPACES = re.compile(r"[ \t]{2,}")
 _HYPHEN_BREAK = "\u2010"
 _TERM_INDENT_MAX = 8
+_TAG_MAX = 60  # characters: a keyword or a command with its arguments, not a line of prose
+_TAG_WORD_MAX = 24  # characters of a one-word tag with its description on the same line ("port   You can …")
 
 
 def _header(line: str) -> str | None:
@@ -58,6 +61,15 @@ def _join(lines: list[str]) -> str:
     return _SPACES.sub(" ", out)
 
 
+def _is_tag(stripped: str, indent: int, following: list[str]) -> bool:
+    """A tagged paragraph's tag: a short line that is no sentence, alone at its indent, whose next line is
+    indented further (``ServerAliveCountMax`` in ssh_config(5), ``port`` in rsyncd.conf(5))."""
+    if indent > _TERM_INDENT_MAX or len(stripped) > _TAG_MAX or stripped[-1] in ".:;,!?" or _SPACES.search(stripped):
+        return False
+    nxt = next((line for line in following if line.strip()), "")
+    return bool(nxt.strip()) and following[:1] == [nxt] and len(nxt) - len(nxt.lstrip()) >= indent + 2
+
+
 def man_to_text(text: str) -> tuple[str, str | None]:
     """``(text, title)`` of a rendered manual page (see the module docstring); call when :func:`is_man_page`."""
     lines = text.replace("\r\n", "\n").split("\n")
@@ -82,7 +94,7 @@ def man_to_text(text: str) -> tuple[str, str | None]:
             paragraphs.append(_join(current))
         current, term = [], None
 
-    for raw in body:
+    for index, raw in enumerate(body):
         stripped = raw.strip()
         if not stripped:
             flush()
@@ -103,6 +115,18 @@ def man_to_text(text: str) -> tuple[str, str | None]:
             term, rest = stripped[: gap.start()], stripped[gap.end() :]  # "-C     list entries by columns"
             current.append(rest)
             continue
+        if not current and term is None and section != "NAME":
+            if _is_tag(stripped, indent, body[index + 1 :]):
+                term = stripped  # "ServerAliveCountMax", "max connections": a keyword, its description below
+                continue
+            gap = _SPACES.search(stripped)
+            nxt = body[index + 1] if index + 1 < len(body) else ""
+            if gap is not None and gap.start() <= _TAG_WORD_MAX and " " not in stripped[: gap.start()]:
+                column = indent + gap.end()  # "port   You can override …", its next line at the description's column
+                if nxt.strip() and len(nxt) - len(nxt.lstrip()) == column:
+                    term = stripped[: gap.start()]
+                    current.append(stripped[gap.end() :])
+                    continue
         current.append(stripped)
     flush()
     title = token

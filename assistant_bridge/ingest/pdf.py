@@ -1,13 +1,17 @@
-"""PDF text with line-level boxes, using pypdf's text visitor.
+"""PDF text with line-level boxes, read by PDFium (``pypdfium2``).
 
-``page.extract_text(visitor_text=...)`` reports each run of text with the current transformation matrix,
-the text matrix, the font dictionary and the font size. The page text is rebuilt from those runs (so
-offsets are exact), and each line gets one box: the union of its runs' boxes.
+PDFium lays the characters of a page out as text: it puts spaces between words that the PDF only places
+apart (TeX and DocBook output draws words with kerning offsets and no space character), ends lines with
+line breaks, and marks a hyphen that splits a word at the end of a line. The page text is its text, line by
+line (a word hyphenated across two lines is joined back into one), so offsets are exact, and each line gets
+one box.
 
 Boxes are ``[x1, y1, x2, y2]`` in PDF points with the origin at the *top left* of the media box, and carry
-``layout_width``/``layout_height`` = the media box size. A run's box spans its advance width (from the
-font's glyph widths when pypdf knows them, else 0.5 em per Latin and 1 em per CJK character) and from
-0.2 em below to 0.8 em above the baseline.
+``layout_width``/``layout_height`` = the media box size. A line's box runs from the origin of its first
+character to the right edge of its last one, and from 0.2 em below to 0.8 em above the baseline.
+
+PDFium is not thread-safe: one lock serialises the parses of a process (a 70-page manual takes well under
+a second).
 
 Limits: page ``/Rotate`` is ignored (boxes are in unrotated page space); text drawn as images (scans) is
 not read, and a PDF without any text is rejected, since OCR is out of scope.
@@ -15,13 +19,10 @@ not read, and a PDF without any text is rejected, since OCR is out of scope.
 
 from __future__ import annotations
 
-import functools
-import importlib
-import io
+import ctypes
 import re
-import struct
+import threading
 import unicodedata
-import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,22 +30,13 @@ from assistant_bridge.core.document import Segment
 from assistant_bridge.domain import BBox
 from assistant_bridge.errors import DocumentParseError, NoContent
 
-
-@functools.cache
-def _font_class() -> Any:
-    """pypdf's font model knows the standard 14 metrics and ``/Widths``; it is private, so it is optional."""
-    try:
-        module = importlib.import_module("pypdf.generic._font")
-    except ImportError:  # pragma: no cover - older or newer pypdf layouts
-        return None
-    return getattr(module, "Font", None)
-
-
 _ASCENT = 0.8
 _DESCENT = 0.2
-_CJK_CHAR = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
-_DROP = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200b\ufeff]")
+_DROP = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200b\ufeff\ufffe]")
+_HYPHEN_MARKS = "\ufffe\u00ad\u0002"  # how PDFium marks a hyphen that splits a word at the end of a line
+_LINE = re.compile(r"[^\r\n]+")
 _OFFICE_TITLE_PREFIX = re.compile(r"^(Microsoft (Word|PowerPoint|Excel) - |untitled$)", re.IGNORECASE)
+_PDFIUM = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -66,66 +58,49 @@ class _Page:
     height: float
 
 
-def _mult(m: list[float], n: list[float]) -> list[float]:
-    return [
-        m[0] * n[0] + m[1] * n[2],
-        m[0] * n[1] + m[1] * n[3],
-        m[2] * n[0] + m[3] * n[2],
-        m[2] * n[1] + m[3] * n[3],
-        m[4] * n[0] + m[5] * n[2] + n[4],
-        m[4] * n[1] + m[5] * n[3] + n[5],
-    ]
+def _clean(text: str) -> str:
+    return _DROP.sub("", unicodedata.normalize("NFC", text)).replace("\t", " ")
 
 
-def _estimate_units(text: str) -> float:
-    return sum(1000.0 if _CJK_CHAR.match(char) else 500.0 for char in text)
+class _Chars:
+    """The characters of one PDFium text page: their text (one character per index), origins and boxes."""
+
+    def __init__(self, textpage: Any) -> None:
+        import pypdfium2.raw as pdfium_c
+
+        self._c = pdfium_c
+        self._page = textpage
+        count = textpage.count_chars()
+        text = textpage.get_text_range() if count > 0 else ""
+        if len(text) != count:  # characters outside the BMP: read them one by one to keep indices aligned
+            text = "".join(chr(pdfium_c.FPDFText_GetUnicode(textpage.raw, i)) for i in range(count))
+        self.text: str = text
+
+    def visible(self, i: int) -> bool:
+        return not self.text[i].isspace() and not self._c.FPDFText_IsGenerated(self._page.raw, i)
+
+    def size(self, i: int) -> float:
+        return float(self._c.FPDFText_GetFontSize(self._page.raw, i))
+
+    def origin(self, i: int) -> tuple[float, float]:
+        x, y = ctypes.c_double(), ctypes.c_double()
+        self._c.FPDFText_GetCharOrigin(self._page.raw, i, x, y)
+        return x.value, y.value
+
+    def right(self, i: int) -> float:
+        return float(self._page.get_charbox(i, loose=True)[2])
 
 
-class _Widths:
-    """Advance widths in 1/1000 em, per font dictionary, falling back to an estimate."""
-
-    def __init__(self) -> None:
-        self._fonts: dict[int, Any] = {}
-
-    def units(self, text: str, font_dict: Any) -> float:
-        estimate = _estimate_units(text)
-        font_class = _font_class()
-        if font_dict is None or font_class is None:
-            return estimate
-        from pypdf.errors import PyPdfError
-
-        failures: tuple[type[BaseException], ...] = (PyPdfError, *_PDF_FAILURES)
-        key = id(font_dict)
-        if key not in self._fonts:
-            try:
-                self._fonts[key] = font_class.from_font_resource(font_dict)
-            except failures as exc:  # a broken font must not reject the whole file
-                self._fonts[key] = exc
-        font = self._fonts[key]
-        if isinstance(font, BaseException):
-            return estimate
-        try:
-            measured = float(font.get_text_width(text))
-        except failures:
-            return estimate
-        # Fonts whose widths are keyed by character codes rather than text give nonsense; keep the estimate.
-        if not estimate / 4 <= measured <= estimate * 4:
-            return estimate
-        return measured
-
-
-def _box(text: str, cm: list[float], tm: list[float], font_size: float, units: float, page: _Page) -> BBox | None:
-    m = _mult(tm, cm)
-    width = units / 1000.0 * font_size
-    corners = [(0.0, -_DESCENT * font_size), (width, -_DESCENT * font_size), (0.0, _ASCENT * font_size)]
-    corners.append((width, _ASCENT * font_size))
-    xs = [m[0] * x + m[2] * y + m[4] for x, y in corners]
-    ys = [m[1] * x + m[3] * y + m[5] for x, y in corners]
+def _line_box(chars: _Chars, first: int, last: int, page: _Page) -> BBox | None:
+    """The box of the characters ``first..last`` (both visible): see the module docstring."""
+    size = max(chars.size(first), chars.size(last)) or 1.0
+    x_start, baseline = chars.origin(first)
+    x_end = max(chars.right(last), x_start)
     top = page.bottom + page.height
-    x1 = min(max(min(xs) - page.left, 0.0), page.width)
-    x2 = min(max(max(xs) - page.left, 0.0), page.width)
-    y1 = min(max(top - max(ys), 0.0), page.height)
-    y2 = min(max(top - min(ys), 0.0), page.height)
+    x1 = min(max(x_start - page.left, 0.0), page.width)
+    x2 = min(max(x_end - page.left, 0.0), page.width)
+    y1 = min(max(top - (baseline + _ASCENT * size), 0.0), page.height)
+    y2 = min(max(top - (baseline - _DESCENT * size), 0.0), page.height)
     if x2 <= x1 or y2 <= y1:
         return None  # off the page
     return BBox(
@@ -151,63 +126,35 @@ def _union(boxes: list[BBox]) -> BBox:
     )
 
 
-def _clean_run(text: str) -> str:
-    return _DROP.sub("", unicodedata.normalize("NFC", text.replace("\r\n", "\n").replace("\r", "\n"))).replace(
-        "\t", " "
-    )
-
-
-def _page_text(page_obj: Any, page: _Page, widths: _Widths) -> tuple[str, list[Segment], list[tuple[float, str]]]:
+def _page_text(textpage: Any, page: _Page) -> tuple[str, list[Segment], list[tuple[float, str]]]:
     """Return the page text, its line segments (offsets within the page) and ``(font size, line)`` pairs."""
-    runs: list[tuple[str, list[float], list[float], Any, float]] = []
-
-    def visit(text: Any, cm: Any, tm: Any, font_dict: Any, font_size: Any) -> None:
-        if isinstance(text, str) and text:
-            runs.append((text, list(cm), list(tm), font_dict, float(font_size or 0.0)))
-
-    page_obj.extract_text(visitor_text=visit)
-    parts: list[str] = []
+    chars = _Chars(textpage)
+    lines: list[tuple[str, list[BBox], float]] = []
+    pending: tuple[str, list[BBox], float] | None = None  # a line that ends in a word hyphenated across lines
+    for match in _LINE.finditer(chars.text):
+        line = _clean(match.group()).strip()
+        if not line:
+            continue
+        shown = [i for i in range(match.start(), match.end()) if chars.visible(i)]
+        box = _line_box(chars, shown[0], shown[-1], page) if shown else None
+        size = chars.size(shown[0]) if shown else 0.0
+        current = (line, [box] if box is not None else [], size)
+        if pending is not None:
+            current = (pending[0] + line, pending[1] + current[1], max(pending[2], size))
+            pending = None
+        if match.group().rstrip()[-1:] in _HYPHEN_MARKS:
+            pending = current
+        else:
+            lines.append(current)
+    if pending is not None:
+        lines.append(pending)
     segments: list[Segment] = []
-    sized_lines: list[tuple[float, str]] = []
     pos = 0
-    line_start = 0
-    line_boxes: list[BBox] = []
-    line_size = 0.0
-
-    def close_line() -> None:
-        raw = "".join(parts)[line_start:pos]
-        start = line_start + len(raw) - len(raw.lstrip())
-        end = line_start + len(raw.rstrip())
-        if start < end:
-            boxes = (_union(line_boxes),) if line_boxes else ()
-            segments.append(Segment(start, end, page_number=page.number, bboxes=boxes))
-            sized_lines.append((line_size, raw.strip()))
-
-    for raw_text, cm, tm, font_dict, font_size in runs:
-        text = _clean_run(raw_text)
-        visible = text.replace("\n", "")
-        box = None
-        matrix = _mult(tm, cm)
-        run_size = font_size * max(abs(matrix[3]), abs(matrix[2]))
-        if visible.strip():
-            box = _box(visible, cm, tm, font_size, widths.units(visible, font_dict), page)
-        for index, piece in enumerate(text.split("\n")):
-            if index:
-                close_line()
-                parts.append("\n")
-                pos += 1
-                line_start = pos
-                line_boxes = []
-                line_size = 0.0
-            if piece:
-                parts.append(piece)
-                pos += len(piece)
-                if piece.strip():
-                    if box is not None:
-                        line_boxes.append(box)
-                    line_size = max(line_size, run_size)
-    close_line()
-    return "".join(parts), segments, sized_lines
+    for line, boxes, _size in lines:
+        bboxes = (_union(boxes),) if boxes else ()
+        segments.append(Segment(pos, pos + len(line), page_number=page.number, bboxes=bboxes))
+        pos += len(line) + 1
+    return "\n".join(line for line, _, _ in lines), segments, [(size, line) for line, _, size in lines]
 
 
 def _title_from_lines(sized_lines: list[tuple[float, str]]) -> str | None:
@@ -215,7 +162,7 @@ def _title_from_lines(sized_lines: list[tuple[float, str]]) -> str | None:
     if not sized_lines:
         return None
     sizes = sorted(size for size, _ in sized_lines)
-    body = sizes[len(sizes) // 2]
+    body = sizes[(len(sizes) - 1) // 2]  # the lower median: a cover page may hold only a title and a byline
     biggest = max(sizes)
     if biggest <= body * 1.15:
         return None
@@ -225,31 +172,13 @@ def _title_from_lines(sized_lines: list[tuple[float, str]]) -> str | None:
     return None
 
 
-def _metadata_title(reader: Any) -> str | None:
-    metadata = reader.metadata
-    title = metadata.title if metadata is not None else None
+def _metadata_title(document: Any) -> str | None:
+    title = document.get_metadata_value("Title")
     if not isinstance(title, str):
         return None
     title = " ".join(title.split())
     title = _OFFICE_TITLE_PREFIX.sub("", title).strip()
     return title or None
-
-
-# pypdf raises many exception types on damaged files; each one means "this PDF cannot be read".
-_PDF_FAILURES: tuple[type[BaseException], ...] = (
-    ValueError,
-    KeyError,
-    TypeError,
-    AttributeError,
-    IndexError,
-    AssertionError,
-    NotImplementedError,
-    RecursionError,
-    OSError,
-    EOFError,
-    zlib.error,
-    struct.error,
-)
 
 
 _LEADER_LINE = re.compile(r"(?:\.\s?){4,}\s*[0-9ivxlcdmIVXLCDM]+\s*$")
@@ -360,37 +289,43 @@ def parse_pdf(data: bytes) -> PdfText:
 
     :raises DocumentParseError: empty, not a PDF, corrupt, encrypted with a password, or no text at all.
     """
-    from pypdf import PdfReader
-    from pypdf.errors import DependencyError, PyPdfError
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as pdfium_c
 
     if not data.strip():
         raise DocumentParseError("The PDF file is empty.")
     if b"%PDF-" not in data[:1024]:
         raise DocumentParseError("The file is not a PDF (no %PDF- header).")
-    failures = _PDF_FAILURES + (PyPdfError, DependencyError)
-    try:
-        reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise DocumentParseError("The PDF is encrypted with a password; upload an unprotected copy.")
-        widths = _Widths()
-        pages: list[tuple[str, list[Segment]]] = []
-        first_page_lines: list[tuple[float, str]] = []
-        page_count = len(reader.pages)
-        for number, page_obj in enumerate(reader.pages, start=1):
-            box = page_obj.mediabox
-            page = _Page(number, float(box.left), float(box.bottom), float(box.width), float(box.height))
-            page_text, page_segments, sized_lines = _page_text(page_obj, page, widths)
-            if number == 1:
-                first_page_lines = sized_lines
-            pages.append((page_text, page_segments))
-        texts, segments = _assemble(_without_furniture(pages))
-        title = _metadata_title(reader) or _title_from_lines(first_page_lines)
-    except DocumentParseError:
-        raise
-    except failures as exc:
-        if isinstance(exc, DependencyError) or "decrypt" in str(exc).lower():
-            raise DocumentParseError("The PDF is encrypted and cannot be opened.") from exc
-        raise DocumentParseError("The PDF is damaged and cannot be read.", reason=type(exc).__name__) from exc
+    with _PDFIUM:
+        try:
+            document = pdfium.PdfDocument(data)
+        except pdfium.PdfiumError as exc:
+            if exc.err_code in (pdfium_c.FPDF_ERR_PASSWORD, pdfium_c.FPDF_ERR_SECURITY):
+                raise DocumentParseError("The PDF is encrypted with a password; upload an unprotected copy.") from exc
+            raise DocumentParseError("The PDF is damaged and cannot be read.", reason="PdfiumError") from exc
+        try:
+            pages: list[tuple[str, list[Segment]]] = []
+            first_page_lines: list[tuple[float, str]] = []
+            page_count = len(document)
+            for number in range(1, page_count + 1):
+                page_obj = document[number - 1]
+                left, bottom, right, top = page_obj.get_mediabox()
+                page = _Page(number, float(left), float(bottom), float(right - left), float(top - bottom))
+                textpage = page_obj.get_textpage()
+                try:
+                    page_text, page_segments, sized_lines = _page_text(textpage, page)
+                finally:
+                    textpage.close()
+                    page_obj.close()
+                if number == 1:
+                    first_page_lines = sized_lines
+                pages.append((page_text, page_segments))
+            title = _metadata_title(document) or _title_from_lines(first_page_lines)
+        except pdfium.PdfiumError as exc:
+            raise DocumentParseError("The PDF is damaged and cannot be read.", reason="PdfiumError") from exc
+        finally:
+            document.close()
+    texts, segments = _assemble(_without_furniture(pages))
     if not texts:
         raise NoContent(
             "The PDF contains no extractable text (scanned images need OCR, which is not supported).",
