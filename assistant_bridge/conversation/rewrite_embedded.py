@@ -522,13 +522,18 @@ def _detect_ja(q: str) -> FollowUp:
 
 
 # --- names a follow-up asks about ----------------------------------------------------------------------------------
+_LATIN_NAME = re.compile(r"(?<![A-Za-z0-9_-])[A-Z][A-Za-z0-9+#]*(?:[ .-][A-Z][A-Za-z0-9+#]*)*")
+
+
 def asked_names(question: str) -> list[str]:
     """The names ``question`` itself asks about: runs of capitalised words or acronyms, the first word of
     each sentence and ``I`` aside ("Can I see them in **VS Code**?", "Does **GitLab** show tags?"). Empty
     for Japanese (no capitals to go by). A question whose results do not mention such a name asks about
-    something the documents do not cover, however well the carried topic matched."""
+    something the documents do not cover, however well the carried topic matched. In a Japanese question, the
+    Latin-script words with a capital ("Windows でプリンターを…", "PostgreSQL のポート"); one letter is no name
+    (``-P``)."""
     if language(question) == "ja":
-        return []
+        return [w for w in _LATIN_NAME.findall(question) if len(w) > 1]
     names: list[str] = []
     for sentence in re.split(r"(?<=[.!?;:])\s+|\n+", question):  # "OK. Tell me…": a sentence's first word
         run: list[str] = []
@@ -541,7 +546,7 @@ def asked_names(question: str) -> list[str]:
             run = []
         if run:
             names.append(" ".join(run))
-    return names
+    return [n for n in names if len(n) > 1]
 
 
 # --- social turns ---------------------------------------------------------------------------------------------------

@@ -9,7 +9,8 @@ Steps, each timed:
 4. truncation: while the prompt is longer than ``generator.context_tokens``, drop the **last** snippet;
    nothing left → :class:`SearchFailed` with ``reason="prompt_too_long"`` (IBM: "the search fails");
 5. generation; the generator declining (its answer is "I don't know") → ``reason="generator_declined"``;
-6. post-generation filter ("response confidence") below ``thresholds.post_gen`` →
+6. an answer whose cited passages do not name what the question names (:func:`_off_subject`), or a
+   post-generation filter ("response confidence") below ``thresholds.post_gen`` →
    ``reason="response_confidence"``;
 7. otherwise :class:`Answer` with **all** the search results, not only the ones that were cited.
 
@@ -149,6 +150,7 @@ class Prepared:
     pre_gen: float
     timings: Mapping[str, float]
     started: float
+    names: tuple[str, ...] = ()  # what the question names (``must_mention``): the answer's passages must too
 
 
 def _thresholds_json(thresholds: ThresholdsLike) -> dict[str, float]:
@@ -170,6 +172,18 @@ def _mentioned(form: str, name: str) -> bool:
     words = name.split()
     longest = max(words, key=len)
     return len(words) > 1 and len(longest) >= 5 and mentions(form, longest)
+
+
+def _off_subject(names: Sequence[str], generation: Generation) -> bool:
+    """The answer is drawn only from passages that never name what the question asks about: "What is the
+    default port of PostgreSQL?" answered from a page about Debian's ports, which other results tied to
+    PostgreSQL. Acronyms are left out ("Which TCP port does rsync listen on?" is answered by a passage that
+    says "port 873" without "TCP"): they qualify the question more often than they are its subject."""
+    named = [n for n in names if not n.replace(" ", "").isupper()]
+    if not named or not generation.citations:
+        return False
+    form = match_form(" ".join(f"{c.title} {c.body}" for c in generation.citations))
+    return any(not _mentioned(form, name) for name in named)
 
 
 def prepare_generation(
@@ -221,6 +235,7 @@ def prepare_generation(
         pre_gen=pre,
         timings=dict(timer.timings),
         started=timer.started,
+        names=tuple(must_mention),
     )
 
 
@@ -249,6 +264,11 @@ def finish_generation(
         timings["total"] = (clock() - prepared.started) * 1000.0
         return IDontKnow(
             reason="generator_declined", timings=timings, scores=scores, generated_text=generation.text, **common
+        )
+    if _off_subject(prepared.names, generation):
+        timings["total"] = (clock() - prepared.started) * 1000.0
+        return IDontKnow(
+            reason="response_confidence", timings=timings, scores=scores, generated_text=generation.text, **common
         )
     post = float(postfilter.score(prepared.query, snippet_texts, generation.text))
     now = clock()

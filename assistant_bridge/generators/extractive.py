@@ -78,7 +78,10 @@ from assistant_bridge.generators.sentences import (
 
 ENTRY_PEER_RATIO = 0.9
 MAX_LIST_ITEMS = 12
-_NO_SPACE_AFTER = re.compile(r"[。！？」』]$")  # a CJK sentence ends: the next one follows without a space
+_NO_SPACE_AFTER = re.compile(r"[。！？」』]$")
+_INTRODUCES = re.compile(
+    r"[:：]\s*$"
+)  # a sentence that introduces what follows it  # a CJK sentence ends: the next one follows without a space
 
 
 @dataclass(frozen=True)
@@ -273,6 +276,22 @@ class ExtractiveGenerator:
                     chosen.append(nxt)
                     used += len(nxt.text) + 1
                 return chosen
+            if _INTRODUCES.search(best.text) and after:
+                # "Run the following to test Rich output on your terminal:" answers with what it introduces:
+                # the block that follows it (a command, a code sample), up to the next blank line
+                text = snippets[best.snippet].text
+                block = after[:1]
+                for prev, nxt in zip(after, after[1:], strict=False):
+                    if "\n\n" in text[prev.end : nxt.start]:
+                        break
+                    block.append(nxt)
+                if used + len(block[0].text) <= policy.max_chars:
+                    for nxt in block:
+                        if used + len(nxt.text) > policy.max_chars:
+                            break
+                        chosen.append(nxt)
+                        used += len(nxt.text) + 1
+                    return chosen
         pool = [i for i in np.argsort(-scores, kind="stable").tolist() if i != top and keep[i]]
         while pool and len(chosen) < policy.sentences:
             # a sentence of a snippet already used continues its passage: it gets a bonus over the others

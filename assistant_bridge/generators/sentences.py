@@ -44,14 +44,21 @@ class Candidate:
     item: bool = False  # a list item (its bullet or number removed)
 
 
+# identifiers, kept whole as well: "ServerAliveCountMax" and "threadpool_limits" are not "server" and "limits"
+_IDENTIFIER_TERM = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+|[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*")
+
+
 def terms(text: str) -> list[str]:
-    """Matching terms of ``text``: stemmed words (3+ chars), numbers, CJK bigrams."""
+    """Matching terms of ``text``: stemmed words (3+ chars), numbers, CJK bigrams, and whole identifiers
+    (``ServerAliveCountMax``, ``threadpool_limits``, ``typer.run``) besides their stemmed parts."""
+    normal = unicodedata.normalize("NFKC", text)
     out: list[str] = []
-    for token in _TERM.findall(unicodedata.normalize("NFKC", text).casefold()):
+    for token in _TERM.findall(normal.casefold()):
         if _CJK_RUN.match(token):
             out.extend(token[i : i + 2] for i in range(max(1, len(token) - 1)))
         elif token.isdigit() or len(token) > 2:
             out.append(token[:5])
+    out.extend(m.casefold() for m in _IDENTIFIER_TERM.findall(normal) if len(m) > 5)
     return out
 
 
@@ -64,6 +71,7 @@ QUESTION_WORDS = frozenset("how who whom whose why when where comme quand pourq 
 _LABEL_WORDS = 10  # a line of at most this many words without a full stop is a heading or a label
 _QUESTION_LINE = re.compile(r"[?？][\"'”’»)\]」』）]*$")
 _QUESTION_WORDS_MAX = 30
+_ITEM_WORDS = 5
 _LABEL_CJK_CHARS = 24
 
 
@@ -174,7 +182,9 @@ def candidates(snippets: Sequence[Snippet]) -> list[Candidate]:
             fragment = (position == 0 and first_char.isalpha() and first_char.islower()) or (
                 position == len(spans) - 1 and len(spans) > 1 and not ENDS_SENTENCE.search(text)
             )
-            label = is_label(text, snippet.title)
+            # a list item that says something ("Follows the CommonMark spec for baseline parsing") is an
+            # answer unit even without a full stop; a short one ("The Live demo") stays a label
+            label = is_label(text, snippet.title) and not (item and len(_fold(text).split()) >= _ITEM_WORDS)
             out.append(
                 Candidate(
                     k, position, start, end, text, frozenset(terms(text)), fragment, label, entry_term(text), item
@@ -256,9 +266,16 @@ def entry_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
                 out[i] = 1.0
             elif asks_option:
                 out[i] = 0.5
+        elif _names(query, c.entry):
+            out[i] = 1.0
         elif asks_name:
             out[i] = 0.5
     return out
+
+
+def _names(query: str, term: str) -> bool:
+    """The query names the entry's term (``ServerAliveCountMax``, ``max connections``) as a whole word."""
+    return re.search(rf"(?<![\w-]){re.escape(term.casefold())}(?![\w-])", query.casefold()) is not None
 
 
 _ASKS_QUANTITY = re.compile(

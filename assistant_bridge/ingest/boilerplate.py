@@ -214,7 +214,9 @@ def _names(el: Any) -> list[str]:
 
 def _named_chrome(el: Any) -> bool:
     if el.tag in _INLINE_TAGS:
-        return any(v.lower() in _NAMED_INLINE for v in _names(el))
+        # a wiki's citation mark is <sup class="reference">; Sphinx names every link "reference internal"
+        # or "reference external", and a link's text is the sentence's own words
+        return any(v.lower() in _NAMED_INLINE and (v.lower() != "reference" or el.tag == "sup") for v in _names(el))
     for value in _names(el):
         if value.lower() in _NAMED_EXACT:
             return True

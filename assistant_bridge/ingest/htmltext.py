@@ -76,6 +76,7 @@ class _Extractor(HTMLParser):
         self.cells_in_row = 0
         self.after_dt = False  # a definition term just ended: its description joins it on one line
         self.joining_dd = False  # inside that description, before its first text: no break
+        self.item_open = False  # a list item has begun and holds no text yet: its first paragraph joins "- "
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "title":
@@ -98,6 +99,7 @@ class _Extractor(HTMLParser):
         self._break(tag)
         if tag == "li":
             self.parts.append("- ")
+            self.item_open = True
         elif tag == "tr":
             self.cells_in_row = 0
         elif tag in _CELL:
@@ -144,14 +146,14 @@ class _Extractor(HTMLParser):
         if self.h1_depth:
             self.h1_parts.append(data)
         if data.strip():
-            self.joining_dd = False
+            self.joining_dd = self.item_open = False
         elif self.joining_dd or self.after_dt:
             return  # the spaces between "</dt>" and "<dd>"
         self.parts.append(data)
 
     def _break(self, tag: str) -> None:
-        if self.joining_dd:
-            return
+        if self.joining_dd or (self.item_open and tag in ("p", "div")):
+            return  # "<li><p>text" (DocBook, Sphinx) is the item "- text", not a marker above a paragraph
         if tag in _PARAGRAPH:
             self.parts.append("\n\n")
         elif tag in _LINE:

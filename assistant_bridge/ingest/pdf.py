@@ -95,12 +95,13 @@ def _line_box(chars: _Chars, first: int, last: int, page: _Page) -> BBox | None:
     """The box of the characters ``first..last`` (both visible): see the module docstring."""
     size = max(chars.size(first), chars.size(last)) or 1.0
     x_start, baseline = chars.origin(first)
+    last_baseline = chars.origin(last)[1]  # lower when PDFium joined a hyphenated word across two lines
     x_end = max(chars.right(last), x_start)
     top = page.bottom + page.height
     x1 = min(max(x_start - page.left, 0.0), page.width)
     x2 = min(max(x_end - page.left, 0.0), page.width)
-    y1 = min(max(top - (baseline + _ASCENT * size), 0.0), page.height)
-    y2 = min(max(top - (baseline - _DESCENT * size), 0.0), page.height)
+    y1 = min(max(top - (max(baseline, last_baseline) + _ASCENT * size), 0.0), page.height)
+    y2 = min(max(top - (min(baseline, last_baseline) - _DESCENT * size), 0.0), page.height)
     if x2 <= x1 or y2 <= y1:
         return None  # off the page
     return BBox(

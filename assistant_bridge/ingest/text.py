@@ -131,6 +131,8 @@ _LINK_DEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s+\S+.*$")
 _QUOTE = re.compile(r"^\s{0,3}>\s?")
 _BULLET = re.compile(r"^(\s*)[*+-]\s+")
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+# a line of nothing but (linked) images: a README's badges ("[![PyPI][pypi-badge]][pypi-link]")
+_BADGES = re.compile(r"^\s*(?:\[?!\[[^\]]*\](?:\([^)]*\)|\[[^\]]*\])(?:\]\([^)]*\)|\]\[[^\]]*\])?\s*)+$")
 _LINK = re.compile(r"\[([^\]]+)\]\((?:[^()]|\([^)]*\))*\)")
 _REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
 _AUTOLINK = re.compile(r"<((?:https?|mailto):[^>\s]+)>")
@@ -167,7 +169,7 @@ def markdown_to_text(source: str) -> tuple[str, str | None]:
     """Strip Markdown markup lightly and return ``(text, title)``.
 
     Headings become their own paragraphs (so chunks break before them), link targets, emphasis markers,
-    code fences, HTML tags and table rules go; list markers become ``- ``. The title is the first level-1
+    code fences, HTML tags, table rules and lines of badges (images only) go; list markers become ``- ``. The title is the first level-1
     heading, else a front-matter ``title:``, else ``None``.
     """
     source = source.replace("\r\n", "\n").replace("\r", "\n")
@@ -206,7 +208,7 @@ def markdown_to_text(source: str) -> tuple[str, str | None]:
         if _RULE.match(line):
             out.append("")
             continue
-        if _TABLE_RULE.match(line) or _LINK_DEF.match(line):
+        if _TABLE_RULE.match(line) or _LINK_DEF.match(line) or _BADGES.match(line):
             continue
         line = _QUOTE.sub("", line)
         line = _BULLET.sub(r"\1- ", line)

@@ -335,3 +335,52 @@ def test_hostile_lines_are_read_in_linear_time() -> None:
     assert not is_man_page("X(1)" + " " * 100_000 + "y")
     pages = _without_furniture([_page(n, "." * 100_000, "x" * 50, "1, 2, 3" + " " * 50_000) for n in range(1, 7)])
     assert len(pages) == 6
+
+
+@pytest.mark.unit
+def test_a_list_item_that_opens_with_a_paragraph_keeps_its_text_on_the_marker_line() -> None:
+    """DocBook and Sphinx write ``<li><p>…</p></li>``: the item is "- text", not a lone "-" above a paragraph."""
+    html = (
+        "<p>The value is one of:</p><ul><li><p><code>Architecture: any</code></p>"
+        "<ul><li><p>a package compiled for each architecture.</p></li></ul></li></ul>"
+    )
+    text, _ = _text(html)
+    assert "- Architecture: any" in text and "- a package compiled for each architecture." in text
+    assert "-\n" not in text
+
+
+@pytest.mark.unit
+def test_sphinx_cross_references_keep_their_text_and_wiki_citation_marks_go() -> None:
+    html = (
+        '<p>When preparing a <a class="reference internal" href="#nmu"><span class="std std-ref">Non-Maintainer '
+        'Upload</span></a>, wait.<sup class="reference"><a href="#c1">[1]</a></sup></p>'
+    )
+    text, _ = _text(html)
+    assert text == "When preparing a Non-Maintainer Upload, wait."
+
+
+@pytest.mark.unit
+def test_configuration_keywords_of_a_manual_page_become_entries() -> None:
+    page = "\n".join(
+        [
+            "SSH_CONFIG(5)            File Formats Manual            SSH_CONFIG(5)",
+            "",
+            "DESCRIPTION",
+            "     ServerAliveCountMax",
+            "             Sets the number of server alive messages which may be sent.",
+            "             The default value is 3.",
+            "",
+            "     Host    Restricts the following declarations to be only for those",
+            "             hosts that match one of the patterns.",
+            "",
+            "Debian                    2023-12-18                    SSH_CONFIG(5)",
+        ]
+    )
+    paras = man_to_text(page)[0].split("\n\n")
+    assert (
+        "ServerAliveCountMax: Sets the number of server alive messages which may be sent. The default value is 3."
+        in paras
+    )
+    assert (
+        "Host: Restricts the following declarations to be only for those hosts that match one of the patterns." in paras
+    )

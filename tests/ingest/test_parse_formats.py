@@ -50,6 +50,15 @@ def test_markdown_title_text_and_markup_removed() -> None:
         assert noise not in text
 
 
+def test_markdown_badge_lines_go_and_inline_images_keep_their_text() -> None:
+    source = (
+        "# tool\n\n[![Github-CI][ci-badge]][ci-link]\n[![PyPI](https://img/pypi.svg)](https://pypi.org/p/tool)\n\n"
+        "Parses files fast. ![diagram of the pipeline](pipe.png)\n\n[ci-badge]: https://img/ci.svg\n"
+    )
+    text = parse_file("README.md", source.encode()).text
+    assert text == "tool\n\nParses files fast. diagram of the pipeline"
+
+
 def test_markdown_without_heading_uses_front_matter_then_stem() -> None:
     doc = parse_file("x.md", b"---\ntitle: From front matter\n---\nBody text.")
     assert doc.title == "From front matter"

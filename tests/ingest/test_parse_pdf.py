@@ -127,3 +127,23 @@ def test_pdf_with_only_an_owner_password_is_read(two_pages: bytes) -> None:
 def test_pdf_with_a_user_password_is_rejected(two_pages: bytes) -> None:
     with pytest.raises(DocumentParseError, match="encrypted"):
         parse_file("locked.pdf", _encrypted_copy(two_pages, user_password="open-sesame"))
+
+
+def test_words_set_apart_by_kerning_get_spaces() -> None:
+    """TeX and DocBook PDFs place words apart with TJ kerning and no space character; the text has the spaces."""
+    line = Line("The Debian Project was created by Ian Murdock in 1993.", 72, 700, kerned=True)
+    doc = parse_file("faq.pdf", make_pdf([[line]]))
+    assert doc.text == "The Debian Project was created by Ian Murdock in 1993."
+
+
+def test_a_word_hyphenated_at_a_line_end_is_joined() -> None:
+    pages = [[Line("Le paquet rend le pro-", 72, 700), Line("cessus plus facile.", 72, 686)]]
+    doc = parse_file("fr.pdf", make_pdf(pages))
+    assert doc.text == "Le paquet rend le processus plus facile."
+    (segment,) = doc.segments  # one line now, its box spans both printed lines
+    assert segment.bboxes[0].y2 - segment.bboxes[0].y1 > 20
+
+
+def test_a_cover_page_with_a_title_and_a_byline_gives_the_title() -> None:
+    pages = [[Line("Filesystem Hierarchy Standard", 72, 700, 25), Line("LSB Workgroup", 72, 660, 17)]]
+    assert parse_file("fhs.pdf", make_pdf(pages)).title == "Filesystem Hierarchy Standard"
