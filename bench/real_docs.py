@@ -57,7 +57,10 @@ DEBIAN: dict[str, tuple[str, ...]] = {
         "usr/share/doc/debian-policy/menu-policy.html/index.html",
         "usr/share/doc/debian-policy/perl-policy.html/index.html",
     ),
-    "maint-guide-fr": ("usr/share/doc/maint-guide-fr/html/*.fr.html", "usr/share/doc/maint-guide-fr/maint-guide.fr.pdf"),
+    "maint-guide-fr": (
+        "usr/share/doc/maint-guide-fr/html/*.fr.html",
+        "usr/share/doc/maint-guide-fr/maint-guide.fr.pdf",
+    ),
     "maint-guide-ja": ("usr/share/doc/maint-guide-ja/html/*.ja.html",),
     "sqlite3-doc": tuple(
         f"usr/share/doc/sqlite3/{n}.html"
@@ -73,7 +76,11 @@ DEBIAN: dict[str, tuple[str, ...]] = {
     "curl": ("usr/share/man/man1/curl.1.gz",),
     "wget": ("usr/share/man/man1/wget.1.gz",),
     "sqlite3": ("usr/share/man/man1/sqlite3.1.gz",),
-    "openssh-client": ("usr/share/man/man1/ssh.1.gz", "usr/share/man/man1/scp.1.gz", "usr/share/man/man5/ssh_config.5.gz"),
+    "openssh-client": (
+        "usr/share/man/man1/ssh.1.gz",
+        "usr/share/man/man1/scp.1.gz",
+        "usr/share/man/man5/ssh_config.5.gz",
+    ),
     "less": ("usr/share/man/man1/less.1.gz",),
     "manpages-fr": tuple(
         f"usr/share/man/fr/man1/{n}.1.gz"
@@ -145,7 +152,18 @@ def collect(out: Path, cache: Path) -> list[str]:
         dist = spec.split("==")[0].replace("-", "_").lower()
         if not [w for w in wheels.glob("*.whl") if w.name.lower().startswith(dist + "-")]:
             subprocess.run(
-                [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d", str(wheels), spec],
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "download",
+                    "-q",
+                    "--no-deps",
+                    "--only-binary=:all:",
+                    "-d",
+                    str(wheels),
+                    spec,
+                ],
                 capture_output=True,
                 check=False,
             )
@@ -156,7 +174,7 @@ def collect(out: Path, cache: Path) -> list[str]:
         with zipfile.ZipFile(found[0]) as z:
             meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
             body = email.message_from_bytes(z.read(meta)).get_payload(decode=True)
-        (out / f"{dist}-README.md").write_bytes(body)
+        (out / f"{dist}-README.md").write_bytes(body if isinstance(body, bytes) else b"")
     return missing
 
 
@@ -203,51 +221,30 @@ def main() -> int:
     spec = json.loads(args.questions.read_text(encoding="utf-8"))
     rows: list[dict[str, Any]] = []
     for item in spec["questions"]:
-        rows.append({**ask(svc, item["q"]), "expected": item["any"], "file": item["file"], "lang": item["lang"]})
+        rows.append({**ask(svc, item["q"]), "expected": item["any"], **_about(item)})
     for item in spec["unanswerable"]:
-        rows.append({**ask(svc, item["q"]), "expected": None, "lang": item["lang"]})
-    answerable = [r for r in rows if r["expected"] is not None]
-    for r in answerable:
-        hit = any(a.lower() in r["answer"].lower() for a in r["expected"])
-        r["verdict"] = "refused" if r["declined"] else ("correct" if hit else "wrong")
-        r["first_correct"] = not r["declined"] and any(a.lower() in r["first"].lower() for a in r["expected"])
+        rows.append({**ask(svc, item["q"]), "expected": None, **_about(item)})
     for r in rows:
         if r["expected"] is None:
             r["verdict"] = "declined" if r["declined"] else "answered"
+        else:
+            hit = any(a.lower() in r["answer"].lower() for a in r["expected"])
+            r["verdict"] = "refused" if r["declined"] else ("correct" if hit else "wrong")
+            r["first_correct"] = not r["declined"] and any(a.lower() in r["first"].lower() for a in r["expected"])
         r["chrome"] = bool(not r["declined"] and CHROME.search(r["answer"]))
-    n = len(answerable)
-    unans = [r for r in rows if r["expected"] is None]
-    report = {
+    report: dict[str, Any] = {
         "files": len(files),
         "chunks": svc.backend.count(),
         "ingest_seconds": round(ingest_s, 1),
         "files_without_text": no_text,
         "files_failed": failed,
         "missing_sources": missing,
-        "answerable": n,
-        "correct": sum(r["verdict"] == "correct" for r in answerable),
-        "refused": sum(r["verdict"] == "refused" for r in answerable),
-        "wrong": sum(r["verdict"] == "wrong" for r in answerable),
-        "unanswerable": len(unans),
-        "declined": sum(r["verdict"] == "declined" for r in unans),
-        "first_sentence_correct": sum(r.get("first_correct", False) for r in answerable),
-        "answers_with_chrome": sum(r["chrome"] for r in rows),
-        "turn_ms_p50": sorted(r["ms"] for r in rows)[len(rows) // 2],
         "mode": settings.backend.default_mode,
+        "turn_ms_p50": sorted(r["ms"] for r in rows)[len(rows) // 2],
         "load_average": round(os.getloadavg()[0], 2),
+        **{split: summary([r for r in rows if r["split"] == split]) for split in ("dev", "test")},
+        "all": summary(rows),
     }
-    report["by_language"] = {
-        lang: {
-            "correct": f"{sum(r['verdict'] == 'correct' for r in answerable if r['lang'] == lang)}"
-            f"/{sum(r['lang'] == lang for r in answerable)}",
-            "declined": f"{sum(r['verdict'] == 'declined' for r in unans if r['lang'] == lang)}"
-            f"/{sum(r['lang'] == lang for r in unans)}",
-        }
-        for lang in sorted({r["lang"] for r in rows})
-    }
-    report["correct_share"] = round(report["correct"] / max(1, n), 3)
-    report["refused_share"] = round(report["refused"] / max(1, n), 3)
-    report["declined_share"] = round(report["declined"] / max(1, len(unans)), 3)
     if args.show:
         for r in rows:
             print(
@@ -255,10 +252,47 @@ def main() -> int:
                 f"\n    top: {r['top_titles'][:3]}",
                 file=sys.stderr,
             )
-    report["rows"] = [{k: r[k] for k in ("q", "verdict", "answer", "top_titles", "chrome")} for r in rows]
+    report["rows"] = [{k: r[k] for k in ("q", "split", "verdict", "answer", "top_titles", "chrome")} for r in rows]
     svc.backend.close()
     emit(report, args.json)
     return 0
+
+
+def _about(item: dict[str, Any]) -> dict[str, Any]:
+    return {"file": item.get("file"), "lang": item["lang"], "split": item.get("split", "dev")}
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Correct / refused / wrong of the answerable questions, declined of the others, per language too."""
+    answerable = [r for r in rows if r["expected"] is not None]
+    unans = [r for r in rows if r["expected"] is None]
+
+    def count(group: list[dict[str, Any]], verdict: str) -> int:
+        return sum(r["verdict"] == verdict for r in group)
+
+    n = len(answerable)
+    return {
+        "answerable": n,
+        "correct": count(answerable, "correct"),
+        "refused": count(answerable, "refused"),
+        "wrong": count(answerable, "wrong"),
+        "first_sentence_correct": sum(r.get("first_correct", False) for r in answerable),
+        "unanswerable": len(unans),
+        "declined": count(unans, "declined"),
+        "correct_share": round(count(answerable, "correct") / max(1, n), 3),
+        "refused_share": round(count(answerable, "refused") / max(1, n), 3),
+        "declined_share": round(count(unans, "declined") / max(1, len(unans)), 3),
+        "answers_with_chrome": sum(r["chrome"] for r in rows),
+        "by_language": {
+            lang: {
+                "correct": f"{count([r for r in answerable if r['lang'] == lang], 'correct')}"
+                f"/{sum(r['lang'] == lang for r in answerable)}",
+                "declined": f"{count([r for r in unans if r['lang'] == lang], 'declined')}"
+                f"/{sum(r['lang'] == lang for r in unans)}",
+            }
+            for lang in sorted({r["lang"] for r in rows})
+        },
+    }
 
 
 def verify(docs: Path, spec: dict[str, Any]) -> int:

@@ -8,23 +8,27 @@ The candidates are the snippets' sentences as :mod:`~assistant_bridge.generators
               + w_heading * match of its heading / d  # the heading d sentences above it matches the query
               + w_entry * entry match                 # a definition entry ("-l, --lines: print …") of the option
                                                       # the query names, or of the kind it asks for
-              + w_number * holds a number             # when the query asks how many, how large, which port…
     score = relevance
+          + w_number * holds a number                 # when the query asks how many, how large, which port…
+          + w_phrase * phrase match                   # idf-weighted share of the query's adjacent term pairs
           - w_position * log(1 + index in its snippet)
           - w_rank * log(1 + snippet order)
           - fragment_penalty                          # chunk edges cut mid-sentence
           - 10 for a label or a line shorter than min_chars (used only when nothing else exists)
 
-Terms are case-folded words of three or more characters cut to five characters (a cheap stemmer that works
-for English and French alike), numbers, and CJK character bigrams; their idf comes from the candidate
+Terms are case-folded words of three or more characters, a plural "s" dropped, cut to five characters (a
+cheap stemmer that works for English and French alike), numbers, CJK character bigrams, and identifiers kept
+whole besides (``ServerAliveCountMax`` is not just "serve"); their idf comes from the candidate
 sentences themselves, so words that appear everywhere (stopwords, the page's topic) weigh nothing. Question
 words ("how", "when", "quand"…) and Japanese particle bigrams are left out of the query: they are rare in
 documents, so their idf is high, but a sentence holding "how" answers nothing better.
 
 Selection: the best-scoring sentence first. When it is a definition entry of what the query asks about,
-the answer is that entry, joined only by entries that match as well (two options that do the same). When it
-introduces a list (the list items follow it), the items are the rest of the answer, in order, within the
-character cap.
+the answer is that entry with its own further sentences ("… The default value is 3."), joined only by
+entries that match as well (two options that do the same). When it introduces a list (the list items follow
+it), the items are the rest of the answer, in order, within the character cap; when it ends with a colon
+("Run the following to test Rich output on your terminal:"), the block after it (up to a blank line: a
+command, a code sample) is.
 Otherwise, up to the response length (concise 1, moderate 3, verbose 5 sentences, with a character cap),
 the best other sentences whose relevance clears a floor
 relative to the best one's (``min_ratio_same`` in the best sentence's snippet, the stricter ``min_ratio``
@@ -74,6 +78,7 @@ from assistant_bridge.generators.sentences import (
     number_match,
     query_terms,
     section_match,
+    terms,
 )
 
 ENTRY_PEER_RATIO = 0.9
@@ -131,6 +136,8 @@ class ExtractiveGenerator:
         (:func:`~assistant_bridge.generators.sentences.entry_match`: the option the query names, an option when
         it asks which option does something).
     :param w_number: weight of holding a number when the query asks for one (how many, how large, which port).
+    :param w_phrase: weight of holding the query's pairs of adjacent terms in the same order ("Format field",
+        "machine-readable format"), each pair weighing its rarer term's idf.
     :param context_tokens: the snippet budget the loop truncates to.
     """
 
@@ -154,6 +161,7 @@ class ExtractiveGenerator:
         w_heading: float = 1.0,
         w_entry: float = 0.6,
         w_number: float = 0.2,
+        w_phrase: float = 0.3,
         context_tokens: int = 16384,
         lengths: dict[str, LengthPolicy] | None = None,
     ) -> None:
@@ -172,6 +180,7 @@ class ExtractiveGenerator:
         self.w_heading = w_heading
         self.w_entry = w_entry
         self.w_number = w_number
+        self.w_phrase = w_phrase
         self.context_tokens = context_tokens
         self.lengths = dict(DEFAULT_LENGTHS if lengths is None else lengths)
         self.model = "extractive" if embedder is None else f"extractive+{embedder.name}"
@@ -204,14 +213,17 @@ class ExtractiveGenerator:
         df = {t: sum(1 for c in cands if t in c.terms) for t in qterms}
         idf = {t: max(0.0, math.log((n + 1) / (df[t] + 0.5))) for t in qterms}
         total = sum(idf.values())
+        phrases = _phrase_match([t for t in terms(query) if t in qterms], cands, idf)
         relevance = (
             np.array(
                 [sum(idf[t] for t in qterms & c.terms) / total if total > 0 else 0.0 for c in cands], dtype=np.float64
             )
             + self.w_entry * entries
-            + self.w_number * number_match(query, cands)
         )
-        prior = np.array(
+        # ranking cues, not measures of relevance: they choose the best sentence but do not raise the floor
+        # that the others must clear
+        cues = self.w_number * number_match(query, cands) + self.w_phrase * phrases
+        prior = cues + np.array(
             [
                 -self.w_position * math.log1p(c.position)
                 - self.w_rank * math.log1p(c.snippet)
@@ -357,6 +369,20 @@ class ExtractiveGenerator:
                 yield generation.text[cursor:]
 
         return GenerationStream(deltas(), lambda _text: generation)
+
+
+def _phrase_match(sequence: Sequence[str], cands: Sequence[Candidate], idf: dict[str, float]) -> np.ndarray:
+    """For each candidate, the idf-weighted share of the query's adjacent term pairs it holds adjacent too (a
+    pair weighs the idf of its more common term, so pairs with a stop word weigh little)."""
+    pairs = {(a, b): min(idf.get(a, 0.0), idf.get(b, 0.0)) for a, b in itertools.pairwise(sequence) if a != b}
+    total = sum(pairs.values())
+    if total <= 0:
+        return np.zeros(len(cands))
+    out = np.zeros(len(cands))
+    for i, c in enumerate(cands):
+        held = set(itertools.pairwise(terms(c.text)))
+        out[i] = sum(w for pair, w in pairs.items() if pair in held) / total
+    return out
 
 
 def _near_duplicate(a: Candidate, b: Candidate) -> bool:

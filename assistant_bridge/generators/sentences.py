@@ -49,14 +49,17 @@ _IDENTIFIER_TERM = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+|[A-Za-
 
 
 def terms(text: str) -> list[str]:
-    """Matching terms of ``text``: stemmed words (3+ chars), numbers, CJK bigrams, and whole identifiers
-    (``ServerAliveCountMax``, ``threadpool_limits``, ``typer.run``) besides their stemmed parts."""
+    """Matching terms of ``text``, in order: stemmed words (3+ chars: a plural "s" dropped, then cut to five
+    characters), numbers, CJK bigrams, and whole identifiers (``ServerAliveCountMax``, ``threadpool_limits``,
+    ``typer.run``) besides their stemmed parts."""
     normal = unicodedata.normalize("NFKC", text)
     out: list[str] = []
     for token in _TERM.findall(normal.casefold()):
         if _CJK_RUN.match(token):
             out.extend(token[i : i + 2] for i in range(max(1, len(token) - 1)))
         elif token.isdigit() or len(token) > 2:
+            if len(token) > 3 and token[-1] == "s" and token[-2] not in "su" and token.isalpha():
+                token = token[:-1]  # "days" is "day", "fichiers" is "fichier"; "process", "status" stay
             out.append(token[:5])
     out.extend(m.casefold() for m in _IDENTIFIER_TERM.findall(normal) if len(m) > 5)
     return out
@@ -86,9 +89,10 @@ def _is_cjk(text: str) -> bool:
 # A definition entry: an option ("-l, --lines: print …", "--help display …"), or an identifier defined after a
 # colon or a dash ("CARGO_TARGET_DIR — Location of …", "opt-level: the optimization level"). It answers a
 # question about its term although it is short and has no full stop, as a reference page writes it.
+_OPTION_ARG = r"(?:\[?=[^\s,:]*\]?|\[[^\]\s]*\]|\s[A-Z][A-Z_]*)?"  # "=FILE", "[=SUFFIX]", "[SUFFIX]", " NUM"
 _OPTION_TERM = re.compile(
-    r"^(-{1,2}[A-Za-z0-9?][\w?-]*(?:\[?=[^\s,:]*\]?|\s[A-Z][A-Z_]*)?"
-    r"(?:,\s*-{1,2}[A-Za-z0-9?][\w?-]*(?:\[?=[^\s,:]*\]?|\s[A-Z][A-Z_]*)?)*)(?::\s+|\s+)(?=\S+\s+\S)"
+    rf"^(-{{1,2}}[A-Za-z0-9?][\w?-]*{_OPTION_ARG}(?:,\s*-{{1,2}}[A-Za-z0-9?][\w?-]*{_OPTION_ARG})*)(?::\s+|\s+)"
+    rf"(?=\S+\s+\S|[{CJK_CHARS}])"  # a description of words, or of CJK text (no spaces)
 )
 _NAMED_TERM = re.compile(
     r"^(`?[A-Za-z_][\w.-]*(?:\(\))?`?(?:\s[A-Za-z_][\w.-]*)?)(?:\s*:\s+|\s+[—–]\s+|\s+-\s+)(?=\S+\s+\S)"

@@ -61,6 +61,15 @@ def _join(lines: list[str]) -> str:
     return _SPACES.sub(" ", out)
 
 
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip()) if line.strip() else -1
+
+
+def _next_line(body: list[str], index: int) -> str:
+    """The first non-blank line after ``body[index]``, or ""."""
+    return next((line for line in body[index + 1 :] if line.strip()), "")
+
+
 def _is_tag(stripped: str, indent: int, following: list[str]) -> bool:
     """A tagged paragraph's tag: a short line that is no sentence, alone at its indent, whose next line is
     indented further (``ServerAliveCountMax`` in ssh_config(5), ``port`` in rsyncd.conf(5))."""
@@ -94,12 +103,17 @@ def man_to_text(text: str) -> tuple[str, str | None]:
             paragraphs.append(_join(current))
         current, term = [], None
 
+    term_indent = 0
     for index, raw in enumerate(body):
         stripped = raw.strip()
         if not stripped:
+            if term is not None and not current and _indent(_next_line(body, index)) > term_indent:
+                continue  # "-i[SUFFIX], --in-place[=SUFFIX]", a blank line, then its indented description
             flush()
             continue
         indent = len(raw) - len(raw.lstrip())
+        if term is None:
+            term_indent = indent
         if indent == 0 and _HEADING.match(stripped):
             flush()
             section = stripped

@@ -351,12 +351,9 @@ def test_a_list_item_that_opens_with_a_paragraph_keeps_its_text_on_the_marker_li
 
 @pytest.mark.unit
 def test_sphinx_cross_references_keep_their_text_and_wiki_citation_marks_go() -> None:
-    html = (
-        '<p>When preparing a <a class="reference internal" href="#nmu"><span class="std std-ref">Non-Maintainer '
-        'Upload</span></a>, wait.<sup class="reference"><a href="#c1">[1]</a></sup></p>'
-    )
-    text, _ = _text(html)
-    assert text == "When preparing a Non-Maintainer Upload, wait."
+    link = '<a class="reference internal" href="#nmu"><span class="std std-ref">Non-Maintainer Upload</span></a>'
+    mark = '<sup class="reference"><a href="#c1">[1]</a></sup>'
+    assert _text(f"<p>When preparing a {link}, wait.{mark}</p>")[0] == "When preparing a Non-Maintainer Upload, wait."
 
 
 @pytest.mark.unit
