@@ -75,6 +75,7 @@ _LABEL_WORDS = 10  # a line of at most this many words without a full stop is a 
 _QUESTION_LINE = re.compile(r"[?？][\"'”’»)\]」』）]*$")
 _QUESTION_WORDS_MAX = 30
 _ITEM_WORDS = 5
+_INTRODUCER_WORDS = 6  # a line of this many words ending with a colon is a sentence ("Here's an example:" is not)
 _LABEL_CJK_CHARS = 24
 
 
@@ -127,9 +128,11 @@ def is_label(text: str, title: str) -> bool:
         return True  # "6.2.2. Where do these codenames come from?": a question asks; it heads its answer
     if ENDS_SENTENCE.search(text):
         return False
+    if text.rstrip().endswith((":", "：")) and len(folded.split()) >= _INTRODUCER_WORDS:
+        return False  # "Run the following to test Rich output on your terminal:" introduces its answer
     if _is_cjk(text):
         return len(text.strip()) <= _LABEL_CJK_CHARS
-    return len(folded.split()) <= _LABEL_WORDS or text.rstrip().endswith(":")
+    return len(folded.split()) <= _LABEL_WORDS
 
 
 def _lines(text: str, start: int, end: int) -> list[tuple[int, int, bool]]:

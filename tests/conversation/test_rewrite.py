@@ -281,15 +281,10 @@ def test_the_embedded_rewriter_never_fails_and_keeps_the_message(question: str, 
     assert result.query.startswith(question.strip()[:100]) or result.query == question
 
 
-def test_rewriting_is_fast() -> None:
-    import time
-
-    history = NAV * 20
-    rw = EmbeddedRewriter()
-    start = time.perf_counter()
-    for _ in range(50):
-        rw.rewrite("Which is more important?", history)
-    assert (time.perf_counter() - start) / 50 < 0.05
+def test_a_long_history_gives_a_bounded_query() -> None:
+    """How fast the rewriter runs is measured by ``bench/conversations.py`` (rewrite p50/p95), not here."""
+    query = EmbeddedRewriter().rewrite("Which is more important?", NAV * 20)
+    assert "Which is more important?" in query and len(query) <= 2048
 
 
 # --- LLM rewriter --------------------------------------------------------------------------------------------
