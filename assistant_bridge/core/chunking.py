@@ -9,9 +9,7 @@ Invariants of :func:`chunk_document` (tested with random text):
 
 Chunks are built from *units*: sentences for documents, cues for transcripts. Units are packed whole up to
 ``max_tokens``; a unit longer than that is cut between words, and a word longer than that between
-characters. Consecutive chunks share whole trailing units up to ``overlap_tokens``. A chunk that is at least
-half full ends before a paragraph that would otherwise be cut at its end, when that paragraph fits whole in
-the next chunk (:func:`_defer_paragraph`).
+characters. Consecutive chunks share whole trailing units up to ``overlap_tokens``.
 """
 
 from __future__ import annotations
@@ -28,7 +26,6 @@ from assistant_bridge.text import ITERATION_MARKS, JAPANESE_CHARS, sentence_span
 TokenCounter = Callable[[str], int]
 
 _CJK = ITERATION_MARKS + JAPANESE_CHARS
-PARAGRAPH_FILL = 0.5  # a chunk this full may end early so that the next paragraph starts the next chunk whole
 # One atom per CJK character, one per run of other non-space characters.
 _ATOM = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
 
@@ -127,31 +124,6 @@ def _units(doc: ParsedDocument, count: TokenCounter, max_tokens: int) -> list[tu
     return units
 
 
-def _defer_paragraph(
-    text: str,
-    units: Sequence[tuple[int, int]],
-    first: int,
-    nxt: int,
-    count: TokenCounter,
-    max_tokens: int,
-    overlap_tokens: int,
-) -> bool:
-    """End the chunk before unit ``nxt`` when it starts a paragraph that would be cut at the chunk's end but
-    fits whole in the next chunk, and the chunk is at least :data:`PARAGRAPH_FILL` full. An option's or a
-    setting's description ("ServerAliveCountMax: … The default value is 3.") then stays in one chunk."""
-    if "\n\n" not in text[units[nxt - 1][1] : units[nxt][0]]:
-        return False
-    if count(text[units[first][0] : units[nxt - 1][1]]) < PARAGRAPH_FILL * max_tokens:
-        return False
-    end = nxt
-    while end + 1 < len(units) and "\n\n" not in text[units[end][1] : units[end + 1][0]]:
-        end += 1
-        if count(text[units[nxt][0] : units[end][1]]) > max_tokens - overlap_tokens:
-            return False  # longer than a chunk can hold whole: no point in moving it
-    paragraph = text[units[nxt][0] : units[end][1]]
-    return count(text[units[first][0] : units[end][1]]) > max_tokens and count(paragraph) <= max_tokens - overlap_tokens
-
-
 def _pack(
     text: str, units: Sequence[tuple[int, int]], count: TokenCounter, max_tokens: int, overlap_tokens: int
 ) -> list[tuple[int, int]]:
@@ -160,8 +132,6 @@ def _pack(
     while first < len(units):
         last = first
         while last + 1 < len(units) and count(text[units[first][0] : units[last + 1][1]]) <= max_tokens:
-            if _defer_paragraph(text, units, first, last + 1, count, max_tokens, overlap_tokens):
-                break
             last += 1
         spans.append((units[first][0], units[last][1]))
         if last + 1 >= len(units):

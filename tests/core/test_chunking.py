@@ -82,19 +82,6 @@ def test_packs_whole_sentences_with_sentence_overlap() -> None:
     assert [c.text for c in no_overlap] == [" ".join(sentences[i : i + 3]) for i in (0, 3, 6)] + [sentences[9]]
 
 
-def test_a_paragraph_that_would_be_cut_starts_the_next_chunk_whole() -> None:
-    intro = " ".join(f"Intro sentence {i} has exactly six words." for i in range(4))  # 24 tokens
-    entry = "ServerAliveCountMax: Sets the number of alive messages sent. The default value is 3."  # 14 tokens
-    doc = _doc(f"{intro}\n\n{entry}\n\nAnother paragraph follows here.")
-    chunks = chunk_document(doc, max_tokens=32, overlap_tokens=6)
-    _check_invariants(doc, chunks, 32)
-    assert chunks[0].text == intro  # 24 + 14 > 32: the entry would be cut, so it moves on whole
-    assert any(entry in c.text for c in chunks)
-    # a chunk less than half full keeps filling up, paragraph or not
-    short = _doc(f"Intro one.\n\n{entry}")
-    assert chunk_document(short, max_tokens=12, overlap_tokens=0)[0].text.startswith("Intro one.\n\nServerAlive")
-
-
 def test_single_chunk_for_short_text_and_empty_for_blank() -> None:
     assert [c.text for c in chunk_document(_doc("  Short text.  "))] == ["Short text."]
     assert chunk_document(_doc(" \n\t ")) == []
