@@ -1,20 +1,21 @@
-"""Answers on real documentation: this machine's manual pages, PDF specifications, HTML manuals and Markdown.
+"""Answers on real documentation: Debian's HTML and PDF manuals, manual pages in three languages, Markdown READMEs.
 
-    python bench/real_docs.py [--docs DIR] [--work-dir DIR] [--json out.json]
+    python bench/real_docs.py [--docs DIR] [--work-dir DIR] [--mode dense|lexical|hybrid] [--json out.json]
+    python bench/real_docs.py --verify          # only check that every answer string is in its file
 
-Without ``--docs`` the corpus is collected from this machine first (:data:`SOURCES`: 20 manual pages rendered
-by ``man``, the libtasn1 manual and the shared-mime-info specification as PDF, the libffi texinfo manual,
-chapters of the Rust book and the Cargo book (mdBook), two Debian HTML guides, four Markdown files) into
-``<work-dir>/docs``; files that are missing here are left out and listed. The corpus is ingested with the
+Without ``--docs`` the corpus is fetched and prepared in ``<work-dir>/docs``: the Debian packages of
+:data:`DEBIAN` with ``apt-get download`` (unpacked with ``dpkg-deb -x``, nothing is installed; a fresh
+machine needs ``apt-get update`` once, as root), manual pages rendered to text by ``man``, and the Markdown
+long descriptions of the wheels of :data:`WHEELS` (``pip download``); downloads are kept in
+``<work-dir>/cache``. What cannot be fetched is listed in the report. The corpus is ingested with the
 default settings into a fresh data directory, then each question of ``bench/data/real_docs_questions.json``
 is asked as a ``/message`` turn (the default level ``less_often``, the extractive generator).
 
 Scored: an answerable question is *correct* when the answer holds one of its answer strings, *refused* when
 the turn declined, else *wrong* (and, stricter, *first sentence correct* when the answer's first cited
-sentence holds it); an unanswerable one is *declined* or *answered* (invented). Also counted:
-answers that carry page chrome (navigation, contents-page dot leaders, manual-page headers), and the files
-ingestion reported as having no text. The questions were written after the cleaning rules were designed on
-these files; nothing is tuned on them.
+sentence holds it); an unanswerable one is *declined* or *answered* (invented). Also counted: answers that
+carry page chrome (navigation, contents-page dot leaders, manual-page headers). Reported per split: ``dev``
+(used while improving the product) and ``test`` (written afterwards, never tuned on), and per language.
 """
 
 from __future__ import annotations
@@ -129,7 +130,7 @@ def collect(out: Path, cache: Path) -> list[str]:
             subprocess.run(["apt-get", "download", package], cwd=debs, capture_output=True, check=False)
         found = sorted(debs.glob(f"{package}_*.deb"))
         if not found:
-            missing.append(f"deb {package}")
+            missing.append(f"deb {package} (apt-get download failed: run 'apt-get update' once?)")
             continue
         subprocess.run(["dpkg-deb", "-x", str(found[-1]), str(root)], check=True)
         for pattern in globs:
