@@ -6,6 +6,10 @@ once migrate it once. Version 0 is a data directory written before the schema ha
 completed with the columns added since (rows are kept). A data directory of a newer version is refused with a
 clear error rather than misread. Rows are written and read by column name, never by position.
 
+The other components that keep tables in SQLite (message and tool sessions, conversation memory, tool
+executions, rate limits, the exact vector index's own file) follow the same rules through
+:meth:`SQLiteStore.ensure_schema`, each with its own version in the ``schema_versions`` table.
+
 SQLite in WAL mode is safe for several gunicorn workers on one machine. A multi-machine deployment points
 ``data_dir`` at storage each node owns and keeps documents on the search backend (``docs/deploy.md``).
 """
@@ -78,6 +82,7 @@ _DOC_COLUMNS = (
 )
 _DOC_SELECT = f"SELECT {', '.join(_DOC_COLUMNS)} FROM documents"
 _TABLE = re.compile(r"CREATE TABLE IF NOT EXISTS (\w+) \((.*?)\);", re.S)
+_COMPONENTS = "CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
 _CONSTRAINT = re.compile(r"^(PRIMARY|UNIQUE|CHECK|FOREIGN|CONSTRAINT)\b", re.I)
 
 
@@ -89,7 +94,7 @@ class SQLiteStore:
     :raises ConfigurationError: for a data directory written by a newer version of the service.
     """
 
-    def __init__(self, path: Path | str, schema: str = _SCHEMA) -> None:
+    def __init__(self, path: Path | str, schema: str = _SCHEMA, component: str = "") -> None:
         self.path = Path(path)
         self._local = threading.local()
         if str(path) != ":memory:":
@@ -97,7 +102,7 @@ class SQLiteStore:
         if schema is _SCHEMA:
             self._migrate()
         else:
-            self._conn().executescript(schema)
+            self.ensure_schema(component or self.path.stem, schema)
 
     def schema_version(self) -> int:
         return int(self._conn().execute("PRAGMA user_version").fetchone()[0])
@@ -122,6 +127,45 @@ class SQLiteStore:
                         for statement in _statements(sql):
                             conn.execute(statement)
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+    def component_version(self, component: str) -> int:
+        """The schema version of ``component``'s tables in this file (0: not recorded)."""
+        self._conn().execute(_COMPONENTS)
+        row = self._conn().execute("SELECT version FROM schema_versions WHERE component = ?", (component,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def ensure_schema(
+        self, component: str, schema: str, version: int = 1, steps: Sequence[tuple[int, str]] = ()
+    ) -> None:
+        """Bring the tables of one component of the service (sessions, conversation memory, tool executions,
+        rate limits, a backend's own file) to ``version``, by the rules of the store's own schema (module
+        docstring), with the version kept per component in ``schema_versions``: tables that exist without a
+        recorded version get the columns added since; ``steps`` (``(version, sql)``, never edited once
+        released) run once, in order; a newer version is refused. One ``BEGIN IMMEDIATE`` transaction, so
+        workers starting at once migrate a file once."""
+        if self.component_version(component) == version:
+            return
+        conn = self._conn()
+        with _full_disk_errors():
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                current = self.component_version(component)  # again, under the write lock
+                if current > version:
+                    raise ConfigurationError(
+                        f"the {component} tables of {self.path} were written by a newer version of assistant-bridge "
+                        f"(schema {current}; this one reads up to {version}): upgrade, or point data_dir elsewhere"
+                    )
+                if current == 0:
+                    _complete_tables(conn, schema)
+                for step_version, sql in steps:
+                    if current < step_version <= version:
+                        for statement in _statements(sql):
+                            conn.execute(statement)
+                conn.execute("INSERT OR REPLACE INTO schema_versions VALUES (?, ?)", (component, version))
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")

@@ -1,7 +1,8 @@
 """The metadata store's schema versions: a data directory written before the schema had a version (the
 documents table of that time had no ``url``, ``language``, ``status`` or ``text`` column and no job queue) is
 opened, completed and read without losing a row; a newer one is refused; workers opening one file at once
-migrate it once."""
+migrate it once. The other components' tables (sessions, memory, executions, rate limits) have versions of
+their own."""
 
 from __future__ import annotations
 
@@ -11,9 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from assistant_bridge.conversation.memory import ConversationMemory
+from assistant_bridge.conversation.sessions import SessionStore
 from assistant_bridge.domain import Document, Ownership
 from assistant_bridge.errors import ConfigurationError
 from assistant_bridge.store import SCHEMA_VERSION, SQLiteStore
+from assistant_bridge.tools.executions import ExecutionStore
+from assistant_bridge.tools.sessions import SessionAccess
+from assistant_bridge.web.ratelimit import RateLimiter
 
 pytestmark = pytest.mark.unit
 
@@ -92,3 +98,34 @@ def test_workers_opening_one_file_at_once_migrate_it_once(tmp_path: Path) -> Non
         t.join()
     assert errors == [] and SQLiteStore(path).schema_version() == SCHEMA_VERSION
     assert SQLiteStore(path).get_document("d1") is not None
+
+
+_COMPONENT = "CREATE TABLE IF NOT EXISTS notes (id TEXT PRIMARY KEY, body TEXT, created_at REAL NOT NULL);"
+
+
+def test_a_component_schema_is_versioned_completed_and_stepped_once(tmp_path: Path) -> None:
+    """Sessions, memory, executions and rate limits keep their tables in the store's file, each with a version."""
+    path = tmp_path / "meta.sqlite3"
+    conn = sqlite3.connect(path)
+    conn.executescript("CREATE TABLE notes (id TEXT PRIMARY KEY, body TEXT); INSERT INTO notes VALUES ('n1', 'old');")
+    conn.close()
+    store = SQLiteStore(path)
+    step = (2, "CREATE INDEX IF NOT EXISTS notes_created ON notes (created_at); UPDATE notes SET body = body || '!'")
+    store.ensure_schema("notes", _COMPONENT, version=2, steps=[step])
+    assert store.component_version("notes") == 2
+    assert store.execute("SELECT id, body, created_at FROM notes").fetchall() == [("n1", "old!", None)]
+    store.ensure_schema("notes", _COMPONENT, version=2, steps=[step])  # done: the step does not run again
+    assert store.execute("SELECT body FROM notes").fetchone() == ("old!",)
+    with pytest.raises(ConfigurationError, match="notes tables .* newer version"):
+        SQLiteStore(path).ensure_schema("notes", _COMPONENT, version=1)
+
+
+def test_every_component_records_its_version(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "meta.sqlite3")
+    ConversationMemory(store)
+    SessionStore(store)
+    ExecutionStore(store)
+    SessionAccess(store)
+    RateLimiter(store)
+    rows = dict(store.execute("SELECT component, version FROM schema_versions").fetchall())
+    assert set(rows) == {"conversation_memory", "message_sessions", "tool_executions", "tool_sessions", "rate_limits"}

@@ -136,7 +136,7 @@ class ConversationMemory:
         self._store = store
         self._clock = clock
         self._last_purge = 0.0
-        store.executescript(_SCHEMA)
+        store.ensure_schema("conversation_memory", _SCHEMA)
 
     def turns(self, kind: str, session_id: str, last: int | None = None) -> list[MemoryTurn]:
         """The unexpired turns of a session, oldest first (only the ``last`` ones when given)."""

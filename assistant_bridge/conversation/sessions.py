@@ -55,7 +55,7 @@ class SessionStore:
         self._store = store
         self._clock = clock
         self._last_purge = 0.0
-        store.executescript(_SCHEMA)
+        store.ensure_schema("message_sessions", _SCHEMA)
         self.memory = ConversationMemory(store, clock)
 
     def create(self, assistant_id: str, environment_id: str, owner: str, ttl: float) -> Session:

@@ -151,7 +151,7 @@ class ExecutionStore:
         self.max_execution_seconds = max_execution_seconds
         self.ttl_seconds = ttl_seconds
         self._last_purge = 0.0
-        store.executescript(_SCHEMA)
+        store.ensure_schema("tool_executions", _SCHEMA)
 
     # -- writes (the accepting worker) ------------------------------------------------------------------
     def create(

@@ -33,7 +33,7 @@ class SessionAccess:
     def __init__(self, store: SQLiteStore, clock: Callable[[], float] = time.time) -> None:
         self._store = store
         self._clock = clock
-        store.executescript(_SCHEMA)
+        store.ensure_schema("tool_sessions", _SCHEMA)
 
     def check(self, session_id: str, principal: Principal, *, field: str = "$.session_id") -> str:
         """Return ``session_id`` when ``principal`` may use it (claiming it when it is new).

@@ -19,7 +19,7 @@ _TABLE = "CREATE TABLE IF NOT EXISTS rate_limits (key TEXT, window INTEGER, n IN
 class RateLimiter:
     def __init__(self, store: SQLiteStore) -> None:
         self.store = store
-        self.store.execute(_TABLE)
+        self.store.ensure_schema("rate_limits", _TABLE)
 
     def hit(self, key: str, limit_per_minute: int, now: float | None = None) -> None:
         """Count one request; :raises RateLimited: when over the limit (with ``retry_after`` seconds)."""
@@ -54,7 +54,7 @@ class LoginThrottle:
     def __init__(self, store: SQLiteStore, limit_per_minute: int) -> None:
         self.store = store
         self.limit = limit_per_minute
-        self.store.execute(_TABLE)
+        self.store.ensure_schema("rate_limits", _TABLE)
 
     def _keys(self, address: str, credential: str) -> list[str]:
         keys = [f"login-addr:{address}"]
@@ -100,7 +100,7 @@ class ReplayGuard:
     def __init__(self, store: SQLiteStore, window_seconds: float) -> None:
         self.store = store
         self.window = window_seconds
-        self.store.execute(self._TABLE)
+        self.store.ensure_schema("sigv4_seen", self._TABLE)
 
     def first_use(self, signature: str, now: float | None = None) -> bool:
         now = time.time() if now is None else now
