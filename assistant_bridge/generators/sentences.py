@@ -130,6 +130,7 @@ def is_label(text: str, title: str) -> bool:
         return False
     if text.rstrip().endswith((":", "：")) and len(folded.split()) >= _INTRODUCER_WORDS:
         return False  # "Run the following to test Rich output on your terminal:" introduces its answer
+        # (:func:`candidates` keeps it a label when sentences follow it rather than a command or code)
     if _is_cjk(text):
         return len(text.strip()) <= _LABEL_CJK_CHARS
     return len(folded.split()) <= _LABEL_WORDS
@@ -178,6 +179,12 @@ def _lines(text: str, start: int, end: int) -> list[tuple[int, int, bool]]:
     return out
 
 
+def _prose_follows(text: str, end: int) -> bool:
+    """The next non-blank line after ``end`` is a sentence (it ends like one), not a command or code."""
+    following = next((line.strip() for line in text[end:].split("\n") if line.strip()), "")
+    return bool(ENDS_SENTENCE.search(following))
+
+
 def candidates(snippets: Sequence[Snippet]) -> list[Candidate]:
     """Every sentence of every snippet, in order, cut at headings and list items, list markers removed."""
     out: list[Candidate] = []
@@ -192,6 +199,8 @@ def candidates(snippets: Sequence[Snippet]) -> list[Candidate]:
             # a list item that says something ("Follows the CommonMark spec for baseline parsing") is an
             # answer unit even without a full stop; a short one ("The Live demo") stays a label
             label = is_label(text, snippet.title) and not (item and len(_fold(text).split()) >= _ITEM_WORDS)
+            if not label and text.rstrip().endswith((":", "：")) and _prose_follows(snippet.text, end):
+                label = True  # "please follow these rules:" before sentences: the sentences answer, not it
             out.append(
                 Candidate(
                     k, position, start, end, text, frozenset(terms(text)), fragment, label, entry_term(text), item

@@ -278,3 +278,47 @@ def test_a_sentence_that_introduces_a_list_answers_with_its_items() -> None:
     assert "Variadic closures." in out.text and "The raw API is undocumented." in out.text
     assert "See the manual" not in out.text
     assert all(out.text[a:b] for c in out.citations for a, b in c.ranges)
+
+
+def test_an_introducing_sentence_brings_the_command_after_it_but_not_the_sentences() -> None:
+    rich = Snippet(
+        "Install it with pip.\n\nRun the following to test Rich output on your terminal:\n\npython -m rich\n\n"
+        "Rich Print\n\nTo add rich output to your application, import the rich print method.",
+        "Rich",
+        0,
+    )
+    out = gen().generate("How do I test Rich output in my terminal?", [rich], "moderate")
+    assert out.text.startswith("Run the following to test Rich output on your terminal: python -m rich")
+    rules = Snippet(
+        "When using the Debian mailing lists, please follow these rules:\nDo not send spam.\n\n"
+        "debian-private is a special mailing list for private discussions amongst Debian developers.",
+        "Resources",
+        0,
+    )
+    out = gen().generate("What is the debian-private mailing list for?", [rules], "concise")
+    assert out.text.startswith("debian-private is a special mailing list")
+
+
+def test_a_faq_question_is_not_the_answer_but_lifts_the_one_below_it() -> None:
+    faq = Snippet(
+        "6.2.1. Which other codenames have been used in the past?\nbuzz, rex, bo, hamm and slink.\n"
+        "6.2.2. Where do these codenames come from?\nSo far they have been characters taken from the Toy Story "
+        "movies by Pixar.",
+        "The Debian archives",
+        0,
+    )
+    out = gen().generate("Where do Debian release codenames come from?", [faq], "concise")
+    assert "Toy Story" in out.text and "?" not in out.text
+
+
+def test_the_entry_a_question_names_answers_with_its_own_further_sentences() -> None:
+    page = Snippet(
+        "ServerAliveInterval: Sets a timeout interval in seconds. The default is 0.\n"
+        "ServerAliveCountMax: Sets the number of server alive messages which may be sent. The default value is 3.\n"
+        "SetEnv: Directly specify one or more environment variables.",
+        "ssh_config(5)",
+        0,
+    )
+    out = gen().generate("What is the default value of ServerAliveCountMax?", [page], "moderate")
+    assert out.text.startswith("ServerAliveCountMax: Sets the number") and "The default value is 3." in out.text
+    assert "ServerAliveInterval" not in out.text and "SetEnv" not in out.text

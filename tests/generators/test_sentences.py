@@ -65,6 +65,8 @@ def test_pdf_heading_lines_are_cut_from_the_paragraph_below_but_wrapped_lines_ar
         ("再設定用のリンクの有効期限は十五分です。", False),
         ("出張時の交通費と宿泊費（宿泊費の上限は一泊一万二千円、東京二十三区内は一万五千円）", False),
         ("A long line without a full stop that still says a whole lot of things about the policy", False),
+        ("6.2.2. Where do these codenames come from?", True),  # a FAQ's question heads its answer
+        ("Run the following to test Rich output on your terminal:", False),  # it introduces the answer
     ],
 )
 def test_is_label(text: str, label: bool) -> None:
@@ -117,6 +119,9 @@ def test_a_list_number_between_a_heading_and_its_first_step_does_not_hide_the_he
         ("-k, --key=KEYDEF: sort via a key; KEYDEF gives location and type", "-k, --key=KEYDEF"),
         ("CARGO_TARGET_DIR — Location of where to place all generated artifacts.", "CARGO_TARGET_DIR"),
         ("opt-level: the optimization level to use", "opt-level"),
+        ("-i[SUFFIX], --in-place[=SUFFIX]: edit files in place", "-i[SUFFIX], --in-place[=SUFFIX]"),
+        ("-x, --extract, --get: アーカイブからファイルを抽出します。", "-x, --extract, --get"),
+        ("ServerAliveCountMax: Sets the number of server alive messages.", "ServerAliveCountMax"),
         ("Note: this is a prose sentence with a colon.", ""),
         ("The options below may be used", ""),
         ("Installation - how to set it up", ""),
