@@ -111,26 +111,10 @@ class SQLiteStore:
         conn = self._conn()
         if self.schema_version() == SCHEMA_VERSION:
             return
-        with _full_disk_errors():
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                version = self.schema_version()  # again, under the write lock: another worker may have done it
-                if version > SCHEMA_VERSION:
-                    raise ConfigurationError(
-                        f"{self.path} was written by a newer version of assistant-bridge (schema {version}; this "
-                        f"one reads up to {SCHEMA_VERSION}): upgrade, or point data_dir elsewhere"
-                    )
-                if version == 0:
-                    _complete_tables(conn, _SCHEMA)
-                for step_version, sql in _STEPS:
-                    if step_version > version:
-                        for statement in _statements(sql):
-                            conn.execute(statement)
-                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+        with _write_transaction(conn):
+            version = self.schema_version()  # again, under the write lock: another worker may have done it
+            _upgrade(conn, str(self.path), version, SCHEMA_VERSION, _SCHEMA, _STEPS)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def component_version(self, component: str) -> int:
         """The schema version of ``component``'s tables in this file (0: not recorded)."""
@@ -150,26 +134,10 @@ class SQLiteStore:
         if self.component_version(component) == version:
             return
         conn = self._conn()
-        with _full_disk_errors():
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                current = self.component_version(component)  # again, under the write lock
-                if current > version:
-                    raise ConfigurationError(
-                        f"the {component} tables of {self.path} were written by a newer version of assistant-bridge "
-                        f"(schema {current}; this one reads up to {version}): upgrade, or point data_dir elsewhere"
-                    )
-                if current == 0:
-                    _complete_tables(conn, schema)
-                for step_version, sql in steps:
-                    if current < step_version <= version:
-                        for statement in _statements(sql):
-                            conn.execute(statement)
-                conn.execute("INSERT OR REPLACE INTO schema_versions VALUES (?, ?)", (component, version))
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+        with _write_transaction(conn):
+            current = self.component_version(component)  # again, under the write lock
+            _upgrade(conn, f"{self.path} ({component} tables)", current, version, schema, steps)
+            conn.execute("INSERT OR REPLACE INTO schema_versions VALUES (?, ?)", (component, version))
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -435,6 +403,37 @@ def _doc(row: Sequence[Any]) -> Document:
         status=status or "ready",  # a row written before the column existed
         text=text or "",
     )
+
+
+@contextmanager
+def _write_transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """One ``BEGIN IMMEDIATE`` transaction: workers that open a file at once take turns."""
+    with _full_disk_errors():
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+
+def _upgrade(
+    conn: sqlite3.Connection, what: str, current: int, version: int, schema: str, steps: Sequence[tuple[int, str]]
+) -> None:
+    """Bring tables at ``current`` to ``version``: refuse a newer one, complete tables that had no version,
+    run the steps after ``current`` in order."""
+    if current > version:
+        raise ConfigurationError(
+            f"{what} was written by a newer version of assistant-bridge (schema {current}; this one reads up to "
+            f"{version}): upgrade, or point data_dir elsewhere"
+        )
+    if current == 0:
+        _complete_tables(conn, schema)
+    for step_version, sql in steps:
+        if current < step_version <= version:
+            for statement in _statements(sql):
+                conn.execute(statement)
 
 
 def _statements(sql: str) -> list[str]:

@@ -280,35 +280,37 @@ def test_a_sentence_that_introduces_a_list_answers_with_its_items() -> None:
     assert all(out.text[a:b] for c in out.citations for a, b in c.ranges)
 
 
-def test_an_introducing_sentence_brings_the_command_after_it_but_not_the_sentences() -> None:
-    rich = Snippet(
-        "Install it with pip.\n\nRun the following to test Rich output on your terminal:\n\npython -m rich\n\n"
-        "Rich Print\n\nTo add rich output to your application, import the rich print method.",
-        "Rich",
-        0,
-    )
-    out = gen().generate("How do I test Rich output in my terminal?", [rich], "moderate")
-    assert out.text.startswith("Run the following to test Rich output on your terminal: python -m rich")
-    rules = Snippet(
-        "When using the Debian mailing lists, please follow these rules:\nDo not send spam.\n\n"
-        "debian-private is a special mailing list for private discussions amongst Debian developers.",
-        "Resources",
-        0,
-    )
-    out = gen().generate("What is the debian-private mailing list for?", [rules], "concise")
-    assert out.text.startswith("debian-private is a special mailing list")
+@pytest.mark.parametrize(
+    ("text", "question", "answer"),
+    [
+        (  # a command after it: the introducing line and the command answer
+            "Install it with pip.\n\nRun the following to test Rich output on your terminal:\n\npython -m rich\n\n"
+            "Rich Print\n\nTo add rich output to your application, import the rich print method.",
+            "How do I test Rich output in my terminal?",
+            "Run the following to test Rich output on your terminal: python -m rich",
+        ),
+        (  # sentences after it: they answer, not the introducing line
+            "When using the Debian mailing lists, please follow these rules:\nDo not send spam.\n\n"
+            "debian-private is a special mailing list for private discussions amongst Debian developers.",
+            "What is the debian-private mailing list for?",
+            "debian-private is a special mailing list",
+        ),
+    ],
+)
+def test_an_introducing_line_brings_the_command_after_it_but_not_sentences(
+    text: str, question: str, answer: str
+) -> None:
+    assert gen().generate(question, [Snippet(text, "Docs", 0)], "concise").text.startswith(answer)
 
 
 def test_a_faq_question_is_not_the_answer_but_lifts_the_one_below_it() -> None:
-    faq = Snippet(
+    faq = (
         "6.2.1. Which other codenames have been used in the past?\nbuzz, rex, bo, hamm and slink.\n"
         "6.2.2. Where do these codenames come from?\nSo far they have been characters taken from the Toy Story "
-        "movies by Pixar.",
-        "The Debian archives",
-        0,
+        "movies by Pixar."
     )
-    out = gen().generate("Where do Debian release codenames come from?", [faq], "concise")
-    assert "Toy Story" in out.text and "?" not in out.text
+    text = gen().generate("Where do Debian release codenames come from?", [Snippet(faq, "FAQ", 0)], "concise").text
+    assert "Toy Story" in text and "?" not in text
 
 
 def test_the_entry_a_question_names_answers_with_its_own_further_sentences() -> None:
