@@ -49,17 +49,15 @@ _IDENTIFIER_TERM = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+|[A-Za-
 
 
 def terms(text: str) -> list[str]:
-    """Matching terms of ``text``, in order: stemmed words (3+ chars: a plural "s" dropped, then cut to five
-    characters), numbers, CJK bigrams, and whole identifiers (``ServerAliveCountMax``, ``threadpool_limits``,
-    ``typer.run``) besides their stemmed parts."""
+    """Matching terms of ``text``, in order: stemmed words (3+ chars, cut to five characters), numbers, CJK
+    bigrams, and whole identifiers (``ServerAliveCountMax``, ``threadpool_limits``, ``typer.run``) besides
+    their stemmed parts."""
     normal = unicodedata.normalize("NFKC", text)
     out: list[str] = []
     for token in _TERM.findall(normal.casefold()):
         if _CJK_RUN.match(token):
             out.extend(token[i : i + 2] for i in range(max(1, len(token) - 1)))
         elif token.isdigit() or len(token) > 2:
-            if len(token) > 3 and token[-1] == "s" and token[-2] not in "su" and token.isalpha():
-                token = token[:-1]  # "days" is "day", "fichiers" is "fichier"; "process", "status" stay
             out.append(token[:5])
     out.extend(m.casefold() for m in _IDENTIFIER_TERM.findall(normal) if len(m) > 5)
     return out
