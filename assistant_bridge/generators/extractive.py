@@ -137,7 +137,7 @@ class ExtractiveGenerator:
         it asks which option does something).
     :param w_number: weight of holding a number when the query asks for one (how many, how large, which port).
     :param w_phrase: weight of holding the query's pairs of adjacent terms in the same order ("Format field",
-        "machine-readable format"), each pair weighing its rarer term's idf.
+        "machine-readable format"), each pair weighing the idf of its more common term.
     :param context_tokens: the snippet budget the loop truncates to.
     """
 
