@@ -75,6 +75,7 @@ from assistant_bridge.generators.sentences import (
     candidates,
     entry_match,
     flatten,
+    introduces,
     number_match,
     query_terms,
     section_match,
@@ -83,10 +84,7 @@ from assistant_bridge.generators.sentences import (
 
 ENTRY_PEER_RATIO = 0.9
 MAX_LIST_ITEMS = 12
-_NO_SPACE_AFTER = re.compile(r"[。！？」』]$")
-_INTRODUCES = re.compile(
-    r"[:：]\s*$"
-)  # a sentence that introduces what follows it  # a CJK sentence ends: the next one follows without a space
+_NO_SPACE_AFTER = re.compile(r"[。！？」』]$")  # a CJK sentence ends: the next one follows without a space
 
 
 @dataclass(frozen=True)
@@ -282,13 +280,8 @@ class ExtractiveGenerator:
             lead = 1 if len(after) > 1 and not after[0].item and after[1].item else 0
             items = list(itertools.takewhile(lambda c: c.item, after[lead:]))
             if len(items) >= 2:
-                for nxt in after[:lead] + items:
-                    if used + len(nxt.text) > policy.max_chars:
-                        break
-                    chosen.append(nxt)
-                    used += len(nxt.text) + 1
-                return chosen
-            if _INTRODUCES.search(best.text) and after:
+                return _as_far_as_fits(chosen, after[:lead] + items, policy.max_chars)
+            if introduces(best.text) and after:
                 # "Run the following to test Rich output on your terminal:" answers with what it introduces:
                 # the block that follows it (a command, a code sample), up to the next blank line
                 text = snippets[best.snippet].text
@@ -298,12 +291,7 @@ class ExtractiveGenerator:
                         break
                     block.append(nxt)
                 if used + len(block[0].text) <= policy.max_chars:
-                    for nxt in block:
-                        if used + len(nxt.text) > policy.max_chars:
-                            break
-                        chosen.append(nxt)
-                        used += len(nxt.text) + 1
-                    return chosen
+                    return _as_far_as_fits(chosen, block, policy.max_chars)
         pool = [i for i in np.argsort(-scores, kind="stable").tolist() if i != top and keep[i]]
         while pool and len(chosen) < policy.sentences:
             # a sentence of a snippet already used continues its passage: it gets a bonus over the others
@@ -378,10 +366,18 @@ def _phrase_match(sequence: Sequence[str], cands: Sequence[Candidate], idf: dict
     total = sum(pairs.values())
     if total <= 0:
         return np.zeros(len(cands))
-    out = np.zeros(len(cands))
-    for i, c in enumerate(cands):
-        held = set(itertools.pairwise(terms(c.text)))
-        out[i] = sum(w for pair, w in pairs.items() if pair in held) / total
+    return np.array([sum(w for pair, w in pairs.items() if pair in c.pairs) / total for c in cands])
+
+
+def _as_far_as_fits(chosen: list[Candidate], following: Sequence[Candidate], max_chars: int) -> list[Candidate]:
+    """``chosen``, then ``following`` in order as far as the answer's ``max_chars`` allows."""
+    out = list(chosen)
+    used = sum(len(c.text) + 1 for c in out)
+    for nxt in following:
+        if used + len(nxt.text) > max_chars:
+            break
+        out.append(nxt)
+        used += len(nxt.text) + 1
     return out
 
 

@@ -14,6 +14,7 @@ Invariant: every candidate is an exact substring of its snippet (``snippet.text[
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -27,6 +28,7 @@ from assistant_bridge.text import CJK_CHARS, HIRAGANA_ONLY, sentence_spans
 _TERM = re.compile(rf"[{CJK_CHARS}]+|[^\W_{CJK_CHARS}]+")
 _CJK_RUN = re.compile(rf"[{CJK_CHARS}]")
 ENDS_SENTENCE = re.compile(r"[.!?…。！？][\"'”’»)\]」』）]*$")
+_INTRODUCES = re.compile(r"[:：]\s*$")
 _BREAK = re.compile(r"[ \t]*\n\s*|[ \t]{2,}")
 
 
@@ -42,6 +44,7 @@ class Candidate:
     label: bool = False  # a heading, list label, table row or the snippet's title: never an answer by itself
     entry: str = ""  # the term of a definition entry ("-l, --lines" of "-l, --lines: print the newline counts")
     item: bool = False  # a list item (its bullet or number removed)
+    pairs: frozenset[tuple[str, str]] = frozenset()  # its adjacent terms, in order (phrase matching)
 
 
 # identifiers, kept whole as well: "ServerAliveCountMax" and "threadpool_limits" are not "server" and "limits"
@@ -111,6 +114,11 @@ def entry_term(text: str) -> str:
     return ""
 
 
+def introduces(text: str) -> bool:
+    """The line ends with a colon: it introduces what follows it (a list, a command, a code sample)."""
+    return _INTRODUCES.search(text) is not None
+
+
 def is_label(text: str, title: str) -> bool:
     """A heading, a list label or a table row: no sentence of its own (no full stop and short), the title,
     or a question (a FAQ's question heads its answer; it answers nothing). A definition entry
@@ -126,9 +134,10 @@ def is_label(text: str, title: str) -> bool:
         return True  # "6.2.2. Where do these codenames come from?": a question asks; it heads its answer
     if ENDS_SENTENCE.search(text):
         return False
-    if text.rstrip().endswith((":", "：")) and len(folded.split()) >= _INTRODUCER_WORDS:
-        return False  # "Run the following to test Rich output on your terminal:" introduces its answer
+    if introduces(text) and len(folded.split()) >= _INTRODUCER_WORDS:
+        # "Run the following to test Rich output on your terminal:" introduces its answer
         # (:func:`candidates` keeps it a label when sentences follow it rather than a command or code)
+        return False
     if _is_cjk(text):
         return len(text.strip()) <= _LABEL_CJK_CHARS
     return len(folded.split()) <= _LABEL_WORDS
@@ -197,11 +206,22 @@ def candidates(snippets: Sequence[Snippet]) -> list[Candidate]:
             # a list item that says something ("Follows the CommonMark spec for baseline parsing") is an
             # answer unit even without a full stop; a short one ("The Live demo") stays a label
             label = is_label(text, snippet.title) and not (item and len(_fold(text).split()) >= _ITEM_WORDS)
-            if not label and text.rstrip().endswith((":", "：")) and _prose_follows(snippet.text, end):
+            if not label and introduces(text) and _prose_follows(snippet.text, end):
                 label = True  # "please follow these rules:" before sentences: the sentences answer, not it
+            toks = terms(text)
             out.append(
                 Candidate(
-                    k, position, start, end, text, frozenset(terms(text)), fragment, label, entry_term(text), item
+                    k,
+                    position,
+                    start,
+                    end,
+                    text,
+                    frozenset(toks),
+                    fragment,
+                    label,
+                    entry_term(text),
+                    item,
+                    frozenset(itertools.pairwise(toks)),
                 )
             )
     return out
