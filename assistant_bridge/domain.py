@@ -7,6 +7,7 @@ filtered on the server side, and its location fields (page, boxes, times, charac
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -27,6 +28,20 @@ class BBox:
     y2: float
     layout_width: float | None = None
     layout_height: float | None = None
+
+    @classmethod
+    def union(cls, boxes: Sequence[BBox]) -> BBox:
+        """The smallest box holding ``boxes`` (at least one, all on the page of the first)."""
+        head = boxes[0]
+        return cls(
+            page_number=head.page_number,
+            x1=min(box.x1 for box in boxes),
+            y1=min(box.y1 for box in boxes),
+            x2=max(box.x2 for box in boxes),
+            y2=max(box.y2 for box in boxes),
+            layout_width=head.layout_width,
+            layout_height=head.layout_height,
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -150,19 +150,6 @@ def _pack(
     return spans
 
 
-def _union(boxes: list[BBox]) -> BBox:
-    head = boxes[0]
-    return BBox(
-        page_number=head.page_number,
-        x1=min(box.x1 for box in boxes),
-        y1=min(box.y1 for box in boxes),
-        x2=max(box.x2 for box in boxes),
-        y2=max(box.y2 for box in boxes),
-        layout_width=head.layout_width,
-        layout_height=head.layout_height,
-    )
-
-
 def _locate(
     segments: Sequence[Segment], ends: Sequence[int], start: int, end: int
 ) -> tuple[int | None, tuple[BBox, ...], float | None, float | None]:
@@ -182,7 +169,7 @@ def _locate(
             start_time = segment.start_time
         if segment.end_time is not None:
             end_time = segment.end_time
-    boxes = tuple(_union(per_page[page]) for page in sorted(per_page))
+    boxes = tuple(BBox.union(per_page[page]) for page in sorted(per_page))
     return page_number, boxes, start_time, end_time
 
 

@@ -79,6 +79,13 @@ class _Chars:
     def visible(self, i: int) -> bool:
         return not self.text[i].isspace() and not self._c.FPDFText_IsGenerated(self._page.raw, i)
 
+    def visible_ends(self, start: int, end: int) -> tuple[int, int] | None:
+        """The first and the last visible character of ``start..end-1``, looked for from both ends."""
+        first = next((i for i in range(start, end) if self.visible(i)), None)
+        if first is None:
+            return None
+        return first, next(i for i in range(end - 1, first - 1, -1) if self.visible(i))
+
     def size(self, i: int) -> float:
         return float(self._c.FPDFText_GetFontSize(self._page.raw, i))
 
@@ -115,18 +122,6 @@ def _line_box(chars: _Chars, first: int, last: int, page: _Page) -> BBox | None:
     )
 
 
-def _union(boxes: list[BBox]) -> BBox:
-    return BBox(
-        page_number=boxes[0].page_number,
-        x1=min(b.x1 for b in boxes),
-        y1=min(b.y1 for b in boxes),
-        x2=max(b.x2 for b in boxes),
-        y2=max(b.y2 for b in boxes),
-        layout_width=boxes[0].layout_width,
-        layout_height=boxes[0].layout_height,
-    )
-
-
 def _page_text(textpage: Any, page: _Page) -> tuple[str, list[Segment], list[tuple[float, str]]]:
     """Return the page text, its line segments (offsets within the page) and ``(font size, line)`` pairs."""
     chars = _Chars(textpage)
@@ -136,8 +131,8 @@ def _page_text(textpage: Any, page: _Page) -> tuple[str, list[Segment], list[tup
         line = _clean(match.group()).strip()
         if not line:
             continue
-        shown = [i for i in range(match.start(), match.end()) if chars.visible(i)]
-        box = _line_box(chars, shown[0], shown[-1], page) if shown else None
+        shown = chars.visible_ends(match.start(), match.end())
+        box = _line_box(chars, shown[0], shown[1], page) if shown else None
         size = chars.size(shown[0]) if shown else 0.0
         current = (line, [box] if box is not None else [], size)
         if pending is not None:
@@ -152,7 +147,7 @@ def _page_text(textpage: Any, page: _Page) -> tuple[str, list[Segment], list[tup
     segments: list[Segment] = []
     pos = 0
     for line, boxes, _size in lines:
-        bboxes = (_union(boxes),) if boxes else ()
+        bboxes = (BBox.union(boxes),) if boxes else ()
         segments.append(Segment(pos, pos + len(line), page_number=page.number, bboxes=bboxes))
         pos += len(line) + 1
     return "\n".join(line for line, _, _ in lines), segments, [(size, line) for line, _, size in lines]
