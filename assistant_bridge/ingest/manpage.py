@@ -70,13 +70,12 @@ def _next_line(body: list[str], index: int) -> str:
     return next((line for line in body[index + 1 :] if line.strip()), "")
 
 
-def _is_tag(stripped: str, indent: int, following: list[str]) -> bool:
-    """A tagged paragraph's tag: a short line that is no sentence, alone at its indent, whose next line is
-    indented further (``ServerAliveCountMax`` in ssh_config(5), ``port`` in rsyncd.conf(5))."""
+def _is_tag(stripped: str, indent: int, nxt: str) -> bool:
+    """A tagged paragraph's tag: a short line that is no sentence, alone at its indent, whose next line
+    ``nxt`` is indented further (``ServerAliveCountMax`` in ssh_config(5), ``port`` in rsyncd.conf(5))."""
     if indent > _TERM_INDENT_MAX or len(stripped) > _TAG_MAX or stripped[-1] in ".:;,!?" or _SPACES.search(stripped):
         return False
-    nxt = next((line for line in following if line.strip()), "")
-    return bool(nxt.strip()) and following[:1] == [nxt] and len(nxt) - len(nxt.lstrip()) >= indent + 2
+    return _indent(nxt) >= indent + 2
 
 
 def man_to_text(text: str) -> tuple[str, str | None]:
@@ -111,7 +110,7 @@ def man_to_text(text: str) -> tuple[str, str | None]:
                 continue  # "-i[SUFFIX], --in-place[=SUFFIX]", a blank line, then its indented description
             flush()
             continue
-        indent = len(raw) - len(raw.lstrip())
+        indent = _indent(raw)
         if term is None:
             term_indent = indent
         if indent == 0 and _HEADING.match(stripped):
@@ -130,14 +129,14 @@ def man_to_text(text: str) -> tuple[str, str | None]:
             current.append(rest)
             continue
         if not current and term is None and section != "NAME":
-            if _is_tag(stripped, indent, body[index + 1 :]):
+            nxt = body[index + 1] if index + 1 < len(body) else ""
+            if _is_tag(stripped, indent, nxt):
                 term = stripped  # "ServerAliveCountMax", "max connections": a keyword, its description below
                 continue
             gap = _SPACES.search(stripped)
-            nxt = body[index + 1] if index + 1 < len(body) else ""
             if gap is not None and gap.start() <= _TAG_WORD_MAX and " " not in stripped[: gap.start()]:
                 column = indent + gap.end()  # "port   You can override …", its next line at the description's column
-                if nxt.strip() and len(nxt) - len(nxt.lstrip()) == column:
+                if _indent(nxt) == column:
                     term = stripped[: gap.start()]
                     current.append(stripped[gap.end() :])
                     continue
