@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -158,9 +158,14 @@ def _thresholds_json(thresholds: ThresholdsLike) -> dict[str, float]:
 
 
 def _unmentioned(names: Sequence[str], results: Sequence[SearchResult]) -> bool:
+    return _unnamed(names, (f"{r.title} {r.body} {' '.join(r.highlight_body or ())}" for r in results))
+
+
+def _unnamed(names: Sequence[str], texts: Iterable[str]) -> bool:
+    """One of ``names`` is not mentioned by ``texts`` taken together (:func:`_mentioned`)."""
     if not names:
         return False
-    form = match_form(" ".join(f"{r.title} {r.body} {' '.join(r.highlight_body or ())}" for r in results))
+    form = match_form(" ".join(texts))
     return any(not _mentioned(form, name) for name in names)
 
 
@@ -180,10 +185,7 @@ def _off_subject(names: Sequence[str], generation: Generation) -> bool:
     PostgreSQL. Acronyms are left out ("Which TCP port does rsync listen on?" is answered by a passage that
     says "port 873" without "TCP"): they qualify the question more often than they are its subject."""
     named = [n for n in names if not n.replace(" ", "").isupper()]
-    if not named or not generation.citations:
-        return False
-    form = match_form(" ".join(f"{c.title} {c.body}" for c in generation.citations))
-    return any(not _mentioned(form, name) for name in named)
+    return bool(generation.citations) and _unnamed(named, (f"{c.title} {c.body}" for c in generation.citations))
 
 
 def prepare_generation(
