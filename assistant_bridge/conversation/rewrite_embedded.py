@@ -527,11 +527,10 @@ _LATIN_NAME = re.compile(r"(?<![A-Za-z0-9_-])[A-Z][A-Za-z0-9+#]*(?:[ .-][A-Z][A-
 
 def asked_names(question: str) -> list[str]:
     """The names ``question`` itself asks about: runs of capitalised words or acronyms, the first word of
-    each sentence and ``I`` aside ("Can I see them in **VS Code**?", "Does **GitLab** show tags?"). Empty
-    for Japanese (no capitals to go by). A question whose results do not mention such a name asks about
-    something the documents do not cover, however well the carried topic matched. In a Japanese question, the
-    Latin-script words with a capital ("Windows でプリンターを…", "PostgreSQL のポート"); one letter is no name
-    (``-P``)."""
+    each sentence and ``I`` aside ("Can I see them in **VS Code**?", "Does **GitLab** show tags?"); in a
+    Japanese question, its Latin-script words with a capital ("Windows でプリンターを…", "PostgreSQL のポート").
+    One letter is no name (``-P``). A question whose results do not mention such a name asks about
+    something the documents do not cover, however well the carried topic matched."""
     if language(question) == "ja":
         return [w for w in _LATIN_NAME.findall(question) if len(w) > 1]
     names: list[str] = []
@@ -626,7 +625,7 @@ def title_term(title: str, lang: str) -> Term | None:
     toks = _tokens(head)
     if not toks or len(toks) > 6 or all(_is_stop(t, lang) or t.lower() in _GENERIC for t in toks):
         return None
-    return Term(head, True, tuple(_stem(t) for t in toks), all(_is_acronym(t) for t in toks))
+    return _topic_term(head, lang)
 
 
 @dataclass
@@ -639,6 +638,7 @@ class _Scored:
     noun: bool = False  # a lone word after an article ("le taux", "a cure"): it can be what a pronoun means
 
 
+_UNREAD = ("hap", "social")  # outcomes of turns the rewriter does not read: a blocked turn, a "thanks"
 _WEAK_CARRY = re.compile(r" \([^()]*\)$")  # the topic a short self-contained question was given, in brackets
 _KIND_WEIGHT = {"title": 0.9, "topic": 1.3, "entity": 1.3, "phrase": 1.2, "word": 0.6}
 _KIND_RANK = {"word": 0, "phrase": 1, "entity": 2, "topic": 3, "title": 4}
@@ -685,7 +685,7 @@ def carried_terms(
     """
     have = _words_of(question, lang)
     scored: dict[tuple[str, ...], _Scored] = {}
-    usable = [t for t in history if t.outcome not in ("hap", "social")]
+    usable = [t for t in history if t.outcome not in _UNREAD]
     era = 1.0  # turns before the question that opened the current topic count less
     for age, turn in enumerate(reversed(usable)):
         weight = era * recency**age
@@ -815,7 +815,7 @@ class EmbeddedRewriter:
         """``(query, follow-up decision, carried terms)``."""
         lang = language(question)
         decision = detect(question, lang)
-        if not any(t.outcome not in ("hap", "social") for t in history):
+        if not any(t.outcome not in _UNREAD for t in history):
             return question, decision, []
         if not decision.follow_up:
             if not self.weak or asked_names(question) or _DEFINITION.match(question) or len(_tokens(question)) > 12:
