@@ -56,6 +56,16 @@ def top_title(body: dict[str, Any]) -> str:
     return str(only_item(body)["search_results"][0]["title"])
 
 
+def after_roth_ira(tmp_path: Path, **build_options: Any) -> tuple[Any, str]:
+    """A client over :data:`DOCS` and a session that has asked "What is a Roth IRA?"."""
+    app, _, _ = build(tmp_path, **build_options)
+    client = app.test_client()
+    ingest(client, DOCS)
+    sid = session(client)
+    say(client, sid, "What is a Roth IRA?")
+    return client, sid
+
+
 @pytest.fixture
 def chat(tmp_path: Path) -> Any:
     app, services, runtime = build(tmp_path, assistants=conv())
@@ -85,11 +95,7 @@ def test_a_follow_up_is_rewritten_with_the_previous_turn_and_finds_the_right_doc
 
 
 def test_without_rewriting_the_same_follow_up_finds_the_wrong_document(tmp_path: Path) -> None:
-    app, _, _ = build(tmp_path, assistants=conv("single_turn"))
-    client = app.test_client()
-    ingest(client, DOCS)
-    sid = session(client)
-    say(client, sid, "What is a Roth IRA?")
+    client, sid = after_roth_ira(tmp_path, assistants=conv("single_turn"))
     body = say(client, sid, FOLLOW_UP)
     rw = turn_event(body)["query_rewrite"]
     assert (rw["method"], rw["rewritten"], rw["contextual_mode"]) == ("none", False, "single_turn")
@@ -98,11 +104,7 @@ def test_without_rewriting_the_same_follow_up_finds_the_wrong_document(tmp_path:
 
 def test_the_rewritten_query_is_what_the_filters_and_the_generator_see(tmp_path: Path) -> None:
     generator = FakeGenerator()
-    app, _, _ = build(tmp_path, assistants=conv(), generator=generator)
-    client = app.test_client()
-    ingest(client, DOCS)
-    sid = session(client)
-    say(client, sid, "What is a Roth IRA?")
+    client, sid = after_roth_ira(tmp_path, assistants=conv(), generator=generator)
     say(client, sid, FOLLOW_UP)
     assert generator.calls[-1][0] == FOLLOW_UP + " — Roth IRA"
 
@@ -117,11 +119,7 @@ def test_a_self_contained_question_is_left_alone(chat: Any, tmp_path: Path) -> N
     # a short one gets the topic in brackets, which weighs little beside its own words
     assert rw["follow_up"] is False and rw["rewritten_query"] == f"{question} (Roth IRA)"
     assert top_title(body) == "Expense reports"
-    app, _, _ = build(tmp_path / "plain", assistants=conv(query_rewrite={"topic_for_short_questions": False}))
-    plain = app.test_client()
-    ingest(plain, DOCS)
-    sid = session(plain)
-    say(plain, sid, "What is a Roth IRA?")
+    plain, sid = after_roth_ira(tmp_path / "plain", assistants=conv(query_rewrite={"topic_for_short_questions": False}))
     body = say(plain, sid, question)
     rw = turn_event(body)["query_rewrite"]
     assert rw["rewritten"] is False and rw["follow_up"] is False and rw["method"] == "embedded"
