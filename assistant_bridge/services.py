@@ -10,9 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from assistant_bridge.backends.base import SearchBackend, make_backend
+from assistant_bridge.backends.base import SearchBackend
+from assistant_bridge.backends.factory import make_backend
 from assistant_bridge.domain import Scope, SearchHit, SearchQuery
-from assistant_bridge.embedders.base import Embedder, make_embedder
+from assistant_bridge.embedders.base import Embedder
+from assistant_bridge.embedders.factory import make_embedder
 from assistant_bridge.errors import BridgeError
 from assistant_bridge.ingest.queue import IngestQueue
 from assistant_bridge.ingest.service import Ingestor

@@ -52,7 +52,7 @@ def minimal_app() -> Any:
     from flask import Flask, jsonify, request
     from pymilvus import MilvusClient
 
-    from assistant_bridge.embedders.base import make_embedder
+    from assistant_bridge.embedders.factory import make_embedder
 
     app = Flask("minimal")
     client = MilvusClient(uri=os.environ["MINIMAL_MILVUS_URI"])

@@ -1,4 +1,5 @@
-"""The search backend protocol and the factory keyed by ``backend.kind``.
+"""The search backend protocol and the record form chunks are stored in (the factory keyed by ``backend.kind``:
+``factory.py``).
 
 A backend stores chunks with their vectors and scope fields and answers lexical, dense and hybrid searches
 restricted to a :class:`~assistant_bridge.domain.Scope`. Backends map their vendor's errors to
@@ -8,15 +9,11 @@ restricted to a :class:`~assistant_bridge.domain.Scope`. Backends map their vend
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from assistant_bridge.domain import BBox, Chunk, Ownership, Scope, SearchHit, SearchQuery
-from assistant_bridge.errors import ConfigurationError
-
-if TYPE_CHECKING:
-    from assistant_bridge.settings import Settings
 
 RRF_K = 60
 
@@ -61,31 +58,6 @@ def rrf_fuse(runs: Sequence[Sequence[SearchHit]], limit: int, k: int = RRF_K) ->
             best.setdefault(hit.chunk.id, hit)
     order = sorted(scores, key=lambda cid: -scores[cid])[:limit]
     return [SearchHit(chunk=best[c].chunk, score=scores[c], highlights=best[c].highlights) for c in order]
-
-
-def make_backend(settings: Settings, dim: int) -> SearchBackend:
-    kind = settings.backend.kind
-    if kind in ("milvus-lite", "milvus"):
-        from assistant_bridge.backends.milvus import MilvusBackend
-
-        milvus = MilvusBackend.from_settings(settings, dim)
-        exact = settings.backend.exact_mode()
-        if exact == "off":
-            return milvus
-        from assistant_bridge.backends.exact import ExactDenseBackend
-
-        return ExactDenseBackend(milvus, settings.data_path, dim, reads=exact == "on")
-    if kind == "elasticsearch":
-        try:
-            from assistant_bridge.backends.elasticsearch import ElasticsearchBackend
-        except ImportError as exc:  # pragma: no cover - the module ships with the package
-            raise ConfigurationError(f"Elasticsearch backend unavailable: {exc}") from exc
-        return ElasticsearchBackend.from_settings(settings, dim)
-    if kind == "memory":
-        from assistant_bridge.backends.memory import MemoryBackend
-
-        return MemoryBackend(dim)
-    raise ConfigurationError(f"unknown backend.kind {kind!r}")
 
 
 def chunk_from_record(e: Mapping[str, Any], bboxes: Iterable[Mapping[str, Any]]) -> Chunk:

@@ -14,11 +14,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from assistant_bridge.embedders.base import make_embedder
 from assistant_bridge.embedders.e5 import E5Embedder, E5SmallEmbedder
 from assistant_bridge.embedders.e5_build import MODEL_FILE, build_graph, ensure_built
 from assistant_bridge.embedders.e5_format import default_model_file, read_e5_file
 from assistant_bridge.embedders.e5_onnx import E5OnnxEmbedder
+from assistant_bridge.embedders.factory import make_embedder
 from assistant_bridge.errors import ConfigurationError, ModelLoadError
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
