@@ -4,8 +4,9 @@ Steps, each timed:
 
 1. no results → :class:`NoResults` ("No results found" message);
 2. :func:`~assistant_bridge.core.snippets.build_snippets` (at most five);
-3. pre-generation filter ("retrieval confidence") below ``thresholds.pre_gen`` →
-   :class:`IDontKnow` with ``reason="retrieval_confidence"``;
+3. pre-generation filter ("retrieval confidence") below ``thresholds.pre_gen``: the filter's second look
+   (:func:`_second_look`) may still find snippets that answer, which then are the only ones generated from;
+   otherwise :class:`IDontKnow` with ``reason="retrieval_confidence"``;
 4. truncation: while the prompt is longer than ``generator.context_tokens``, drop the **last** snippet;
    nothing left → :class:`SearchFailed` with ``reason="prompt_too_long"`` (IBM: "the search fails");
 5. generation; the generator declining (its answer is "I don't know") → ``reason="generator_declined"``;
@@ -32,7 +33,7 @@ import dataclasses
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from assistant_bridge.core.citations import Citation, extractiveness
 from assistant_bridge.core.results import SearchResult
@@ -50,6 +51,13 @@ VERBATIM = 1.0  # extractiveness of an answer made only of sentences copied from
 
 class PreFilterLike(Protocol):
     def score(self, query: str, snippets: Sequence[str]) -> float: ...
+
+
+@runtime_checkable
+class SecondLookLike(Protocol):
+    """A pre-filter that can read further when its score is low (``filters.SecondLookFilter``)."""
+
+    def second_look(self, query: str, snippets: Sequence[str]) -> list[tuple[int, float]]: ...
 
 
 class PostFilterLike(Protocol):
@@ -151,6 +159,7 @@ class Prepared:
     timings: Mapping[str, float]
     started: float
     names: tuple[str, ...] = ()  # what the question names (``must_mention``): the answer's passages must too
+    first_look: float | None = None  # the pre-filter's score when its second look let the turn through
 
 
 def _thresholds_json(thresholds: ThresholdsLike) -> dict[str, float]:
@@ -188,6 +197,17 @@ def _off_subject(names: Sequence[str], generation: Generation) -> bool:
     return bool(generation.citations) and _unnamed(named, (f"{c.title} {c.body}" for c in generation.citations))
 
 
+def _second_look(prefilter: PreFilterLike, query: str, snippets: Sequence[Snippet]) -> list[tuple[int, float]]:
+    """The snippets a pre-filter that reads more than it scores vouches for after all: its score comes from the
+    passage window that shares the most words with the query, which is often a page's introduction rather than
+    the paragraph that answers ("経費精算の締め切りはいつですか" and "経費は、支出した日から三十日以内に申請して
+    ください。"). Answering then comes only from the vouched snippets, so the answer is drawn from what the
+    filter read. Empty for a pre-filter without a second look."""
+    if not isinstance(prefilter, SecondLookLike):
+        return []
+    return [(i, p) for i, p in prefilter.second_look(query, [s.text for s in snippets]) if 0 <= i < len(snippets)]
+
+
 def prepare_generation(
     query: str,
     results: Sequence[SearchResult],
@@ -216,11 +236,19 @@ def prepare_generation(
     timer.lap("snippets")
     pre = float(prefilter.score(query, [s.text for s in snippets]))
     timer.lap("pre_filter")
-    if pre < thresholds.pre_gen or _unmentioned(must_mention, all_results):
+    scores: dict[str, Any] = {"pre_gen": pre}
+    unmentioned = _unmentioned(must_mention, all_results)
+    if pre < thresholds.pre_gen and not unmentioned:
+        vouched = _second_look(prefilter, query, snippets)
+        timer.lap("second_look")
+        if vouched:
+            scores = {"pre_gen": max(p for _, p in vouched), "pre_gen_first_look": pre}
+            snippets = [snippets[i] for i in sorted(i for i, _ in vouched)]
+    if scores["pre_gen"] < thresholds.pre_gen or unmentioned:
         return IDontKnow(
             reason="retrieval_confidence",
             timings=timer.done(),
-            scores={"pre_gen": pre},
+            scores=scores,
             search_results=all_results,
             snippets_used=tuple(snippets),
             thresholds=_thresholds_json(thresholds),
@@ -229,12 +257,13 @@ def prepare_generation(
         snippets.pop()
     timer.lap("truncation")
     if not snippets:
-        return SearchFailed(timings=timer.done(), scores={"pre_gen": pre}, search_results=all_results)
+        return SearchFailed(timings=timer.done(), scores=scores, search_results=all_results)
     return Prepared(
         query=query,
         results=all_results,
         snippets=tuple(snippets),
-        pre_gen=pre,
+        pre_gen=scores["pre_gen"],
+        first_look=scores.get("pre_gen_first_look"),
         timings=dict(timer.timings),
         started=timer.started,
         names=tuple(must_mention),
@@ -257,6 +286,8 @@ def finish_generation(
     mark = clock()
     snippet_texts = [s.text for s in prepared.snippets]
     scores: dict[str, Any] = {"pre_gen": prepared.pre_gen}
+    if prepared.first_look is not None:
+        scores["pre_gen_first_look"] = prepared.first_look
     common: dict[str, Any] = {
         "search_results": prepared.results,
         "snippets_used": prepared.snippets,

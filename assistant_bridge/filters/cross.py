@@ -9,7 +9,9 @@ The model is all-MiniLM-L6-v2 (6 layers, 384 wide, Apache-2.0) fine-tuned as a b
 
 Cost control: a snippet is cut into windows of whole sentences of at most :data:`WINDOW_TOKENS` tokens;
 only the :data:`MAX_WINDOWS` windows that share the most words with the query are scored, each in its
-own onnxruntime call (see :meth:`CrossEncoder._run`).
+own onnxruntime call (see :meth:`CrossEncoder._run`). The window that shares the most words is not always the
+one that answers (a page's introduction repeats the question's topic words; "締め切り" is answered by "三十日以内に
+申請"): :meth:`CrossEncoder.confident` reads the next :data:`SECOND_LOOK_WINDOWS` and keeps those it is sure of.
 The same windowing code builds the training pairs, so training and serving see the same inputs.
 
 Invariants: :meth:`CrossEncoder.scores` accepts any strings and returns one probability in [0, 1] per
@@ -36,6 +38,10 @@ CROSS_TOKENIZER_FILE = "pre_cross_tokenizer.json"
 QUERY_TOKENS = 48
 WINDOW_TOKENS = 160
 MAX_WINDOWS = 1
+# The second look (:meth:`CrossEncoder.confident`): when the first window does not answer, the next windows by
+# word share that the cross-encoder reads, and the probability at which one of them vouches for its snippet.
+SECOND_LOOK_WINDOWS = 3
+SECOND_LOOK_MIN = 0.9
 
 
 class WordPiece:
@@ -206,6 +212,24 @@ class CrossEncoder:
         _, chosen = self._chosen(query, snippets, 1)
         return chosen[0][1] if chosen else None
 
+    def confident(
+        self,
+        query: str,
+        snippets: Sequence[str],
+        skip: int = MAX_WINDOWS,
+        more: int = SECOND_LOOK_WINDOWS,
+        minimum: float = SECOND_LOOK_MIN,
+    ) -> list[tuple[int, float]]:
+        """(snippet index, probability) of the windows after the first ``skip`` (in :func:`select_windows`
+        order), at most ``more`` of them, that answer with probability ``minimum`` or more; best first."""
+        q, chosen = self._chosen(query, snippets, skip + more)
+        rest = chosen[skip:]
+        if not rest:
+            return []
+        probs = self._run([pair_ids(q, ids, self.tok) for _, _, ids in rest])
+        found = [(si, float(p)) for (si, _, _), p in zip(rest, probs, strict=True) if p >= minimum]
+        return sorted(found, key=lambda t: -t[1])
+
     def scores(self, query: str, snippets: Sequence[str], limit: int = MAX_WINDOWS) -> list[float]:
         """Per snippet, the best probability of its selected windows (0.0 when none was selected)."""
         out = [0.0] * len(list(snippets or ()))
@@ -216,6 +240,8 @@ class CrossEncoder:
 
 __all__ = [
     "CROSS_MODEL_FILE",
+    "SECOND_LOOK_MIN",
+    "SECOND_LOOK_WINDOWS",
     "CROSS_TOKENIZER_FILE",
     "CrossEncoder",
     "WordPiece",

@@ -23,10 +23,12 @@ def _coverage(needle: str, snippets: Sequence[str]) -> float:
 
 
 class FakePreFilter:
-    """:param fixed: score to return for every call; ``None`` means lexical overlap of the query."""
+    """:param fixed: score to return for every call; ``None`` means lexical overlap of the query.
+    :param vouched: what :meth:`second_look` answers: (snippet index, probability) pairs."""
 
-    def __init__(self, fixed: float | None = None) -> None:
+    def __init__(self, fixed: float | None = None, vouched: Sequence[tuple[int, float]] = ()) -> None:
         self.fixed = fixed
+        self.vouched = list(vouched)
         self.calls: list[tuple[str, tuple[str, ...]]] = []
         self.warmed = False
 
@@ -36,6 +38,9 @@ class FakePreFilter:
     def score(self, query: str, snippets: Sequence[str]) -> float:
         self.calls.append((query, tuple(snippets)))
         return self.fixed if self.fixed is not None else _coverage(query, snippets)
+
+    def second_look(self, query: str, snippets: Sequence[str]) -> list[tuple[int, float]]:
+        return [(i, p) for i, p in self.vouched if 0 <= i < len(snippets)]
 
 
 class FakePostFilter:

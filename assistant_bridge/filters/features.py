@@ -15,7 +15,7 @@ import math
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -134,6 +134,13 @@ class CrossScorer(Protocol):
     def first_window(self, query: str, snippets: Sequence[str]) -> str | None: ...
 
 
+@runtime_checkable
+class SecondLook(Protocol):
+    """A cross-encoder that can read more windows than the first (:meth:`~.cross.CrossEncoder.confident`)."""
+
+    def confident(self, query: str, snippets: Sequence[str]) -> list[tuple[int, float]]: ...
+
+
 class DenseScorer(Protocol):
     """Cosine similarity of a query and a passage under a dense retrieval model (query and passage roles)."""
 
@@ -153,6 +160,20 @@ def _clean(query: str, snippets: Sequence[str]) -> tuple[str, list[str]]:
 def cross_features(query: str, snippets: Sequence[str], cross: CrossScorer) -> np.ndarray | None:
     """The :data:`CROSS_FEATURES` of (query, snippets); ``None`` when there is nothing to score."""
     return _cross_features(*_clean(query, snippets), cross)
+
+
+def second_look(query: str, snippets: Sequence[str], cross: CrossScorer) -> list[tuple[int, float]]:
+    """(index in ``snippets``, probability) of the snippets that a window after the first one read answers
+    with confidence (:meth:`~.cross.CrossEncoder.confident`), best first; empty when the cross-encoder cannot
+    look again or nothing is left to read. Not a feature: the combiner never sees it."""
+    if not isinstance(cross, SecondLook):
+        return []
+    q, snips = _clean(query, snippets)
+    if not q or not snips:
+        return []
+    # clean_snippets drops empty snippets: map its indices back to the caller's
+    kept = [i for i, s in enumerate(list(snippets)[: tx.MAX_SNIPPETS]) if tx.clip(s, tx.MAX_SNIPPET_CHARS)]
+    return [(kept[si], p) for si, p in cross.confident(q, snips)]
 
 
 def _cross_features(q: str, snips: list[str], cross: CrossScorer) -> np.ndarray | None:

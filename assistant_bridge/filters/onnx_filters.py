@@ -34,6 +34,7 @@ from .features import (
     DenseScorer,
     post_features,
     pre_features,
+    second_look,
 )
 from .onnx_session import ForkSafeSession
 from .protocols import LEVELS, Thresholds
@@ -163,6 +164,18 @@ class OnnxPreFilter:
             },
         )
         return score
+
+    def second_look(self, query: str, snippets: Sequence[str]) -> list[tuple[int, float]]:
+        """(snippet index, probability) of the snippets that a window the cross-encoder reads after the first
+        answers with probability :data:`~.cross.SECOND_LOOK_MIN` or more, best first (see
+        :func:`~.features.second_look`). The loop asks when :meth:`score` is below its threshold."""
+        t0 = time.perf_counter()
+        found = second_look(query, snippets, self._cross)
+        log.debug(
+            "prefilter.second_look",
+            extra={"found": [[i, round(p, 4)] for i, p in found], "ms": round(1000 * (time.perf_counter() - t0), 1)},
+        )
+        return found
 
 
 class OnnxPostFilter:

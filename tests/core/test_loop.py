@@ -240,3 +240,52 @@ def test_a_name_the_results_do_not_mention_is_idk_whatever_the_score() -> None:
     assert isinstance(run(results=people, must_mention=["Franklin D. Roosevelt"]), Answer)  # its longest word
     assert isinstance(run(results=people, must_mention=["Roosevelt's"]), Answer)  # possessives either way
     assert isinstance(run(results=people, must_mention=["Deal Street"]), IDontKnow)
+
+
+class LookingPre(Pre):
+    """A pre-filter with a second look that vouches for the given (snippet index, probability) pairs."""
+
+    def __init__(self, value: float, vouched: Sequence[tuple[int, float]]) -> None:
+        super().__init__(value)
+        self.vouched = list(vouched)
+        self.looks: list[list[str]] = []
+
+    def second_look(self, query: str, snippets: Sequence[str]) -> list[tuple[int, float]]:
+        self.looks.append(list(snippets))
+        return self.vouched
+
+
+def test_a_second_look_answers_from_the_vouched_snippets_only() -> None:
+    gen = FakeGenerator()
+    pre = LookingPre(0.2, [(2, 0.93), (1, 0.97)])
+    out = run(pre=pre, generator=gen)
+    assert isinstance(out, Answer)
+    assert pre.looks == [[r.body for r in RESULTS]]
+    assert [s.result_index for s in gen.calls[0][1]] == [1, 2]  # in result order, the first snippet left out
+    assert out.search_results == tuple(RESULTS)  # every result is still returned
+    assert [c.search_result_index for c in out.citations] == [1, 2]
+    assert out.confidence_scores.pre_gen == 0.97  # the best vouched window: it cleared the threshold
+    assert out.scores["pre_gen_first_look"] == 0.2
+    assert "second_look" in out.timings
+
+
+def test_no_second_look_above_the_threshold_and_nothing_vouched_is_idk() -> None:
+    pre = LookingPre(0.9, [(2, 0.95)])
+    assert isinstance(run(pre=pre), Answer) and pre.looks == []  # the first look was enough
+    gen = FakeGenerator()
+    out = run(pre=LookingPre(0.2, []), generator=gen)
+    assert isinstance(out, IDontKnow) and out.reason == "retrieval_confidence" and gen.calls == []
+    assert out.scores == {"pre_gen": 0.2} and len(out.snippets_used) == 3
+
+
+def test_a_second_look_does_not_override_an_unmentioned_name_or_a_higher_threshold() -> None:
+    pre = LookingPre(0.2, [(0, 0.95)])
+    out = run(pre=pre, must_mention=["VS Code"])
+    assert isinstance(out, IDontKnow) and pre.looks == []
+    out = run(pre=LookingPre(0.2, [(0, 0.95)]), thresholds=T(0.98, 0.5))
+    assert isinstance(out, IDontKnow) and out.scores == {"pre_gen": 0.95, "pre_gen_first_look": 0.2}
+
+
+def test_out_of_range_vouched_indices_are_ignored() -> None:
+    out = run(pre=LookingPre(0.2, [(7, 0.99), (-1, 0.99)]))
+    assert isinstance(out, IDontKnow) and out.scores == {"pre_gen": 0.2}

@@ -12,6 +12,7 @@ from assistant_bridge.filters.cross import (
     CROSS_TOKENIZER_FILE,
     MAX_WINDOWS,
     QUERY_TOKENS,
+    SECOND_LOOK_MIN,
     WINDOW_TOKENS,
     CrossEncoder,
     WordPiece,
@@ -19,6 +20,7 @@ from assistant_bridge.filters.cross import (
     select_windows,
     windows,
 )
+from assistant_bridge.filters.features import second_look
 
 pytestmark = pytest.mark.unit
 
@@ -110,6 +112,36 @@ def test_a_window_scores_the_same_whatever_is_scored_with_it(cross: CrossEncoder
     alone = cross.window_scores(q, [short])[0]
     with_longer = cross.window_scores(q, [long_, short])[1]
     assert alone == with_longer
+
+
+# the README's Japanese example: the page's introduction shares the most words with the question, the deadline
+# paragraph answers it ("締め切り" against "三十日以内に申請")
+JA_Q = "経費精算の締め切りはいつですか"
+JA_INTRO = (
+    "経費精算の手順\n\nこのページでは、出張費や交通費、会議費などの経費精算の方法を説明します。"
+    "対象は正社員、契約社員、派遣社員を含むすべての従業員です。"
+)
+JA_DEADLINE = (
+    "内容を確認して申請します。上長に承認依頼のメールが届きます。\n\n経費は、支出した日から三十日以内に申請して"
+    "ください。月末締めで、承認済みの経費は翌月二十五日の給与と一緒に振り込まれます。"
+)
+
+
+def test_the_second_look_reads_past_the_first_window(cross: CrossEncoder) -> None:
+    first = cross.window_probs(JA_Q, [JA_INTRO, JA_DEADLINE])
+    assert [si for si, _ in first] == [0] and first[0][1] < 0.5  # the introduction is read first and fails
+    found = cross.confident(JA_Q, [JA_INTRO, JA_DEADLINE])
+    assert [si for si, _ in found] == [1] and found[0][1] >= SECOND_LOOK_MIN
+    assert cross.confident(JA_Q, [JA_DEADLINE]) == []  # nothing after the first window
+    assert cross.confident(JA_Q, [JA_INTRO, JA_DEADLINE], more=0) == []
+    assert cross.confident("", [JA_INTRO, JA_DEADLINE]) == []
+
+
+def test_the_second_look_maps_back_to_the_callers_snippets(cross: CrossEncoder) -> None:
+    """Empty snippets are dropped before reading; the indices returned are the caller's."""
+    p = cross.confident(JA_Q, [JA_INTRO, JA_DEADLINE])[0][1]
+    assert second_look(JA_Q, ["", JA_INTRO, "  ", JA_DEADLINE], cross) == [(3, p)]
+    assert second_look(JA_Q, [], cross) == [] and second_look("", [JA_DEADLINE], cross) == []
 
 
 def test_empty_inputs(cross: CrossEncoder) -> None:

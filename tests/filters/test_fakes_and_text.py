@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from assistant_bridge.errors import ConfigurationError
-from assistant_bridge.filters import FakePostFilter, FakePreFilter, PostFilter, PreFilter, Thresholds
+from assistant_bridge.filters import (
+    FakePostFilter,
+    FakePreFilter,
+    PostFilter,
+    PreFilter,
+    SecondLookFilter,
+    Thresholds,
+)
 from assistant_bridge.filters import frozen_text as tx
 
 pytestmark = pytest.mark.unit
@@ -14,6 +21,13 @@ pytestmark = pytest.mark.unit
 def test_fakes_satisfy_the_protocols() -> None:
     assert isinstance(FakePreFilter(), PreFilter)
     assert isinstance(FakePostFilter(), PostFilter)
+    assert isinstance(FakePreFilter(), SecondLookFilter)
+
+
+def test_the_fake_second_look_vouches_for_what_it_was_given_within_the_snippets() -> None:
+    assert FakePreFilter(0.1).second_look("q", ["a", "b"]) == []
+    pre = FakePreFilter(0.1, vouched=[(1, 0.95), (4, 0.99)])
+    assert pre.second_look("q", ["a", "b"]) == [(1, 0.95)]
 
 
 def test_fixed_fake_returns_its_score_and_records_calls() -> None:

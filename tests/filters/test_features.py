@@ -20,6 +20,7 @@ from assistant_bridge.filters.features import (
     dense_features,
     post_features,
     pre_features,
+    second_look,
 )
 
 pytestmark = pytest.mark.unit
@@ -78,6 +79,10 @@ def test_nothing_to_score_gives_none() -> None:
     assert pre_features("   ", [DOC], enc, FixedCross(0.5), WordDense()) is None
     assert cross_features("q", ["", "  "], FixedCross(0.5)) is None
     assert post_features("q", [DOC], " ", enc) is None
+
+
+def test_a_cross_scorer_without_a_second_look_vouches_for_nothing() -> None:
+    assert second_look("When does the reset link expire?", [DOC], FixedCross(0.99)) == []
 
 
 def test_concurrent_pre_features_equal_the_sequential_ones() -> None:

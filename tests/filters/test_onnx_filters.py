@@ -131,3 +131,12 @@ def test_odd_characters(filters: tuple[OnnxPreFilter, OnnxPostFilter], snippet: 
     pre, post = filters
     assert 0.0 <= pre.score(snippet, [snippet, EN_DOC]) <= 1.0
     assert 0.0 <= post.score(snippet, [snippet], snippet) <= 1.0
+
+
+def test_the_second_look_finds_the_paragraph_that_answers(filters: tuple[OnnxPreFilter, OnnxPostFilter]) -> None:
+    from tests.filters.test_cross import JA_DEADLINE, JA_INTRO, JA_Q
+
+    pre, _ = filters
+    found = pre.second_look(JA_Q, [JA_INTRO, JA_DEADLINE])
+    assert [i for i, _ in found] == [1] and found[0][1] >= 0.9
+    assert pre.second_look(JA_Q, [JA_INTRO]) == []

@@ -62,6 +62,26 @@ def test_sample_corpus_answers_in_three_languages(server: str, query: str, expec
     assert expected.lower() in (top["title"] + top["body"]).lower()
 
 
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("How do I reset my password?", "account.example.com/reset"),
+        ("Comment me faire rembourser mes frais ?", "rembourser"),
+        # the deadline is not in the window that shares the most words with the question (the page's
+        # introduction): the pre-filter's second look finds it
+        ("経費精算の締め切りはいつですか", "三十日以内"),
+    ],
+)
+def test_readme_message_examples_are_answered(server: str, text: str, expected: str) -> None:
+    resp = httpx.post(
+        f"{server}/v2/assistants/default/environments/default/message", json={"input": {"text": text}}, timeout=60
+    )
+    assert resp.status_code == 200, resp.text
+    item = resp.json()["output"]["generic"][0]
+    assert item["response_type"] == "conversation_search", item
+    assert expected in item["text"], item["text"]
+
+
 def test_many_requests_across_workers(server: str) -> None:
     pids = set()
     for _ in range(30):
