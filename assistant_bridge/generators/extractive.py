@@ -24,7 +24,8 @@ words ("how", "when", "quand"…) and Japanese particle bigrams are left out of 
 documents, so their idf is high, but a sentence holding "how" answers nothing better.
 
 Selection: the best-scoring sentence first. When it is a definition entry of what the query asks about,
-the answer is that entry with its own further sentences ("… The default value is 3."), joined only by
+the answer is that entry with its own further sentences ("… The default value is 3.", in its further
+paragraphs too, up to the next entry or heading), joined only by
 entries that match as well (two options that do the same). When it introduces a list (the list items follow
 it), the items are the rest of the answer, in order, within the character cap; when it ends with a colon
 ("Run the following to test Rich output on your terminal:"), the block after it (up to a blank line: a
@@ -262,13 +263,13 @@ class ExtractiveGenerator:
             # the entry of the option (or setting) asked about answers by itself: its neighbours on the
             # reference page are other options; only an entry that matches as well may join it, and the
             # entry's own further sentences ("… The default value is 3.")
-            text = snippets[best.snippet].text
-            own = np.array(
-                [
-                    c.snippet == best.snippet and c.start >= best.end and "\n" not in text[best.end : c.start]
-                    for c in cands
-                ]
-            )
+            own = np.zeros(len(cands), dtype=bool)
+            for i in range(top + 1, len(cands)):
+                # a reference page's entry runs on over its paragraphs up to the next entry or heading ("…
+                # terminating the session.\n\nThe default value is 3.")
+                if cands[i].snippet != best.snippet or cands[i].entry or cands[i].label:
+                    break
+                own[i] = True
             keep &= ((entries >= entries[top]) & (relevance >= ENTRY_PEER_RATIO * relevance[top])) | own
         chosen: list[Candidate] = [best]
         used = len(best.text) + 1

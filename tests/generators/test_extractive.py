@@ -324,3 +324,22 @@ def test_the_entry_a_question_names_answers_with_its_own_further_sentences() -> 
     out = gen().generate("What is the default value of ServerAliveCountMax?", [page], "moderate")
     assert out.text.startswith("ServerAliveCountMax: Sets the number") and "The default value is 3." in out.text
     assert "ServerAliveInterval" not in out.text and "SetEnv" not in out.text
+
+
+def test_an_entry_runs_on_over_its_paragraphs_up_to_the_next_entry() -> None:
+    """A rendered man page loses the indentation that tells an entry's further paragraphs from the page's own:
+    they belong to the entry up to the next entry or heading."""
+    page = Snippet(
+        "ServerAliveCountMax: Sets the number of server alive messages which may be sent. If this threshold is "
+        "reached, ssh will disconnect from the server.\n\n"
+        "It is important to note that server alive messages differ from TCPKeepAlive.\n\n"
+        "The default value is 3.\n\n"
+        "ServerAliveInterval: Sets a timeout interval in seconds. The default value is 0.\n\n"
+        "FILES\n\nThe default value of the file is unknown.",
+        "ssh_config(5)",
+        0,
+    )
+    out = gen().generate("What is the default value of ServerAliveCountMax?", [page], "moderate")
+    assert out.text.startswith("ServerAliveCountMax: Sets the number") and "The default value is 3." in out.text
+    assert "ServerAliveInterval" not in out.text and "The default value is 0." not in out.text
+    assert "unknown" not in out.text
