@@ -133,6 +133,8 @@ _BULLET = re.compile(r"^(\s*)[*+-]\s+")
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 # a line of nothing but (linked) images: a README's badges ("[![PyPI][pypi-badge]][pypi-link]")
 _BADGES = re.compile(r"^\s*(?:\[?!\[[^\]]*\](?:\([^)]*\)|\[[^\]]*\])(?:\]\([^)]*\)|\]\[[^\]]*\])?\s*)+$")
+# an image, linked or not, as a whole: in a heading it is a badge ("# Thread-pool Controls [![Build Status](…)](…)")
+_ANY_IMAGE = re.compile(r"\[?!\[[^\]]*\](?:\([^)]*\)|\[[^\]]*\])(?:\]\([^)]*\)|\]\[[^\]]*\])?")
 _LINK = re.compile(r"\[([^\]]+)\]\((?:[^()]|\([^)]*\))*\)")
 _REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
 _AUTOLINK = re.compile(r"<((?:https?|mailto):[^>\s]+)>")
@@ -169,8 +171,9 @@ def markdown_to_text(source: str) -> tuple[str, str | None]:
     """Strip Markdown markup lightly and return ``(text, title)``.
 
     Headings become their own paragraphs (so chunks break before them), link targets, emphasis markers,
-    code fences, HTML tags, table rules and lines of badges (images only) go; list markers become ``- ``. The title is the first level-1
-    heading, else a front-matter ``title:``, else ``None``.
+    code fences, HTML tags, table rules and lines of badges (images only) go, and so do images in a heading
+    (badges beside a README's title); list markers become ``- ``. The title is the first level-1 heading, else
+    a front-matter ``title:``, else ``None``.
     """
     source = source.replace("\r\n", "\n").replace("\r", "\n")
     lines = source.split("\n")
@@ -195,7 +198,7 @@ def markdown_to_text(source: str) -> tuple[str, str | None]:
             continue
         atx = _ATX.match(line)
         if atx:
-            heading = _inline(atx.group(2)).strip()
+            heading = " ".join(_inline(_ANY_IMAGE.sub("", atx.group(2))).split())
             if title is None and len(atx.group(1)) == 1 and heading:
                 title = heading
             out.extend(["", heading, ""])

@@ -59,6 +59,16 @@ def test_markdown_badge_lines_go_and_inline_images_keep_their_text() -> None:
     assert text == "tool\n\nParses files fast. diagram of the pipeline"
 
 
+def test_badges_beside_a_markdown_title_are_not_part_of_it() -> None:
+    source = (
+        "# Thread-pool Controls [![Build Status](https://ci/badge.svg)](https://ci) [![codecov](https://cov/b.svg)]"
+        "(https://cov)\n\n## Usage ![logo](logo.png) notes\n\nLimit threads. ![diagram](d.png)\n"
+    )
+    doc = parse_file("README.md", source.encode())
+    assert doc.title == "Thread-pool Controls"
+    assert doc.text == "Thread-pool Controls\n\nUsage notes\n\nLimit threads. diagram"
+
+
 def test_markdown_without_heading_uses_front_matter_then_stem() -> None:
     doc = parse_file("x.md", b"---\ntitle: From front matter\n---\nBody text.")
     assert doc.title == "From front matter"
