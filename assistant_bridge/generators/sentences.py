@@ -47,14 +47,17 @@ class Candidate:
     pairs: frozenset[tuple[str, str]] = frozenset()  # its adjacent terms, in order (phrase matching)
 
 
-# identifiers, kept whole as well: "ServerAliveCountMax" and "threadpool_limits" are not "server" and "limits"
-_IDENTIFIER_TERM = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+|[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*")
+# identifiers, kept whole as well: "ServerAliveCountMax" and "threadpool_limits" are not "server" and "limits",
+# and a keyword in capitals ("VARCHAR", "RETURNING") is not just its stem "varch"
+_IDENTIFIER_TERM = re.compile(
+    r"[A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+|[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*|\b[A-Z][A-Z0-9]{5,}\b"
+)
 
 
 def terms(text: str) -> list[str]:
     """Matching terms of ``text``, in order: stemmed words (3+ chars, cut to five characters), numbers, CJK
-    bigrams, and whole identifiers (``ServerAliveCountMax``, ``threadpool_limits``, ``typer.run``) besides
-    their stemmed parts."""
+    bigrams, and whole identifiers (``ServerAliveCountMax``, ``threadpool_limits``, ``typer.run``, keywords of six
+    or more capitals such as ``VARCHAR``) besides their stemmed parts."""
     normal = unicodedata.normalize("NFKC", text)
     out: list[str] = []
     for token in _TERM.findall(normal.casefold()):

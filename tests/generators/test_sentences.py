@@ -88,6 +88,12 @@ def test_query_terms_leave_out_question_words_and_japanese_particles() -> None:
     assert "締め" in query_terms("締め切りはいつですか？")
 
 
+def test_identifiers_and_capitalised_keywords_are_terms_whole_as_well() -> None:
+    assert {"varch", "varchar"} <= query_terms("Which affinity does a VARCHAR column get?")
+    assert {"serve", "serveralivecountmax"} <= query_terms("What is ServerAliveCountMax?")
+    assert "sqlite" not in query_terms("Is the Sqlite file fast?")  # a plain word: its stem only
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.text(alphabet=st.sampled_from(list("ab .\n-•■|:。経費12#")), max_size=120))
 def test_every_candidate_is_an_exact_substring_of_its_snippet(text: str) -> None:
