@@ -189,7 +189,7 @@ class MilvusBackend:
             client = self._connect()
             with self._errors("create collection"):
                 if not client.has_collection(self.collection):
-                    self._create(client)
+                    self._create_or_join(client)
                 else:
                     self._check_dim(client)
             try:
@@ -200,6 +200,23 @@ class MilvusBackend:
                     raise
                 with self._errors("load collection"):
                     client.load_collection(self.collection)
+
+    def _create_or_join(self, client: Any, wait: float = 10.0) -> None:
+        """Create the collection; when another process created it between our check and our create (``serve``
+        and its ingest worker start together: Milvus Lite then answers "File exists"), use theirs once it is
+        listed, within ``wait`` seconds."""
+        from pymilvus.exceptions import MilvusException
+
+        try:
+            self._create(client)
+        except MilvusException:
+            deadline = time.monotonic() + wait
+            while not client.has_collection(self.collection):
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+            log.info("milvus.collection_created_elsewhere", extra={"collection": self.collection})
+            self._check_dim(client)
 
     def _set_indexes_aside(self) -> bool:
         """Milvus Lite writes its index files in place: a process killed while it wrote one (right after a

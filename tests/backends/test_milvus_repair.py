@@ -47,3 +47,37 @@ def test_an_index_file_cut_by_a_crash_is_rebuilt(tmp_path: Path) -> None:
         assert list(db.rglob("indexes.set-aside-*")), "the damaged indexes are kept aside, not deleted"
     finally:
         again.close()
+
+
+def test_a_collection_another_process_created_meanwhile_is_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``serve`` and its ingest worker warm up together: one checks for the collection, the other creates it,
+    the first one's create then fails ("File exists" from the side process). It must use the collection."""
+    from pymilvus.exceptions import MilvusException
+
+    logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
+    db = tmp_path / "milvus.db"
+    other = MilvusBackend(str(db), "chunks", 8, write_lock_path=tmp_path / "w.lock")
+    other.warm_up()  # the other process, done first
+    other.close()
+    late = MilvusBackend(str(db), "chunks", 8, write_lock_path=tmp_path / "w.lock")
+    client = late._connect()
+    real_has = client.has_collection
+    checks: list[str] = []
+
+    def has_collection(name: str, **kw: object) -> bool:
+        checks.append(name)  # the first check ran before the other process created it
+        return False if len(checks) == 1 else bool(real_has(name, **kw))
+
+    monkeypatch.setattr(client, "has_collection", has_collection)
+
+    def create(_client: object) -> None:
+        raise MilvusException(code=1, message="[Errno 17] File exists")
+
+    monkeypatch.setattr(late, "_create", create)
+    late.warm_up()
+    try:
+        assert late.count() == 0
+    finally:
+        late.close()
