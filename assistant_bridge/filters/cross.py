@@ -42,6 +42,7 @@ MAX_WINDOWS = 1
 # word share that the cross-encoder reads, and the probability at which one of them vouches for its snippet.
 SECOND_LOOK_WINDOWS = 3
 SECOND_LOOK_MIN = 0.9
+SELECTIONS_KEPT = 16
 
 
 class WordPiece:
@@ -153,6 +154,12 @@ class CrossEncoder:
         self._cache: OrderedDict[tuple[int, ...], float] = OrderedDict()
         self._cache_size = cache_size
         self._cache_lock = threading.Lock()
+        # the window selection of the last few turns: the cross-encoder's thread and the dense similarity's
+        # (:meth:`first_window`) make the same one for a turn, and it tokenises every snippet
+        self._selections: OrderedDict[tuple[str, int, tuple[str, ...]], list[tuple[int, str, list[int]]]] = (
+            OrderedDict()
+        )
+        self._selection_lock = threading.Lock()
 
     def warm_up(self) -> None:
         self.scores("warm up", ["A short passage to load the model."])
@@ -195,7 +202,17 @@ class CrossEncoder:
         q = self.tok.ids(clip(query, 1000))
         if not q:
             return q, []
-        return q, select_windows(query, [clip(s, 4000) for s in list(snippets or ())], self.tok, limit)
+        key = (query, limit, tuple(snippets or ()))
+        with self._selection_lock:  # held while selecting: the other thread of the turn waits, then finds it
+            found = self._selections.get(key)
+            if found is None:
+                found = select_windows(query, [clip(s, 4000) for s in key[2]], self.tok, limit)
+                self._selections[key] = found
+                while len(self._selections) > SELECTIONS_KEPT:
+                    self._selections.popitem(last=False)
+            else:
+                self._selections.move_to_end(key)
+        return q, found
 
     def window_probs(self, query: str, snippets: Sequence[str], limit: int = MAX_WINDOWS) -> list[tuple[int, float]]:
         """(snippet index, probability) of each selected window, best window selection first; empty when the

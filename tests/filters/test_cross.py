@@ -157,3 +157,25 @@ def test_never_raises_and_stays_in_range(cross: CrossEncoder, q: str, snippets: 
     s = cross.scores(q, snippets)
     assert len(s) == len(snippets)
     assert all(0.0 <= v <= 1.0 and np.isfinite(v) for v in s)
+
+
+def test_a_turns_window_selection_is_made_once(cross: CrossEncoder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cross-encoder's thread and the dense similarity's choose the same window for a turn."""
+    from assistant_bridge.filters import cross as module
+
+    made: list[str] = []
+    real = module.select_windows
+
+    def counting(
+        query: str, snippets: list[str], tok: WordPiece, limit: int = MAX_WINDOWS
+    ) -> list[tuple[int, str, list[int]]]:
+        made.append(query)
+        return real(query, snippets, tok, limit)
+
+    monkeypatch.setattr(module, "select_windows", counting)
+    q = "a question asked once"
+    probs = cross.window_probs(q, [JA_INTRO, JA_DEADLINE])
+    window = cross.first_window(q, [JA_INTRO, JA_DEADLINE])
+    assert made == [q] and probs and window is not None
+    cross.window_probs(q, [JA_DEADLINE])  # other snippets: another selection
+    assert len(made) == 2
