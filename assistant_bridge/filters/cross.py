@@ -257,9 +257,9 @@ class CrossEncoder:
 
 __all__ = [
     "CROSS_MODEL_FILE",
+    "CROSS_TOKENIZER_FILE",
     "SECOND_LOOK_MIN",
     "SECOND_LOOK_WINDOWS",
-    "CROSS_TOKENIZER_FILE",
     "CrossEncoder",
     "WordPiece",
     "pair_ids",

@@ -157,6 +157,8 @@ def test_never_raises_and_stays_in_range(cross: CrossEncoder, q: str, snippets: 
     s = cross.scores(q, snippets)
     assert len(s) == len(snippets)
     assert all(0.0 <= v <= 1.0 and np.isfinite(v) for v in s)
+    for i, p in cross.confident(q, snippets):
+        assert 0 <= i < len(snippets) and SECOND_LOOK_MIN <= p <= 1.0
 
 
 def test_a_turns_window_selection_is_made_once(cross: CrossEncoder, monkeypatch: pytest.MonkeyPatch) -> None:
