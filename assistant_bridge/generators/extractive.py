@@ -32,8 +32,9 @@ it), the items are the rest of the answer, in order, within the character cap; w
 command, a code sample) is.
 Otherwise, up to the response length (concise 1, moderate 3, verbose 5 sentences, with a character cap),
 the best other sentences whose relevance clears a floor
-relative to the best one's (``min_ratio_same`` in the best sentence's snippet, the stricter ``min_ratio``
-in the other snippets, and ``min_query_relevance`` in absolute terms), a sentence of a snippet already used
+relative to the best one's (``min_ratio_same`` in the best sentence's snippet from the sentence right
+before it on, the stricter ``min_ratio`` earlier in that snippet and in the other snippets, and
+``min_query_relevance`` in absolute terms), a sentence of a snippet already used
 getting ``same_snippet_bonus`` so that one passage stays together; near-duplicates skipped. The answer
 prints the best sentence's snippet first, then the others in result order, each in reading order; line
 breaks inside a sentence become spaces. Each sentence is cited exactly: ``Citation.text`` is the source
@@ -127,7 +128,8 @@ class ExtractiveGenerator:
     :param max_embedded: cap on sentences sent to the embedder (the best by lexical score); bounds latency.
     :param min_ratio: a sentence of another snippet than the best sentence's is added only when its relevance
         is at least this share of the best one's (keeps off-topic results out of the answer).
-    :param min_ratio_same: the same floor for sentences of the best sentence's snippet.
+    :param min_ratio_same: the same floor for sentences of the best sentence's snippet, from the one right
+        before it (its lead-in) on.
     :param min_query_relevance: the absolute floor of relevance for any sentence after the first.
     :param same_snippet_bonus: added, when choosing the next sentence, to those of snippets already used.
     :param w_heading: weight of the match between the query and the heading above a sentence.
@@ -257,7 +259,15 @@ class ExtractiveGenerator:
             return []
         best = cands[top]
         unusable = scores < scores[top] - 5.0  # labels and short lines, unless nothing else exists
-        floor = np.array([self.min_ratio_same if c.snippet == best.snippet else self.min_ratio for c in cands])
+        # the best sentence's passage, from the sentence right before it (its lead-in) on, is read at the lenient
+        # floor; what comes earlier in that passage, like the other passages, must be relevant on its own (a
+        # page's preamble is not the answer's lead-in)
+        floor = np.array(
+            [
+                self.min_ratio_same if c.snippet == best.snippet and c.position >= best.position - 1 else self.min_ratio
+                for c in cands
+            ]
+        )
         keep = (relevance >= floor * relevance[top]) & (relevance >= self.min_query_relevance) & ~unusable
         if entries[top] > 0:
             # the entry of the option (or setting) asked about answers by itself: its neighbours on the

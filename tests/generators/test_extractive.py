@@ -343,3 +343,15 @@ def test_an_entry_runs_on_over_its_paragraphs_up_to_the_next_entry() -> None:
     assert out.text.startswith("ServerAliveCountMax: Sets the number") and "The default value is 3." in out.text
     assert "ServerAliveInterval" not in out.text and "The default value is 0." not in out.text
     assert "unknown" not in out.text
+
+
+def test_the_answer_keeps_its_lead_in_but_not_the_pages_preamble() -> None:
+    snip = Snippet(
+        "This page is about the VPN for staff. Badges are required in the building. "
+        "Laptops leaving the office need the client. Install the VPN client from the portal, then sign in.",
+        "VPN",
+        0,
+    )
+    out = ExtractiveGenerator(None).generate("How do I install the VPN client?", [snip], "moderate")
+    assert out.text.startswith("Laptops leaving the office need the client. Install the VPN client")
+    assert "This page is about" not in out.text
