@@ -188,6 +188,12 @@ def main() -> int:
     ap.add_argument("--show", action="store_true", help="print every question with its answer")
     ap.add_argument("--mode", choices=("dense", "lexical", "hybrid"), help="search mode (default: the product's)")
     ap.add_argument("--verify", action="store_true", help="only check that every answer string is in its file")
+    ap.add_argument(
+        "--keep-data",
+        action="store_true",
+        help="reuse the index of the last run in --work-dir when it finished ingesting (for work on answering: "
+        "the parsers and chunking are then those of that run)",
+    )
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
@@ -200,7 +206,11 @@ def main() -> int:
     if args.verify:
         return verify(docs, json.loads(args.questions.read_text(encoding="utf-8")))
     data = args.work_dir / "data"
-    shutil.rmtree(data, ignore_errors=True)
+    marker = args.work_dir / "data.ingested"
+    reuse = args.keep_data and marker.exists() and data.is_dir()
+    if not reuse:
+        marker.unlink(missing_ok=True)
+        shutil.rmtree(data, ignore_errors=True)
     overrides: dict[str, Any] = {"data_dir": str(data)}
     if args.mode:
         overrides["backend"] = {"default_mode": args.mode}
@@ -211,14 +221,15 @@ def main() -> int:
     no_text: list[str] = []
     failed: list[str] = []
     t0 = time.perf_counter()
-    for path in files:
+    for path in [] if reuse else files:
         try:
             svc.ingestor.ingest_bytes(path.name, path.read_bytes(), Ownership())
         except NoContent:
             no_text.append(path.name)
         except BridgeError as exc:
             failed.append(f"{path.name}: {exc.code}")
-    ingest_s = time.perf_counter() - t0
+    ingest_s: float | None = None if reuse else time.perf_counter() - t0
+    marker.write_text("ingested\n", encoding="utf-8")
     spec = json.loads(args.questions.read_text(encoding="utf-8"))
     rows: list[dict[str, Any]] = []
     for item in spec["questions"]:
@@ -236,7 +247,7 @@ def main() -> int:
     report: dict[str, Any] = {
         "files": len(files),
         "chunks": svc.backend.count(),
-        "ingest_seconds": round(ingest_s, 1),
+        "ingest_seconds": None if ingest_s is None else round(ingest_s, 1),  # None: --keep-data reused an index
         "files_without_text": no_text,
         "files_failed": failed,
         "missing_sources": missing,
