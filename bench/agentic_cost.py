@@ -147,15 +147,15 @@ def _timed_cached(run: Any, q: str, caches: list[Any]) -> float:
 
 def _timed_uncached(run: Any, q: str, caches: list[Any]) -> float:
     """One agentic run that scores every planning step afresh: the caches hold nothing across steps."""
-    sizes = [c._cache_size for c in caches]
+    sizes = [c._cache.size for c in caches]
     for c in caches:
         c._cache.clear()
-        c._cache_size = 0
+        c._cache.size = 0
     try:
         out: float = run(q)
     finally:
         for c, size in zip(caches, sizes, strict=True):
-            c._cache_size = size
+            c._cache.size = size
     return out
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,6 +18,7 @@ import numpy as np
 
 from assistant_bridge.embedders.base import normalize_rows
 from assistant_bridge.errors import EmbedderError, ModelLoadError
+from assistant_bridge.lru import Lru
 
 log = logging.getLogger(__name__)
 
@@ -94,8 +94,7 @@ class E5Embedder:
         self.engine = ""
         # the last queries' vectors: a turn embeds its query for the search, then the pre-filter's dense
         # similarity embeds it again (and an agentic run or a conversation searches the same text more than once)
-        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._queries_lock = threading.Lock()
+        self._queries: Lru[str, np.ndarray] = Lru(QUERY_CACHE)
 
     def warm_up(self) -> None:
         if self._impl is not None:
@@ -125,17 +124,11 @@ class E5Embedder:
         if len(texts) != 1:
             many: np.ndarray = self._impl.embed_queries(texts)
             return many
-        text = texts[0]
-        with self._queries_lock:
-            hit = self._queries.get(text)
-            if hit is not None:
-                self._queries.move_to_end(text)
-                return hit.copy()
-        out: np.ndarray = self._impl.embed_queries([text])
-        with self._queries_lock:
-            self._queries[text] = out.copy()
-            while len(self._queries) > QUERY_CACHE:
-                self._queries.popitem(last=False)
+        hit = self._queries.get(texts[0])
+        if hit is not None:
+            return hit.copy()
+        out: np.ndarray = self._impl.embed_queries(texts)
+        self._queries.put(texts[0], out.copy())
         return out
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:

@@ -22,13 +22,13 @@ raises :class:`~assistant_bridge.errors.ModelLoadError` in the constructor.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from assistant_bridge.errors import ModelLoadError
+from assistant_bridge.lru import Lru
 
 from .frozen_text import clip, content_tokens, overlap, split_sentences
 from .onnx_session import ForkSafeSession
@@ -151,14 +151,10 @@ class CrossEncoder:
         self._inputs = {i.name for i in self._session.get().get_inputs()}
         # a window's logit depends on nothing but its (query, window) ids: kept, so the planning steps of an
         # agentic run and the turns of a conversation score a retrieved passage once, not at every step
-        self._cache: OrderedDict[tuple[int, ...], float] = OrderedDict()
-        self._cache_size = cache_size
-        self._cache_lock = threading.Lock()
+        self._cache: Lru[tuple[int, ...], float] = Lru(cache_size)
         # the window selection of the last few turns: the cross-encoder's thread and the dense similarity's
         # (:meth:`first_window`) make the same one for a turn, and it tokenises every snippet
-        self._selections: OrderedDict[tuple[str, int, tuple[str, ...]], list[tuple[int, str, list[int]]]] = (
-            OrderedDict()
-        )
+        self._selections: Lru[tuple[str, int, tuple[str, ...]], list[tuple[int, str, list[int]]]] = Lru(SELECTIONS_KEPT)
         self._selection_lock = threading.Lock()
 
     def warm_up(self) -> None:
@@ -172,17 +168,11 @@ class CrossEncoder:
         logits = np.zeros(len(pairs), dtype=np.float64)
         for i, pair in enumerate(pairs):
             key = (*pair[0], -1, *pair[1])
-            with self._cache_lock:
-                hit = self._cache.get(key)
-                if hit is not None:
-                    self._cache.move_to_end(key)
+            hit = self._cache.get(key)
             if hit is None:
                 feed = {k: v for k, v in batch_arrays([pair], self.tok.pad_id).items() if k in self._inputs}
                 hit = float(np.asarray(session.run(None, feed)[0], dtype=np.float64).reshape(-1)[-1])
-                with self._cache_lock:
-                    self._cache[key] = hit
-                    while len(self._cache) > self._cache_size:
-                        self._cache.popitem(last=False)
+                self._cache.put(key, hit)
             logits[i] = hit
         probs = 1.0 / (1.0 + np.exp(-np.clip(logits, -40, 40)))
         return np.where(np.isfinite(probs), probs, 0.0)
@@ -207,11 +197,7 @@ class CrossEncoder:
             found = self._selections.get(key)
             if found is None:
                 found = select_windows(query, [clip(s, 4000) for s in key[2]], self.tok, limit)
-                self._selections[key] = found
-                while len(self._selections) > SELECTIONS_KEPT:
-                    self._selections.popitem(last=False)
-            else:
-                self._selections.move_to_end(key)
+                self._selections.put(key, found)
         return q, found
 
     def window_probs(self, query: str, snippets: Sequence[str], limit: int = MAX_WINDOWS) -> list[tuple[int, float]]:

@@ -12,9 +12,7 @@ import json
 import logging
 import math
 import os
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from assistant_bridge.errors import ConfigurationError, ModelLoadError
+from assistant_bridge.lru import Lru
 
 from .cross import CROSS_MODEL_FILE, CROSS_TOKENIZER_FILE, CrossEncoder
 from .encoder import SentenceEncoder, UseEncoder
@@ -100,26 +99,19 @@ class EmbedderSimilarity:
 
     def __init__(self, embedder: Any, cache_size: int = 1024) -> None:
         self.embedder = embedder
-        self._cache_size = cache_size
-        self._cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
+        self._cache: Lru[tuple[str, str], np.ndarray] = Lru(2 * cache_size)  # both roles
 
     def warm_up(self) -> None:
         self.embedder.warm_up()
 
     def _vector(self, role: str, text: str) -> np.ndarray:
         key = (role, text)
-        with self._lock:
-            found = self._cache.get(key)
-            if found is not None:
-                self._cache.move_to_end(key)
-                return found
+        found = self._cache.get(key)
+        if found is not None:
+            return found
         embed = self.embedder.embed_queries if role == "query" else self.embedder.embed_passages
         vec: np.ndarray = np.asarray(embed([text]), dtype=np.float32)[0]
-        with self._lock:
-            self._cache[key] = vec
-            while len(self._cache) > 2 * self._cache_size:
-                self._cache.popitem(last=False)
+        self._cache.put(key, vec)
         return vec
 
     def similarity(self, query: str, passage: str) -> float:

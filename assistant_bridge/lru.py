@@ -1,0 +1,44 @@
+"""A small bounded, thread-safe map for the per-process caches of model outputs (cross-encoder logits, window
+selections, query and passage vectors): the least recently used entry goes first once ``size`` is reached.
+
+Callers compute a missing value outside the map (two threads may then compute the same one; the later one
+wins, both are correct), unless they hold a lock of their own around ``get`` and ``put``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Generic, TypeVar
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class Lru(Generic[K, V]):
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: K) -> V | None:
+        """The value of ``key`` (now the most recently used), or ``None``."""
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: K, value: V) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+    def __len__(self) -> int:
+        return len(self._items)
