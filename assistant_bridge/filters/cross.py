@@ -124,16 +124,19 @@ def word_share(query_words: set[str], text: str) -> float:
 
 
 def select_windows(
-    query: str, snippets: Sequence[str], tok: WordPiece, limit: int = MAX_WINDOWS
+    query: str, snippets: Sequence[str], tok: WordPiece, limit: int | None = MAX_WINDOWS
 ) -> list[tuple[int, str, list[int]]]:
-    """The ``limit`` windows (snippet index, text, ids) that share the most words with the query: first the
-    best window of each snippet (best first, search order breaking ties), then the other windows."""
+    """The ``limit`` windows (snippet index, text, ids) that share the most words with the query (``None``:
+    every window, in that order): first the best window of each snippet (best first, search order breaking
+    ties), then the other windows. A smaller limit gives a prefix of the same order."""
     qw = set(content_tokens(query))
     per: list[list[tuple[float, int, str, list[int]]]] = []
     for si, s in enumerate(snippets):
         ws = [(word_share(qw, w), si, w, ids) for w, ids in windows(s, tok)]
         ws.sort(key=lambda t: -t[0])
         per.append(ws)
+    if limit is None:
+        limit = sum(len(ws) for ws in per)
     heads = sorted((ws[0] for ws in per if ws), key=lambda t: -t[0])  # stable: search order breaks ties
     chosen = heads[:limit]
     rest = sorted([w for ws in per for w in ws[1:]] + heads[limit:], key=lambda t: -t[0])
@@ -154,7 +157,7 @@ class CrossEncoder:
         self._cache: Lru[tuple[int, ...], float] = Lru(cache_size)
         # the window selection of the last few turns: the cross-encoder's thread and the dense similarity's
         # (:meth:`first_window`) make the same one for a turn, and it tokenises every snippet
-        self._selections: Lru[tuple[str, int, tuple[str, ...]], list[tuple[int, str, list[int]]]] = Lru(SELECTIONS_KEPT)
+        self._selections: Lru[tuple[str, tuple[str, ...]], list[tuple[int, str, list[int]]]] = Lru(SELECTIONS_KEPT)
         self._selection_lock = threading.Lock()
 
     def warm_up(self) -> None:
@@ -192,13 +195,13 @@ class CrossEncoder:
         q = self.tok.ids(clip(query, 1000))
         if not q:
             return q, []
-        key = (query, limit, tuple(snippets or ()))
+        key = (query, tuple(snippets or ()))
         with self._selection_lock:  # held while selecting: the other thread of the turn waits, then finds it
             found = self._selections.get(key)
-            if found is None:
-                found = select_windows(query, [clip(s, 4000) for s in key[2]], self.tok, limit)
+            if found is None:  # every window in order, so the second look reads on from the same selection
+                found = select_windows(query, [clip(s, 4000) for s in key[1]], self.tok, None)
                 self._selections.put(key, found)
-        return q, found
+        return q, found[:limit]
 
     def window_probs(self, query: str, snippets: Sequence[str], limit: int = MAX_WINDOWS) -> list[tuple[int, float]]:
         """(snippet index, probability) of each selected window, best window selection first; empty when the

@@ -73,6 +73,9 @@ def test_select_windows_prefers_query_words_and_keeps_each_snippet(tok: WordPiec
     assert len(select_windows(q, snippets, tok)) == MAX_WINDOWS
     many = select_windows(q, [LONG], tok, limit=50)
     assert len(many) == len(windows(LONG, tok))
+    every = select_windows(q, snippets, tok, limit=None)
+    assert len(every) == sum(len(windows(s, tok)) for s in snippets)
+    assert all(select_windows(q, snippets, tok, limit=k) == every[:k] for k in (1, 2, 3, 5, 8))  # prefixes
 
 
 def test_the_model_tells_an_answering_passage_from_an_on_topic_one(cross: CrossEncoder) -> None:
@@ -169,7 +172,7 @@ def test_a_turns_window_selection_is_made_once(cross: CrossEncoder, monkeypatch:
     real = module.select_windows
 
     def counting(
-        query: str, snippets: list[str], tok: WordPiece, limit: int = MAX_WINDOWS
+        query: str, snippets: list[str], tok: WordPiece, limit: int | None = MAX_WINDOWS
     ) -> list[tuple[int, str, list[int]]]:
         made.append(query)
         return real(query, snippets, tok, limit)
@@ -179,5 +182,7 @@ def test_a_turns_window_selection_is_made_once(cross: CrossEncoder, monkeypatch:
     probs = cross.window_probs(q, [JA_INTRO, JA_DEADLINE])
     window = cross.first_window(q, [JA_INTRO, JA_DEADLINE])
     assert made == [q] and probs and window is not None
+    cross.confident(q, [JA_INTRO, JA_DEADLINE])  # the second look reads on in the same order
+    assert made == [q]
     cross.window_probs(q, [JA_DEADLINE])  # other snippets: another selection
     assert len(made) == 2
