@@ -29,15 +29,9 @@ from assistant_bridge.conversation.assistants import Assistant, AssistantsConfig
 from assistant_bridge.conversation.rewrite import Rewriter, make_rewriter
 from assistant_bridge.conversation.sessions import SessionStore
 from assistant_bridge.conversation.sources import BuiltinSource, RemoteSource, SearchSource
+from assistant_bridge.core.loop import SecondLookLike
 from assistant_bridge.errors import ConfigurationError, ModelLoadError
-from assistant_bridge.filters import (
-    PostFilter,
-    PreFilter,
-    SecondLookFilter,
-    Thresholds,
-    load_filters,
-    load_thresholds,
-)
+from assistant_bridge.filters import PostFilter, PreFilter, Thresholds, load_filters, load_thresholds
 from assistant_bridge.generators import Generator, make_generator
 from assistant_bridge.safety.hap import HapCheck, HapScorer, shared_scorer
 from assistant_bridge.services import Services
@@ -296,7 +290,7 @@ class _LazyPreFilter:
     def second_look(self, query: str, snippets: Sequence[str]) -> list[tuple[int, float]]:
         self._rt.check_ready()
         pre = self._rt._loaded_filters()[0]
-        return pre.second_look(query, snippets) if isinstance(pre, SecondLookFilter) else []
+        return pre.second_look(query, snippets) if isinstance(pre, SecondLookLike) else []
 
 
 class _LazyPostFilter:

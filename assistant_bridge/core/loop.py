@@ -55,7 +55,7 @@ class PreFilterLike(Protocol):
 
 @runtime_checkable
 class SecondLookLike(Protocol):
-    """A pre-filter that can read further when its score is low (``filters.SecondLookFilter``)."""
+    """A pre-filter that can read further when its score is low (``filters.OnnxPreFilter.second_look``)."""
 
     def second_look(self, query: str, snippets: Sequence[str]) -> list[tuple[int, float]]: ...
 

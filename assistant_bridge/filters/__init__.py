@@ -6,7 +6,7 @@ The conversational search loop asks a :class:`PreFilter` whether the snippets ca
 features (USE-multilingual sentence similarities, lexical, number and name overlap); the pre-filter also
 reads the passage window that shares the most words with the query with a fine-tuned MiniLM cross-encoder
 (``cross.py``, int8 ONNX), and when its score is low takes a second look at the next windows
-(:class:`SecondLookFilter`). See ``filters_models/MODEL_CARD_pre.md`` and ``MODEL_CARD_post.md``.
+(:meth:`OnnxPreFilter.second_look`, which the loop asks for). See ``filters_models/MODEL_CARD_pre.md`` and ``MODEL_CARD_post.md``.
 
 Usage::
 
@@ -18,7 +18,7 @@ Usage::
 
 from .fakes import FakePostFilter, FakePreFilter
 from .onnx_filters import OnnxPostFilter, OnnxPreFilter, default_model_dir, load_filters, load_thresholds
-from .protocols import DEFAULT_LEVEL, LEVELS, PostFilter, PreFilter, SecondLookFilter, Thresholds
+from .protocols import DEFAULT_LEVEL, LEVELS, PostFilter, PreFilter, Thresholds
 
 __all__ = [
     "DEFAULT_LEVEL",
@@ -29,7 +29,6 @@ __all__ = [
     "OnnxPreFilter",
     "PostFilter",
     "PreFilter",
-    "SecondLookFilter",
     "Thresholds",
     "default_model_dir",
     "load_filters",

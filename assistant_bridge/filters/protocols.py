@@ -29,14 +29,6 @@ class PreFilter(Protocol):
 
 
 @runtime_checkable
-class SecondLookFilter(Protocol):
-    """A pre-filter that can read further when its score is low: (snippet index, probability) of the snippets
-    it finds an answer in after all, best first (:meth:`~.onnx_filters.OnnxPreFilter.second_look`)."""
-
-    def second_look(self, query: str, snippets: Sequence[str]) -> list[tuple[int, float]]: ...
-
-
-@runtime_checkable
 class PostFilter(Protocol):
     def score(self, query: str, snippets: Sequence[str], answer: str) -> float:
         """P(the answer is supported by the snippets), in [0, 1]."""

@@ -4,15 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from assistant_bridge.core.loop import SecondLookLike
 from assistant_bridge.errors import ConfigurationError
-from assistant_bridge.filters import (
-    FakePostFilter,
-    FakePreFilter,
-    PostFilter,
-    PreFilter,
-    SecondLookFilter,
-    Thresholds,
-)
+from assistant_bridge.filters import FakePostFilter, FakePreFilter, PostFilter, PreFilter, Thresholds
 from assistant_bridge.filters import frozen_text as tx
 
 pytestmark = pytest.mark.unit
@@ -21,7 +15,7 @@ pytestmark = pytest.mark.unit
 def test_fakes_satisfy_the_protocols() -> None:
     assert isinstance(FakePreFilter(), PreFilter)
     assert isinstance(FakePostFilter(), PostFilter)
-    assert isinstance(FakePreFilter(), SecondLookFilter)
+    assert isinstance(FakePreFilter(), SecondLookLike)
 
 
 def test_the_fake_second_look_vouches_for_what_it_was_given_within_the_snippets() -> None:
