@@ -15,6 +15,11 @@ Reports, for the ONNX files in ``--model-dir`` (default: ``filters_models/``) an
    before each turn, as for a question never seen): p50 / p90 over ``--turns`` turns, wall
    clock and process CPU time (the machine's load average is printed too: on a busy shared machine the wall
    clock mostly measures waiting for a core).
+5. Added cost per turn: the same conversational-search turns (``core.loop``, the shipped extractive generator
+   sharing the filters' sentence encoder, as a deployment does) with the filters at the default level and
+   without any, interleaved (the order alternates), every cache emptied before each run. The difference is what
+   the filters add to a turn: the generator reuses the sentence vectors the pre-filter computed, and a turn the
+   pre-filter declines does not generate. Reported over all turns and over the turns answered with the filters.
 
 Nothing here is used for training or for choosing thresholds.
 """
@@ -28,12 +33,13 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "filters_models"))
 
-from assistant_bridge.filters import LEVELS, load_filters, load_thresholds  # noqa: E402
+from assistant_bridge.filters import DEFAULT_LEVEL, LEVELS, load_filters, load_thresholds  # noqa: E402
 from assistant_bridge.filters import frozen_text as tx  # noqa: E402
 from assistant_bridge.filters.encoder import UseEncoder  # noqa: E402
 
@@ -86,6 +92,57 @@ def _empty_caches(pre: object) -> None:
             cache = getattr(part, name, None)
             if cache is not None:
                 cache.clear()
+
+
+def added_cost(pre: Any, post: Any, dev: list[Any], pool: list[str], rnd: random.Random, turns: int) -> dict[str, Any]:
+    """Section 5: turn time with the filters minus without, same turns, interleaved, caches emptied."""
+    from assistant_bridge.core.loop import Answer, run_conversational_search
+    from assistant_bridge.core.results import SearchResult
+    from assistant_bridge.generators import make_generator
+    from bench.clapnq import load_filter_set
+
+    level = load_thresholds(DEFAULT_LEVEL)
+    generator = make_generator("extractive", embedder=pre._encoder)  # noqa: SLF001 - shared, as deployed
+    generator.warm_up()
+    passing, _, no_thresholds, _, _ = load_filter_set("none", DEFAULT_LEVEL)
+    added: list[float] = []
+    added_answered: list[float] = []
+    times: dict[str, list[float]] = {"with": [], "without": []}
+    for i, q in enumerate(rnd.sample(dev, min(turns, len(dev)))):
+        texts = [q.context] + rnd.sample(pool, 4)
+        results = [SearchResult(title=f"passage {k}", body=t, id=f"p{k}") for k, t in enumerate(texts)]
+        took: dict[str, float] = {}
+        answered = False
+        for name in ("with", "without") if i % 2 else ("without", "with"):
+            _empty_caches(pre)
+            t0 = time.perf_counter()
+            if name == "with":
+                outcome = run_conversational_search(
+                    q.question, results, prefilter=pre, postfilter=post, generator=generator, thresholds=level
+                )
+                answered = isinstance(outcome, Answer)
+            else:
+                run_conversational_search(
+                    q.question,
+                    results,
+                    prefilter=passing,
+                    postfilter=passing,
+                    generator=generator,
+                    thresholds=no_thresholds,
+                )
+            took[name] = 1000 * (time.perf_counter() - t0)
+            times[name].append(took[name])
+        added.append(took["with"] - took["without"])
+        if answered:
+            added_answered.append(took["with"] - took["without"])
+    return {
+        "with_filters_p50": round(statistics.median(times["with"]), 1),
+        "without_filters_p50": round(statistics.median(times["without"]), 1),
+        "added_p50": round(statistics.median(added), 1),
+        "added_p50_answered_turns": round(statistics.median(added_answered), 1) if added_answered else None,
+        "turns": len(added),
+        "answered_turns": len(added_answered),
+    }
 
 
 def main() -> None:
@@ -209,6 +266,7 @@ def main() -> None:
         "turns": len(times),
         "encoded_chars_p50": int(statistics.median(chars)),
     }
+    report["added_ms_per_turn"] = added_cost(pre, post, dev, pool, rnd, args.turns)
     with open("/proc/loadavg", encoding="ascii") as fh:
         report["load_average_1m"] = float(fh.read().split()[0])
 
