@@ -5,7 +5,8 @@
 
 Without ``--docs`` the corpus is fetched and prepared in ``<work-dir>/docs``: the Debian packages of
 :data:`DEBIAN` with ``apt-get download`` (unpacked with ``dpkg-deb -x``, nothing is installed; a fresh
-machine needs ``apt-get update`` once, as root), manual pages rendered to text by ``man``, and the Markdown
+machine needs ``apt-get update`` once, as root), manual pages rendered to text by ``man`` (with
+``--man-source``: their compressed roff sources, which the service reads itself), and the Markdown
 long descriptions of the wheels of :data:`WHEELS` (``pip download``); downloads are kept in
 ``<work-dir>/cache``. What cannot be fetched is listed in the report. The corpus is ingested with the
 default settings into a fresh data directory, then each question of ``bench/data/real_docs_questions.json``
@@ -114,9 +115,10 @@ CHROME = re.compile(
 )
 
 
-def collect(out: Path, cache: Path) -> list[str]:
+def collect(out: Path, cache: Path, man_source: bool = False) -> list[str]:
     """Fetch the corpus (``apt-get download``, ``pip download``; kept in ``cache``) and prepare it in ``out``;
-    returns what could not be fetched or found."""
+    returns what could not be fetched or found. With ``man_source`` the manual pages go in as their
+    compressed roff sources (``man-fr-nano.1.gz``), read by the service itself, instead of rendered by ``man``."""
     import email
     import gzip
     import zipfile
@@ -141,6 +143,9 @@ def collect(out: Path, cache: Path) -> list[str]:
                 name = src.name.removesuffix(".gz")
                 if "/man/" in str(src):
                     lang = "en" if "/man/man" in str(src) else src.parts[src.parts.index("man") + 1]
+                    if man_source:
+                        shutil.copyfile(src, out / f"man-{lang}-{src.name}")
+                        continue
                     text = render_man(str(src), utf8=lang != "en")
                     (out / f"man-{lang}-{name.rsplit('.', 1)[0]}.txt").write_text(text, encoding="utf-8")
                 elif src.suffix == ".gz":
@@ -189,6 +194,11 @@ def main() -> int:
     ap.add_argument("--mode", choices=("dense", "lexical", "hybrid"), help="search mode (default: the product's)")
     ap.add_argument("--verify", action="store_true", help="only check that every answer string is in its file")
     ap.add_argument(
+        "--man-source",
+        action="store_true",
+        help="collect the manual pages as their roff sources (.1.gz), read by the service, not rendered by man",
+    )
+    ap.add_argument(
         "--keep-data",
         action="store_true",
         help="reuse the index of the last run in --work-dir when it finished ingesting (for work on answering: "
@@ -202,7 +212,7 @@ def main() -> int:
     if docs is None:
         docs = args.work_dir / "docs"
         shutil.rmtree(docs, ignore_errors=True)
-        missing = collect(docs, args.work_dir / "cache")
+        missing = collect(docs, args.work_dir / "cache", man_source=args.man_source)
     if args.verify:
         return verify(docs, json.loads(args.questions.read_text(encoding="utf-8")))
     data = args.work_dir / "data"

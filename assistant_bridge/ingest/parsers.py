@@ -1,13 +1,19 @@
 """Turn an uploaded file (or JSON text) into a :class:`ParsedDocument`.
 
 The format is chosen by file extension, else by MIME type. Supported: plain text, Markdown, HTML, PDF,
-WebVTT and SRT. Anything else is :class:`~assistant_bridge.errors.UnsupportedMediaType`; a supported file
-that cannot be read is :class:`~assistant_bridge.errors.DocumentParseError`. Parsing is pure (bytes in,
-dataclass out) and logs nothing, so document text never reaches a log.
+WebVTT, SRT, reStructuredText (:mod:`.rst`) and manual page sources (roff: ``wc.1``, read by :mod:`.roff`),
+each also gzip-compressed (``wc.1.gz``, ``README.md.gz``, as Debian ships documentation). Anything else is
+:class:`~assistant_bridge.errors.UnsupportedMediaType`; a supported file that cannot be read is
+:class:`~assistant_bridge.errors.DocumentParseError`. Parsing is pure (bytes in, dataclass out) and logs
+nothing, so document text never reaches a log.
 """
 
 from __future__ import annotations
 
+import gzip
+import io
+import re
+import zlib
 from pathlib import PurePath
 from typing import Literal
 
@@ -18,6 +24,8 @@ from assistant_bridge.errors import DocumentParseError, NoContent, UnsupportedMe
 from assistant_bridge.ingest.htmltext import html_to_text, sniff_charset
 from assistant_bridge.ingest.manpage import is_man_page, man_to_text
 from assistant_bridge.ingest.pdf import parse_pdf
+from assistant_bridge.ingest.roff import included_page, is_roff, roff_to_rendered
+from assistant_bridge.ingest.rst import rst_to_html
 from assistant_bridge.ingest.text import clean_text, decode_bytes, markdown_to_text
 from assistant_bridge.ingest.transcripts import parse_cues
 
@@ -44,6 +52,10 @@ EXTENSION_FORMATS: dict[str, str] = {
     ".pdf": "pdf",
     ".vtt": "vtt",
     ".srt": "srt",
+    ".rst": "rst",
+    ".rest": "rst",
+    ".man": "roff",
+    **{f".{n}": "roff" for n in range(1, 10)},  # manual page sources; "wc.1", and ".1p", ".3pm" too (_MAN_SECTION)
 }
 MIME_FORMATS: dict[str, str] = {
     "text/plain": "text",
@@ -58,6 +70,11 @@ MIME_FORMATS: dict[str, str] = {
     "application/srt": "srt",
     "text/srt": "srt",
     "text/x-srt": "srt",
+    "text/x-rst": "rst",
+    "text/prs.fallenstein.rst": "rst",
+    "text/troff": "roff",
+    "application/x-troff-man": "roff",
+    "text/x-troff-man": "roff",
 }
 FORMAT_MIME: dict[str, str] = {
     "text": "text/plain",
@@ -66,8 +83,14 @@ FORMAT_MIME: dict[str, str] = {
     "pdf": "application/pdf",
     "vtt": "text/vtt",
     "srt": "application/x-subrip",
+    "roff": "text/troff",
+    "rst": "text/x-rst",
 }
-SUPPORTED_EXTENSIONS: tuple[str, ...] = tuple(EXTENSION_FORMATS)
+SUPPORTED_EXTENSIONS: tuple[str, ...] = (*EXTENSION_FORMATS, ".gz")
+_MAN_SECTION = re.compile(r"\.[1-9][a-z0-9]{0,6}$")  # a manual page's section suffix: .1, .1p, .3pm, .8ssl
+_GZIP_MIME = ("application/gzip", "application/x-gzip")
+#: A compressed file is unpacked up to this size; a larger one is refused (not read whole into memory).
+MAX_UNPACKED_BYTES = 64 * 1024 * 1024
 SUPPORTED_MIME_TYPES: tuple[str, ...] = tuple(MIME_FORMATS)
 
 
@@ -84,13 +107,17 @@ def _split_mime(mime_type: str | None) -> tuple[str, str | None]:
 
 
 def detect_format(filename: str, mime_type: str | None = None) -> str:
-    """Return ``text``, ``markdown``, ``html``, ``pdf``, ``vtt`` or ``srt``; the extension wins over the MIME type.
+    """Return ``text``, ``markdown``, ``html``, ``pdf``, ``vtt``, ``srt``, ``rst`` or ``roff`` (a manual page source);
+    the extension wins over the MIME type. A ``.gz`` file is named by what it holds (``wc.1.gz``: ``roff``).
 
     :raises UnsupportedMediaType: neither names a supported type.
     """
-    suffix = PurePath(filename).suffix.lower()
+    name = filename[:-3] if filename.lower().endswith(".gz") else filename
+    suffix = PurePath(name).suffix.lower()
     if suffix in EXTENSION_FORMATS:
         return EXTENSION_FORMATS[suffix]
+    if _MAN_SECTION.match(suffix):
+        return "roff"
     base, _ = _split_mime(mime_type)
     if base in MIME_FORMATS:
         return MIME_FORMATS[base]
@@ -135,12 +162,15 @@ def parse_file(
     :raises DocumentParseError: the file is empty, corrupt, encrypted, binary or holds no text.
     :raises ValidationFailed: ``modality`` is not a known modality.
     """
-    fmt = detect_format(filename, mime_type)
     if modality is not None and modality not in MODALITIES:
         raise ValidationFailed(f"Unknown modality {modality!r}.", path="modality", allowed=list(MODALITIES))
     if not data:
         raise DocumentParseError("The file is empty.")
-    _, charset = _split_mime(mime_type)
+    base, charset = _split_mime(mime_type)
+    if filename.lower().endswith(".gz") or base in _GZIP_MIME:
+        data = gunzip(data)
+        filename, mime_type = filename[:-3] if filename.lower().endswith(".gz") else filename, None
+    fmt = detect_format(filename, mime_type)
     if fmt == "pdf":
         pdf = parse_pdf(data)
         return _build(title=pdf.title or _stem(filename), text=pdf.text, segments=pdf.segments, fmt=fmt)
@@ -156,7 +186,41 @@ def parse_file(
     if fmt == "html":
         source = decode_bytes(data, declared=charset or sniff_charset(data))
         return _from_source(source, title=None, fmt="html", fallback_title=_stem(filename))
-    return _from_source(decode_bytes(data, declared=charset), title=None, fmt=fmt, fallback_title=_stem(filename))
+    source = decode_bytes(data, declared=charset)
+    if fmt == "rst":
+        text, found = html_to_text(rst_to_html(source))
+        return _build(title=found or _stem(filename), text=text, fmt=fmt)
+    if fmt == "roff":
+        target = included_page(source)
+        if target is not None:
+            raise NoContent(f"This manual page only points to another one ({target}); ingest that page instead.")
+        if is_roff(source):  # laid out as `man` shows it; the file name gives a page without a header its own
+            stem, _, section = PurePath(filename).name.rpartition(".")
+            source = roff_to_rendered(source, (stem, section) if stem and _MAN_SECTION.match("." + section) else None)
+    return _from_source(source, title=None, fmt=fmt, fallback_title=_stem(filename))
+
+
+def gunzip(data: bytes, limit: int = MAX_UNPACKED_BYTES) -> bytes:
+    """The content of a gzip file, read up to ``limit`` bytes.
+
+    :raises DocumentParseError: not a gzip file, a damaged one, or one that unpacks to more than ``limit``.
+    """
+    out = bytearray()
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
+            while chunk := fh.read(1 << 20):
+                out += chunk
+                if len(out) > limit:
+                    raise DocumentParseError(
+                        f"The compressed file unpacks to more than {limit // (1024 * 1024)} MiB; "
+                        "split it or upload it unpacked.",
+                        limit_bytes=limit,
+                    )
+    except (OSError, EOFError, zlib.error):
+        raise DocumentParseError("The file is not a readable gzip file (damaged or not compressed).") from None
+    if not out:
+        raise DocumentParseError("The compressed file is empty.")
+    return bytes(out)
 
 
 def _plain_title(text: str) -> str | None:

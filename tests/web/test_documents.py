@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 from typing import Any
 
@@ -36,11 +37,25 @@ def test_multipart_upload(client: Any) -> None:
     assert resp.get_json()["document"]["title"] == "VPN"
 
 
+def test_a_compressed_manual_page_upload_is_searchable_by_its_option(client: Any) -> None:
+    page = b".TH WC 1\n.SH NAME\nwc \\- print counts\n.SH OPTIONS\n.TP\n\\fB\\-l\\fR, \\fB\\-\\-lines\\fR\nprint the newline counts\n"
+    data = {"file": (io.BytesIO(gzip.compress(page)), "wc.1.gz")}
+    resp = client.post("/v1/documents", data=data, content_type="multipart/form-data")
+    assert resp.status_code == 201, resp.get_json()
+    document = resp.get_json()["document"]
+    assert document["title"] == "wc(1): print counts"
+    content = client.get(f"/v1/documents/{document['id']}/content").get_json()["text"]
+    assert "-l, --lines: print the newline counts" in content
+    listed = client.get("/v1/documents?kind=roff").get_json()
+    assert [d["id"] for d in listed["documents"]] == [document["id"]]
+
+
 @pytest.mark.parametrize(
     "filename, payload, status",
     [
         ("virus.exe", b"MZ....", 415),
         ("broken.pdf", b"%PDF-1.4 this is not a pdf", 422),
+        ("bomb.txt.gz", b"\x1f\x8b\x08\x00 damaged", 422),
     ],
 )
 def test_bad_files_are_rejected_and_nothing_is_lost(
