@@ -1,8 +1,8 @@
 """Turn an uploaded file (or JSON text) into a :class:`ParsedDocument`.
 
 The format is chosen by file extension, else by MIME type. Supported: plain text, Markdown, HTML, PDF,
-WebVTT, SRT, reStructuredText (:mod:`.rst`) and manual page sources (roff: ``wc.1``, read by :mod:`.roff`),
-each also gzip-compressed (``wc.1.gz``, ``README.md.gz``, as Debian ships documentation). Anything else is
+WebVTT, SRT, reStructuredText (:mod:`.rst`), GNU Info manuals (:mod:`.info`) and manual page sources (roff:
+``wc.1``, read by :mod:`.roff`), each also gzip-compressed (``wc.1.gz``, ``README.md.gz``, as Debian ships documentation). Anything else is
 :class:`~assistant_bridge.errors.UnsupportedMediaType`; a supported file that cannot be read is
 :class:`~assistant_bridge.errors.DocumentParseError`. Parsing is pure (bytes in, dataclass out) and logs
 nothing, so document text never reaches a log.
@@ -22,6 +22,7 @@ from assistant_bridge.core.language import detect_language
 from assistant_bridge.domain import MODALITIES
 from assistant_bridge.errors import DocumentParseError, NoContent, UnsupportedMediaType, ValidationFailed
 from assistant_bridge.ingest.htmltext import html_to_text, sniff_charset
+from assistant_bridge.ingest.info import info_to_text, is_info
 from assistant_bridge.ingest.manpage import is_man_page, man_to_text
 from assistant_bridge.ingest.pdf import parse_pdf
 from assistant_bridge.ingest.roff import included_page, is_roff, roff_to_rendered
@@ -52,6 +53,7 @@ EXTENSION_FORMATS: dict[str, str] = {
     ".pdf": "pdf",
     ".vtt": "vtt",
     ".srt": "srt",
+    ".info": "info",
     ".rst": "rst",
     ".rest": "rst",
     ".man": "roff",
@@ -70,6 +72,8 @@ MIME_FORMATS: dict[str, str] = {
     "application/srt": "srt",
     "text/srt": "srt",
     "text/x-srt": "srt",
+    "text/x-info": "info",
+    "application/x-info": "info",
     "text/x-rst": "rst",
     "text/prs.fallenstein.rst": "rst",
     "text/troff": "roff",
@@ -85,9 +89,12 @@ FORMAT_MIME: dict[str, str] = {
     "srt": "application/x-subrip",
     "roff": "text/troff",
     "rst": "text/x-rst",
+    "info": "text/x-info",
 }
 SUPPORTED_EXTENSIONS: tuple[str, ...] = (*EXTENSION_FORMATS, ".gz")
 _MAN_SECTION = re.compile(r"\.[1-9][a-z0-9]{0,6}$")  # a manual page's section suffix: .1, .1p, .3pm, .8ssl
+_INFO_PART = re.compile(r"\.info-\d{1,3}$")  # the parts of a large manual: grep.info-1, grep.info-2
+_INFO_MARKER = re.compile(rb"\x00\x08\[[^\x00]{0,40}\x00\x08\]")
 _GZIP_MIME = ("application/gzip", "application/x-gzip")
 #: A compressed file is unpacked up to this size; a larger one is refused (not read whole into memory).
 MAX_UNPACKED_BYTES = 64 * 1024 * 1024
@@ -107,7 +114,8 @@ def _split_mime(mime_type: str | None) -> tuple[str, str | None]:
 
 
 def detect_format(filename: str, mime_type: str | None = None) -> str:
-    """Return ``text``, ``markdown``, ``html``, ``pdf``, ``vtt``, ``srt``, ``rst`` or ``roff`` (a manual page source);
+    """Return ``text``, ``markdown``, ``html``, ``pdf``, ``vtt``, ``srt``, ``rst``, ``info`` or ``roff`` (a manual
+    page source);
     the extension wins over the MIME type. A ``.gz`` file is named by what it holds (``wc.1.gz``: ``roff``).
 
     :raises UnsupportedMediaType: neither names a supported type.
@@ -118,6 +126,8 @@ def detect_format(filename: str, mime_type: str | None = None) -> str:
         return EXTENSION_FORMATS[suffix]
     if _MAN_SECTION.match(suffix):
         return "roff"
+    if _INFO_PART.match(suffix):
+        return "info"
     base, _ = _split_mime(mime_type)
     if base in MIME_FORMATS:
         return MIME_FORMATS[base]
@@ -186,7 +196,14 @@ def parse_file(
     if fmt == "html":
         source = decode_bytes(data, declared=charset or sniff_charset(data))
         return _from_source(source, title=None, fmt="html", fallback_title=_stem(filename))
+    if fmt == "info":
+        data = _INFO_MARKER.sub(b"", data)  # "^@^H[index^@^H]" opens an index node: not binary
     source = decode_bytes(data, declared=charset)
+    if fmt == "info":
+        if not is_info(source):
+            return _from_source(source, title=None, fmt=fmt, fallback_title=_stem(filename))
+        text, found = info_to_text(source)
+        return _build(title=found or _stem(filename), text=clean_text(text), fmt=fmt)
     if fmt == "rst":
         text, found = html_to_text(rst_to_html(source))
         return _build(title=found or _stem(filename), text=text, fmt=fmt)

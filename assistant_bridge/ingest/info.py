@@ -1,0 +1,143 @@
+"""GNU Info manuals (``grep.info``, ``coreutils.info-2``: what ``makeinfo`` writes from Texinfo), turned into
+paragraphs and definition entries.
+
+An Info file is plain text cut into nodes by ``\\x1f`` lines; each node starts with a navigation line
+(``File: grep.info,  Node: Matching Control,  Next: …,  Prev: …,  Up: …``) and usually ends with a menu of
+its children (``* Menu:`` then ``* Node name::  description`` lines); the file ends with a tag table of
+byte offsets. Indexed as they are, those become chunks of navigation. :func:`info_to_text` gives instead:
+
+* no navigation lines, menus, index nodes, tag tables or ``INFO-DIR-SECTION`` entries, and no
+  "This is grep.info, produced by makeinfo …" line;
+* section headings (``2.1.2 Matching Control`` over its ``-----`` rule) as paragraphs of their own;
+* each paragraph on one line; an example (a block indented further than the text around it) line by line;
+* each table entry as one line, ``-e PATTERNS, --regexp=PATTERNS: Use PATTERNS as …`` (the quoted terms of
+  ``@table``/``@item`` with their indented description), and each definition as one line,
+  ``Function: int asn1_parser2tree (const char * FILE, …): FILE: specify …`` (``@deffn``);
+* the title: the heading of the ``Top`` node (``GNU Grep``), else the file name.
+"""
+
+from __future__ import annotations
+
+import re
+
+_NODE_LINE = re.compile(r"^File: [^,]+,\s+Node: ([^,\n]+)")
+_UNDERLINE = re.compile(r"^([*=\-.])\1{2,}\s*$")
+_MAKEINFO = re.compile(r"^This is .+, produced by [Mm]akeinfo")
+_MENU_ITEM = re.compile(r"^\* [^:]+:")
+_TERM = re.compile(r"^(?:‘[^’]*’|'[^']*'|`[^']*')\s*$")  # a table term: the whole line quoted
+_DEFINITION = re.compile(r"^ -- ([A-Za-z ]+): (.+)$")
+_INDEX_NODE = re.compile(r"\bindex\b", re.IGNORECASE)
+_SPACES = re.compile(r" {2,}")  # makeinfo puts two after a full stop
+_NON_TEXT_BLOCK = ("Tag Table:", "Indirect:", "End Tag Table", "Local Variables:")
+
+
+def is_info(text: str) -> bool:
+    """An Info file: a ``produced by makeinfo`` line near the start, or a node separator and a node line."""
+    head = text[:4000]
+    return bool(_MAKEINFO.search(head) or re.search(r"\x1f\s*\nFile: [^,]+,\s+Node: ", head))
+
+
+def _unquote(term: str) -> str:
+    return term.strip().strip("‘’'`")
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _paragraphs(lines: list[str]) -> list[list[str]]:
+    out: list[list[str]] = []
+    current: list[str] = []
+    for line in lines:
+        if line.strip():
+            current.append(line.rstrip())
+        elif current:
+            out.append(current)
+            current = []
+    if current:
+        out.append(current)
+    return out
+
+
+def _node_text(lines: list[str]) -> list[str]:
+    """The paragraphs of one node's body (navigation line already removed)."""
+    body: list[str] = []
+    for line in lines:
+        if line.startswith("* Menu:"):
+            break  # the menu runs to the end of the node
+        body.append(line)
+    out: list[str] = []
+    terms: list[str] = []  # table terms waiting for their description
+    for para in _paragraphs(body):
+        if len(para) == 2 and _UNDERLINE.match(para[1]) and len(para[1].strip()) >= len(para[0].strip()) - 2:
+            out.append(para[0].strip())  # a heading over its rule
+            continue
+        first = para[0]
+        while para and _TERM.match(para[0]):  # ‘-e PATTERNS’ / ‘--regexp=PATTERNS’, then the description
+            terms.append(_unquote(para[0]))
+            para = para[1:]
+        if not para:
+            continue
+        definition = _DEFINITION.match(para[0])
+        if definition:
+            head = [f"{definition.group(1)}: {definition.group(2).strip()}"]
+            rest = para[1:]
+            while rest and _indent(rest[0]) >= 10:  # the definition line wrapped
+                head.append(rest.pop(0).strip())
+            description = _SPACES.sub(" ", " ".join(x.strip() for x in rest))
+            out.append(" ".join(head) + (f": {description}" if description else ""))
+            continue
+        text = _SPACES.sub(" ", " ".join(x.strip() for x in para))
+        if terms:
+            out.append(f"{', '.join(terms)}: {text}")
+            terms = []
+        elif _indent(first) >= 5 and all(_indent(x) >= 5 for x in para) and len(para) > 1:
+            out.append("\n".join(x[5:] if x.startswith("     ") else x.strip() for x in para))  # an example
+        else:
+            out.append(text)
+    if terms:
+        out.append(", ".join(terms))
+    return out
+
+
+def info_to_text(text: str) -> tuple[str, str | None]:
+    """``(text, title)`` of an Info file (see the module docstring); call when :func:`is_info`."""
+    blocks = text.replace("\r\n", "\n").split("\x1f")
+    paragraphs: list[str] = []
+    title: str | None = None
+    for number, block in enumerate(blocks):
+        lines = block.strip("\n").split("\n")
+        if not lines or lines[0].startswith(_NON_TEXT_BLOCK):
+            continue
+        node = _NODE_LINE.match(lines[0])
+        if node is None:
+            if number:
+                continue  # not a node: a tag table or the like
+            lines = _preamble(lines)  # the text before the first node: its copyright notice stays
+        else:
+            lines = lines[1:]
+            name = node.group(1).strip()
+            if _INDEX_NODE.search(name):
+                continue  # an index is a menu of every term: navigation
+        part = _node_text(lines)
+        if node is not None and node.group(1).strip() == "Top" and title is None and part:
+            title = part[0]
+        paragraphs.extend(part)
+    return "\n\n".join(p for p in paragraphs if not _MENU_ITEM.match(p)), title
+
+
+def _preamble(lines: list[str]) -> list[str]:
+    out: list[str] = []
+    skipping = False
+    making = False  # "This is grep.info, produced by makeinfo version 6.8 from" and its next line
+    for line in lines:
+        making = bool(_MAKEINFO.match(line)) or (making and bool(line.strip()))
+        if making:
+            continue
+        if line.startswith("INFO-DIR-SECTION") or line.startswith("START-INFO-DIR-ENTRY"):
+            skipping = True
+        if not skipping:
+            out.append(line)
+        if line.startswith("END-INFO-DIR-ENTRY"):
+            skipping = False
+    return out
