@@ -1,8 +1,9 @@
 """Turn an uploaded file (or JSON text) into a :class:`ParsedDocument`.
 
-The format is chosen by file extension, else by MIME type. Supported: plain text, Markdown, HTML, PDF,
-WebVTT, SRT, reStructuredText (:mod:`.rst`), GNU Info manuals (:mod:`.info`) and manual page sources (roff:
-``wc.1``, read by :mod:`.roff`), each also gzip-compressed (``wc.1.gz``, ``README.md.gz``, as Debian ships documentation). Anything else is
+The format is chosen by file extension, else by MIME type. Supported: plain text, Markdown, HTML, PDF, Word
+(``.docx``, :mod:`.word`), WebVTT, SRT, reStructuredText (:mod:`.rst`), GNU Info manuals (:mod:`.info`) and
+manual page sources (roff: ``wc.1``, read by :mod:`.roff`), each also gzip-compressed (``wc.1.gz``,
+``README.md.gz``, as Debian ships documentation). Anything else is
 :class:`~assistant_bridge.errors.UnsupportedMediaType`; a supported file that cannot be read is
 :class:`~assistant_bridge.errors.DocumentParseError`. Parsing is pure (bytes in, dataclass out) and logs
 nothing, so document text never reaches a log.
@@ -29,6 +30,7 @@ from assistant_bridge.ingest.roff import included_page, is_roff, roff_to_rendere
 from assistant_bridge.ingest.rst import rst_to_html
 from assistant_bridge.ingest.text import clean_text, decode_bytes, markdown_to_text
 from assistant_bridge.ingest.transcripts import parse_cues
+from assistant_bridge.ingest.word import docx_to_text
 
 __all__ = [
     "SUPPORTED_EXTENSIONS",
@@ -53,6 +55,7 @@ EXTENSION_FORMATS: dict[str, str] = {
     ".pdf": "pdf",
     ".vtt": "vtt",
     ".srt": "srt",
+    ".docx": "docx",
     ".info": "info",
     ".rst": "rst",
     ".rest": "rst",
@@ -72,6 +75,7 @@ MIME_FORMATS: dict[str, str] = {
     "application/srt": "srt",
     "text/srt": "srt",
     "text/x-srt": "srt",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
     "text/x-info": "info",
     "application/x-info": "info",
     "text/x-rst": "rst",
@@ -90,6 +94,7 @@ FORMAT_MIME: dict[str, str] = {
     "roff": "text/troff",
     "rst": "text/x-rst",
     "info": "text/x-info",
+    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
 }
 SUPPORTED_EXTENSIONS: tuple[str, ...] = (*EXTENSION_FORMATS, ".gz")
 _MAN_SECTION = re.compile(r"\.[1-9][a-z0-9]{0,6}$")  # a manual page's section suffix: .1, .1p, .3pm, .8ssl
@@ -114,8 +119,8 @@ def _split_mime(mime_type: str | None) -> tuple[str, str | None]:
 
 
 def detect_format(filename: str, mime_type: str | None = None) -> str:
-    """Return ``text``, ``markdown``, ``html``, ``pdf``, ``vtt``, ``srt``, ``rst``, ``info`` or ``roff`` (a manual
-    page source);
+    """Return ``text``, ``markdown``, ``html``, ``pdf``, ``docx``, ``vtt``, ``srt``, ``rst``, ``info`` or ``roff``
+    (a manual page source);
     the extension wins over the MIME type. A ``.gz`` file is named by what it holds (``wc.1.gz``: ``roff``).
 
     :raises UnsupportedMediaType: neither names a supported type.
@@ -181,6 +186,9 @@ def parse_file(
         data = gunzip(data)
         filename, mime_type = filename[:-3] if filename.lower().endswith(".gz") else filename, None
     fmt = detect_format(filename, mime_type)
+    if fmt == "docx":
+        text, found = docx_to_text(data)
+        return _build(title=found or _stem(filename), text=clean_text(text), fmt=fmt)
     if fmt == "pdf":
         pdf = parse_pdf(data)
         return _build(title=pdf.title or _stem(filename), text=pdf.text, segments=pdf.segments, fmt=fmt)

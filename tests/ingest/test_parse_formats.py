@@ -158,10 +158,10 @@ def test_detect_format(filename: str, mime_type: str | None, expected: str) -> N
 
 def test_unknown_type_raises_unsupported_media_type_naming_supported_ones() -> None:
     with pytest.raises(UnsupportedMediaType) as caught:
-        parse_file("report.docx", b"PK\x03\x04", mime_type="application/vnd.openxmlformats")
+        parse_file("slides.pptx", b"PK\x03\x04", mime_type="application/vnd.openxmlformats")
     error = caught.value
     assert error.status == 415
-    assert ".docx" in error.message
+    assert ".pptx" in error.message
     for extension in (".txt", ".md", ".html", ".pdf", ".vtt", ".srt"):
         assert extension in error.message
     assert error.details["supported"] == list(SUPPORTED_EXTENSIONS)
