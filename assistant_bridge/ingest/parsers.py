@@ -97,7 +97,7 @@ FORMAT_MIME: dict[str, str] = {
     "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
 }
 SUPPORTED_EXTENSIONS: tuple[str, ...] = (*EXTENSION_FORMATS, ".gz")
-_MAN_SECTION = re.compile(r"\.[1-9][a-z0-9]{0,6}$")  # a manual page's section suffix: .1, .1p, .3pm, .8ssl
+_MAN_SECTION = re.compile(r"\.[1-9][a-z]{0,6}$")  # a manual page's section suffix: .1, .1p, .3pm, .8ssl
 _INFO_PART = re.compile(r"\.info-\d{1,3}$")  # the parts of a large manual: grep.info-1, grep.info-2
 _INFO_MARKER = re.compile(rb"\x00\x08\[[^\x00]{0,40}\x00\x08\]")
 _GZIP_MIME = ("application/gzip", "application/x-gzip")
@@ -120,8 +120,8 @@ def _split_mime(mime_type: str | None) -> tuple[str, str | None]:
 
 def detect_format(filename: str, mime_type: str | None = None) -> str:
     """Return ``text``, ``markdown``, ``html``, ``pdf``, ``docx``, ``vtt``, ``srt``, ``rst``, ``info`` or ``roff``
-    (a manual page source);
-    the extension wins over the MIME type. A ``.gz`` file is named by what it holds (``wc.1.gz``: ``roff``).
+    (a manual page source); the extension wins over the MIME type. A ``.gz`` file is named by what it holds
+    (``wc.1.gz``: ``roff``).
 
     :raises UnsupportedMediaType: neither names a supported type.
     """
@@ -205,13 +205,12 @@ def parse_file(
         source = decode_bytes(data, declared=charset or sniff_charset(data))
         return _from_source(source, title=None, fmt="html", fallback_title=_stem(filename))
     if fmt == "info":
-        data = _INFO_MARKER.sub(b"", data)  # "^@^H[index^@^H]" opens an index node: not binary
-    source = decode_bytes(data, declared=charset)
-    if fmt == "info":
+        source = decode_bytes(_INFO_MARKER.sub(b"", data), declared=charset)  # "^@^H[index^@^H]" is not binary
         if not is_info(source):
-            return _from_source(source, title=None, fmt=fmt, fallback_title=_stem(filename))
+            return _from_source(source, title=None, fmt="text", fallback_title=_stem(filename))
         text, found = info_to_text(source)
         return _build(title=found or _stem(filename), text=clean_text(text), fmt=fmt)
+    source = decode_bytes(data, declared=charset)
     if fmt == "rst":
         text, found = html_to_text(rst_to_html(source))
         return _build(title=found or _stem(filename), text=text, fmt=fmt)
@@ -219,9 +218,11 @@ def parse_file(
         target = included_page(source)
         if target is not None:
             raise NoContent(f"This manual page only points to another one ({target}); ingest that page instead.")
-        if is_roff(source):  # laid out as `man` shows it; the file name gives a page without a header its own
-            stem, _, section = PurePath(filename).name.rpartition(".")
-            source = roff_to_rendered(source, (stem, section) if stem and _MAN_SECTION.match("." + section) else None)
+        if not is_roff(source):
+            return _from_source(source, title=None, fmt="text", fallback_title=_stem(filename))
+        # laid out as `man` shows it; the file name names a page without a header (foo.1: foo(1))
+        stem, _, section = PurePath(filename).name.rpartition(".")
+        source = roff_to_rendered(source, (stem, section) if stem and _MAN_SECTION.match("." + section) else None)
     return _from_source(source, title=None, fmt=fmt, fallback_title=_stem(filename))
 
 
@@ -237,8 +238,7 @@ def gunzip(data: bytes, limit: int = MAX_UNPACKED_BYTES) -> bytes:
                 out += chunk
                 if len(out) > limit:
                     raise DocumentParseError(
-                        f"The compressed file unpacks to more than {limit // (1024 * 1024)} MiB; "
-                        "split it or upload it unpacked.",
+                        f"The compressed file unpacks to more than {limit // (1024 * 1024)} MiB; split it.",
                         limit_bytes=limit,
                     )
     except (OSError, EOFError, zlib.error):

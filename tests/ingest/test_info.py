@@ -100,7 +100,7 @@ def test_a_compressed_part_of_a_manual_and_a_plain_file_named_info() -> None:
     part = parse_file("frob.info-1.gz", gzip.compress(MANUAL.encode()))
     assert "-q: Say nothing." in part.text
     plain = parse_file("notes.info", b"Meeting notes\n\nWe met.")
-    assert plain.text == "Meeting notes\n\nWe met."
+    assert (plain.text, plain.mime_type) == ("Meeting notes\n\nWe met.", "text/plain")
 
 
 def test_index_markers_are_not_binary() -> None:

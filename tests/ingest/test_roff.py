@@ -152,6 +152,9 @@ def test_a_file_named_like_a_man_page_without_roff_is_plain_text() -> None:
     doc = parse_file("notes.1", b"Release notes\n\nVersion 1 fixes the login bug.")
     assert not is_roff("Release notes")
     assert doc.title == "Release notes" and doc.text == "Release notes\n\nVersion 1 fixes the login bug."
+    assert doc.mime_type == "text/plain"
+    with pytest.raises(UnsupportedMediaType):
+        parse_file("figures.2024", b"Revenue grew.")  # a year is no manual section
 
 
 def test_macro_definitions_conditionals_and_tables_keep_only_text() -> None:
