@@ -56,6 +56,11 @@ _DOCUTILS = set(
     "csv-table list-table contents sectnum section-numbering header footer target-notes meta replace unicode "
     "date class role default-role title raw include".split()
 )
+_DOCUTILS_ROLES = set(
+    "emphasis strong literal code math pep-reference PEP rfc-reference RFC subscript sub superscript sup "
+    "title-reference title t abbreviation ab acronym ac raw".split()
+)
+_ROLE = re.compile(r"(?<![\w`]):([A-Za-z][\w:.+-]{0,40}):`")
 _DIRECTIVE = re.compile(r"^\s*\.\.\s+([A-Za-z][\w:.+-]{0,40})::", re.MULTILINE)
 _ASIDE = re.compile(r"<(/?)aside\b")
 _TARGET = re.compile(r"^(.*?)\s*<[^<>]+>$", re.DOTALL)
@@ -63,7 +68,9 @@ _CODE_NAMES = ("code-block", "sourcecode", "code")
 _lock = threading.Lock()
 _registered = False
 _known: set[str] = set()  # directive names docutils will find
+_known_roles: set[str] = set()
 _keep_class: list[Any] = []
+_text_role: list[Any] = []
 
 
 def _role_text(text: str) -> str:
@@ -96,8 +103,15 @@ def _register() -> None:
             option_spec = AnyOption(CodeBlock.option_spec)
 
         def role(kind: type[nodes.TextElement]) -> Any:
-            def run(name: str, rawtext: str, text: str, lineno: int, inliner: Any, options: Any = None,
-                    content: Any = None) -> tuple[list[Any], list[Any]]:  # fmt: skip
+            def run(
+                name: str,
+                rawtext: str,
+                text: str,
+                lineno: int,
+                inliner: Any,
+                options: Any = None,
+                content: Any = None,
+            ) -> tuple[list[Any], list[Any]]:
                 return [kind(rawtext, _role_text(text))], []
 
             return run
@@ -156,7 +170,9 @@ def _register() -> None:
                     directives.register_directive(f"{domain}:{name}", cls)
         _registered = True
         _known.update(_DOCUTILS, _CODE_NAMES, *(_names(n) for n in (_DESCRIBE, _KEEP, _DROP)))
+        _known_roles.update(_DOCUTILS_ROLES, _names(_CODE_ROLES), _names(_TEXT_ROLES))
         _keep_class.append(Keep)
+        _text_role.append(role(nodes.inline))
 
 
 def _names(names: list[str]) -> set[str]:
@@ -164,15 +180,20 @@ def _names(names: list[str]) -> set[str]:
 
 
 def _keep_unknown(source: str) -> None:
-    """Register the directives ``source`` uses that nobody defines as :class:`Keep` (their text stays)."""
-    from docutils.parsers.rst import directives
+    """Register the directives and roles ``source`` uses that nobody defines so that their text stays (an
+    unknown one would be an error in the text, or dropped)."""
+    from docutils.parsers.rst import directives, roles
 
     unknown = {m.group(1) for m in _DIRECTIVE.finditer(source)} - _known
-    if unknown:
+    unknown_roles = {m.group(1) for m in _ROLE.finditer(source)} - _known_roles
+    if unknown or unknown_roles:
         with _lock:
             for name in unknown:
                 directives.register_directive(name, _keep_class[0])
+            for name in unknown_roles:
+                roles.register_local_role(name, _text_role[0])
             _known.update(unknown)
+            _known_roles.update(unknown_roles)
 
 
 def rst_to_html(source: str) -> str:
