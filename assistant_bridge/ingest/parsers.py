@@ -97,7 +97,7 @@ FORMAT_MIME: dict[str, str] = {
     "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
 }
 SUPPORTED_EXTENSIONS: tuple[str, ...] = (*EXTENSION_FORMATS, ".gz")
-_MAN_SECTION = re.compile(r"\.[1-9][a-z]{0,6}$")  # a manual page's section suffix: .1, .1p, .3pm, .8ssl
+_MAN_SECTION = re.compile(r"\.[1-9][a-z]{0,10}$")  # a manual page's section suffix: .1, .1p, .3pm, .3readline
 _INFO_PART = re.compile(r"\.info-\d{1,3}$")  # the parts of a large manual: grep.info-1, grep.info-2
 _INFO_MARKER = re.compile(rb"\x00\x08\[[^\x00]{0,40}\x00\x08\]")
 _GZIP_MIME = ("application/gzip", "application/x-gzip")

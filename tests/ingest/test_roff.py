@@ -138,6 +138,7 @@ def test_a_gzip_bomb_or_a_damaged_file_is_a_clear_error() -> None:
         ("wc.1", "roff"),
         ("ls.1p", "roff"),
         ("Pod.3pm", "roff"),
+        ("history.3readline", "roff"),
         ("x.man", "roff"),
         ("wc.1.gz", "roff"),
         ("guide.html.gz", "html"),
