@@ -347,10 +347,9 @@ def _man(lines: list[str], page_name: tuple[str, str] | None) -> list[str]:
             table, table_format, separator = True, True, "\t"
             page.blank()
     page.blank()
-    lines_out = page.lines
     if len(header) < 2 and page_name is not None:
         header = list(page_name)
-    return _with_header(header[:1], header[1:2], header[4:5], lines_out)
+    return _with_header(header[:1], header[1:2], header[4:5], page.lines)
 
 
 def _with_header(name: list[str], section: list[str], manual: list[str], body: list[str]) -> list[str]:
@@ -362,10 +361,10 @@ def _with_header(name: list[str], section: list[str], manual: list[str], body: l
 
 
 # -- mdoc ------------------------------------------------------------------------------------------------
-# callable macros inside a line: their names are dropped, their words kept; these put no space before the
-# next word or wrap what follows
+# every macro that may stand inside a line (callable): its name is not text; the tables below say what the
+# ones that make text of their own (quotes, brackets, names) make
 # fmt: off
-_MDOC_DROP = {
+_MDOC_CALLABLE = {
     "Ar", "Cm", "Ic", "Ev", "Va", "Pa", "Li", "Nm", "Em", "Sy", "Dv", "Er", "Ad", "Ms", "Tn", "No", "Ns", "Pf", "Fa",
     "Fn", "Ft", "Fo", "Fc", "Vt", "Cd", "In", "Lb", "Ot", "St", "Ux", "Bx", "At", "Nx", "Ox", "Fx", "Dx", "Bsx",
     "Sx", "Xr", "Mt", "Lk", "An", "Ap", "Ta", "Es", "En", "Eo", "Ec", "Bf", "Ef", "Bk", "Ek", "Ql", "Qq", "Dq", "Sq",
@@ -397,6 +396,7 @@ _MDOC_NAMES = {
 _MDOC_OPEN = {"Do": "“", "So": "‘", "Qo": '"', "Po": "(", "Bo": "[", "Bro": "{", "Ao": "⟨", "Oo": "["}
 _MDOC_CLOSE = {"Dc": "”", "Sc": "’", "Qc": '"', "Pc": ")", "Bc": "]", "Brc": "}", "Ac": "⟩", "Oc": "]"}
 _PUNCT = set(".,:;)]?!")
+_LIST_KINDS = ("-tag", "-item", "-bullet", "-dash", "-enum", "-hang", "-ohang", "-inset", "-diag", "-column")
 
 
 def _mdoc_words(args: list[str], name: str = "", nospace: bool = False) -> str:
@@ -440,7 +440,7 @@ def _mdoc_words(args: list[str], name: str = "", nospace: bool = False) -> str:
                 i += 1
                 glue = True
             continue
-        if w in _MDOC_DROP:
+        if w in _MDOC_CALLABLE:
             continue
         text = _unescape(w)
         if text and set(w) <= _PUNCT and out and not opened:  # "\&." is a word, not a delimiter
@@ -462,7 +462,7 @@ def _mdoc_macro(w: str, words: list[str], i: int) -> tuple[str, int] | None:
     ``Fn open path flags`` → ``open(path, flags)``, ``Ux`` → UNIX) and the index after them; ``None`` for
     any other word."""
     if w == "Fl":
-        named = i < len(words) and words[i] not in _MDOC_DROP
+        named = i < len(words) and words[i] not in _MDOC_CALLABLE
         return "-" + (_unescape(words[i]) if named else ""), i + (1 if named else 0)
     if w == "Xr" and i + 1 < len(words):
         return f"{_unescape(words[i])}({words[i + 1]})", i + 2
@@ -490,6 +490,16 @@ def _mdoc(lines: list[str], page_name: tuple[str, str] | None) -> list[str]:
     joined = False  # the next line's words join the last ones (in .Sm off, after its first line)
     numbers: list[int] = []
     compact: list[bool] = []
+
+    def put(words: str) -> None:
+        """Write a request line's words, joined to the last ones in ``.Sm off`` (after its first line)."""
+        nonlocal joined
+        if words:
+            page.glue = page.glue or joined
+            page.text(words)
+            page.glue = words[-1] in _OPENING
+            joined = nospace
+
     for name, args in _requests(lines):
         if not name:
             page.text(_text_line(args[0]))
@@ -499,14 +509,10 @@ def _mdoc(lines: list[str], page_name: tuple[str, str] | None) -> list[str]:
         elif name in ("Sh", "Ss"):
             page.heading(_unescape(" ".join(args)))
         elif name == "Nm":
-            named = bool(args) and args[0] not in _MDOC_DROP and not set(args[0]) <= _PUNCT
+            named = bool(args) and args[0] not in _MDOC_CALLABLE and not set(args[0]) <= _PUNCT
             if named and not name_seen:
                 name_seen = _unescape(args[0])
-            words = _mdoc_words(args if named else [name_seen, *args], nospace=nospace)
-            if words:
-                page.glue = page.glue or joined
-                page.text(words)
-                joined = nospace
+            put(_mdoc_words(args if named else [name_seen, *args], nospace=nospace))
         elif name == "Sm":
             nospace = bool(args) and args[0] == "off"
             joined = False
@@ -515,15 +521,7 @@ def _mdoc(lines: list[str], page_name: tuple[str, str] | None) -> list[str]:
         elif name in ("Pp", "Lp", "sp", "br"):
             page.paragraph()
         elif name == "Bl":
-            kind = next(
-                (
-                    a
-                    for a in args
-                    if a
-                    in ("-tag", "-item", "-bullet", "-dash", "-enum", "-hang", "-ohang", "-inset", "-diag", "-column")
-                ),
-                "-tag",
-            )
+            kind = next((a for a in args if a in _LIST_KINDS), "-tag")
             lists.append(kind)
             numbers.append(0)
             compact.append("-compact" in args)
@@ -553,11 +551,10 @@ def _mdoc(lines: list[str], page_name: tuple[str, str] | None) -> list[str]:
             else:
                 page.tag(_mdoc_words(args))
         elif name in ("Bd", "D1", "Dl"):
+            page.paragraph(page.base + _STEP)
             if name == "Bd":
-                page.paragraph(page.base + _STEP)
                 page.literal = "-literal" in args or "-unfilled" in args
             else:
-                page.paragraph(page.base + _STEP)
                 page.text(_mdoc_words(args))
                 page.blank()
                 page.indent = page.base
@@ -570,13 +567,7 @@ def _mdoc(lines: list[str], page_name: tuple[str, str] | None) -> list[str]:
         elif name.startswith("%"):
             page.text(_mdoc_words(args))
         else:
-            known = name in _MDOC_DROP or name in _MDOC_WRAP or name in _MDOC_OPEN or name in _MDOC_CLOSE
-            words = _mdoc_words(args, name if known or name == "Xr" else "", nospace=nospace)
-            if words:
-                page.glue = page.glue or joined
-                page.text(words)
-                page.glue = words[-1] in _OPENING
-                joined = nospace
+            put(_mdoc_words(args, name if name in _MDOC_CALLABLE else "", nospace=nospace))
     page.blank()
     if len(dt) < 2 and page_name is not None:
         dt = list(page_name)
