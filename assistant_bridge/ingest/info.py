@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 
+from assistant_bridge.ingest.manpage import join_lines
+
 _NODE_LINE = re.compile(r"^File: [^,]+,\s+Node: ([^,\n]+)")
 _UNDERLINE = re.compile(r"^([*=\-.])\1{2,}\s*$")
 _MAKEINFO = re.compile(r"^This is .+, produced by [Mm]akeinfo")
@@ -27,7 +29,6 @@ _MENU_ITEM = re.compile(r"^\* [^:]+:")
 _TERM = re.compile(r"^(?:‘[^’]*’|'[^']*'|`[^']*')\s*$")  # a table term: the whole line quoted
 _DEFINITION = re.compile(r"^ -- ([A-Za-z ]+): (.+)$")
 _INDEX_NODE = re.compile(r"\bindex\b", re.IGNORECASE)
-_SPACES = re.compile(r" {2,}")  # makeinfo puts two after a full stop
 _NON_TEXT_BLOCK = ("Tag Table:", "Indirect:", "End Tag Table", "Local Variables:")
 
 
@@ -84,10 +85,10 @@ def _node_text(lines: list[str]) -> list[str]:
             rest = para[1:]
             while rest and _indent(rest[0]) >= 10:  # the definition line wrapped
                 head.append(rest.pop(0).strip())
-            description = _SPACES.sub(" ", " ".join(x.strip() for x in rest))
+            description = join_lines([x.strip() for x in rest])
             out.append(" ".join(head) + (f": {description}" if description else ""))
             continue
-        text = _SPACES.sub(" ", " ".join(x.strip() for x in para))
+        text = join_lines([x.strip() for x in para])
         if terms:
             out.append(f"{', '.join(terms)}: {text}")
             terms = []

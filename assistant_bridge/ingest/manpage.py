@@ -51,7 +51,9 @@ def is_man_page(text: str) -> bool:
     return False
 
 
-def _join(lines: list[str]) -> str:
+def join_lines(lines: list[str]) -> str:
+    """The stripped lines of one paragraph as one line: words hyphenated at a line end (U+2010, as groff breaks
+    them) joined again, runs of spaces collapsed."""
     out = ""
     for line in lines:
         if out.endswith(_HYPHEN_BREAK) and line[:1].isalpha():
@@ -97,9 +99,9 @@ def man_to_text(text: str) -> tuple[str, str | None]:
     def flush() -> None:
         nonlocal current, term
         if term is not None:
-            paragraphs.append(f"{term}: {_join(current)}" if current else term)
+            paragraphs.append(f"{term}: {join_lines(current)}" if current else term)
         elif current:
-            paragraphs.append(_join(current))
+            paragraphs.append(join_lines(current))
         current, term = [], None
 
     term_indent = 0
