@@ -182,10 +182,12 @@ def parse_file(
     if not data:
         raise DocumentParseError("The file is empty.")
     base, charset = _split_mime(mime_type)
-    if filename.lower().endswith(".gz") or base in _GZIP_MIME:
-        data = gunzip(data)
+    packed = filename.lower().endswith(".gz") or base in _GZIP_MIME
+    if packed:  # read as what the name says it holds: the type is known before anything is unpacked
         filename, mime_type = filename[:-3] if filename.lower().endswith(".gz") else filename, None
     fmt = detect_format(filename, mime_type)
+    if packed:
+        data = gunzip(data)
     if fmt == "docx":
         text, found = docx_to_text(data)
         return _build(title=found or _stem(filename), text=clean_text(text), fmt=fmt)

@@ -130,6 +130,8 @@ def test_a_gzip_bomb_or_a_damaged_file_is_a_clear_error() -> None:
         parse_file("wc.1.gz", gzip.compress(b""))
     with pytest.raises(UnsupportedMediaType):
         parse_file("archive.tar.gz", gzip.compress(b"x"))
+    with pytest.raises(UnsupportedMediaType):  # the type is refused before anything is unpacked
+        parse_file("archive.tar.gz", b"\x1f\x8b\x08 damaged")
 
 
 @pytest.mark.parametrize(
