@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import httpx
 from httpx_sse import SSEError
@@ -33,9 +33,28 @@ from assistant_bridge.http import (
 from assistant_bridge.settings import Secret
 
 
+class Endpoint(TypedDict):
+    """Where a chat-completions endpoint is and how to reach it: the options the generator, the planner and the
+    rewriter take as keywords and hand to :class:`ChatCompletions` unchanged (each with its own defaults)."""
+
+    base_url: str
+    model: str
+    api_key: NotRequired[Secret | str | None]
+    timeout: NotRequired[float]
+    connect_timeout: NotRequired[float]
+    headers: NotRequired[Mapping[str, str] | None]
+    transport: NotRequired[httpx.BaseTransport | None]
+
+
 class ChatCompletions:
-    """:param label: how errors name the endpoint (``"the LLM endpoint"``, ``"planner model endpoint"``).
-    :param timeout: read timeout in seconds (time to the first byte, then between streamed chunks)."""
+    """:param base_url: the API root, ``/chat/completions`` is appended.
+    :param model: the model name sent in every request.
+    :param api_key: sent as ``Authorization: Bearer``; optional for local servers.
+    :param timeout: read timeout in seconds (time to the first byte, then between streamed chunks).
+    :param connect_timeout: TCP/TLS connect timeout in seconds.
+    :param headers: extra request headers.
+    :param transport: an ``httpx`` transport, for tests.
+    :param label: how errors name the endpoint (``"the LLM endpoint"``, ``"planner model endpoint"``)."""
 
     def __init__(
         self,

@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, Unpack
 
-import httpx
-
-from assistant_bridge.chat_completions import ChatCompletions
+from assistant_bridge.chat_completions import ChatCompletions, Endpoint
 from assistant_bridge.http import RetryPolicy
-from assistant_bridge.settings import Secret
 
 
 class ChatClient(Protocol):
@@ -32,8 +29,8 @@ class ChatClient(Protocol):
 
 class OpenAIChatClient:
     """``POST {base_url}/chat/completions`` through the shared
-    :class:`~assistant_bridge.chat_completions.ChatCompletions`; ``base_url`` is the API root, e.g.
-    ``http://127.0.0.1:8000/v1``.
+    :class:`~assistant_bridge.chat_completions.ChatCompletions`, whose options it takes (``timeout`` 30 s);
+    ``base_url`` is the API root, e.g. ``http://127.0.0.1:8000/v1``.
 
     :param max_retries: retries on connection errors, timeouts, 429 and 5xx (exponential backoff, jitter).
     """
@@ -41,30 +38,16 @@ class OpenAIChatClient:
     def __init__(
         self,
         *,
-        base_url: str,
-        model: str,
-        api_key: Secret | str | None = None,
-        timeout: float = 30.0,
-        connect_timeout: float = 5.0,
         max_retries: int = 1,
         backoff: float = 0.5,
         temperature: float = 0.0,
-        transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        **endpoint: Unpack[Endpoint],
     ) -> None:
         retry = RetryPolicy(max_retries=max(0, int(max_retries)), backoff=backoff, sleep=sleep, name="planner")
-        self.chat = ChatCompletions(
-            base_url=base_url,
-            model=model,
-            api_key=api_key,
-            timeout=timeout,
-            connect_timeout=connect_timeout,
-            retry=retry,
-            transport=transport,
-            label="planner model endpoint",
-        )
+        self.chat = ChatCompletions(**({"timeout": 30.0} | endpoint), retry=retry, label="planner model endpoint")
         self.base_url = self.chat.base_url
-        self.model = model
+        self.model = self.chat.model
         self.max_retries = retry.max_retries
         self.temperature = temperature
 

@@ -15,14 +15,12 @@ import json
 import logging
 import re
 from collections.abc import Sequence
+from typing import Unpack
 
-import httpx
-
-from assistant_bridge.chat_completions import ChatCompletions
+from assistant_bridge.chat_completions import ChatCompletions, Endpoint
 from assistant_bridge.conversation.memory import MemoryTurn, history_for_prompt
 from assistant_bridge.errors import GeneratorError
 from assistant_bridge.http import RetryPolicy
-from assistant_bridge.settings import Secret
 
 log = logging.getLogger(__name__)
 
@@ -72,35 +70,22 @@ def parse_rewrite(content: str, question: str) -> str:
 
 
 class OpenAIRewriter:
-    """:param base_url: API root, ``/chat/completions`` is appended.
-    :param timeout: seconds for the whole request (connect and read).
-    :param max_history_turns: remembered turns sent with the message.
-    :param transport: an ``httpx`` transport, for tests."""
+    """Takes the options of :class:`~assistant_bridge.chat_completions.ChatCompletions`; ``timeout`` (5 s)
+    bounds the connection as well as the answer, and nothing is retried: the embedded rewriter is the fallback.
+
+    :param max_history_turns: remembered turns sent with the message."""
 
     name = "llm"
 
-    def __init__(
-        self,
-        *,
-        base_url: str,
-        model: str,
-        api_key: Secret | str | None = None,
-        timeout: float = 5.0,
-        max_history_turns: int = 6,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
+    def __init__(self, *, max_history_turns: int = 6, **endpoint: Unpack[Endpoint]) -> None:
+        timeout = endpoint.get("timeout", 5.0)
         self.chat = ChatCompletions(
-            base_url=base_url,
-            model=model,
-            api_key=api_key,
-            timeout=timeout,
-            connect_timeout=timeout,
+            **({"timeout": timeout, "connect_timeout": timeout} | endpoint),
             retry=RetryPolicy(max_retries=0, name="rewrite"),
-            transport=transport,
             label="the rewrite LLM",
         )
         self.base_url = self.chat.base_url
-        self.model = model
+        self.model = self.chat.model
         self.timeout = timeout
         self.max_history_turns = max_history_turns
 

@@ -21,11 +21,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, Unpack
 
-import httpx
-
-from assistant_bridge.chat_completions import ChatCompletions, delta_content, message_content
+from assistant_bridge.chat_completions import ChatCompletions, Endpoint, delta_content, message_content
 from assistant_bridge.core.citations import MarkerStripper, citations_from_markers
 from assistant_bridge.core.snippets import Snippet
 from assistant_bridge.generators.base import (
@@ -37,21 +35,17 @@ from assistant_bridge.generators.base import (
 )
 from assistant_bridge.generators.prompt import LENGTHS, build_messages, count_prompt_tokens
 from assistant_bridge.http import RetryPolicy
-from assistant_bridge.settings import Secret
 
 
 class OpenAIChatGenerator:
-    """:param base_url: API root, ``/chat/completions`` is appended.
-    :param model: model name sent in every request.
-    :param api_key: sent as ``Authorization: Bearer``; optional for local servers.
-    :param timeout: read timeout in seconds (time to the first byte, then between streamed chunks).
-    :param connect_timeout: TCP/TLS connect timeout in seconds.
+    """The endpoint's options (``base_url``, ``model``, ``api_key``, ``timeout`` (60 s), ``connect_timeout``,
+    ``headers``, ``transport``) are those of :class:`~assistant_bridge.chat_completions.ChatCompletions`.
+
     :param max_retries: retries before the first token (0 = a single attempt).
     :param backoff: first retry delay in seconds, doubled each time, capped at ``max_backoff``.
     :param context_window: the model's context size in tokens.
     :param reserve_tokens: tokens kept free for the answer (the ``verbose`` ``max_tokens``).
     :param temperature: sampling temperature (0 = deterministic answers).
-    :param transport: an ``httpx`` transport, for tests.
     :param sleep: the sleep function used between retries, for tests.
     """
 
@@ -60,20 +54,14 @@ class OpenAIChatGenerator:
     def __init__(
         self,
         *,
-        base_url: str,
-        model: str,
-        api_key: Secret | str | None = None,
-        timeout: float = 60.0,
-        connect_timeout: float = 5.0,
         max_retries: int = 2,
         backoff: float = 0.5,
         max_backoff: float = 8.0,
         context_window: int = 8192,
         reserve_tokens: int | None = None,
         temperature: float = 0.0,
-        headers: dict[str, str] | None = None,
-        transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        **endpoint: Unpack[Endpoint],
     ) -> None:
         retry = RetryPolicy(
             max_retries=max(0, int(max_retries)),
@@ -82,18 +70,9 @@ class OpenAIChatGenerator:
             sleep=sleep,
             name="generator",
         )
-        self.chat = ChatCompletions(
-            base_url=base_url,
-            model=model,
-            api_key=api_key,
-            timeout=timeout,
-            connect_timeout=connect_timeout,
-            retry=retry,
-            headers=headers,
-            transport=transport,
-        )
+        self.chat = ChatCompletions(**({"timeout": 60.0} | endpoint), retry=retry)
         self.base_url = self.chat.base_url
-        self.model = model
+        self.model = self.chat.model
         self.max_retries = retry.max_retries
         reserve = LENGTHS["verbose"].max_tokens if reserve_tokens is None else reserve_tokens
         self.context_tokens = max(0, context_window - reserve)
