@@ -20,7 +20,7 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
 
@@ -43,10 +43,6 @@ CREATE TABLE IF NOT EXISTS tool_execution_events (
 );
 """
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
-_COLUMNS = (
-    "id, tool_id, tool_name, owner, user_id, status, mode, inputs, outputs, error, error_code, worker, "
-    "created_at, started_at, completed_at"
-)
 _PURGE_EVERY_SECONDS = 300.0
 
 
@@ -56,7 +52,7 @@ def _iso(ts: float | None) -> str | None:
     return datetime.fromtimestamp(ts, tz=UTC).isoformat().replace("+00:00", "Z")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ExecutionRecord:
     id: str
     tool_id: str
@@ -66,13 +62,13 @@ class ExecutionRecord:
     status: str
     mode: str  # sync | stream | async
     inputs: Mapping[str, Any]
-    outputs: Mapping[str, Any] | None
-    error: str | None
-    error_code: str | None
+    outputs: Mapping[str, Any] | None = None
+    error: str | None = None
+    error_code: str | None = None
     worker: str
     created_at: float
-    started_at: float | None
-    completed_at: float | None
+    started_at: float | None = None
+    completed_at: float | None = None
 
     @property
     def terminal(self) -> bool:
@@ -97,41 +93,23 @@ class ExecutionRecord:
         }
 
 
+# The table's columns are the record's fields, in the same order.
+_FIELDS = tuple(f.name for f in fields(ExecutionRecord))
+_COLUMNS = ", ".join(_FIELDS)
+
+
 def _record(row: Any) -> ExecutionRecord:
-    (
-        id_,
-        tool_id,
-        name,
-        owner,
-        user,
-        status,
-        mode,
-        inputs,
-        outputs,
-        error,
-        code,
-        worker,
-        created,
-        started,
-        completed,
-    ) = row
-    return ExecutionRecord(
-        id_,
-        tool_id,
-        name,
-        owner,
-        user,
-        status,
-        mode,
-        json.loads(inputs),
-        json.loads(outputs) if outputs else None,
-        error,
-        code,
-        worker,
-        created,
-        started,
-        completed,
-    )
+    values = dict(zip(_FIELDS, row, strict=True))
+    values["inputs"] = json.loads(values["inputs"])
+    values["outputs"] = json.loads(values["outputs"]) if values["outputs"] else None
+    return ExecutionRecord(**values)
+
+
+def _row(rec: ExecutionRecord) -> tuple[Any, ...]:
+    values = {f: getattr(rec, f) for f in _FIELDS}
+    values["inputs"] = json.dumps(rec.inputs, ensure_ascii=False)
+    values["outputs"] = None if rec.outputs is None else json.dumps(rec.outputs, ensure_ascii=False)
+    return tuple(values.values())
 
 
 class ExecutionStore:
@@ -160,41 +138,19 @@ class ExecutionStore:
         now = self._clock()
         self._maybe_purge(now)
         rec = ExecutionRecord(
-            str(uuid.uuid4()),
-            tool_id,
-            tool_name,
-            principal.owner_key,
-            principal.user_id,
-            "pending",
-            mode,
-            dict(inputs),
-            None,
-            None,
-            None,
-            worker_id(),
-            now,
-            None,
-            None,
+            id=str(uuid.uuid4()),
+            tool_id=tool_id,
+            tool_name=tool_name,
+            owner=principal.owner_key,
+            user_id=principal.user_id,
+            status="pending",
+            mode=mode,
+            inputs=dict(inputs),
+            worker=worker_id(),
+            created_at=now,
         )
         self._store.execute(
-            f"INSERT INTO tool_executions ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                rec.id,
-                rec.tool_id,
-                rec.tool_name,
-                rec.owner,
-                rec.user_id,
-                rec.status,
-                rec.mode,
-                json.dumps(rec.inputs, ensure_ascii=False),
-                None,
-                None,
-                None,
-                rec.worker,
-                now,
-                None,
-                None,
-            ),
+            f"INSERT INTO tool_executions ({_COLUMNS}) VALUES ({', '.join('?' * len(_FIELDS))})", _row(rec)
         )
         return rec
 
