@@ -15,24 +15,15 @@ from typing import Any
 import numpy as np
 
 from assistant_bridge.backends.base import rrf_fuse
+from assistant_bridge.core.filters import matches, record_of_chunk
 from assistant_bridge.core.scope import chunk_visible
 from assistant_bridge.core.textnorm import lexical_form
 from assistant_bridge.domain import Chunk, Scope, SearchHit, SearchQuery
 
 
 def _record(c: Chunk) -> dict[str, Any]:
-    return {
-        "document_id": c.document_id,
-        "title": c.title,
-        "url": c.url or "",
-        "filename": c.filename,
-        "language": c.language,
-        "modality": c.modality,
-        "page_number": c.page_number,
-        "start_time": c.start_time,
-        "end_time": c.end_time,
-        "position": c.position,
-    }
+    """The filterable view, with an absent url stored as "" the way the other backends store it."""
+    return record_of_chunk(c) | {"url": c.url or ""}
 
 
 class MemoryBackend:
@@ -76,8 +67,6 @@ class MemoryBackend:
             return len(ids)
 
     def _candidates(self, query: SearchQuery) -> list[Chunk]:
-        from assistant_bridge.core.filters import matches
-
         return [
             c
             for c in self._chunks.values()

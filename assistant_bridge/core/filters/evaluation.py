@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from assistant_bridge.core.filters.expr import _LEAVES, Expr, InList, Leaf, Not, Or, StringMatch
+from assistant_bridge.core.filters.expr import _LEAVES, DEFAULT_FIELDS, Expr, InList, Leaf, Not, Or, StringMatch
 from assistant_bridge.domain import Chunk
 
 
@@ -71,16 +71,6 @@ def matches(expr: Expr | None, record: Mapping[str, Any]) -> bool:
 
 
 def record_of_chunk(chunk: Chunk) -> dict[str, Any]:
-    """The filterable view of a chunk, for in-memory backends (``None`` for absent optional values)."""
-    return {
-        "document_id": chunk.document_id,
-        "title": chunk.title,
-        "url": chunk.url,
-        "filename": chunk.filename,
-        "language": chunk.language,
-        "modality": chunk.modality,
-        "page_number": chunk.page_number,
-        "start_time": chunk.start_time,
-        "end_time": chunk.end_time,
-        "position": chunk.position,
-    }
+    """The filterable view of a chunk, for in-memory backends (``None`` for absent optional values): each of
+    :data:`~assistant_bridge.core.filters.expr.DEFAULT_FIELDS` is the chunk's attribute of that name."""
+    return {name: getattr(chunk, name) for name in DEFAULT_FIELDS}
