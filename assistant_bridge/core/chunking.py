@@ -30,18 +30,13 @@ _CJK = ITERATION_MARKS + JAPANESE_CHARS
 _ATOM = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
 
 
-@dataclass(frozen=True)
-class ChunkDraft:
-    """A chunk before it gets an id and its document's scope fields (see :class:`~assistant_bridge.domain.Chunk`)."""
+@dataclass(frozen=True, kw_only=True)
+class ChunkDraft(Segment):
+    """A chunk before it gets an id and its document's scope fields (see :class:`~assistant_bridge.domain.Chunk`):
+    its range of the document's text with the location of that range, its text and its position."""
 
     position: int
     text: str
-    start_char: int
-    end_char: int
-    page_number: int | None = None
-    bboxes: tuple[BBox, ...] = ()
-    start_time: float | None = None
-    end_time: float | None = None
 
 
 def approximate_tokens(text: str) -> int:
@@ -150,9 +145,9 @@ def _pack(
     return spans
 
 
-def _locate(
-    segments: Sequence[Segment], ends: Sequence[int], start: int, end: int
-) -> tuple[int | None, tuple[BBox, ...], float | None, float | None]:
+def _locate(segments: Sequence[Segment], ends: Sequence[int], start: int, end: int) -> Segment:
+    """Where ``text[start:end]`` comes from: the first page and start time, the last end time, and one box per
+    page around the boxes of every segment it overlaps."""
     page_number = None
     start_time = None
     end_time = None
@@ -170,7 +165,7 @@ def _locate(
         if segment.end_time is not None:
             end_time = segment.end_time
     boxes = tuple(BBox.union(per_page[page]) for page in sorted(per_page))
-    return page_number, boxes, start_time, end_time
+    return Segment(start, end, page_number, boxes, start_time, end_time)
 
 
 def chunk_document(
@@ -200,17 +195,6 @@ def chunk_document(
     ends = [segment.end_char for segment in segments]
     drafts = []
     for position, (start, end) in enumerate(spans):
-        page_number, boxes, start_time, end_time = _locate(segments, ends, start, end)
-        drafts.append(
-            ChunkDraft(
-                position=position,
-                text=doc.text[start:end],
-                start_char=start,
-                end_char=end,
-                page_number=page_number,
-                bboxes=boxes,
-                start_time=start_time,
-                end_time=end_time,
-            )
-        )
+        location = _locate(segments, ends, start, end)
+        drafts.append(ChunkDraft(position=position, text=doc.text[start:end], **vars(location)))
     return drafts
