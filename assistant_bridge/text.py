@@ -154,3 +154,18 @@ def mentions(form: str, phrase: str) -> bool:
     """Whether ``form`` (a :func:`match_form`) holds ``phrase`` as whole words."""
     needle = match_form(phrase)
     return needle.strip() != "" and needle in form
+
+
+def pieces_at_spaces(text: str, size: int) -> list[str]:
+    """``text`` cut into pieces of at most about ``size`` characters, at spaces where there are any, so that a
+    buffered answer can be sent like a streamed one. The pieces concatenate to ``text`` exactly."""
+    out: list[str] = []
+    start = 0
+    while start < len(text):
+        end = min(len(text), start + size)
+        if end < len(text):
+            space = text.rfind(" ", start + 1, end)
+            end = space + 1 if space > start else end
+        out.append(text[start:end])
+        start = end
+    return out

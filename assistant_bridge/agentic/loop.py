@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 from assistant_bridge.domain import SearchHit
 from assistant_bridge.errors import BridgeError, DependencyError
 from assistant_bridge.logs import user_text
+from assistant_bridge.text import pieces_at_spaces
 
 from .analysis import analyze
 from .answer import answer_snippets, citation_spans, fit_to_context
@@ -472,7 +473,7 @@ class AgenticRun:
                     results,
                 )
                 return
-            for piece in _pieces(generation.text):
+            for piece in pieces_at_spaces(generation.text, ANSWER_PIECE_CHARS):
                 yield ResponseEvent(piece)
         yield ResultEvent(
             results, answer=generation.text, citations=citation_spans(generation, len(results)), guardrail_action=action
@@ -491,15 +492,3 @@ def _trace_item(hit: SearchHit, retriever: str) -> ResultItem:
             "score": round(float(hit.score), 6),
         },
     )
-
-
-def _pieces(text: str) -> Iterator[str]:
-    """A buffered answer cut into pieces at spaces, so clients render it like a streamed one."""
-    start = 0
-    while start < len(text):
-        end = min(len(text), start + ANSWER_PIECE_CHARS)
-        if end < len(text):
-            space = text.rfind(" ", start + 1, end)
-            end = space + 1 if space > start else end
-        yield text[start:end]
-        start = end

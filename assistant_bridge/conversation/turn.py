@@ -48,6 +48,7 @@ from assistant_bridge.domain import Scope
 from assistant_bridge.errors import DependencyError, ValidationFailed
 from assistant_bridge.filters import Thresholds
 from assistant_bridge.logs import user_text
+from assistant_bridge.text import pieces_at_spaces
 
 log = logging.getLogger(__name__)
 STREAM_CHUNK_CHARS = 24
@@ -87,21 +88,6 @@ class TurnResult:
     outcome: str = ""
     memory: MemoryTurn | None = None
     trace: rsp.TurnTrace | None = None
-
-
-def chunk_text(text: str, size: int = STREAM_CHUNK_CHARS) -> list[str]:
-    """Split ``text`` into pieces of about ``size`` characters, at spaces where there are any. The pieces
-    concatenate to ``text`` exactly."""
-    out: list[str] = []
-    start = 0
-    while start < len(text):
-        end = min(len(text), start + size)
-        if end < len(text):
-            space = text.rfind(" ", start + 1, end)
-            end = space + 1 if space > start else end
-        out.append(text[start:end])
-        start = end
-    return out
 
 
 class Turn:
@@ -192,7 +178,7 @@ class Turn:
             )
         for n, item in enumerate(result.generic, start=1):
             if not (streamed and n == 1):
-                for piece in chunk_text(str(item.get("text") or "")):
+                for piece in pieces_at_spaces(str(item.get("text") or ""), STREAM_CHUNK_CHARS):
                     yield (
                         "partial_item",
                         {"response_type": item["response_type"], "text": piece, "streaming_metadata": {"id": n}},

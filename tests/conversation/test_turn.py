@@ -5,23 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from assistant_bridge.conversation.sources import FakeSource
-from assistant_bridge.conversation.turn import Turn, TurnRequest, chunk_text
+from assistant_bridge.conversation.turn import Turn, TurnRequest
 from assistant_bridge.domain import Principal, Scope
 from assistant_bridge.errors import ValidationFailed
 from tests.conversation.helpers import build
 
 pytestmark = pytest.mark.unit
-
-
-@given(st.text(max_size=300), st.integers(min_value=1, max_value=40))
-def test_chunks_concatenate_to_the_text_and_stay_small(text: str, size: int) -> None:
-    pieces = chunk_text(text, size)
-    assert "".join(pieces) == text
-    assert all(0 < len(p) <= size for p in pieces)
 
 
 def test_turn_over_a_fake_source(tmp_path: Path) -> None:
