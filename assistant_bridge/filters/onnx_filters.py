@@ -125,6 +125,15 @@ def default_dense() -> EmbedderSimilarity:
     return EmbedderSimilarity(E5Embedder())
 
 
+def _probability(model: OnnxClassifier, x: np.ndarray | None, event: str, n_snippets: int, t0: float) -> float:
+    """The classifier's probability for the features ``x`` (0 when there are none), logged with the time since
+    ``t0``."""
+    score = 0.0 if x is None else model.proba(x)
+    ms = round(1000 * (time.perf_counter() - t0), 1)
+    log.debug(event, extra={"score": round(score, 4), "n_snippets": n_snippets, "ms": ms})
+    return score
+
+
 class OnnxPreFilter:
     """P(snippets answer query): :func:`~.features.pre_features` (sentence similarities, coverage, the
     cross-encoder's scores and the dense similarity) combined by a small ONNX classifier."""
@@ -146,16 +155,7 @@ class OnnxPreFilter:
     def score(self, query: str, snippets: Sequence[str]) -> float:
         t0 = time.perf_counter()
         x = pre_features(query, snippets, self._encoder, self._cross, self._dense, concurrent=True)
-        score = 0.0 if x is None else self._model.proba(x)
-        log.debug(
-            "prefilter.score",
-            extra={
-                "score": round(score, 4),
-                "n_snippets": len(snippets or ()),
-                "ms": round(1000 * (time.perf_counter() - t0), 1),
-            },
-        )
-        return score
+        return _probability(self._model, x, "prefilter.score", len(snippets or ()), t0)
 
     def second_look(self, query: str, snippets: Sequence[str]) -> list[tuple[int, float]]:
         """(snippet index, probability) of the snippets that a window the cross-encoder reads after the first
@@ -184,16 +184,7 @@ class OnnxPostFilter:
     def score(self, query: str, snippets: Sequence[str], answer: str) -> float:
         t0 = time.perf_counter()
         x = post_features(query, snippets, answer, self._encoder)
-        score = 0.0 if x is None else self._model.proba(x)
-        log.debug(
-            "postfilter.score",
-            extra={
-                "score": round(score, 4),
-                "n_snippets": len(snippets or ()),
-                "ms": round(1000 * (time.perf_counter() - t0), 1),
-            },
-        )
-        return score
+        return _probability(self._model, x, "postfilter.score", len(snippets or ()), t0)
 
 
 def load_filters(

@@ -10,7 +10,7 @@ grammar is documented in ``docs/filter-language.md``.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -178,18 +178,18 @@ class _Parser:
         return expr
 
     def or_expr(self) -> Expr:
-        items = [self.and_expr()]
-        while self.is_kw("or"):
-            self.take()
-            items.append(self.and_expr())
-        return items[0] if len(items) == 1 else Or(tuple(items))
+        return self.chain("or", self.and_expr, Or)
 
     def and_expr(self) -> Expr:
-        items = [self.not_expr()]
-        while self.is_kw("and"):
+        return self.chain("and", self.not_expr, And)
+
+    def chain(self, keyword: str, operand: Callable[[], Expr], node: type[And] | type[Or]) -> Expr:
+        """``operand (keyword operand)*``: one operand as it is, several under ``node``."""
+        items = [operand()]
+        while self.is_kw(keyword):
             self.take()
-            items.append(self.not_expr())
-        return items[0] if len(items) == 1 else And(tuple(items))
+            items.append(operand())
+        return items[0] if len(items) == 1 else node(tuple(items))
 
     def enter(self, tok: _Tok) -> None:
         self.nesting += 1
