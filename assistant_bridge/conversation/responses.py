@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from assistant_bridge.conversation.assistants import Assistant, SearchConfig
-from assistant_bridge.core.loop import Answer, IDontKnow, NoResults, Outcome, SearchFailed
+from assistant_bridge.core.loop import Answer, IDontKnow, NoResults, Outcome
 from assistant_bridge.core.results import SearchResult
 
 SEARCH_HEADER = "I searched my knowledge base and found this information which might be useful:"
@@ -101,10 +101,6 @@ def outcome_item(outcome: Outcome, assistant: Assistant, response_length: str, e
     if isinstance(outcome, NoResults):
         return text_item(assistant.messages.no_result)
     return text_item(assistant.messages.error)  # SearchFailed: nothing could be sent to the generator
-
-
-def outcome_name(outcome: Outcome) -> str:
-    return {Answer: "answer", IDontKnow: "idk", NoResults: "no_results", SearchFailed: "search_failed"}[type(outcome)]
 
 
 @dataclass

@@ -42,7 +42,7 @@ from assistant_bridge.conversation.rewrite import Rewrite
 from assistant_bridge.conversation.rewrite_embedded import asked_names, social
 from assistant_bridge.conversation.runtime import ConversationRuntime
 from assistant_bridge.core.language import detect_language
-from assistant_bridge.core.loop import Answer, Outcome, Prepared, finish_generation, prepare_generation
+from assistant_bridge.core.loop import Answer, Outcome, Prepared, finish_generation, outcome_name, prepare_generation
 from assistant_bridge.core.results import SearchResult
 from assistant_bridge.domain import Scope
 from assistant_bridge.errors import DependencyError, ValidationFailed
@@ -274,7 +274,7 @@ class Turn:
                 self._log_hap("output", verdict)
                 return self._done(rsp.text_item(self.assistant.messages.hap_output), "hap")
         item = rsp.outcome_item(outcome, self.assistant, self.response_length, self.trace.engine)
-        return self._done(item, rsp.outcome_name(outcome))
+        return self._done(item, outcome_name(outcome))
 
     def _failure(self, exc: DependencyError, errors: list[dict[str, str]], stage: str) -> TurnResult:
         self.trace.errors = errors

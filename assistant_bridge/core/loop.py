@@ -129,6 +129,17 @@ class Answer(_Base):
 
 
 Outcome = NoResults | IDontKnow | SearchFailed | Answer
+_OUTCOME_NAMES: dict[type, str] = {
+    Answer: "answer",
+    IDontKnow: "idk",
+    NoResults: "no_results",
+    SearchFailed: "search_failed",
+}
+
+
+def outcome_name(outcome: Outcome) -> str:
+    """The outcome's name in logs, metrics and responses: ``answer``, ``idk``, ``no_results``, ``search_failed``."""
+    return _OUTCOME_NAMES[type(outcome)]
 
 
 class _Timer:

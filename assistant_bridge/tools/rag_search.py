@@ -50,6 +50,7 @@ from assistant_bridge.core.loop import (
     SearchFailed,
     ThresholdsLike,
     finish_generation,
+    outcome_name,
     prepare_generation,
 )
 from assistant_bridge.core.results import SearchResult
@@ -200,16 +201,6 @@ def fragments(text: str, size: int) -> list[str]:
             pieces.append(part[start:end])
             start = end
     return pieces
-
-
-def _outcome_name(outcome: Outcome) -> str:
-    if isinstance(outcome, Answer):
-        return "answer"
-    if isinstance(outcome, IDontKnow):
-        return "idk"
-    if isinstance(outcome, NoResults):
-        return "no_results"
-    return "search_failed"
 
 
 def _kept(step: Prepared | Outcome) -> tuple[Snippet, ...]:
@@ -406,6 +397,6 @@ def build_result(
         "sources_used": used,
         "model": model,
         "execution_id": execution_id,
-        "outcome": _outcome_name(outcome),
+        "outcome": outcome_name(outcome),
         **extra,
     }
