@@ -348,25 +348,15 @@ class AgenticRun:
                     new[rid].append(_trace_item(hit, rid))
         self.history.extend(subs)
         for rid in involved:
-            if failures[rid] and not ok[rid]:
+            failed = bool(failures[rid]) and not ok[rid]  # then it retrieved nothing either
+            if failed:
                 self.healthy = [h for h in self.healthy if h != rid]
                 self.stats.failed_retrievers.append(rid)
-                yield self._trace(
-                    step,
-                    "FAILED",
-                    f"Retriever {rid} failed; continuing without it.",
-                    retrievers=[rid],
-                    failures=failures[rid],
-                )
+                message = f"Retriever {rid} failed; continuing without it."
             else:
-                yield self._trace(
-                    step,
-                    "SUCCEEDED",
-                    f"Retriever {rid}: {len(new[rid])} new passage{'s' if len(new[rid]) != 1 else ''}.",
-                    retrievers=[rid],
-                    retrieved=new[rid],
-                    failures=failures[rid],
-                )
+                message = f"Retriever {rid}: {len(new[rid])} new passage{'s' if len(new[rid]) != 1 else ''}."
+            status: Status = "FAILED" if failed else "SUCCEEDED"
+            yield self._trace(step, status, message, retrievers=[rid], retrieved=new[rid], failures=failures[rid])
 
     def _expansion_targets(self) -> list[tuple[str, str]]:
         policy = self.options.expansion
