@@ -8,12 +8,14 @@ restricted to a :class:`~assistant_bridge.domain.Scope`. Backends map their vend
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from assistant_bridge.domain import BBox, Chunk, Ownership, Scope, SearchHit, SearchQuery
+from assistant_bridge.errors import BridgeError
 
 RRF_K = 60
 
@@ -46,6 +48,22 @@ class SearchBackend(Protocol):
     def count(self) -> int: ...
 
     def close(self) -> None: ...
+
+
+@contextmanager
+def mapped_errors(mapper: Callable[[Exception], BridgeError | None]) -> Iterator[None]:
+    """Runs the block; an exception that ``mapper`` maps to our error tree is raised as that error (chained to
+    the original). A :class:`~assistant_bridge.errors.BridgeError`, and an exception that ``mapper`` leaves
+    alone (``None``), pass unchanged. Each backend maps its client's errors in one such function."""
+    try:
+        yield
+    except BridgeError:
+        raise
+    except Exception as exc:
+        mapped = mapper(exc)
+        if mapped is None:
+            raise
+        raise mapped from exc
 
 
 def rrf_fuse(runs: Sequence[Sequence[SearchHit]], limit: int, k: int = RRF_K) -> list[SearchHit]:

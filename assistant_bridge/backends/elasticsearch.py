@@ -18,15 +18,15 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
 from assistant_bridge.backends import es_compat as ec
-from assistant_bridge.backends.base import chunk_from_record, chunk_record, rrf_fuse
+from assistant_bridge.backends.base import chunk_from_record, chunk_record, mapped_errors, rrf_fuse
 from assistant_bridge.core.scope import chunk_visible, scope_clauses
 from assistant_bridge.core.textnorm import lexical_form
 from assistant_bridge.domain import Chunk, Scope, SearchHit, SearchQuery
@@ -165,25 +165,22 @@ class ElasticsearchBackend:
         )
 
     # -- lifecycle -----------------------------------------------------------------------------------
-    @contextmanager
-    def _errors(self, op: str) -> Iterator[None]:
-        try:
-            yield
-        except BridgeError:
-            raise
-        except Exception as exc:
-            mapped = map_error(exc, op, self.url, self.index, self.timeout)
-            if mapped is None:
-                raise
-            if mapped.details.get("type") == "index_not_found_exception":
-                self._warm = False  # deleted behind our back: the next call re-creates it
-            log.warning(
-                "elasticsearch.error op=%s status=%s type=%s",
-                op,
-                mapped.details.get("status"),
-                mapped.details.get("type", type(exc).__name__),
-            )
-            raise mapped from exc
+    def _errors(self, op: str) -> AbstractContextManager[None]:
+        return mapped_errors(lambda exc: self._map_error(exc, op))
+
+    def _map_error(self, exc: Exception, op: str) -> BridgeError | None:
+        mapped = map_error(exc, op, self.url, self.index, self.timeout)
+        if mapped is None:
+            return None
+        if mapped.details.get("type") == "index_not_found_exception":
+            self._warm = False  # deleted behind our back: the next call re-creates it
+        log.warning(
+            "elasticsearch.error op=%s status=%s type=%s",
+            op,
+            mapped.details.get("status"),
+            mapped.details.get("type", type(exc).__name__),
+        )
+        return mapped
 
     def _connect(self) -> Any:
         if self._client is None:

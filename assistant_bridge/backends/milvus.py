@@ -16,17 +16,17 @@ import logging
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from assistant_bridge.backends.base import RRF_K, chunk_from_record, chunk_record
+from assistant_bridge.backends.base import RRF_K, chunk_from_record, chunk_record, mapped_errors
 from assistant_bridge.core.scope import chunk_visible, scope_clauses
 from assistant_bridge.core.textnorm import lexical_form
 from assistant_bridge.domain import Chunk, Scope, SearchHit, SearchQuery
-from assistant_bridge.errors import BackendUnavailable, ConfigurationError, InsufficientStorage
+from assistant_bridge.errors import BackendUnavailable, BridgeError, ConfigurationError, InsufficientStorage
 
 if TYPE_CHECKING:
     from assistant_bridge.settings import Settings
@@ -325,16 +325,14 @@ class MilvusBackend:
 
                 server_manager_instance.release_server(self.uri)
 
-    @contextmanager
-    def _errors(self, what: str) -> Iterator[None]:
-        """Map pymilvus/grpc failures to BackendUnavailable (the one place that does)."""
+    def _errors(self, what: str) -> AbstractContextManager[None]:
+        return mapped_errors(lambda exc: self._map_error(exc, what))
+
+    def _map_error(self, exc: Exception, what: str) -> BridgeError | None:
+        """pymilvus/grpc failures as BackendUnavailable (the one place that maps them)."""
         from pymilvus.exceptions import MilvusException
 
-        try:
-            yield
-        except ConfigurationError:
-            raise
-        except MilvusException as exc:
+        if isinstance(exc, MilvusException):
             if "released" in str(exc) or "not loaded" in str(exc).lower():
                 self._reload()
             code = getattr(exc, "code", None)
@@ -343,12 +341,13 @@ class MilvusBackend:
                 "milvus.error op=%s code=%s", what, code, extra={"reason": str(getattr(exc, "message", exc))[:200]}
             )
             if "No space left on device" in str(exc):
-                raise InsufficientStorage(f"Milvus {what} failed: out of space; nothing was written") from exc
-            raise BackendUnavailable(f"Milvus {what} failed", milvus_code=code) from exc
-        except (OSError, RuntimeError, ValueError) as exc:
+                return InsufficientStorage(f"Milvus {what} failed: out of space; nothing was written")
+            return BackendUnavailable(f"Milvus {what} failed", milvus_code=code)
+        if isinstance(exc, OSError | RuntimeError | ValueError):
             log.warning("milvus.error op=%s type=%s", what, type(exc).__name__)
             self._client = None
-            raise BackendUnavailable(f"Milvus {what} failed: {type(exc).__name__}") from exc
+            return BackendUnavailable(f"Milvus {what} failed: {type(exc).__name__}")
+        return None
 
     def _reload(self) -> None:
         try:
