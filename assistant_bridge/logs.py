@@ -1,10 +1,12 @@
 """Structured logs: one JSON object per line with the request id of the request that logged it.
 
-Log calls use ``event key=value`` messages with %-style arguments (never f-strings), and carry no query or
-document text unless ``server.log_user_text`` is on. Then the events of a turn, a search and a relayed turn
-carry the texts as fields of their own (``extra=``, built by :func:`user_text`, each clipped to
-:data:`USER_TEXT_CHARS`), never inside the message: the JSON lines show them as keys beside ``msg``, the plain
-format as ``key="..."`` after the message.
+A log call's message is the name of its event alone (``search.done``, ``message.turn``); everything the event
+reports is a field of its own, passed with ``extra=`` (``log.info("search.done", extra={"mode": "dense",
+"results": 5, "ms": 31.2})``). The JSON lines show the fields as keys beside ``msg``, the plain format as
+``key=<JSON value>`` after the message, so a log pipeline filters on them without parsing the message. No
+event carries a query or document text unless ``server.log_user_text`` is on; then the events of a turn, a
+search and a relayed turn carry the texts as fields too (built by :func:`user_text`, each clipped to
+:data:`USER_TEXT_CHARS`).
 
 No line carries an API key sent in a URL (``?api_key=``, accepted by the event-stream routes for browsers):
 :class:`RedactQuerySecrets` rewrites it as ``api_key=[redacted]`` in every message, field and traceback that goes

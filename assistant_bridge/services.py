@@ -91,7 +91,7 @@ class Services:
             self.backend.warm_up()
             settled = self.ingestor.recover()  # what a crashed writer left (``ingest.service``)
             if settled:
-                log.warning("ingest.recovery settled=%d", settled)
+                log.warning("ingest.recovery", extra={"settled": settled})
             for component in self.extras.values():
                 warm = getattr(component, "warm_up", None)
                 if callable(warm):

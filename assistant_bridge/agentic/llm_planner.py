@@ -142,7 +142,9 @@ class LLMPlanner:
         except PlanError as exc:
             why, code = str(exc), GeneratorError.code  # the model answered garbage
         self.failures += 1
-        log.warning("agentic.planner_fallback iteration=%d code=%s model=%s", state.iteration, code, self.chat.model)
+        log.warning(
+            "agentic.planner_fallback", extra={"iteration": state.iteration, "code": code, "model": self.chat.model}
+        )
         plan = self.fallback.plan(state)
         note = f"The planner model failed ({why}); the embedded planner planned this iteration."
         return Plan(

@@ -238,15 +238,17 @@ class AgenticRun:
             yield from self._run()
         finally:
             log.info(
-                "agentic.run run=%s iterations=%d calls=%d expansions=%d results=%d stopped=%s ms=%.0f",
-                self.run_id,
-                self.stats.iterations,
-                self.stats.retrieval_calls,
-                self.stats.expansions,
-                len(self.evidence),
-                self.stats.stopped or "incomplete",
-                (time.perf_counter() - started) * 1000,
-                extra=user_text(self.log_user_text, query=self.question),
+                "agentic.run",
+                extra={
+                    "run": self.run_id,
+                    "iterations": self.stats.iterations,
+                    "calls": self.stats.retrieval_calls,
+                    "expansions": self.stats.expansions,
+                    "results": len(self.evidence),
+                    "stopped": self.stats.stopped or "incomplete",
+                    "ms": round((time.perf_counter() - started) * 1000),
+                    **user_text(self.log_user_text, query=self.question),
+                },
             )
 
     def _run(self) -> Iterator[StreamEvent]:
@@ -339,7 +341,9 @@ class AgenticRun:
                 try:
                     hits = binding.search(sq.text, binding.limit)
                 except BridgeError as exc:
-                    log.warning("agentic.retriever_failed run=%s retriever=%s code=%s", self.run_id, rid, exc.code)
+                    log.warning(
+                        "agentic.retriever_failed", extra={"run": self.run_id, "retriever": rid, "code": exc.code}
+                    )
                     self._failed(exc)
                     failures[rid].append(f"{exc.code}: {exc.message}")
                     continue
@@ -380,7 +384,7 @@ class AgenticRun:
             try:
                 doc = self.fetch_document(doc_id)
             except BridgeError as exc:
-                log.warning("agentic.expansion_failed run=%s code=%s", self.run_id, exc.code)
+                log.warning("agentic.expansion_failed", extra={"run": self.run_id, "code": exc.code})
                 self._failed(exc)
                 yield self._trace(
                     "FullDocumentExpansion",
@@ -444,7 +448,7 @@ class AgenticRun:
                 finally:
                     stream.close()
         except DependencyError as exc:
-            log.warning("agentic.generation_failed run=%s code=%s", self.run_id, exc.code)
+            log.warning("agentic.generation_failed", extra={"run": self.run_id, "code": exc.code})
             self.stats.generator_error = exc.code
             yield ResultEvent(results, warnings=(MessageWarning("The answer could not be generated."),))
             yield ExceptionEvent(

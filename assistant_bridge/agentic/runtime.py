@@ -225,7 +225,7 @@ class AgenticRuntime:
             try:
                 return conversation.generator(conversation.assistants.get("default"))
             except (BridgeError, AttributeError, KeyError):
-                log.info("agentic.generator source=extractive reason=no_default_assistant")
+                log.info("agentic.generator", extra={"source": "extractive", "reason": "no_default_assistant"})
         return make_generator("extractive")
 
     def prefilter(self) -> tuple[PreFilterLike | None, float | None]:
@@ -239,7 +239,7 @@ class AgenticRuntime:
                         self._prefilter = conversation.filters()[0]
                         self._threshold = conversation.thresholds(self.settings.threshold_level).pre_gen
                     except (ModelLoadError, ConfigurationError) as exc:
-                        log.warning("agentic.prefilter_unavailable code=%s", exc.code)
+                        log.warning("agentic.prefilter_unavailable", extra={"code": exc.code})
                         self._prefilter, self._threshold = None, None
             return self._prefilter, self._threshold
 

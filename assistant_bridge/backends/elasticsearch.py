@@ -175,10 +175,12 @@ class ElasticsearchBackend:
         if mapped.details.get("type") == "index_not_found_exception":
             self._warm = False  # deleted behind our back: the next call re-creates it
         log.warning(
-            "elasticsearch.error op=%s status=%s type=%s",
-            op,
-            mapped.details.get("status"),
-            mapped.details.get("type", type(exc).__name__),
+            "elasticsearch.error",
+            extra={
+                "op": op,
+                "status": mapped.details.get("status"),
+                "type": mapped.details.get("type", type(exc).__name__),
+            },
         )
         return mapped
 
@@ -238,11 +240,13 @@ class ElasticsearchBackend:
             self._rrf_key = ec.rrf_window_key(self.version) if self._knn else None
             self._warm = True
             log.info(
-                "elasticsearch.ready version=%d.%d index=%s knn=%s rrf=%s",
-                *self.version,
-                self.index,
-                self._knn,
-                self._rrf_key is not None,
+                "elasticsearch.ready",
+                extra={
+                    "version": ".".join(map(str, self.version)),
+                    "index": self.index,
+                    "knn": self._knn,
+                    "rrf": self._rrf_key is not None,
+                },
             )
 
     def _create(self, client: Any) -> None:
@@ -251,7 +255,7 @@ class ElasticsearchBackend:
         body = ec.index_body(self.dim, self.version)
         try:
             client.indices.create(index=self.index, settings=body["settings"], mappings=body["mappings"])
-            log.info("elasticsearch.index_created index=%s dim=%d", self.index, self.dim)
+            log.info("elasticsearch.index_created", extra={"index": self.index, "dim": self.dim})
         except es.BadRequestError as exc:  # another worker created it first
             if _error_type(exc) != "resource_already_exists_exception":
                 raise
@@ -295,7 +299,7 @@ class ElasticsearchBackend:
             if res.get("errors"):
                 failed = [it for it in res["items"] if it.get("index", {}).get("error")]
                 kind = _body_error_type(failed[0]["index"]) if failed else ""
-                log.warning("elasticsearch.bulk_rejected count=%d type=%s", len(failed), kind)
+                log.warning("elasticsearch.bulk_rejected", extra={"count": len(failed), "type": kind})
                 raise BackendUnavailable(
                     f"Elasticsearch rejected {len(failed)} of {len(batch)} chunks ({kind})", op="upsert", type=kind
                 )
@@ -353,7 +357,7 @@ class ElasticsearchBackend:
             except es.AuthorizationException as exc:  # RRF needs an Enterprise licence; fuse here instead
                 if "licen" not in str(getattr(exc, "body", "")).lower():
                     raise
-                log.info("elasticsearch.rrf_unlicensed fallback=client_side")
+                log.info("elasticsearch.rrf_unlicensed", extra={"fallback": "client_side"})
                 self._rrf_key = None
         searches: list[dict[str, Any]] = []
         for body in (

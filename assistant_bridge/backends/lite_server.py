@@ -118,7 +118,7 @@ class LiteServer:
                 raise BackendUnavailable(f"milvus-lite server exited at start (code {self.proc.returncode}): {tail}")
             if _port_open(self.port):
                 (self.data_dir / STATE_FILE).write_text(json.dumps({"pid": self.proc.pid, "port": self.port}))
-                log.info("milvus_lite.started pid=%d port=%d", self.proc.pid, self.port)
+                log.info("milvus_lite.started", extra={"pid": self.proc.pid, "port": self.port})
                 return self.uri
             time.sleep(0.1)
         self.stop()

@@ -69,17 +69,19 @@ class LiteSupervisor:
         if not self.exited():
             return False
         proc, self.server.proc = self.server.proc, None
-        log.warning("milvus_lite.exited code=%s port=%d", proc.returncode if proc else None, self.server.port)
+        log.warning("milvus_lite.exited", extra={"code": proc.returncode if proc else None, "port": self.server.port})
         t0 = time.monotonic()
         self.server.start()
         self.restarts += 1
         pid = self.server.proc.pid if self.server.proc is not None else -1
         log.warning(
-            "milvus_lite.restarted pid=%d port=%d ms=%.0f restarts=%d",
-            pid,
-            self.server.port,
-            (time.monotonic() - t0) * 1000,
-            self.restarts,
+            "milvus_lite.restarted",
+            extra={
+                "pid": pid,
+                "port": self.server.port,
+                "ms": round((time.monotonic() - t0) * 1000),
+                "restarts": self.restarts,
+            },
         )
         if self.on_restart is not None:
             self.on_restart(pid)
@@ -93,7 +95,9 @@ class LiteSupervisor:
                 delay = self.interval
             except BackendUnavailable as exc:
                 delay = min(self.max_delay, max(delay, self.interval) * 2)
-                log.error("milvus_lite.restart_failed retry_in_s=%.0f reason=%s", delay, exc.message[:200])
+                log.error("milvus_lite.restart_failed", extra={"retry_in_s": round(delay), "reason": exc.message[:200]})
             except Exception as exc:  # keep watching whatever happens; the next round tries again
                 delay = min(self.max_delay, max(delay, self.interval) * 2)
-                log.error("milvus_lite.supervisor_error type=%s retry_in_s=%.0f", type(exc).__name__, delay)
+                log.error(
+                    "milvus_lite.supervisor_error", extra={"type": type(exc).__name__, "retry_in_s": round(delay)}
+                )

@@ -296,7 +296,7 @@ class MilvusBackend:
         for name in ("document_id", "tenant", "owner", "session_id"):
             ip.add_index(name, index_type="INVERTED")
         client.create_collection(self.collection, schema=s, index_params=ip)
-        log.info("milvus.collection_created collection=%s dim=%d", self.collection, self.dim)
+        log.info("milvus.collection_created", extra={"collection": self.collection, "dim": self.dim})
 
     def ready(self) -> bool:
         try:
@@ -338,13 +338,13 @@ class MilvusBackend:
             code = getattr(exc, "code", None)
             # the message can quote the query expression, scope clauses included: the log has it, a body never
             log.warning(
-                "milvus.error op=%s code=%s", what, code, extra={"reason": str(getattr(exc, "message", exc))[:200]}
+                "milvus.error", extra={"op": what, "code": code, "reason": str(getattr(exc, "message", exc))[:200]}
             )
             if "No space left on device" in str(exc):
                 return InsufficientStorage(f"Milvus {what} failed: out of space; nothing was written")
             return BackendUnavailable(f"Milvus {what} failed", milvus_code=code)
         if isinstance(exc, OSError | RuntimeError | ValueError):
-            log.warning("milvus.error op=%s type=%s", what, type(exc).__name__)
+            log.warning("milvus.error", extra={"op": what, "type": type(exc).__name__})
             self._client = None
             return BackendUnavailable(f"Milvus {what} failed: {type(exc).__name__}")
         return None

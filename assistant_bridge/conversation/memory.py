@@ -198,7 +198,7 @@ class ConversationMemory:
         )
         dropped = self._trim(kind, session_id, limits)
         if dropped:
-            log.info("conversation.memory_trimmed kind=%s dropped=%d", kind, dropped)
+            log.info("conversation.memory_trimmed", extra={"kind": kind, "dropped": dropped})
 
     def _trim(self, kind: str, session_id: str, limits: MemoryLimits) -> int:
         rows = self._store.execute(

@@ -135,7 +135,8 @@ class Rewriter:
             query, reason, code = "", str(exc.details.get("reason") or exc.code), exc.code
         if reason is not None:
             log.warning(
-                "rewrite.fallback mode=%s rewriter=%s code=%s reason=%s", self.mode, self.primary.name, code, reason
+                "rewrite.fallback",
+                extra={"mode": self.mode, "rewriter": self.primary.name, "code": code, "reason": reason},
             )
             query, decision, terms = self.fallback.analyse(question, history)  # the embedded rewrite, no model
             follow_up, carried = decision.follow_up, tuple(terms)

@@ -212,7 +212,8 @@ class ConversationRuntime:
             except ModelLoadError as exc:
                 self._load_error = public_error(exc)
                 log.error(
-                    "conversation.warm_up_failed code=%s message=%s details=%s", exc.code, exc.message, exc.details
+                    "conversation.warm_up_failed",
+                    extra={"code": exc.code, "error": exc.message, "details": exc.details},
                 )
             self._warm = True
 

@@ -280,7 +280,8 @@ class Turn:
         self.trace.errors = errors
         self.trace.error_code, self.trace.error_stage = exc.code, stage
         log.warning(
-            "message.dependency_failed assistant=%s engine=%s code=%s", self.assistant.id, self.trace.engine, exc.code
+            "message.dependency_failed",
+            extra={"assistant": self.assistant.id, "engine": self.trace.engine, "code": exc.code},
         )
         return self._done(rsp.text_item(self.assistant.messages.error, errors), "connectivity")
 
@@ -334,12 +335,14 @@ class Turn:
 
     def _log_hap(self, stage: str, verdict: Any) -> None:
         log.info(
-            "message.hap_detected assistant=%s stage=%s score=%.3f threshold=%.3f categories=%s",
-            self.assistant.id,
-            stage,
-            verdict.score,
-            verdict.threshold,
-            ",".join(verdict.categories),
+            "message.hap_detected",
+            extra={
+                "assistant": self.assistant.id,
+                "stage": stage,
+                "score": round(verdict.score, 3),
+                "threshold": round(verdict.threshold, 3),
+                "categories": list(verdict.categories),
+            },
         )
 
     def _log(self, answer: str = "") -> None:
@@ -353,15 +356,16 @@ class Turn:
             answer=answer,
         )
         log.info(
-            "message.turn assistant=%s environment=%s engine=%s outcome=%s idk_reason=%s results=%d "
-            "search_ms=%.1f total_ms=%.1f",
-            self.assistant.id,
-            self.assistant.environment_id,
-            self.trace.engine,
-            self.trace.outcome,
-            getattr(o, "reason", "-") if self.trace.outcome == "idk" else "-",
-            self.trace.result_count,
-            self.trace.search_ms,
-            self.trace.total_ms,
-            extra=texts,
+            "message.turn",
+            extra={
+                "assistant": self.assistant.id,
+                "environment": self.assistant.environment_id,
+                "engine": self.trace.engine,
+                "outcome": self.trace.outcome,
+                "idk_reason": getattr(o, "reason", None) if self.trace.outcome == "idk" else None,
+                "results": self.trace.result_count,
+                "search_ms": round(self.trace.search_ms, 1),
+                "total_ms": round(self.trace.total_ms, 1),
+                **texts,
+            },
         )

@@ -233,14 +233,14 @@ class Ingestor:
             self._rollback(doc_id)
             raise
         self.store.end_intent(doc_id)
-        log.info("ingest.document id=%s chunks=%d mime=%s", doc_id, len(chunks), parsed.mime_type)
+        log.info("ingest.document", extra={"id": doc_id, "chunks": len(chunks), "mime": parsed.mime_type})
         return IngestResult(doc, created=True)
 
     def _rollback(self, doc_id: str) -> None:
         try:
             self.backend.delete_document(doc_id)
         except BridgeError:
-            log.error("ingest.rollback_failed id=%s", doc_id)
+            log.error("ingest.rollback_failed", extra={"id": doc_id})
             self.store.abandon_intent(doc_id)  # the next recovery pass, of any process, removes them
         else:
             self.store.end_intent(doc_id)
@@ -260,7 +260,7 @@ class Ingestor:
             try:
                 self._settle(document_id, kind)
             except BridgeError as exc:
-                log.warning("ingest.recovery_failed id=%s kind=%s code=%s", document_id, kind, exc.code)
+                log.warning("ingest.recovery_failed", extra={"id": document_id, "kind": kind, "code": exc.code})
                 self.store.abandon_intent(document_id)
                 continue
             self.store.end_intent(document_id)
@@ -276,10 +276,10 @@ class Ingestor:
             chunks = list(found.values())
             moved = [replace(c, ownership=doc.ownership) for c in chunks]
             self.backend.upsert(moved, self.embed_passages([f"{c.title}. {c.text}" for c in moved]))
-            log.warning("ingest.recovered id=%s kind=attach chunks=%d", document_id, len(moved))
+            log.warning("ingest.recovered", extra={"id": document_id, "kind": "attach", "chunks": len(moved)})
         elif doc is None:
             removed = self.backend.delete_document(document_id)
-            log.warning("ingest.recovered id=%s kind=%s removed_chunks=%d", document_id, kind, removed)
+            log.warning("ingest.recovered", extra={"id": document_id, "kind": kind, "removed_chunks": removed})
 
     def embed_passages(
         self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None, batch: int = 16

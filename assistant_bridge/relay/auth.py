@@ -181,7 +181,7 @@ class IAMToken:
                     f"the IAM token service did not answer within {self._timeout:g} s", cause="iam_timeout"
                 ) from None
         if resp.status_code != 200:
-            log.warning("relay.iam_refused status=%d", resp.status_code)
+            log.warning("relay.iam_refused", extra={"status": resp.status_code})
             raise TokenExchangeFailed(
                 f"the IAM token service answered HTTP {resp.status_code}", status=resp.status_code
             )
@@ -201,7 +201,7 @@ class IAMToken:
             expires_at = now + float(expires_in)
         else:
             expires_at = now + DEFAULT_TOKEN_LIFETIME_SECONDS
-        log.info("relay.iam_token_fetched expires_in_s=%.0f", expires_at - now)
+        log.info("relay.iam_token_fetched", extra={"expires_in_s": round(expires_at - now)})
         return Secret(token), expires_at
 
 

@@ -156,7 +156,7 @@ class AssistantClient:
             if isinstance(err.get("message"), str):
                 message += f": {err['message'][:200]}"
         log.warning(
-            "relay.assistant_http_error status=%d code=%s", resp.status_code, details.get("assistant_code", "-")
+            "relay.assistant_http_error", extra={"status": resp.status_code, "code": details.get("assistant_code")}
         )
         if session and resp.status_code == 404 and _names_session(err):
             extra = {"assistant_code": details["assistant_code"]} if "assistant_code" in details else {}
@@ -204,7 +204,7 @@ class AssistantClient:
                 for event, data in iter_json_events(resp.iter_bytes()):
                     name, payload = _event(event, data)
                     if name is None:
-                        log.info("relay.stream_event_ignored event=%s", event[:40])
+                        log.info("relay.stream_event_ignored", extra={"event": event[:40]})
                         continue
                     if name == "final_response":
                         payload = check_response(payload)

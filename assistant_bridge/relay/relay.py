@@ -261,13 +261,15 @@ class Relay:
             response = self.client.post(body, session_id=session_id, headers=headers)
         result = self._result(turn, response, session_id)
         log.info(
-            "relay.turn rounds=%d searches=%d trimmed=%d outcome=%s ms=%.1f",
-            turn.rounds,
-            len(turn.searches),
-            turn.trimmed,
-            result.outcome,
-            (time.perf_counter() - started) * 1000,
-            extra=user_text(self.log_user_text, text=text, answer=result.text),
+            "relay.turn",
+            extra={
+                "rounds": turn.rounds,
+                "searches": len(turn.searches),
+                "trimmed": turn.trimmed,
+                "outcome": result.outcome,
+                "ms": round((time.perf_counter() - started) * 1000, 1),
+                **user_text(self.log_user_text, text=text, answer=result.text),
+            },
         )
         return result
 
@@ -323,12 +325,14 @@ class Relay:
                     yield "complete_item", {**item, "streaming_metadata": {"id": n}}
         result = self._result(turn, final, session_id)
         log.info(
-            "relay.stream rounds=%d searches=%d trimmed=%d outcome=%s",
-            turn.rounds,
-            len(turn.searches),
-            turn.trimmed,
-            result.outcome,
-            extra=user_text(self.log_user_text, text=text, answer=result.text),
+            "relay.stream",
+            extra={
+                "rounds": turn.rounds,
+                "searches": len(turn.searches),
+                "trimmed": turn.trimmed,
+                "outcome": result.outcome,
+                **user_text(self.log_user_text, text=text, answer=result.text),
+            },
         )
         yield "final_response", final
         yield "relay_end", result.summary()
@@ -353,7 +357,10 @@ class Relay:
         turn.trimmed += trimmed
         turn.sent = list(body["input"]["search_results"])
         if trimmed:
-            log.info("relay.trimmed round=%d dropped_or_cut=%d limit=%d", turn.rounds, trimmed, self.max_request_bytes)
+            log.info(
+                "relay.trimmed",
+                extra={"round": turn.rounds, "dropped_or_cut": trimmed, "limit": self.max_request_bytes},
+            )
         return body
 
     def _search(self, turn: _Turn, action: Mapping[str, Any]) -> list[dict[str, Any]] | None:
@@ -372,11 +379,13 @@ class Relay:
             ms = (time.perf_counter() - t0) * 1000
             turn.searches.append(SearchRecord(turn.rounds, query, filt, 0, ms, failure.code))
             log.warning(
-                "relay.search_failed provider=%s code=%s round=%d",
-                self.provider.name,
-                failure.code,
-                turn.rounds,
-                extra=user_text(self.log_user_text, query=query),
+                "relay.search_failed",
+                extra={
+                    "provider": self.provider.name,
+                    "code": failure.code,
+                    "round": turn.rounds,
+                    **user_text(self.log_user_text, query=query),
+                },
             )
             if self.on_search_error == "raise":
                 raise failure from None
@@ -384,12 +393,14 @@ class Relay:
         ms = (time.perf_counter() - t0) * 1000
         turn.searches.append(SearchRecord(turn.rounds, query, filt, len(results), ms))
         log.info(
-            "relay.search provider=%s round=%d results=%d ms=%.1f",
-            self.provider.name,
-            turn.rounds,
-            len(results),
-            ms,
-            extra=user_text(self.log_user_text, query=query),
+            "relay.search",
+            extra={
+                "provider": self.provider.name,
+                "round": turn.rounds,
+                "results": len(results),
+                "ms": round(ms, 1),
+                **user_text(self.log_user_text, query=query),
+            },
         )
         return results
 

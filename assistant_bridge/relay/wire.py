@@ -66,7 +66,7 @@ def search_actions(body: Mapping[str, Any]) -> list[dict[str, Any]]:
     for i, action in enumerate(body.get("output", {}).get("actions") or []):
         kind = action.get("type")
         if kind != "search":
-            log.info("relay.action_ignored type=%s", str(kind)[:40])
+            log.info("relay.action_ignored", extra={"type": str(kind)[:40]})
             continue
         query = action.get("query")
         where = f"$.output.actions[{i}]"

@@ -228,13 +228,13 @@ class ToolsRuntime:
                 self._remember(session_id, job, result)
         except Cancelled:
             metrics.observe_stages(METRICS_ROUTE, timings)
-            log.info("tools.execution.cancelled id=%s", rid)
+            log.info("tools.execution.cancelled", extra={"id": rid})
             self.executions.fail(rid, execution.cancel_reason, "cancelled", status="cancelled")
             execution.emit(ev.error(execution.cancel_reason, "cancelled"))
             return None
         except BridgeError as exc:
             self._record_failure(timings, exc, generator, passed_on=raise_errors)
-            log.warning("tools.execution.failed id=%s code=%s", rid, exc.code, extra=query)
+            log.warning("tools.execution.failed", extra={"id": rid, "code": exc.code, **query})
             self.executions.fail(rid, exc.message, exc.code)
             execution.emit(ev.error(exc.message, exc.code))
             if raise_errors:
@@ -242,7 +242,7 @@ class ToolsRuntime:
             return None
         except Exception:
             self._record_failure(timings, None, generator)
-            log.exception("tools.execution.crashed id=%s", rid)
+            log.exception("tools.execution.crashed", extra={"id": rid})
             self.executions.fail(rid, INTERNAL_MESSAGE, "internal_error")
             execution.emit(ev.error(INTERNAL_MESSAGE, "internal_error"))
             if raise_errors:
@@ -254,13 +254,16 @@ class ToolsRuntime:
         metrics.count_outcome(METRICS_ROUTE, result["outcome"], result.get("idk_reason"))
         answer = user_text(self.services.settings.server.log_user_text, answer=result["response"])
         log.info(
-            "tools.execution.completed id=%s outcome=%s contexts=%d cited=%d ms=%.1f",
-            rid,
-            result["outcome"],
-            len(result["contexts"]),
-            len(result["sources_used"]),
-            (time.perf_counter() - started) * 1000,
-            extra={**query, **answer},
+            "tools.execution.completed",
+            extra={
+                "id": rid,
+                "outcome": result["outcome"],
+                "contexts": len(result["contexts"]),
+                "cited": len(result["sources_used"]),
+                "ms": round((time.perf_counter() - started) * 1000, 1),
+                **query,
+                **answer,
+            },
         )
         return result
 
@@ -369,7 +372,7 @@ class ToolsRuntime:
         payload = dumps(dict(event.data))
         size = len(payload.encode("utf-8"))
         if size > s.sse_max_split_bytes:
-            log.warning("tools.stream.event_too_large type=%s bytes=%d", event.type, size)
+            log.warning("tools.stream.event_too_large", extra={"type": event.type, "bytes": size})
             hint = "; the result is stored: read it from the execution details" if event.type == ev.TOOL_END else ""
             event = ev.error(
                 f"a {event.type} event of {size} bytes is over this stream's limit of "

@@ -90,7 +90,13 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
         metrics.REQUESTS.labels(route=route, method=request.method, status=str(resp.status_code)).inc()
         metrics.LATENCY.labels(route=route).observe(seconds)
         log.info(
-            "request method=%s route=%s status=%d ms=%.1f", request.method, route, resp.status_code, seconds * 1000
+            "request",
+            extra={
+                "method": request.method,
+                "route": route,
+                "status": resp.status_code,
+                "ms": round(seconds * 1000, 1),
+            },
         )
         return resp
 

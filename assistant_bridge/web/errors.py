@@ -47,7 +47,7 @@ def install_error_handlers(app: Flask) -> None:
     @app.errorhandler(BridgeError)
     def _bridge(err: BridgeError) -> tuple[Any, int]:
         if err.status >= 500:
-            log.warning("request.dependency_error code=%s", err.code)
+            log.warning("request.dependency_error", extra={"code": err.code})
         if isinstance(err, DependencyError):
             metrics.count_http_error(err, current_app.config["SETTINGS"])
         return error_response(err)
@@ -67,5 +67,5 @@ def install_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(Exception)
     def _unexpected(err: Exception) -> tuple[Any, int]:
-        log.exception("request.unhandled type=%s", type(err).__name__)
+        log.exception("request.unhandled", extra={"type": type(err).__name__})
         return jsonify(error_body("internal_error", "internal error; see the server log")), 500

@@ -111,10 +111,10 @@ class _Pump(EventPump):
 
     def error_frame(self, exc: Exception) -> bytes:
         if isinstance(exc, BridgeError):
-            log.warning("agentic.stream_failed code=%s", exc.code)
+            log.warning("agentic.stream_failed", extra={"code": exc.code})
             member = error_type(exc)
             return frame(member[0].lower() + member[1:], json_payload({"message": exc.message}))
-        log.exception("agentic.stream_failed type=%s", type(exc).__name__)
+        log.exception("agentic.stream_failed", extra={"type": type(exc).__name__})
         return frame("internalServerException", json_payload({"message": "internal error; see the server log"}))
 
 
@@ -136,10 +136,10 @@ class _AwsPump(_Pump):
 
     def error_frame(self, exc: Exception) -> bytes:
         if isinstance(exc, BridgeError):
-            log.warning("agentic.stream_failed code=%s", exc.code)
+            log.warning("agentic.stream_failed", extra={"code": exc.code})
             member = error_type(exc)
             return eventstream.exception(member[0].lower() + member[1:], exc.message)
-        log.exception("agentic.stream_failed type=%s", type(exc).__name__)
+        log.exception("agentic.stream_failed", extra={"type": type(exc).__name__})
         return eventstream.exception("internalServerException", "internal error; see the server log")
 
 

@@ -204,11 +204,11 @@ def relay_message_stream() -> Any:
             put(exc)
         except BridgeError as exc:  # the stream is open: report in-band
             _failed(exc, conf, answered_in_band=True)
-            log.warning("relay.stream_failed code=%s", exc.code)
+            log.warning("relay.stream_failed", extra={"code": exc.code})
             put(("error", {"code": exc.code, "message": exc.message}))
         except Exception as exc:  # noqa: BLE001 - never a trace on the wire; logged with its type
             metrics.count_outcome(ROUTE, "error")
-            log.exception("relay.stream_crashed type=%s", type(exc).__name__)
+            log.exception("relay.stream_crashed", extra={"type": type(exc).__name__})
             put(("error", {"code": "internal_error", "message": "internal error; see the server log"}))
         finally:
             stream.close()

@@ -78,14 +78,16 @@ def search() -> Any:
     results = [hit_to_result(h, body["query"], opts["passage_chars"]) for h in hits]
     out, trimmed = fit_within(results, s.search.max_response_bytes)
     log.info(
-        "search.done mode=%s limit=%d results=%d trimmed=%d embed_ms=%.1f ms=%.1f",
-        opts["mode"],
-        opts["limit"],
-        len(hits),
-        trimmed,
-        timings.embed_ms,
-        ms,
-        extra=user_text(s.server.log_user_text, query=body["query"]),
+        "search.done",
+        extra={
+            "mode": opts["mode"],
+            "limit": opts["limit"],
+            "results": len(hits),
+            "trimmed": trimmed,
+            "embed_ms": round(timings.embed_ms, 1),
+            "ms": round(ms, 1),
+            **user_text(s.server.log_user_text, query=body["query"]),
+        },
     )
     resp = jsonify(out)
     if trimmed:

@@ -38,7 +38,9 @@ def _post_worker_init(worker: Any) -> None:
         warm_validators()
         app.extensions["services"].warm_up()
     except Exception as exc:  # a worker that cannot warm up still serves /healthz and reports /readyz false
-        log.error("worker.warm_up_failed type=%s message=%s", type(exc).__name__, getattr(exc, "message", exc))
+        log.error(
+            "worker.warm_up_failed", extra={"type": type(exc).__name__, "error": str(getattr(exc, "message", exc))}
+        )
 
 
 def _child_exit(server: Any, worker: Any) -> None:

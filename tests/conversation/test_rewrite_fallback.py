@@ -39,8 +39,8 @@ def test_a_fallback_keeps_the_error_code_and_logs_it(
     assert (rw.query, rw.method, rw.error_code, rw.fallback_reason) == (embedded, "fallback", code, reason)
     assert rw.query != QUESTION
     assert "error_code" not in rw.to_json()  # not part of the debug output
-    messages = [r.getMessage() for r in caplog.records]
-    assert messages == [f"rewrite.fallback mode=entire_conversation rewriter=llm code={code} reason={reason}"]
+    logged = [(r.getMessage(), r.mode, r.rewriter, r.code, r.reason) for r in caplog.records]  # type: ignore[attr-defined]
+    assert logged == [("rewrite.fallback", "entire_conversation", "llm", code, reason)]
 
 
 def test_a_working_rewrite_keeps_no_code(caplog: pytest.LogCaptureFixture) -> None:

@@ -18,6 +18,7 @@ from assistant_bridge.agentic.chat import OpenAIChatClient
 from assistant_bridge.core.snippets import Snippet
 from assistant_bridge.errors import EmbedderError
 from assistant_bridge.generators import FakeGenerator, Generation
+from assistant_bridge.logs import JsonFormatter
 from tests.conversation.helpers import build, ingest, turn_event
 from tests.tools.helpers import execute
 from tests.web.test_agentic import DOCS as AGENTIC_DOCS
@@ -29,8 +30,9 @@ pytestmark = pytest.mark.unit
 SECRET_QUESTION = "Which magazine did zanzibar-merger start first?"
 
 
-def _events(caplog: pytest.LogCaptureFixture, name: str) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.getMessage().startswith(name + " ")]
+def _events(caplog: pytest.LogCaptureFixture, name: str) -> list[dict[str, Any]]:
+    """The fields of each ``name`` event."""
+    return [vars(r) for r in caplog.records if r.getMessage() == name]
 
 
 def _planner_endpoint(handler: Any) -> OpenAIChatClient:
@@ -89,8 +91,10 @@ def test_a_failing_planner_model_is_counted_and_logged_and_the_run_still_answers
     assert d(ERRORS) == len(calls)  # nothing else is counted
     assert d(OUTCOMES, route="agentic", outcome="answer") == 1
     logged = _events(caplog, "agentic.planner_fallback")
-    assert len(logged) == len(calls) and all("code=generator_error" in m and "model=planner-m" in m for m in logged)
-    assert not any("zanzibar" in r.getMessage() for r in caplog.records)
+    assert len(logged) == len(calls) and all(
+        e["code"] == "generator_error" and e["model"] == "planner-m" for e in logged
+    )
+    assert not any("zanzibar" in JsonFormatter().format(r) for r in caplog.records)
 
 
 def test_a_working_planner_model_counts_nothing(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -142,8 +146,8 @@ def test_a_failing_rewrite_model_is_counted_and_logged_and_the_turn_still_answer
     assert d(OUTCOMES, route="message", outcome="answer") == 1  # answered, with the message as sent
     assert d(ERRORS, backend="rewrite_llm", code="generator_error") == 1 and d(ERRORS) == 1
     logged = _events(caplog, "rewrite.fallback")
-    assert len(logged) == 1 and "code=generator_error" in logged[0] and "mode=entire_conversation" in logged[0]
-    assert not any("penalty" in r.getMessage() or "Roth" in r.getMessage() for r in caplog.records)
+    assert len(logged) == 1 and logged[0]["code"] == "generator_error" and logged[0]["mode"] == "entire_conversation"
+    assert not any("penalty" in line or "Roth" in line for line in map(JsonFormatter().format, caplog.records))
 
 
 def test_a_failing_rewrite_model_in_rag_search_is_counted(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:

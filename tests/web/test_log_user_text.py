@@ -86,7 +86,7 @@ def test_on_the_events_carry_the_query_and_the_answer(tmp_path: Path, caplog: An
 
     turn = fields("message.turn")
     assert turn["query"] == f"when does the {SECRET} close" and "question" not in turn
-    assert SECRET in turn["answer"] and turn["msg"].startswith("message.turn assistant=default")
+    assert SECRET in turn["answer"] and turn["msg"] == "message.turn" and turn["assistant"] == "default"
     assert fields("search.done")["query"] == SECRET
     tool = fields("tools.execution.completed")
     assert tool["query"] == f"{SECRET} date" and SECRET in tool["answer"]
