@@ -31,14 +31,22 @@ this tree in one function each; the HTTP layer maps the tree to status codes and
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 
 class BridgeError(Exception):
-    """Root of every error this package raises on purpose."""
+    """Root of every error this package raises on purpose. A subclass names its HTTP status and error code in
+    its header (``class NotFound(RequestError, status=404, code="not_found")``); what it leaves out it inherits."""
 
-    status = 500
-    code = "internal_error"
+    status: ClassVar[int] = 500
+    code: ClassVar[str] = "internal_error"
+
+    def __init_subclass__(cls, *, status: int | None = None, code: str | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if status is not None:
+            cls.status = status
+        if code is not None:
+            cls.code = code
 
     def __init__(self, message: str, **details: Any) -> None:
         super().__init__(message)
@@ -52,115 +60,93 @@ class BridgeError(Exception):
         return body
 
 
-class RequestError(BridgeError):
-    status = 400
-    code = "bad_request"
+class RequestError(BridgeError, status=400, code="bad_request"):
+    """4xx: the caller sent something we cannot use."""
 
 
-class ValidationFailed(RequestError):
-    status = 400
-    code = "validation_error"
+class ValidationFailed(RequestError, code="validation_error"):
+    """The body does not match its schema (``details`` carry the JSON path)."""
 
 
-class FilterSyntaxError(RequestError):
-    status = 400
-    code = "invalid_filter"
+class FilterSyntaxError(RequestError, code="invalid_filter"):
+    """The filter does not parse, or names an unknown field."""
 
 
-class PayloadTooLarge(RequestError):
-    status = 413
-    code = "payload_too_large"
+class PayloadTooLarge(RequestError, status=413, code="payload_too_large"):
+    """The body is over the configured limit."""
 
 
-class TooManyChunks(PayloadTooLarge):
+class TooManyChunks(PayloadTooLarge, code="too_many_chunks"):
     """A document that would make more chunks than ``ingest.max_chunks_per_document``; nothing is indexed."""
 
-    code = "too_many_chunks"
+
+class UnsupportedMediaType(RequestError, status=415, code="unsupported_media_type"):
+    """A file type that cannot be ingested."""
 
 
-class UnsupportedMediaType(RequestError):
-    status = 415
-    code = "unsupported_media_type"
+class DocumentParseError(RequestError, status=422, code="document_unreadable"):
+    """A file of a supported type that is corrupt."""
 
 
-class DocumentParseError(RequestError):
-    status = 422
-    code = "document_unreadable"
-
-
-class NoContent(DocumentParseError):
+class NoContent(DocumentParseError, code="document_has_no_text"):
     """The file was read, and holds no text to index: empty, whitespace, a page that is only navigation, a
     PDF without a text layer. Not a failure of the file; the CLI reports such files apart."""
 
-    code = "document_has_no_text"
+
+class AuthenticationRequired(RequestError, status=401, code="unauthorized"):
+    """Missing or wrong credentials."""
 
 
-class AuthenticationRequired(RequestError):
-    status = 401
-    code = "unauthorized"
-
-
-class SignatureRejected(AuthenticationRequired):
+class SignatureRejected(AuthenticationRequired, status=403, code="access_denied"):
     """A request signed with AWS Signature Version 4 whose signature, scope, clock or freshness is wrong:
     403 (the AWS SDKs' ``AccessDeniedException``), counted as a failed login."""
 
-    status = 403
-    code = "access_denied"
+
+class Forbidden(RequestError, status=403, code="forbidden"):
+    """Valid credentials, for an action they do not allow."""
 
 
-class Forbidden(RequestError):
-    status = 403
-    code = "forbidden"
+class NotFound(RequestError, status=404, code="not_found"):
+    """An unknown id, or one the caller may not see (the two are not told apart)."""
 
 
-class NotFound(RequestError):
-    status = 404
-    code = "not_found"
+class RateLimited(RequestError, status=429, code="rate_limited"):
+    """The caller's key is over its requests per minute."""
 
 
-class RateLimited(RequestError):
-    status = 429
-    code = "rate_limited"
+class ServiceBusy(BridgeError, status=503, code="too_many_streams"):
+    """Every stream slot of this worker is taken (``server.max_streams``); try again after ``retry_after``
+    seconds. Short requests are still served."""
 
 
-class ServiceBusy(BridgeError):
-    """503: every stream slot of this worker is taken (``server.max_streams``); try again after
-    ``retry_after`` seconds. Short requests are still served."""
-
-    status = 503
-    code = "too_many_streams"
+class ConfigurationError(BridgeError, code="configuration_error"):
+    """The settings are wrong: raised at start-up, never per request."""
 
 
-class ConfigurationError(BridgeError):
-    code = "configuration_error"
+class ModelLoadError(BridgeError, status=503, code="model_load_error"):
+    """A model file is missing or corrupt: raised at start-up, reported per request (and by ``/readyz``) only
+    by the features that need the model."""
 
 
-class ModelLoadError(BridgeError):
-    status = 503  # reported per request only when a model could not load at start-up
-    code = "model_load_error"
+class DependencyError(BridgeError, status=503, code="dependency_unavailable"):
+    """Something outside the service failed."""
 
 
-class DependencyError(BridgeError):
-    status = 503
-    code = "dependency_unavailable"
+class BackendUnavailable(DependencyError, code="backend_unavailable"):
+    """The search backend is unreachable, timed out or failed."""
 
 
-class BackendUnavailable(DependencyError):
-    code = "backend_unavailable"
+class SearchServiceError(DependencyError, code="search_service_error"):
+    """A remote custom search server failed or answered garbage."""
 
 
-class SearchServiceError(DependencyError):
-    code = "search_service_error"
+class GeneratorError(DependencyError, code="generator_error"):
+    """The LLM endpoint failed, timed out or answered garbage."""
 
 
-class GeneratorError(DependencyError):
-    code = "generator_error"
+class EmbedderError(DependencyError, code="embedder_error"):
+    """The embedding model or endpoint failed."""
 
 
-class EmbedderError(DependencyError):
-    code = "embedder_error"
-
-
-class InsufficientStorage(DependencyError):
-    status = 507
-    code = "insufficient_storage"
+class InsufficientStorage(DependencyError, status=507, code="insufficient_storage"):
+    """The data directory is full; nothing was written."""

@@ -46,9 +46,8 @@ PROGRESS_EVERY = 0.5  # seconds between two progress writes of one job
 FINAL = frozenset({"done", "failed", "cancelled"})
 
 
-class JobCancelled(RequestError):
-    status = 409
-    code = "cancelled"
+class JobCancelled(RequestError, status=409, code="cancelled"):
+    """The ingestion job was cancelled before it finished."""
 
 
 def job_json(job: dict[str, Any]) -> dict[str, Any]:

@@ -32,57 +32,47 @@ from __future__ import annotations
 from assistant_bridge.errors import DependencyError, NotFound
 
 
-class RelayError(DependencyError):
+class RelayError(DependencyError, status=502, code="relay_error"):
     """Root of the relay's errors."""
 
-    status = 502
-    code = "relay_error"
+
+class AssistantUnavailable(RelayError, status=503, code="assistant_unavailable"):
+    """The assistant could not be reached (connection, timeout)."""
 
 
-class AssistantUnavailable(RelayError):
-    status = 503
-    code = "assistant_unavailable"
+class AssistantHTTPError(RelayError, code="assistant_http_error"):
+    """The assistant answered with an HTTP error. ``details``: ``status`` (the assistant's HTTP status) and,
+    when its body was a JSON error, ``assistant_code``."""
 
 
-class AssistantHTTPError(RelayError):
-    """``details``: ``status`` (the assistant's HTTP status) and, when its body was a JSON error,
-    ``assistant_code``."""
-
-    code = "assistant_http_error"
+class TokenExchangeFailed(RelayError, code="token_exchange_failed"):
+    """The IAM token service refused the API key or failed."""
 
 
-class TokenExchangeFailed(RelayError):
-    code = "token_exchange_failed"
+class MalformedAssistantResponse(RelayError, code="malformed_assistant_response"):
+    """Not JSON, the wrong shape, or a broken event stream."""
 
 
-class MalformedAssistantResponse(RelayError):
-    code = "malformed_assistant_response"
+class SearchActionInvalid(MalformedAssistantResponse, code="invalid_search_action"):
+    """A search action without a usable query."""
 
 
-class SearchActionInvalid(MalformedAssistantResponse):
-    code = "invalid_search_action"
+class SearchLoopExceeded(RelayError, code="search_loop_exceeded"):
+    """The assistant still asks for searches after ``max_rounds``."""
 
 
-class SearchLoopExceeded(RelayError):
-    code = "search_loop_exceeded"
+class RelaySearchFailed(RelayError, status=503, code="relay_search_failed"):
+    """The search provider failed (``details["cause"]`` names why)."""
 
 
-class RelaySearchFailed(RelayError):
-    status = 503
-    code = "relay_search_failed"
+class InvalidSearchResults(RelaySearchFailed, status=502, code="invalid_search_results"):
+    """The provider answered results of the wrong shape."""
 
 
-class InvalidSearchResults(RelaySearchFailed):
-    status = 502
-    code = "invalid_search_results"
+class RelayRequestTooLarge(RelayError, code="relay_request_too_large"):
+    """The echoed context alone is over the request limit."""
 
 
-class RelayRequestTooLarge(RelayError):
-    code = "relay_request_too_large"
-
-
-class SessionNotFound(NotFound):
+class SessionNotFound(NotFound, code="session_not_found"):
     """The assistant answered 404 for the session of a session message: unknown or expired. ``details``:
     ``resource`` ("session") and, when its body was a JSON error, ``assistant_code``."""
-
-    code = "session_not_found"
