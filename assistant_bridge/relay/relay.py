@@ -21,7 +21,7 @@ import logging
 import time
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import httpx
 
@@ -106,10 +106,30 @@ class RelayResult:
         }
 
 
+class TurnOptions(TypedDict, total=False):
+    """The options of one relayed turn (:meth:`Relay.send`, :meth:`Relay.stream`).
+
+    ``session_id``: the assistant's session (none: a stateless turn); ``context``: a stateless conversation's
+    context, echoed from the previous response; ``user_id``; ``options``: ``input.options`` of every message of
+    the turn (e.g. ``{"debug": true}``); ``headers``: extra headers for every request of the turn."""
+
+    session_id: str | None
+    context: Mapping[str, Any] | None
+    user_id: str | None
+    options: Mapping[str, Any] | None
+    headers: Mapping[str, str] | None
+
+
 @dataclass
 class _Turn:
-    """Mutable state of one relayed turn."""
+    """One relayed turn: what was asked (see :class:`TurnOptions`) and its state so far."""
 
+    text: str
+    session_id: str | None = None
+    context: Mapping[str, Any] | None = None
+    user_id: str | None = None
+    options: Mapping[str, Any] | None = None
+    headers: Mapping[str, str] | None = None
     rounds: int = 0
     searches: list[SearchRecord] = field(default_factory=list)
     sent: list[dict[str, Any]] = field(default_factory=list)
@@ -232,57 +252,21 @@ class Relay:
         return other
 
     # -- one turn ---------------------------------------------------------------------------------
-    def send(
-        self,
-        text: str,
-        *,
-        session_id: str | None = None,
-        context: Mapping[str, Any] | None = None,
-        user_id: str | None = None,
-        options: Mapping[str, Any] | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> RelayResult:
+    def send(self, text: str, **options: Unpack[TurnOptions]) -> RelayResult:
         """Send ``text`` and answer the assistant's searches until it answers.
 
-        :param context: a stateless conversation's context, echoed from the previous response.
-        :param options: ``input.options`` of every message of the turn (e.g. ``{"debug": true}``).
-        :param headers: extra headers for every request of the turn.
         :raises RelayError: (a subclass) when the assistant or the provider fails.
         """
-        turn = _Turn()
+        turn = _Turn(text, **options)
         started = time.perf_counter()
-        body = wire.text_message(text, context=context, user_id=user_id, options=options)
-        response = self.client.post(body, session_id=session_id, headers=headers)
-        while True:
-            actions = wire.search_actions(response)
-            if not actions:
-                break
-            body = self._round(turn, response, actions, user_id, options)
-            response = self.client.post(body, session_id=session_id, headers=headers)
-        result = self._result(turn, response, session_id)
-        log.info(
-            "relay.turn",
-            extra={
-                "rounds": turn.rounds,
-                "searches": len(turn.searches),
-                "trimmed": turn.trimmed,
-                "outcome": result.outcome,
-                "ms": round((time.perf_counter() - started) * 1000, 1),
-                **user_text(self.log_user_text, text=text, answer=result.text),
-            },
+        response = self._post(
+            turn, wire.text_message(text, context=turn.context, user_id=turn.user_id, options=turn.options)
         )
-        return result
+        while actions := wire.search_actions(response):
+            response = self._post(turn, self._round(turn, response, actions))
+        return self._finished("relay.turn", turn, response, ms=round((time.perf_counter() - started) * 1000, 1))
 
-    def stream(
-        self,
-        text: str,
-        *,
-        session_id: str | None = None,
-        context: Mapping[str, Any] | None = None,
-        user_id: str | None = None,
-        options: Mapping[str, Any] | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> Generator[tuple[str, Any], None, None]:
+    def stream(self, text: str, **options: Unpack[TurnOptions]) -> Generator[tuple[str, Any], None, None]:
         """Like :meth:`send`, as events (see :mod:`assistant_bridge.relay.events`): the assistant's
         ``partial_item``/``complete_item`` events pass through as they come, ``relay_search`` reports each
         round of searches, then the last ``final_response`` and ``relay_end`` (the summary). An assistant
@@ -291,12 +275,12 @@ class Relay:
         When the assistant has no ``message_stream`` (``stream_supported=False``) the answer's items are sent
         as ``complete_item`` events once it is known.
         """
-        turn = _Turn()
-        body = wire.text_message(text, context=context, user_id=user_id, options=options)
+        turn = _Turn(text, **options)
+        body = wire.text_message(text, context=turn.context, user_id=turn.user_id, options=turn.options)
         while True:
             final: dict[str, Any] | None = None
             if self.stream_supported:
-                for name, payload in self.client.stream(body, session_id=session_id, headers=headers):
+                for name, payload in self.client.stream(body, session_id=turn.session_id, headers=turn.headers):
                     if name == "final_response":
                         final = payload
                     elif name == "error":
@@ -304,12 +288,12 @@ class Relay:
                     else:
                         yield name, payload
             else:
-                final = self.client.post(body, session_id=session_id, headers=headers)
+                final = self._post(turn, body)
             assert final is not None
             actions = wire.search_actions(final)
             if not actions:
                 break
-            body = self._round(turn, final, actions, user_id, options)
+            body = self._round(turn, final, actions)
             yield (
                 "relay_search",
                 {
@@ -323,19 +307,35 @@ class Relay:
             for n, item in enumerate(final.get("output", {}).get("generic") or [], start=1):
                 if isinstance(item, dict):
                     yield "complete_item", {**item, "streaming_metadata": {"id": n}}
-        result = self._result(turn, final, session_id)
+        result = self._finished("relay.stream", turn, final)
+        yield "final_response", final
+        yield "relay_end", result.summary()
+
+    def _post(self, turn: _Turn, body: Mapping[str, Any]) -> dict[str, Any]:
+        return self.client.post(body, session_id=turn.session_id, headers=turn.headers)
+
+    def _finished(self, event: str, turn: _Turn, response: dict[str, Any], **fields: Any) -> RelayResult:
+        """The turn's result, logged as ``event``."""
+        result = RelayResult(
+            response=response,
+            rounds=turn.rounds,
+            searches=tuple(turn.searches),
+            search_results=tuple(turn.sent),
+            trimmed=turn.trimmed,
+            session_id=turn.session_id,
+        )
         log.info(
-            "relay.stream",
+            event,
             extra={
                 "rounds": turn.rounds,
                 "searches": len(turn.searches),
                 "trimmed": turn.trimmed,
                 "outcome": result.outcome,
-                **user_text(self.log_user_text, text=text, answer=result.text),
+                **fields,
+                **user_text(self.log_user_text, text=turn.text, answer=result.text),
             },
         )
-        yield "final_response", final
-        yield "relay_end", result.summary()
+        return result
 
     # -- rounds -----------------------------------------------------------------------------------
     def _round(
@@ -343,8 +343,6 @@ class Relay:
         turn: _Turn,
         response: Mapping[str, Any],
         actions: Sequence[Mapping[str, Any]],
-        user_id: str | None,
-        options: Mapping[str, Any] | None,
     ) -> dict[str, Any]:
         if turn.rounds >= self.max_rounds:
             raise SearchLoopExceeded(
@@ -353,7 +351,9 @@ class Relay:
         turn.rounds += 1
         lists = [self._search(turn, action) for action in actions]
         merged = wire.merge_results([lst for lst in lists if lst is not None], self.max_results)
-        body, trimmed = wire.results_message(response, merged, self.max_request_bytes, user_id=user_id, options=options)
+        body, trimmed = wire.results_message(
+            response, merged, self.max_request_bytes, user_id=turn.user_id, options=turn.options
+        )
         turn.trimmed += trimmed
         turn.sent = list(body["input"]["search_results"])
         if trimmed:
@@ -403,16 +403,6 @@ class Relay:
             },
         )
         return results
-
-    def _result(self, turn: _Turn, response: dict[str, Any], session_id: str | None) -> RelayResult:
-        return RelayResult(
-            response=response,
-            rounds=turn.rounds,
-            searches=tuple(turn.searches),
-            search_results=tuple(turn.sent),
-            trimmed=turn.trimmed,
-            session_id=session_id,
-        )
 
     def close(self) -> None:
         self.client.close()
