@@ -4,6 +4,7 @@ the page quotes, every ``assistant-bridge`` option is accepted by its command.""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 from typing import Any
@@ -150,15 +151,52 @@ def test_every_metric_in_the_docs_is_defined() -> None:
     assert not unknown, f"metrics named in the docs but not defined: {unknown}"
 
 
+_LOG_LEVELS = ("debug", "info", "warning", "error", "exception", "critical")
+_EVENT_NAME = re.compile(r"[a-z_]+\.[a-z_.]+")
+
+
+def _extra_fields(call: ast.Call) -> set[str]:
+    """The keys of a log call's ``extra`` dict, and the names a ``**user_text(..., query=...)`` in it adds."""
+    fields: set[str] = set()
+    for kw in call.keywords:
+        if kw.arg == "extra" and isinstance(kw.value, ast.Dict):
+            for key, value in zip(kw.value.keys, kw.value.values, strict=True):
+                if isinstance(key, ast.Constant):
+                    fields.add(str(key.value))
+                elif isinstance(value, ast.Call):
+                    fields.update(k.arg for k in value.keywords if k.arg)
+    return fields
+
+
+def _callee(call: ast.Call) -> str | None:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
 def logged_events() -> dict[str, set[str]]:
-    """``event -> the fields of its log calls`` for every ``log.<level>("ns.event key=%s ...")`` of the package."""
+    """``event -> its fields`` for every ``log.<level>("ns.event", extra={...})`` of the package, and for every
+    call of a helper that logs the event name it is given (``self._finished("relay.turn", ...)``): the helper's
+    fields and the keywords of the call."""
+    trees = [ast.parse(p.read_text(encoding="utf-8")) for p in sorted((ROOT / "assistant_bridge").rglob("*.py"))]
+    nodes = [node for tree in trees for node in ast.walk(tree)]
+    helpers: dict[str, set[str]] = {}  # a function whose log call's event is one of its parameters
+    for fn in (n for n in nodes if isinstance(n, ast.FunctionDef)):
+        params = {a.arg for a in fn.args.args + fn.args.kwonlyargs}
+        for call in (c for c in ast.walk(fn) if isinstance(c, ast.Call) and _callee(c) in _LOG_LEVELS):
+            if call.args and isinstance(call.args[0], ast.Name) and call.args[0].id in params:
+                helpers[fn.name] = _extra_fields(call)
     events: dict[str, set[str]] = {}
-    call = re.compile(r'\.(?:debug|info|warning|error|exception|critical)\(\s*((?:"[^"\n]*"\s*)+)', re.S)
-    for m in call.finditer(_package_source()):
-        message = "".join(re.findall(r'"([^"\n]*)"', m.group(1)))
-        head = re.match(r"([a-z_]+\.[a-z_]+)\b", message)
-        if head:
-            events.setdefault(head.group(1), set()).update(re.findall(r"\b([a-z_]+)=", message))
+    for call in (n for n in nodes if isinstance(n, ast.Call)):
+        name = _callee(call)
+        if not (call.args and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str)):
+            continue
+        if not _EVENT_NAME.fullmatch(call.args[0].value):
+            continue
+        if name in _LOG_LEVELS:
+            events.setdefault(call.args[0].value, set()).update(_extra_fields(call))
+        elif name in helpers:
+            fields = helpers[name] | {k.arg for k in call.keywords if k.arg}
+            events.setdefault(call.args[0].value, set()).update(fields)
     return events
 
 

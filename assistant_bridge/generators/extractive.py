@@ -56,6 +56,7 @@ import math
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -114,31 +115,56 @@ def _cut(text: str, limit: int) -> str:
     return head.rstrip(" ,;:") + "…"
 
 
+@dataclass(frozen=True)
+class Tuning:
+    """The scoring weights and floors of :class:`ExtractiveGenerator`, each a keyword of its constructor and a key
+    of the ``[generator]`` settings table.
+
+    :ivar w_embed: weight of the query-sentence cosine.
+    :ivar w_position: penalty per log position inside a snippet (leading sentences carry definitions).
+    :ivar w_rank: penalty per log rank of the snippet (later results are less relevant).
+    :ivar fragment_penalty: subtracted from a sentence cut by a chunk boundary.
+    :ivar min_chars: sentences shorter than this are used only when nothing else exists.
+    :ivar min_relevance: if set, decline ("I don't know") when the best score is below it.
+    :ivar max_embedded: cap on sentences sent to the embedder (the best by lexical score); bounds latency.
+    :ivar min_ratio: a sentence of another snippet than the best sentence's is added only when its relevance
+        is at least this share of the best one's (keeps off-topic results out of the answer).
+    :ivar min_ratio_same: the same floor for sentences of the best sentence's snippet, from the one right
+        before it (its lead-in) on.
+    :ivar min_query_relevance: the absolute floor of relevance for any sentence after the first.
+    :ivar same_snippet_bonus: added, when choosing the next sentence, to those of snippets already used.
+    :ivar w_heading: weight of the match between the query and the heading above a sentence.
+    :ivar w_entry: weight of a definition entry that answers the kind of thing asked for
+        (:func:`~assistant_bridge.generators.sentences.entry_match`: the option the query names, an option when
+        it asks which option does something).
+    :ivar w_number: weight of holding a number when the query asks for one (how many, how large, which port).
+    :ivar w_phrase: weight of holding the query's pairs of adjacent terms in the same order ("Format field",
+        "machine-readable format"), each pair weighing the idf of its more common term.
+    """
+
+    w_embed: float = 0.5
+    w_position: float = 0.06
+    w_rank: float = 0.1
+    fragment_penalty: float = 0.1
+    min_chars: int = 20
+    min_relevance: float | None = None
+    max_embedded: int = 48
+    min_ratio: float = 0.6
+    min_ratio_same: float = 0.2
+    min_query_relevance: float = 0.0
+    same_snippet_bonus: float = 0.5
+    w_heading: float = 1.0
+    w_entry: float = 0.6
+    w_number: float = 0.2
+    w_phrase: float = 0.3
+
+
 class ExtractiveGenerator:
     """Sentence-selection answers with exact citations.
 
     :param embedder: optional sentence embedder (``embed_queries``/``embed_passages``, normalised rows). Without
         one the score is lexical and positional only.
-    :param w_embed: weight of the query-sentence cosine.
-    :param w_position: penalty per log position inside a snippet (leading sentences carry definitions).
-    :param w_rank: penalty per log rank of the snippet (later results are less relevant).
-    :param fragment_penalty: subtracted from a sentence cut by a chunk boundary.
-    :param min_chars: sentences shorter than this are used only when nothing else exists.
-    :param min_relevance: if set, decline ("I don't know") when the best score is below it.
-    :param max_embedded: cap on sentences sent to the embedder (the best by lexical score); bounds latency.
-    :param min_ratio: a sentence of another snippet than the best sentence's is added only when its relevance
-        is at least this share of the best one's (keeps off-topic results out of the answer).
-    :param min_ratio_same: the same floor for sentences of the best sentence's snippet, from the one right
-        before it (its lead-in) on.
-    :param min_query_relevance: the absolute floor of relevance for any sentence after the first.
-    :param same_snippet_bonus: added, when choosing the next sentence, to those of snippets already used.
-    :param w_heading: weight of the match between the query and the heading above a sentence.
-    :param w_entry: weight of a definition entry that answers the kind of thing asked for
-        (:func:`~assistant_bridge.generators.sentences.entry_match`: the option the query names, an option when
-        it asks which option does something).
-    :param w_number: weight of holding a number when the query asks for one (how many, how large, which port).
-    :param w_phrase: weight of holding the query's pairs of adjacent terms in the same order ("Format field",
-        "machine-readable format"), each pair weighing the idf of its more common term.
+    :param tuning: the scoring weights and floors, as keywords (see :class:`Tuning`).
     :param context_tokens: the snippet budget the loop truncates to.
     """
 
@@ -148,40 +174,12 @@ class ExtractiveGenerator:
         self,
         embedder: Embedder | None = None,
         *,
-        w_embed: float = 0.5,
-        w_position: float = 0.06,
-        w_rank: float = 0.1,
-        fragment_penalty: float = 0.1,
-        min_chars: int = 20,
-        min_relevance: float | None = None,
-        max_embedded: int = 48,
-        min_ratio: float = 0.6,
-        min_ratio_same: float = 0.2,
-        min_query_relevance: float = 0.0,
-        same_snippet_bonus: float = 0.5,
-        w_heading: float = 1.0,
-        w_entry: float = 0.6,
-        w_number: float = 0.2,
-        w_phrase: float = 0.3,
         context_tokens: int = 16384,
         lengths: dict[str, LengthPolicy] | None = None,
+        **tuning: Any,
     ) -> None:
         self.embedder = embedder
-        self.w_embed = w_embed
-        self.w_position = w_position
-        self.w_rank = w_rank
-        self.fragment_penalty = fragment_penalty
-        self.min_chars = min_chars
-        self.min_relevance = min_relevance
-        self.max_embedded = max_embedded
-        self.min_ratio = min_ratio
-        self.min_ratio_same = min_ratio_same
-        self.min_query_relevance = min_query_relevance
-        self.same_snippet_bonus = same_snippet_bonus
-        self.w_heading = w_heading
-        self.w_entry = w_entry
-        self.w_number = w_number
-        self.w_phrase = w_phrase
+        self.tuning = Tuning(**tuning)
         self.context_tokens = context_tokens
         self.lengths = dict(DEFAULT_LENGTHS if lengths is None else lengths)
         self.model = "extractive" if embedder is None else f"extractive+{embedder.name}"
@@ -219,30 +217,30 @@ class ExtractiveGenerator:
             np.array(
                 [sum(idf[t] for t in qterms & c.terms) / total if total > 0 else 0.0 for c in cands], dtype=np.float64
             )
-            + self.w_entry * entries
+            + self.tuning.w_entry * entries
         )
         # ranking cues, not measures of relevance: they choose the best sentence but do not raise the floor
         # that the others must clear
-        cues = self.w_number * number_match(query, cands) + self.w_phrase * phrases
+        cues = self.tuning.w_number * number_match(query, cands) + self.tuning.w_phrase * phrases
         prior = cues + np.array(
             [
-                -self.w_position * math.log1p(c.position)
-                - self.w_rank * math.log1p(c.snippet)
-                - (self.fragment_penalty if c.fragment else 0.0)
+                -self.tuning.w_position * math.log1p(c.position)
+                - self.tuning.w_rank * math.log1p(c.snippet)
+                - (self.tuning.fragment_penalty if c.fragment else 0.0)
                 for c in cands
             ]
         )
-        if self.embedder is not None and self.w_embed:
-            lexical = relevance + self.w_heading * section_match(cands, relevance, snippets)
-            chosen = np.argsort(-(lexical + prior), kind="stable")[: self.max_embedded]
+        if self.embedder is not None and self.tuning.w_embed:
+            lexical = relevance + self.tuning.w_heading * section_match(cands, relevance, snippets)
+            chosen = np.argsort(-(lexical + prior), kind="stable")[: self.tuning.max_embedded]
             qvec = self.embedder.embed_queries([query])[0]
             svecs = self.embedder.embed_passages([cands[i].text for i in chosen])
             cosine = np.full(n, -1.0)
             cosine[chosen] = svecs @ qvec
-            relevance = relevance + self.w_embed * cosine
-        relevance = relevance + self.w_heading * section_match(cands, relevance, snippets)
+            relevance = relevance + self.tuning.w_embed * cosine
+        relevance = relevance + self.tuning.w_heading * section_match(cands, relevance, snippets)
         scores = relevance + prior
-        unusable = np.array([len(c.text) < self.min_chars or c.label for c in cands])
+        unusable = np.array([len(c.text) < self.tuning.min_chars or c.label for c in cands])
         if not unusable.all():
             scores = np.where(unusable, scores - 10.0, scores)
         return cands, scores, relevance, entries
@@ -255,7 +253,7 @@ class ExtractiveGenerator:
         if not cands:
             return []
         top = int(np.argmax(scores))
-        if self.min_relevance is not None and scores[top] < self.min_relevance:
+        if self.tuning.min_relevance is not None and scores[top] < self.tuning.min_relevance:
             return []
         best = cands[top]
         unusable = scores < scores[top] - 5.0  # labels and short lines, unless nothing else exists
@@ -264,11 +262,13 @@ class ExtractiveGenerator:
         # page's preamble is not the answer's lead-in)
         floor = np.array(
             [
-                self.min_ratio_same if c.snippet == best.snippet and c.position >= best.position - 1 else self.min_ratio
+                self.tuning.min_ratio_same
+                if c.snippet == best.snippet and c.position >= best.position - 1
+                else self.tuning.min_ratio
                 for c in cands
             ]
         )
-        keep = (relevance >= floor * relevance[top]) & (relevance >= self.min_query_relevance) & ~unusable
+        keep = (relevance >= floor * relevance[top]) & (relevance >= self.tuning.min_query_relevance) & ~unusable
         if entries[top] > 0:
             # the entry of the option (or setting) asked about answers by itself: its neighbours on the
             # reference page are other options; only an entry that matches as well may join it, and the
@@ -308,7 +308,10 @@ class ExtractiveGenerator:
             # a sentence of a snippet already used continues its passage: it gets a bonus over the others
             snippets_used = {c.snippet for c in chosen}
             pick = max(
-                pool, key=lambda i: scores[i] + (self.same_snippet_bonus if cands[i].snippet in snippets_used else 0.0)
+                pool,
+                key=lambda i: (
+                    scores[i] + (self.tuning.same_snippet_bonus if cands[i].snippet in snippets_used else 0.0)
+                ),
             )
             pool.remove(pick)
             cand = cands[pick]
