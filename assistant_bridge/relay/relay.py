@@ -31,7 +31,7 @@ from assistant_bridge.logs import user_text
 from assistant_bridge.relay import wire
 from assistant_bridge.relay.auth import Credentials, credentials_from_config
 from assistant_bridge.relay.client import DEFAULT_VERSION, AssistantClient
-from assistant_bridge.relay.config import RelayConfig
+from assistant_bridge.relay.config import RelayConfig, SearchProviderConfig
 from assistant_bridge.relay.errors import MalformedAssistantResponse, RelaySearchFailed, SearchLoopExceeded
 from assistant_bridge.relay.providers import HttpSearchProvider, SearchProvider, ServicesProvider, checked_results
 from assistant_bridge.services import Services
@@ -425,16 +425,17 @@ def _stream_error(payload: Any) -> MalformedAssistantResponse:
 def client_from_config(cfg: RelayConfig, transport: httpx.BaseTransport | None = None) -> AssistantClient:
     url = cfg.url or f"{IN_PROCESS_ORIGIN}/v2/assistants/{cfg.assistant_id}/environments/{cfg.environment_id}/message"
     auth = credentials_from_config(cfg.auth, "relay.auth", transport=None) if cfg.url else None
-    return AssistantClient(
-        url,
-        auth=auth,
-        version=cfg.version,
-        timeout=cfg.timeout_seconds,
-        connect_timeout=cfg.connect_timeout_seconds,
-        retries=cfg.retries,
-        transport=transport,
-        verify_tls=cfg.verify_tls,
-    )
+    return AssistantClient(url, auth=auth, version=cfg.version, transport=transport, **_http_options(cfg))
+
+
+def _http_options(cfg: RelayConfig | SearchProviderConfig) -> dict[str, Any]:
+    """The HTTP client options of a ``[relay]`` or ``[relay.search]`` table, as the clients take them."""
+    return {
+        "timeout": cfg.timeout_seconds,
+        "connect_timeout": cfg.connect_timeout_seconds,
+        "retries": cfg.retries,
+        "verify_tls": cfg.verify_tls,
+    }
 
 
 def provider_from_config(
@@ -442,16 +443,8 @@ def provider_from_config(
 ) -> SearchProvider:
     s = cfg.search
     if s.type == "server":
-        return HttpSearchProvider(
-            s.url,
-            auth=credentials_from_config(s.auth, "relay.search.auth"),
-            timeout=s.timeout_seconds,
-            connect_timeout=s.connect_timeout_seconds,
-            retries=s.retries,
-            metadata=s.metadata,
-            transport=transport,
-            verify_tls=s.verify_tls,
-        )
+        auth = credentials_from_config(s.auth, "relay.search.auth")
+        return HttpSearchProvider(s.url, auth=auth, metadata=s.metadata, transport=transport, **_http_options(s))
     if services is None:
         raise ValueError("the built-in search provider needs a Services object")
     return ServicesProvider(services, scope, mode=s.mode, limit=s.limit, passage_chars=s.passage_length)
