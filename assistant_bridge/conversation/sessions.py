@@ -16,7 +16,7 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from assistant_bridge.conversation.memory import ConversationMemory, MemoryLimits, MemoryTurn
@@ -47,6 +47,9 @@ class Session:
     pending: Mapping[str, Any] | None  # the search action waiting for the client's results
 
 
+_FIELDS = tuple(f.name for f in fields(Session))  # columns of message_sessions, by the same names
+
+
 class SessionStore:
     """:param store: the shared SQLite store; the table is created if missing.
     :param clock: seconds since the epoch (tests move it forward to expire sessions)."""
@@ -67,18 +70,32 @@ class SessionStore:
             "expires_at, ttl, turn_count, pending) VALUES (?,?,?,?,?,?,?,?,0,NULL)",
             (sid, assistant_id, environment_id, owner, now, now, now + ttl, ttl),
         )
-        return Session(sid, assistant_id, environment_id, owner, now, now + ttl, 0, None)
+        return Session(
+            id=sid,
+            assistant_id=assistant_id,
+            environment_id=environment_id,
+            owner=owner,
+            created_at=now,
+            expires_at=now + ttl,
+            turn_count=0,
+            pending=None,
+        )
 
     def get(self, session_id: str, assistant_id: str, environment_id: str, owner: str) -> Session:
         """:raises NotFound: unknown, expired, or belonging to another caller or assistant."""
         row = self._store.execute(
-            "SELECT id, assistant_id, environment_id, owner, created_at, expires_at, turn_count, pending "
-            "FROM message_sessions WHERE id = ?",
-            (session_id,),
+            f"SELECT {', '.join(_FIELDS)} FROM message_sessions WHERE id = ?", (session_id,)
         ).fetchone()
-        if row is None or (row[1], row[2], row[3]) != (assistant_id, environment_id, owner) or row[5] <= self._clock():
+        values = dict(zip(_FIELDS, row, strict=True)) if row else None
+        if (
+            values is None
+            or (values["assistant_id"], values["environment_id"], values["owner"])
+            != (assistant_id, environment_id, owner)
+            or values["expires_at"] <= self._clock()
+        ):
             raise NotFound("unknown or expired session; create a new one", resource="session")
-        return Session(row[0], row[1], row[2], row[3], row[4], row[5], row[6], json.loads(row[7]) if row[7] else None)
+        values["pending"] = json.loads(values["pending"]) if values["pending"] else None
+        return Session(**values)
 
     def record_turn(
         self,
