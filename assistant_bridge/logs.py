@@ -117,6 +117,7 @@ def configure(level: str = "info", fmt: str = "json") -> None:
     handler = logging.StreamHandler()
     handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
     handler.addFilter(RedactQuerySecrets())
+    handler.setLevel(level.upper())  # also for libraries that set their own logger to DEBUG (bm25s does)
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     logging.getLogger("grpc._server").setLevel(logging.CRITICAL)

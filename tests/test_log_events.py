@@ -4,6 +4,7 @@ inside the message, so that a log pipeline can filter on them (``assistant_bridg
 from __future__ import annotations
 
 import ast
+import logging
 import re
 from pathlib import Path
 
@@ -56,3 +57,22 @@ def test_a_log_message_is_an_event_name_and_its_data_are_fields() -> None:
         if len(call.args) != 1 or not _names_an_event(call.args[0])
     ]
     assert not wrong, f"log calls with data in the message (use extra=): {wrong}"
+
+
+def test_a_library_logger_at_debug_does_not_print_below_the_configured_level(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from assistant_bridge import logs
+
+    root = logging.getLogger()
+    saved = (root.handlers[:], root.level)
+    chatty = logging.getLogger("a_library_that_sets_debug")
+    chatty.setLevel(logging.DEBUG)  # as bm25s does
+    try:
+        logs.configure("info", "text")
+        chatty.debug("library.noise")
+        chatty.info("library.news")
+    finally:
+        root.handlers[:], root.level = saved
+    err = capsys.readouterr().err
+    assert "library.news" in err and "library.noise" not in err
