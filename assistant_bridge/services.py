@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from assistant_bridge.backends.base import SearchBackend
 from assistant_bridge.backends.factory import make_backend
@@ -41,7 +41,7 @@ class Services:
     store: SQLiteStore
     ingestor: Ingestor
     queue: IngestQueue
-    extras: dict[str, Any] = field(default_factory=dict)  # per-feature components (generators, filters...)
+    _features: dict[type, Any] = field(default_factory=dict)  # feature runtimes and components, by their type
     _warm: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _features_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -68,19 +68,29 @@ class Services:
         queue = IngestQueue(store, ingestor, settings.data_path / "ingest-spool")
         return cls(settings, embedder, backend, store, ingestor, queue)
 
-    def feature(self, key: str, kind: type[T], make: Callable[[Services], T]) -> T:
-        """The feature runtime registered under ``key`` (the conversation, agentic or tools runtime), made by
-        ``make(self)`` on first use; a test may register its own beforehand.
-
-        :raises TypeError: when something other than a ``kind`` is registered under ``key``.
-        """
+    def feature(self, kind: type[T], make: Callable[[Services], T]) -> T:
+        """The feature runtime of type ``kind`` (the conversation, agentic or tools runtime), made by ``make(self)``
+        on first use; a test may :meth:`register` its own beforehand."""
         with self._features_lock:
-            found = self.extras.get(key)
+            found = self._features.get(kind)
             if found is None:
-                found = self.extras[key] = make(self)
-        if not isinstance(found, kind):
-            raise TypeError(f"services.extras[{key!r}] is a {type(found).__name__}, not a {kind.__name__}")
-        return found
+                found = self._features[kind] = make(self)
+        return cast(T, found)
+
+    def registered(self, kind: type[T]) -> T | None:
+        """The ``kind`` registered or made so far, if any (nothing is made)."""
+        return cast(T | None, self._features.get(kind))
+
+    def register(self, component: T, kind: type[T] | None = None) -> T:
+        """Use ``component`` as the ``kind`` (by default its own type): a runtime built with other parts, or
+        the components a test gives ``rag_search``."""
+        with self._features_lock:
+            self._features[kind or type(component)] = component
+        return component
+
+    def components(self) -> list[Any]:
+        """Everything registered or made so far (``/readyz`` asks each whether it is ready)."""
+        return list(self._features.values())
 
     def warm_up(self) -> None:
         with self._lock:
@@ -92,7 +102,7 @@ class Services:
             settled = self.ingestor.recover()  # what a crashed writer left (``ingest.service``)
             if settled:
                 log.warning("ingest.recovery", extra={"settled": settled})
-            for component in self.extras.values():
+            for component in self.components():
                 warm = getattr(component, "warm_up", None)
                 if callable(warm):
                     warm()

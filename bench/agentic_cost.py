@@ -100,7 +100,7 @@ def main() -> int:
                 for v in obj.values() if isinstance(obj, dict) else obj:
                     walk(v, depth + 1)
 
-        walk(svc.extras)
+        walk(svc.components())
         return seen
 
     agentic(questions[qids[0]])  # loads the planner, the filters and the cross-encoder

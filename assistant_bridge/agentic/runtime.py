@@ -1,7 +1,7 @@
 """The per-worker side of agentic retrieval: settings, retrievers, guardrails, the planner model, and how a
 request becomes an :class:`~.loop.AgenticRun` bound to the service's own search and document paths.
 
-Registered on ``Services.extras["agentic"]`` (:func:`runtime_for`). Settings (all optional)::
+Made once per worker by :func:`runtime_for` (``Services.feature``). Settings (all optional)::
 
     [agentic]
     default_max_iterations = 3     # maxAgentIteration when the request has none
@@ -48,7 +48,6 @@ from .planner import EmbeddedPlanner, Planner
 from .request import AgenticRequest
 
 log = logging.getLogger(__name__)
-EXTRAS_KEY = "agentic"
 DEFAULT_RETRIEVER = "default"
 _RETRIEVER_KEYS = {"description", "mode", "filter", "max_results", "collection"}
 
@@ -220,7 +219,9 @@ class AgenticRuntime:
         if self.settings.generator is not None:
             cfg = {k: (v.get() if isinstance(v, Secret) else v) for k, v in self.settings.generator.items()}
             return make_generator(str(cfg.pop("kind", "extractive")), **cfg)
-        conversation = self.services.extras.get("conversation")
+        from assistant_bridge.conversation.runtime import ConversationRuntime
+
+        conversation = self.services.registered(ConversationRuntime)
         if conversation is not None:
             try:
                 return conversation.generator(conversation.assistants.get("default"))
@@ -233,7 +234,9 @@ class AgenticRuntime:
         with self._lock:
             if not self._prefilter_resolved:
                 self._prefilter_resolved = True
-                conversation = self.services.extras.get("conversation")
+                from assistant_bridge.conversation.runtime import ConversationRuntime
+
+                conversation = self.services.registered(ConversationRuntime)
                 if conversation is not None:
                     try:
                         self._prefilter = conversation.filters()[0]
@@ -342,4 +345,4 @@ class AgenticRuntime:
 
 def runtime_for(services: Services) -> AgenticRuntime:
     """The runtime registered on ``services``, created on first use."""
-    return services.feature(EXTRAS_KEY, AgenticRuntime, AgenticRuntime)
+    return services.feature(AgenticRuntime, AgenticRuntime)

@@ -1,5 +1,5 @@
 """The per-worker components of the ``/message`` API: assistants, sessions, search sources, filters,
-thresholds and generators, registered on ``Services.extras["conversation"]``.
+thresholds and generators, made once per worker by :func:`runtime_for` (``Services.feature``).
 
 Constructors are light; :meth:`ConversationRuntime.warm_up` loads the models once per worker, after the
 gunicorn fork (``post_worker_init``). The multilingual sentence encoder and the filter models are loaded once
@@ -38,7 +38,6 @@ from assistant_bridge.services import Services
 from assistant_bridge.settings import Secret, Settings, build, table
 
 log = logging.getLogger(__name__)
-EXTRAS_KEY = "conversation"
 
 _shared_lock = threading.Lock()
 _shared_encoder: Any = None
@@ -308,4 +307,4 @@ class _LazyPostFilter:
 
 def runtime_for(services: Services) -> ConversationRuntime:
     """The runtime registered on ``services``, created on first use."""
-    return services.feature(EXTRAS_KEY, ConversationRuntime, ConversationRuntime)
+    return services.feature(ConversationRuntime, ConversationRuntime)

@@ -1,11 +1,11 @@
 """The per-worker tool runtime: settings, execution store, session access, async pool, and the three ways to
 run an execution (synchronously, streamed to the caller, in the background). Independent of Flask.
 
-Registered on ``Services.extras["tools"]`` (:func:`tools_for`). ``rag_search`` takes its generator, filters,
-thresholds and messages from the ``/message`` runtime (``Services.extras["conversation"]``), from the
-assistant named by ``tools.rag_search.assistant``, so both APIs answer and abstain alike and share one copy
-of each model. ``Services.extras["rag_search"]`` may hold a :class:`~assistant_bridge.tools.rag_search.RagComponents`
-that replaces them (tests, custom set-ups).
+Made once per worker by :func:`tools_for` (``Services.feature``). ``rag_search`` takes its generator, filters,
+thresholds and messages from the ``/message`` runtime, from the assistant named by
+``tools.rag_search.assistant``, so both APIs answer and abstain alike and share one copy of each model. A
+:class:`~assistant_bridge.tools.rag_search.RagComponents` registered on the services
+(``services.register(components)``) replaces them (tests, custom set-ups).
 
 Conversation memory: an execution with a chat session id reads that session's remembered turns (kind
 ``tool`` in :mod:`~assistant_bridge.conversation.memory`) for query rewriting and records its own turn; the
@@ -53,8 +53,6 @@ if TYPE_CHECKING:
     from assistant_bridge.conversation.assistants import Assistant
 
 log = logging.getLogger(__name__)
-EXTRAS_KEY = "tools"
-COMPONENTS_KEY = "rag_search"
 INTERNAL_MESSAGE = "internal error; see the server log"
 METRICS_ROUTE = "rag_search"
 MEMORY_KIND = "tool"
@@ -119,9 +117,8 @@ class ToolsRuntime:
         :raises ModelLoadError: a model failed to load.
         :raises ConfigurationError: ``tools.rag_search.assistant`` names no assistant.
         """
-        override = self.services.extras.get(COMPONENTS_KEY)
+        override = self.services.registered(RagComponents)
         if override is not None:
-            assert isinstance(override, RagComponents)
             return override
         from assistant_bridge.conversation.runtime import runtime_for
 
@@ -153,7 +150,7 @@ class ToolsRuntime:
 
     def memory_limits(self) -> MemoryLimits:
         """The memory bounds of the assistant rag_search borrows from (defaults with custom components)."""
-        if self.services.extras.get(COMPONENTS_KEY) is not None:
+        if self.services.registered(RagComponents) is not None:
             return MemoryLimits()
         return self.assistant().conversational.memory
 
@@ -399,4 +396,4 @@ def _stream_timeout(seconds: float) -> ev.ToolEvent:
 
 def tools_for(services: Services) -> ToolsRuntime:
     """The runtime registered on ``services``, created on first use."""
-    return services.feature(EXTRAS_KEY, ToolsRuntime, ToolsRuntime)
+    return services.feature(ToolsRuntime, ToolsRuntime)

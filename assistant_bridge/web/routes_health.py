@@ -27,7 +27,7 @@ def readyz() -> Any:
         ok = svc.backend.ready()
     except BridgeError as exc:
         return jsonify({"ready": False, "reason": exc.message}), 503
-    for component in svc.extras.values():  # e.g. a /message model that failed to load at warm-up
+    for component in svc.components():  # e.g. a /message model that failed to load at warm-up
         why = getattr(component, "not_ready_reason", None)
         reason = why() if callable(why) else None
         if isinstance(reason, str) and reason:

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 
 from assistant_bridge.client.sse import parse_sse
-from assistant_bridge.conversation.runtime import EXTRAS_KEY, ConversationRuntime
+from assistant_bridge.conversation.runtime import ConversationRuntime
 from assistant_bridge.conversation.sessions import SessionStore
 from assistant_bridge.filters import FakePostFilter, FakePreFilter, Thresholds
 from assistant_bridge.generators import FakeGenerator, Generator
@@ -75,7 +75,7 @@ def build(
             transport=transport,
             sessions=SessionStore(services.store, clock) if clock else None,
         )
-    services.extras[EXTRAS_KEY] = runtime
+    services.register(runtime)
     app = create_app(settings, services)
     app.config["TESTING"] = True
     return app, services, runtime

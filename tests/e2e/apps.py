@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from assistant_bridge.conversation.runtime import EXTRAS_KEY, ConversationRuntime
+from assistant_bridge.conversation.runtime import ConversationRuntime
 from assistant_bridge.domain import Ownership
 from assistant_bridge.filters import FakePostFilter, FakePreFilter, Thresholds
 from assistant_bridge.generators import make_generator
@@ -37,12 +37,14 @@ def sample_app(
         settings = make_settings(tmp_path, backend={"kind": "memory", "default_mode": "hybrid"}, **settings_overrides)
         services = make_services(settings)
         generator = make_generator("extractive", embedder="none")
-    services.extras[EXTRAS_KEY] = ConversationRuntime(
-        services,
-        prefilter=FakePreFilter(),
-        postfilter=FakePostFilter(),
-        generator=generator,
-        thresholds=lambda level: Thresholds(0.5, 0.3),
+    services.register(
+        ConversationRuntime(
+            services,
+            prefilter=FakePreFilter(),
+            postfilter=FakePostFilter(),
+            generator=generator,
+            thresholds=lambda level: Thresholds(0.5, 0.3),
+        )
     )
     services.warm_up()
     for path in sample_corpus_files():

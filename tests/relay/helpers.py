@@ -13,7 +13,7 @@ from typing import Any
 from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
-from assistant_bridge.conversation.runtime import EXTRAS_KEY, ConversationRuntime
+from assistant_bridge.conversation.runtime import ConversationRuntime
 from assistant_bridge.filters import FakePostFilter, FakePreFilter, Thresholds
 from assistant_bridge.generators import FakeGenerator, Generator
 from assistant_bridge.services import Services
@@ -46,12 +46,14 @@ def build_app(
 
     settings = make_settings(tmp_path, **settings_overrides)
     services = make_services(settings)
-    services.extras[EXTRAS_KEY] = ConversationRuntime(
-        services,
-        prefilter=FakePreFilter(pre),
-        postfilter=FakePostFilter(post),
-        generator=generator or FakeGenerator(),
-        thresholds=lambda level: Thresholds(0.5, 0.5),
+    services.register(
+        ConversationRuntime(
+            services,
+            prefilter=FakePreFilter(pre),
+            postfilter=FakePostFilter(post),
+            generator=generator or FakeGenerator(),
+            thresholds=lambda level: Thresholds(0.5, 0.5),
+        )
     )
     app = create_app(settings, services)
     app.config["TESTING"] = True

@@ -16,7 +16,7 @@ import pytest
 
 from assistant_bridge.backends.lite_server import free_port
 from assistant_bridge.client.sse import parse_sse
-from assistant_bridge.conversation.runtime import EXTRAS_KEY, ConversationRuntime
+from assistant_bridge.conversation.runtime import ConversationRuntime
 from assistant_bridge.filters import FakePostFilter, FakePreFilter, Thresholds
 from tests.conftest import make_services, make_settings
 
@@ -144,11 +144,13 @@ def client(endpoint: Endpoint, tmp_path_factory: Any) -> Any:
     }
     settings = make_settings(Path(tmp_path_factory.mktemp("deps")), assistants=assistants)
     services = make_services(settings)
-    services.extras[EXTRAS_KEY] = ConversationRuntime(
-        services,
-        prefilter=FakePreFilter(0.9),
-        postfilter=FakePostFilter(0.9),
-        thresholds=lambda level: Thresholds(0.5, 0.5),
+    services.register(
+        ConversationRuntime(
+            services,
+            prefilter=FakePreFilter(0.9),
+            postfilter=FakePostFilter(0.9),
+            thresholds=lambda level: Thresholds(0.5, 0.5),
+        )
     )
     app = create_app(settings, services)
     with app.test_client() as c:

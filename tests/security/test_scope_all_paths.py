@@ -277,12 +277,14 @@ def world(tmp_path_factory: Any) -> Iterator[World]:
     tools = {"rag_search": {"retrieve_limit": 50}}
     s = make_settings(tmp, auth={"keys": KEYS + [DAVE]}, tools=tools)
     svc = make_services(s)
-    svc.extras["conversation"] = ConversationRuntime(
-        svc,
-        prefilter=FakePreFilter(0.9),
-        postfilter=FakePostFilter(0.9),
-        generator=FakeGenerator(),
-        thresholds=lambda _l: Thresholds(0.1, 0.1),
+    svc.register(
+        ConversationRuntime(
+            svc,
+            prefilter=FakePreFilter(0.9),
+            postfilter=FakePostFilter(0.9),
+            generator=FakeGenerator(),
+            thresholds=lambda _l: Thresholds(0.1, 0.1),
+        )
     )
     app = make_app(tmp, components(threshold=0.1), keys=KEYS + [DAVE], tools=tools, services=svc)
     with app.test_client() as c:

@@ -21,7 +21,7 @@ def create() -> Any:
     data = Path(os.environ["RAG_TEST_DATA_DIR"])
     s = make_settings(data, tools={"poll_seconds": 0.05, "heartbeat_seconds": 0.5})
     svc = make_services(s)
-    svc.extras["rag_search"] = components(SlowGenerator(delay=0.01, deltas=300))
+    svc.register(components(SlowGenerator(delay=0.01, deltas=300)))
     # each worker has its own memory backend: give each its own copy of the corpus (a distinct owner makes a
     # distinct document id, so the shared metadata store does not mark the second copy as already ingested)
     for i, text in enumerate(["Employees may work remotely two days a week.", "Expense reports are due on the fifth."]):

@@ -49,7 +49,7 @@ def make_app(
         overrides["tools"] = tools
     s = make_settings(tmp_path, **overrides)
     svc = services or make_services(s)
-    svc.extras["rag_search"] = comps or components()
+    svc.register(comps or components())
     app = create_app(s, svc)
     app.config["TESTING"] = True
     return app

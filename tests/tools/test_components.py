@@ -27,8 +27,14 @@ def _app(tmp_path: Path, generator: Any, **extra: Any) -> Any:
         # the pre-filter scores 0.9: only "most_often" turns that into "I don't know"
         return Thresholds(0.95, 0.95) if level == "most_often" else Thresholds(0.1, 0.1)
 
-    svc.extras["conversation"] = ConversationRuntime(
-        svc, prefilter=FakePreFilter(0.9), postfilter=FakePostFilter(0.9), generator=generator, thresholds=thresholds
+    svc.register(
+        ConversationRuntime(
+            svc,
+            prefilter=FakePreFilter(0.9),
+            postfilter=FakePostFilter(0.9),
+            generator=generator,
+            thresholds=thresholds,
+        )
     )
     return create_app(s, svc)
 

@@ -40,7 +40,7 @@ def make_client(tmp_path: Path, **settings: Any) -> tuple[Any, Any]:
 
     s = make_settings(tmp_path, **settings)
     svc = make_services(s)
-    svc.extras["agentic"] = AgenticRuntime(svc, generator=FakeGenerator(), prefilter=FakePreFilter(0.9), threshold=0.5)
+    svc.register(AgenticRuntime(svc, generator=FakeGenerator(), prefilter=FakePreFilter(0.9), threshold=0.5))
     app = create_app(s, svc)
     app.config["TESTING"] = True
     return app.test_client(), svc
@@ -347,7 +347,7 @@ def test_custom_planner_falls_back_and_says_so(tmp_path: Path) -> None:
     from assistant_bridge.errors import GeneratorError
 
     c, svc = make_client(tmp_path)
-    svc.extras["agentic"].chat = FakeChatClient(GeneratorError("planner model endpoint failed: timed out"))
+    svc.registered(AgenticRuntime).chat = FakeChatClient(GeneratorError("planner model endpoint failed: timed out"))
     for title, text in DOCS:
         c.post("/v1/documents", json={"title": title, "text": text})
     body = request_body(agenticRetrieveConfiguration={"foundationModelType": "CUSTOM"})
@@ -370,7 +370,7 @@ def test_custom_planner_plans_the_searches(tmp_path: Path) -> None:
         '{"sufficient": false, "reason": "look up the VPN", "sub_queries": [{"query": "VPN client"}]}',
         '{"sufficient": true, "reason": "enough"}',
     )
-    svc.extras["agentic"].chat = chat
+    svc.registered(AgenticRuntime).chat = chat
     for title, text in DOCS:
         c.post("/v1/documents", json={"title": title, "text": text})
     body = request_body(

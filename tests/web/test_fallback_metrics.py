@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from assistant_bridge.agentic.chat import OpenAIChatClient
+from assistant_bridge.agentic.runtime import AgenticRuntime
 from assistant_bridge.core.snippets import Snippet
 from assistant_bridge.errors import EmbedderError
 from assistant_bridge.generators import FakeGenerator, Generation
@@ -47,7 +48,7 @@ def _planner_endpoint(handler: Any) -> OpenAIChatClient:
 
 def _agentic(tmp_path: Path, chat: OpenAIChatClient | None = None, generator: Any = None) -> tuple[Any, Any]:
     c, svc = make_client(tmp_path)
-    rt = svc.extras["agentic"]
+    rt = svc.registered(AgenticRuntime)
     if chat is not None:
         rt.chat = chat
     if generator is not None:

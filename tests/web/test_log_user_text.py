@@ -27,10 +27,8 @@ def run_everything(tmp_path: Path, log_user_text: bool) -> Any:
     from tests.tools.helpers import components
 
     app, services, _ = build(tmp_path, server={"log_user_text": log_user_text})
-    services.extras["rag_search"] = components()
-    services.extras["agentic"] = AgenticRuntime(
-        services, generator=FakeGenerator(), prefilter=FakePreFilter(0.9), threshold=0.5
-    )
+    services.register(components())
+    services.register(AgenticRuntime(services, generator=FakeGenerator(), prefilter=FakePreFilter(0.9), threshold=0.5))
     with app.test_client() as client:
         ingest(client, [DOC])
         checked(ask(client, f"when does the {SECRET} close"))

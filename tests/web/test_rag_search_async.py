@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from assistant_bridge.generators import FakeGenerator
+from assistant_bridge.tools.service import ToolsRuntime
 from assistant_bridge.validation import validate
 from tests.conftest import KEYS, headers_for, make_services, make_settings
 from tests.tools.helpers import SlowGenerator, components, events_of, execute, ingest, make_app, wait_status
@@ -99,7 +100,7 @@ def test_another_worker_streams_and_reads_the_execution(tmp_path: Path) -> None:
         events = events_of(b.get(accepted["stream_url"]))
         assert events[-1][0] == "tool_end" and events[-1][1]["contexts"]
         assert b.get(accepted["details_url"]).get_json()["status"] == "completed"
-        assert app_b.extensions["services"].extras["tools"].runner.inflight == 0
+        assert app_b.extensions["services"].registered(ToolsRuntime).runner.inflight == 0
 
 
 def test_sync_executions_can_be_streamed_from_their_record(c: Any) -> None:
