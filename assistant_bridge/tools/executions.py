@@ -93,7 +93,7 @@ class ExecutionRecord:
         }
 
 
-# The table's columns are the record's fields, in the same order.
+# The table's columns have the record's field names (one list for the INSERT and the SELECT).
 _FIELDS = tuple(f.name for f in fields(ExecutionRecord))
 _COLUMNS = ", ".join(_FIELDS)
 
