@@ -43,6 +43,27 @@ class LevelThresholds:
         return Thresholds(*self.per_level.get(level, self.default))
 
 
+def fake_runtime(
+    services: Services,
+    *,
+    pre: float | None = 0.9,
+    post: float | None = 0.9,
+    generator: Generator | None = None,
+    thresholds: tuple[float, float] = (0.5, 0.5),
+) -> ConversationRuntime:
+    """A /message runtime with fake filters (scoring ``pre`` and ``post``; ``None``: by word overlap), the
+    fake generator unless one is given, and the same ``thresholds`` at every level; registered on ``services``."""
+    return services.register(
+        ConversationRuntime(
+            services,
+            prefilter=FakePreFilter(pre),
+            postfilter=FakePostFilter(post),
+            generator=generator or FakeGenerator(),
+            thresholds=lambda _level: Thresholds(*thresholds),
+        )
+    )
+
+
 def build(
     tmp_path: Path,
     *,

@@ -10,13 +10,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from assistant_bridge.conversation.runtime import ConversationRuntime
 from assistant_bridge.domain import Ownership
-from assistant_bridge.filters import FakePostFilter, FakePreFilter, Thresholds
 from assistant_bridge.generators import make_generator
 from assistant_bridge.ingest import sample_corpus_files
 from assistant_bridge.services import Services
 from tests.conftest import make_services, make_settings
+from tests.conversation.helpers import fake_runtime
 
 
 def sample_app(
@@ -37,15 +36,7 @@ def sample_app(
         settings = make_settings(tmp_path, backend={"kind": "memory", "default_mode": "hybrid"}, **settings_overrides)
         services = make_services(settings)
         generator = make_generator("extractive", embedder="none")
-    services.register(
-        ConversationRuntime(
-            services,
-            prefilter=FakePreFilter(),
-            postfilter=FakePostFilter(),
-            generator=generator,
-            thresholds=lambda level: Thresholds(0.5, 0.3),
-        )
-    )
+    fake_runtime(services, pre=None, post=None, generator=generator, thresholds=(0.5, 0.3))
     services.warm_up()
     for path in sample_corpus_files():
         services.ingestor.ingest_bytes(path.name, path.read_bytes(), Ownership())

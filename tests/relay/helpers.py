@@ -13,11 +13,10 @@ from typing import Any
 from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
-from assistant_bridge.conversation.runtime import ConversationRuntime
-from assistant_bridge.filters import FakePostFilter, FakePreFilter, Thresholds
-from assistant_bridge.generators import FakeGenerator, Generator
+from assistant_bridge.generators import Generator
 from assistant_bridge.services import Services
 from tests.conftest import make_services, make_settings
+from tests.conversation.helpers import fake_runtime
 
 DOCS = [
     (
@@ -46,15 +45,7 @@ def build_app(
 
     settings = make_settings(tmp_path, **settings_overrides)
     services = make_services(settings)
-    services.register(
-        ConversationRuntime(
-            services,
-            prefilter=FakePreFilter(pre),
-            postfilter=FakePostFilter(post),
-            generator=generator or FakeGenerator(),
-            thresholds=lambda level: Thresholds(0.5, 0.5),
-        )
-    )
+    fake_runtime(services, pre=pre, post=post, generator=generator)
     app = create_app(settings, services)
     app.config["TESTING"] = True
     with app.test_client() as c:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import make_services, make_settings
+from tests.conversation.helpers import fake_runtime
 
 pytestmark = pytest.mark.unit
 ADMIN = {"X-API-Key": "key-admin-0001"}
@@ -122,23 +123,12 @@ SERVICE = {"Authorization": "Bearer key-service-01"}
 
 @pytest.fixture(scope="module")
 def two_tenants(tmp_path_factory: Any) -> Any:
-    from assistant_bridge.conversation.runtime import ConversationRuntime
-    from assistant_bridge.filters import FakePostFilter, FakePreFilter, Thresholds
-    from assistant_bridge.generators import FakeGenerator
     from assistant_bridge.web.app import create_app
 
     # eight client threads in one process: as many streams at once as threads (the budget is gunicorn's)
     settings = make_settings(Path(tmp_path_factory.mktemp("tenants")), auth={"keys": KEYS}, server={"max_streams": 16})
     services = make_services(settings)
-    services.register(
-        ConversationRuntime(
-            services,
-            prefilter=FakePreFilter(0.9),
-            postfilter=FakePostFilter(0.9),
-            generator=FakeGenerator(),
-            thresholds=lambda level: Thresholds(0.5, 0.5),
-        )
-    )
+    fake_runtime(services)
     app = create_app(settings, services)
     owned: dict[str, dict[str, list[str]]] = {}
     with app.test_client() as c:

@@ -23,9 +23,8 @@ from typing import Any
 
 import pytest
 
-from assistant_bridge.filters import FakePostFilter, FakePreFilter, Thresholds
-from assistant_bridge.generators import FakeGenerator
 from tests.conftest import KEYS, headers_for, make_services, make_settings
+from tests.conversation.helpers import fake_runtime
 from tests.tools.helpers import chunk_id, components, events_of, ingest, make_app, wait_status
 
 pytestmark = pytest.mark.unit
@@ -271,21 +270,12 @@ class World:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: Any) -> Iterator[World]:
-    from assistant_bridge.conversation.runtime import ConversationRuntime
 
     tmp: Path = tmp_path_factory.mktemp("scope")
     tools = {"rag_search": {"retrieve_limit": 50}}
     s = make_settings(tmp, auth={"keys": KEYS + [DAVE]}, tools=tools)
     svc = make_services(s)
-    svc.register(
-        ConversationRuntime(
-            svc,
-            prefilter=FakePreFilter(0.9),
-            postfilter=FakePostFilter(0.9),
-            generator=FakeGenerator(),
-            thresholds=lambda _l: Thresholds(0.1, 0.1),
-        )
-    )
+    fake_runtime(svc, thresholds=(0.1, 0.1))
     app = make_app(tmp, components(threshold=0.1), keys=KEYS + [DAVE], tools=tools, services=svc)
     with app.test_client() as c:
         ids: dict[str, str] = {}
