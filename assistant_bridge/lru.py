@@ -1,5 +1,5 @@
 """A small bounded, thread-safe map for the per-process caches of model outputs (cross-encoder logits, window
-selections, query and passage vectors): the least recently used entry goes first once ``size`` is reached.
+selections, query, passage and sentence vectors): the least recently used entry goes first once ``size`` is reached.
 
 Callers compute a missing value outside the map (two threads may then compute the same one; the later one
 wins, both are correct), unless they hold a lock of their own around ``get`` and ``put``.
@@ -42,3 +42,7 @@ class Lru(Generic[K, V]):
 
     def __len__(self) -> int:
         return len(self._items)
+
+    def __contains__(self, key: object) -> bool:
+        """Whether ``key`` is kept (its recency unchanged)."""
+        return key in self._items

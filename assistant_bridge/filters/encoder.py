@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Protocol
 
 import numpy as np
 
 from assistant_bridge.errors import ModelLoadError
+from assistant_bridge.lru import Lru
 
 from .frozen_text import tokens
 
@@ -41,8 +41,7 @@ class UseEncoder:
 
     def __init__(self, threads: int = 1, cache_size: int = 4096) -> None:
         self._threads = threads
-        self._cache_size = cache_size
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache: Lru[str, np.ndarray] = Lru(cache_size)
         self._model: Any = None
         self._lock = threading.Lock()
 
@@ -69,17 +68,16 @@ class UseEncoder:
         if self._model is None:
             self.warm_up()
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        with self._lock:
-            missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        with self._lock:  # one call at a time: a text another thread is encoding is found, not encoded again
+            found = {text: self._cache.get(text) for text in dict.fromkeys(texts)}
+            missing = [text for text, vec in found.items() if vec is None]
             if missing:
-                vecs = np.asarray(self._model.encode(list(missing)), dtype=np.float32)
+                vecs = np.asarray(self._model.encode(missing), dtype=np.float32)
                 for text, vec in zip(missing, vecs, strict=True):
-                    self._cache[text] = vec
-            for i, text in enumerate(texts):
-                out[i] = self._cache[text]
-                self._cache.move_to_end(text)
-            while len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
+                    found[text] = vec
+                    self._cache.put(text, vec)
+        for i, text in enumerate(texts):
+            out[i] = found[text]
         return out
 
 
