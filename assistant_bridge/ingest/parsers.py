@@ -125,8 +125,7 @@ def detect_format(filename: str, mime_type: str | None = None) -> str:
 
     :raises UnsupportedMediaType: neither names a supported type.
     """
-    name = filename[:-3] if filename.lower().endswith(".gz") else filename
-    suffix = PurePath(name).suffix.lower()
+    suffix = PurePath(_unpacked_name(filename)).suffix.lower()
     if suffix in EXTENSION_FORMATS:
         return EXTENSION_FORMATS[suffix]
     if _MAN_SECTION.match(suffix):
@@ -182,9 +181,9 @@ def parse_file(
     if not data:
         raise DocumentParseError("The file is empty.")
     base, charset = _split_mime(mime_type)
-    packed = filename.lower().endswith(".gz") or base in _GZIP_MIME
+    packed = _unpacked_name(filename) != filename or base in _GZIP_MIME
     if packed:  # read as what the name says it holds: the type is known before anything is unpacked
-        filename, mime_type = filename[:-3] if filename.lower().endswith(".gz") else filename, None
+        filename, mime_type = _unpacked_name(filename), None
     fmt = detect_format(filename, mime_type)
     if packed:
         data = gunzip(data)
@@ -226,6 +225,11 @@ def parse_file(
         stem, _, section = PurePath(filename).name.rpartition(".")
         source = roff_to_rendered(source, (stem, section) if stem and _MAN_SECTION.match("." + section) else None)
     return _from_source(source, title=None, fmt=fmt, fallback_title=_stem(filename))
+
+
+def _unpacked_name(filename: str) -> str:
+    """The name of what a compressed file holds (``wc.1.gz``: ``wc.1``); any other name as it is."""
+    return filename[:-3] if filename.lower().endswith(".gz") else filename
 
 
 def gunzip(data: bytes, limit: int = MAX_UNPACKED_BYTES) -> bytes:
