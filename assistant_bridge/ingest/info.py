@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from assistant_bridge.ingest.manpage import join_lines
+from assistant_bridge.ingest.manpage import join_lines, line_indent
 
 _NODE_LINE = re.compile(r"^File: [^,]+,\s+Node: ([^,\n]+)")
 _UNDERLINE = re.compile(r"^([*=\-.])\1{2,}\s*$")
@@ -40,10 +40,6 @@ def is_info(text: str) -> bool:
 
 def _unquote(term: str) -> str:
     return term.strip().strip("‘’'`")
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" "))
 
 
 def _paragraphs(lines: list[str]) -> list[list[str]]:
@@ -83,7 +79,7 @@ def _node_text(lines: list[str]) -> list[str]:
         if definition:
             head = [f"{definition.group(1)}: {definition.group(2).strip()}"]
             rest = para[1:]
-            while rest and _indent(rest[0]) >= 10:  # the definition line wrapped
+            while rest and line_indent(rest[0]) >= 10:  # the definition line wrapped
                 head.append(rest.pop(0).strip())
             description = join_lines([x.strip() for x in rest])
             out.append(" ".join(head) + (f": {description}" if description else ""))
@@ -92,7 +88,7 @@ def _node_text(lines: list[str]) -> list[str]:
         if terms:
             out.append(f"{', '.join(terms)}: {text}")
             terms = []
-        elif _indent(first) >= 5 and all(_indent(x) >= 5 for x in para) and len(para) > 1:
+        elif line_indent(first) >= 5 and all(line_indent(x) >= 5 for x in para) and len(para) > 1:
             out.append("\n".join(x[5:] if x.startswith("     ") else x.strip() for x in para))  # an example
         else:
             out.append(text)

@@ -63,7 +63,8 @@ def join_lines(lines: list[str]) -> str:
     return _SPACES.sub(" ", out)
 
 
-def _indent(line: str) -> int:
+def line_indent(line: str) -> int:
+    """How far a line is indented (-1 for a blank line)."""
     return len(line) - len(line.lstrip()) if line.strip() else -1
 
 
@@ -77,7 +78,7 @@ def _is_tag(stripped: str, indent: int, nxt: str) -> bool:
     ``nxt`` is indented further (``ServerAliveCountMax`` in ssh_config(5), ``port`` in rsyncd.conf(5))."""
     if indent > _TERM_INDENT_MAX or len(stripped) > _TAG_MAX or stripped[-1] in ".:;,!?" or _SPACES.search(stripped):
         return False
-    return _indent(nxt) >= indent + 2
+    return line_indent(nxt) >= indent + 2
 
 
 def man_to_text(text: str) -> tuple[str, str | None]:
@@ -108,11 +109,11 @@ def man_to_text(text: str) -> tuple[str, str | None]:
     for index, raw in enumerate(body):
         stripped = raw.strip()
         if not stripped:
-            if term is not None and not current and _indent(_next_line(body, index)) > term_indent:
+            if term is not None and not current and line_indent(_next_line(body, index)) > term_indent:
                 continue  # "-i[SUFFIX], --in-place[=SUFFIX]", a blank line, then its indented description
             flush()
             continue
-        indent = _indent(raw)
+        indent = line_indent(raw)
         if term is None:
             term_indent = indent
         if indent == 0 and _HEADING.match(stripped):
@@ -138,7 +139,7 @@ def man_to_text(text: str) -> tuple[str, str | None]:
             gap = _SPACES.search(stripped)
             if gap is not None and gap.start() <= _TAG_WORD_MAX and " " not in stripped[: gap.start()]:
                 column = indent + gap.end()  # "port   You can override …", its next line at the description's column
-                if _indent(nxt) == column:
+                if line_indent(nxt) == column:
                     term = stripped[: gap.start()]
                     current.append(stripped[gap.end() :])
                     continue
