@@ -7,10 +7,10 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, cast
 
-from assistant_bridge.backends.base import SearchBackend
+from assistant_bridge.backends.base import SearchBackend, weighted_fuse
 from assistant_bridge.backends.factory import make_backend
 from assistant_bridge.domain import Scope, SearchHit, SearchQuery
 from assistant_bridge.embedders.base import Embedder
@@ -148,13 +148,23 @@ class Services:
         if mode in ("dense", "hybrid"):
             vector = tuple(float(x) for x in self.embedder.embed_queries([text])[0])
         t1 = time.perf_counter()
-        hits = self.backend.search(
-            SearchQuery(text=text, scope=scope, mode=mode, limit=limit, filter=filter, vector=vector)  # type: ignore[arg-type]
-        )
+        query = SearchQuery(text=text, scope=scope, mode=mode, limit=limit, filter=filter, vector=vector)  # type: ignore[arg-type]
+        hits = self._hybrid(query) if mode == "hybrid" else self.backend.search(query)
         if timings is not None:
             timings.embed_ms = (t1 - t0) * 1000
             timings.backend_ms = (time.perf_counter() - t1) * 1000
         return hits
+
+
+    def _hybrid(self, query: SearchQuery) -> list[SearchHit]:
+        """A hybrid search as ``search.hybrid_fusion`` says: the backend's own fusion, or a dense and a lexical
+        search fused here (:func:`~assistant_bridge.backends.base.weighted_fuse`)."""
+        s = self.settings.search
+        if s.hybrid_fusion == "rrf":
+            return self.backend.search(query)
+        depth = max(query.limit, s.hybrid_depth)
+        runs = [self.backend.search(replace(query, mode=m, limit=depth)) for m in ("dense", "lexical")]
+        return weighted_fuse(runs, (s.hybrid_dense_weight, 1.0 - s.hybrid_dense_weight), query.limit)
 
 
 class _LazyBackend:

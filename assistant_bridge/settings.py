@@ -149,6 +149,12 @@ class SearchSettings:
     max_limit: int = 50
     max_response_bytes: int = 100_000
     default_passage_chars: int = 0  # 0 = whole chunk
+    # hybrid search: "weighted" = a dense and a lexical search fused here by their min-max normalised scores
+    # (dense_weight for the dense side, the rest lexical), each searched to hybrid_depth; "rrf" = the backend's
+    # own reciprocal-rank fusion (Milvus RRFRanker, Elasticsearch's rrf retriever)
+    hybrid_fusion: str = "weighted"
+    hybrid_dense_weight: float = 0.6
+    hybrid_depth: int = 50
 
 
 @dataclass
@@ -402,6 +408,12 @@ def validate(settings: Settings) -> None:
         raise ConfigurationError("backend.vector_index must be auto, FLAT or HNSW")
     if settings.backend.default_mode not in ("lexical", "dense", "hybrid"):
         raise ConfigurationError("backend.default_mode must be lexical, dense or hybrid")
+    if settings.search.hybrid_fusion not in ("weighted", "rrf"):
+        raise ConfigurationError("search.hybrid_fusion must be weighted or rrf")
+    if not 0.0 <= settings.search.hybrid_dense_weight <= 1.0:
+        raise ConfigurationError("search.hybrid_dense_weight must be between 0 and 1")
+    if settings.search.hybrid_depth < 1:
+        raise ConfigurationError("search.hybrid_depth must be at least 1")
     if settings.backend.exact_vectors not in ("auto", "on", "off", "write-only"):
         raise ConfigurationError("backend.exact_vectors must be auto, on, off or write-only")
     if settings.ingest.worker not in ("thread", "none"):

@@ -78,6 +78,26 @@ def rrf_fuse(runs: Sequence[Sequence[SearchHit]], limit: int, k: int = RRF_K) ->
     return [SearchHit(chunk=best[c].chunk, score=scores[c], highlights=best[c].highlights) for c in order]
 
 
+def weighted_fuse(runs: Sequence[Sequence[SearchHit]], weights: Sequence[float], limit: int) -> list[SearchHit]:
+    """Convex combination of min-max normalised scores: each run's scores are mapped to [0, 1] (its best 1, its
+    last 0; a hit a run did not return counts as that run's 0), weighted and summed. Unlike reciprocal-rank
+    fusion it keeps how far apart the scores are, so a clear dense winner stays first while a passage with
+    the query's exact terms can still rise (measurements in docs/benchmarks.md, "Hybrid search")."""
+    scores: dict[str, float] = {}
+    best: dict[str, SearchHit] = {}
+    for run, weight in zip(runs, weights, strict=True):
+        if not run:
+            continue
+        values = [h.score for h in run]
+        low, high = min(values), max(values)
+        for hit in run:
+            norm = (hit.score - low) / (high - low) if high > low else 1.0
+            scores[hit.chunk.id] = scores.get(hit.chunk.id, 0.0) + weight * norm
+            best.setdefault(hit.chunk.id, hit)
+    order = sorted(scores, key=lambda cid: -scores[cid])[:limit]
+    return [SearchHit(chunk=best[c].chunk, score=scores[c], highlights=best[c].highlights) for c in order]
+
+
 def chunk_from_record(e: Mapping[str, Any], bboxes: Iterable[Mapping[str, Any]]) -> Chunk:
     """A chunk from the flat record a backend stores (``owner``, ``workspaces``, ``tenant`` and
     ``session_id`` as fields; ``bboxes`` as ``[{page_number, bbox: [x1, y1, x2, y2], layout_width,

@@ -18,9 +18,12 @@ write through the same wrapper, so all of them stay in step; rows are read back 
 so a search makes no call to Milvus at all. A store ingested before this file existed is copied over from
 Milvus once, at the first start.
 
-Chunk reads by id and by document (citations, full-document expansion) are answered from the same rows.
-What still goes to Milvus: lexical and hybrid searches, dense searches with a ``filter`` expression (the
-filter language is compiled for the backends), and every write.
+Chunk reads by id and by document (citations, full-document expansion) are answered from the same rows, and
+lexical searches by a BM25 index in process (:class:`LexicalIndex`, ``bm25s``) over the same rows, rebuilt in
+the background after a change while Milvus answers. A hybrid search with ``search.hybrid_fusion = "weighted"``
+(the default) is one dense and one lexical search here, fused by ``Services.search``. What still goes to
+Milvus: searches with a ``filter`` expression (the filter language is compiled for the backends), hybrid
+searches with ``rrf`` fusion, and every write.
 """
 
 from __future__ import annotations

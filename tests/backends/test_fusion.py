@@ -1,0 +1,45 @@
+"""Client-side fusion of ranked runs (``backends/base.py``): reciprocal rank and weighted scores."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant_bridge.backends.base import rrf_fuse, weighted_fuse
+from assistant_bridge.domain import Chunk, SearchHit
+
+pytestmark = pytest.mark.unit
+
+
+def run(*scored: tuple[str, float]) -> list[SearchHit]:
+    return [SearchHit(chunk=Chunk(id=cid, document_id="d", title="", text=cid), score=s) for cid, s in scored]
+
+
+def ids(hits: list[SearchHit]) -> list[str]:
+    return [h.chunk.id for h in hits]
+
+
+def test_weighted_keeps_a_clear_dense_winner_first() -> None:
+    dense = run(("a", 0.90), ("b", 0.80), ("c", 0.79), ("d", 0.78))
+    lexical = run(("c", 12.0), ("d", 11.0), ("e", 2.0))
+    # reciprocal rank puts c (2nd and 1st) over a; scores say a is far ahead on the dense side
+    assert ids(rrf_fuse([dense, lexical], 4))[0] == "c"
+    fused = weighted_fuse([dense, lexical], (0.6, 0.4), 4)
+    assert ids(fused)[0] == "a"
+    assert fused[0].score == pytest.approx(0.6)
+
+
+def test_weighted_lets_a_strong_lexical_match_rise() -> None:
+    dense = run(("a", 0.84), ("b", 0.83), ("c", 0.82), ("x", 0.70))
+    lexical = run(("c", 30.0), ("a", 5.0), ("b", 4.0), ("x", 1.0))
+    assert ids(weighted_fuse([dense, lexical], (0.6, 0.4), 2)) == ["c", "a"]
+
+
+def test_weighted_edges() -> None:
+    dense = run(("a", 0.5))
+    # one hit (or all equal) normalises to 1; an empty run adds nothing; the limit holds
+    assert [h.score for h in weighted_fuse([dense, []], (0.6, 0.4), 5)] == [pytest.approx(0.6)]
+    assert weighted_fuse([[], []], (0.5, 0.5), 5) == []
+    many = run(*[(str(i), float(10 - i)) for i in range(10)])
+    assert ids(weighted_fuse([many, many], (0.5, 0.5), 3)) == ["0", "1", "2"]
+    with pytest.raises(ValueError):
+        weighted_fuse([dense], (0.6, 0.4), 5)  # one weight per run
