@@ -66,16 +66,24 @@ def mapped_errors(mapper: Callable[[Exception], BridgeError | None]) -> Iterator
         raise mapped from exc
 
 
-def rrf_fuse(runs: Sequence[Sequence[SearchHit]], limit: int, k: int = RRF_K) -> list[SearchHit]:
-    """Reciprocal-rank fusion of ranked runs (client-side hybrid search)."""
+def _fused(runs: Sequence[Sequence[SearchHit]], votes: Sequence[Sequence[float]], limit: int) -> list[SearchHit]:
+    """The ``limit`` best hits by the sum of their votes (``votes[i][j]``: what the ``j``-th hit of run ``i``
+    adds). A hit keeps the highlights of the first run that gave it any."""
     scores: dict[str, float] = {}
     best: dict[str, SearchHit] = {}
-    for run in runs:
-        for rank, hit in enumerate(run, start=1):
-            scores[hit.chunk.id] = scores.get(hit.chunk.id, 0.0) + 1.0 / (k + rank)
-            best.setdefault(hit.chunk.id, hit)
+    for run, run_votes in zip(runs, votes, strict=True):
+        for hit, vote in zip(run, run_votes, strict=True):
+            cid = hit.chunk.id
+            scores[cid] = scores.get(cid, 0.0) + vote
+            if cid not in best or (hit.highlights and not best[cid].highlights):
+                best[cid] = hit
     order = sorted(scores, key=lambda cid: -scores[cid])[:limit]
     return [SearchHit(chunk=best[c].chunk, score=scores[c], highlights=best[c].highlights) for c in order]
+
+
+def rrf_fuse(runs: Sequence[Sequence[SearchHit]], limit: int, k: int = RRF_K) -> list[SearchHit]:
+    """Reciprocal-rank fusion of ranked runs (client-side hybrid search)."""
+    return _fused(runs, [[1.0 / (k + rank) for rank in range(1, len(run) + 1)] for run in runs], limit)
 
 
 def weighted_fuse(runs: Sequence[Sequence[SearchHit]], weights: Sequence[float], limit: int) -> list[SearchHit]:
@@ -83,19 +91,13 @@ def weighted_fuse(runs: Sequence[Sequence[SearchHit]], weights: Sequence[float],
     last 0; a hit a run did not return counts as that run's 0), weighted and summed. Unlike reciprocal-rank
     fusion it keeps how far apart the scores are, so a clear dense winner stays first while a passage with
     the query's exact terms can still rise (measurements in docs/benchmarks.md, "Hybrid search")."""
-    scores: dict[str, float] = {}
-    best: dict[str, SearchHit] = {}
+    if len(weights) != len(runs):
+        raise ValueError(f"{len(runs)} runs need as many weights, not {len(weights)}")
+    votes = []
     for run, weight in zip(runs, weights, strict=True):
-        if not run:
-            continue
-        values = [h.score for h in run]
-        low, high = min(values), max(values)
-        for hit in run:
-            norm = (hit.score - low) / (high - low) if high > low else 1.0
-            scores[hit.chunk.id] = scores.get(hit.chunk.id, 0.0) + weight * norm
-            best.setdefault(hit.chunk.id, hit)
-    order = sorted(scores, key=lambda cid: -scores[cid])[:limit]
-    return [SearchHit(chunk=best[c].chunk, score=scores[c], highlights=best[c].highlights) for c in order]
+        low, high = min((h.score for h in run), default=0.0), max((h.score for h in run), default=0.0)
+        votes.append([weight * ((h.score - low) / (high - low) if high > low else 1.0) for h in run])
+    return _fused(runs, votes, limit)
 
 
 def chunk_from_record(e: Mapping[str, Any], bboxes: Iterable[Mapping[str, Any]]) -> Chunk:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from assistant_bridge.backends.base import rrf_fuse, weighted_fuse
@@ -43,3 +45,12 @@ def test_weighted_edges() -> None:
     assert ids(weighted_fuse([many, many], (0.5, 0.5), 3)) == ["0", "1", "2"]
     with pytest.raises(ValueError):
         weighted_fuse([dense], (0.6, 0.4), 5)  # one weight per run
+
+
+@pytest.mark.parametrize("fuse", [lambda runs: rrf_fuse(runs, 5), lambda runs: weighted_fuse(runs, (0.5, 0.5), 5)])
+def test_a_fused_hit_keeps_the_highlights_one_run_gave_it(fuse: Any) -> None:
+    dense = run(("a", 0.9), ("b", 0.8))
+    lexical = [SearchHit(chunk=dense[1].chunk, score=3.0, highlights=("<em>b</em>",))]
+    fused = {h.chunk.id: h for h in fuse([dense, lexical])}
+    assert fused["b"].highlights == ("<em>b</em>",)
+    assert fused["a"].highlights == ()
