@@ -5,7 +5,8 @@
 document's chunks; ``ingest.after_batch:3`` after the third. The variable is read once per process; unset
 (always, in production) a point costs one dictionary look-up.
 
-Points: ``ingest.after_batch`` (:meth:`assistant_bridge.ingest.service.Ingestor._write`).
+Points: ``ingest.after_batch`` and ``ingest.after_stage`` (after a new document's chunks are staged for lexical
+search, before they are embedded), both in :meth:`assistant_bridge.ingest.service.Ingestor._write`.
 """
 
 from __future__ import annotations

@@ -155,7 +155,6 @@ class Services:
             timings.backend_ms = (time.perf_counter() - t1) * 1000
         return hits
 
-
     def _hybrid(self, query: SearchQuery) -> list[SearchHit]:
         """A hybrid search as ``search.hybrid_fusion`` says: the backend's own fusion, or a dense and a lexical
         search fused here (:func:`~assistant_bridge.backends.base.weighted_fuse`)."""

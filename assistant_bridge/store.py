@@ -51,7 +51,8 @@ CREATE TABLE IF NOT EXISTS ingest_jobs (
   fmt TEXT, ownership TEXT NOT NULL, payload TEXT NOT NULL, bytes INTEGER NOT NULL DEFAULT 0,
   chunks_total INTEGER NOT NULL DEFAULT 0, chunks_done INTEGER NOT NULL DEFAULT 0, created INTEGER,
   error_code TEXT, error_message TEXT, cancel INTEGER NOT NULL DEFAULT 0, worker TEXT NOT NULL DEFAULT '',
-  attempts INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL, updated_at REAL NOT NULL
+  attempts INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL, updated_at REAL NOT NULL,
+  searchable TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS ingest_jobs_queue ON ingest_jobs(state, created_at);
 CREATE TABLE IF NOT EXISTS embeddings (
@@ -60,8 +61,9 @@ CREATE TABLE IF NOT EXISTS embeddings (
 """
 
 
-SCHEMA_VERSION = 1
-# later versions: append ``(version, sql)`` steps here; never edit a released one
+SCHEMA_VERSION = 2  # 2: ingest_jobs.searchable (a column added to _SCHEMA: the upgrade completes the table)
+# later versions: append ``(version, sql)`` steps here for what completing the tables cannot do (data); never
+# edit a released one
 _STEPS: tuple[tuple[int, str], ...] = ()
 _DOC_COLUMNS = (
     "id",
@@ -277,6 +279,7 @@ class SQLiteStore:
             "worker",
             "attempts",
             "document_id",
+            "searchable",
         }
     )
 
@@ -309,9 +312,10 @@ class SQLiteStore:
         return self._job_rows("SELECT * FROM ingest_jobs WHERE state = ? ORDER BY created_at LIMIT ?", (state, limit))
 
     def requeue_job(self, job_id: str, worker: str) -> bool:
-        """Give a running job of ``worker`` (gone) back to the queue; only one process wins."""
+        """Give a running job of ``worker`` (gone) back to the queue; only one process wins. What it had staged
+        is removed by the recovery of the document's write intent, so it is searchable by nothing again."""
         cur = self.execute(
-            "UPDATE ingest_jobs SET state = 'queued', worker = '', updated_at = ? "
+            "UPDATE ingest_jobs SET state = 'queued', worker = '', searchable = '', updated_at = ? "
             "WHERE id = ? AND worker = ? AND state = 'running'",
             (now(), job_id, worker),
         )
@@ -421,14 +425,14 @@ def _write_transaction(conn: sqlite3.Connection) -> Iterator[None]:
 def _upgrade(
     conn: sqlite3.Connection, what: str, current: int, version: int, schema: str, steps: Sequence[tuple[int, str]]
 ) -> None:
-    """Bring tables at ``current`` to ``version``: refuse a newer one, complete tables that had no version,
-    run the steps after ``current`` in order."""
+    """Bring tables at ``current`` to ``version``: refuse a newer one, complete the tables (create the missing
+    ones, add the columns added to ``schema`` since), run the steps after ``current`` in order."""
     if current > version:
         raise ConfigurationError(
             f"{what} was written by a newer version of assistant-bridge (schema {current}; this one reads up to "
             f"{version}): upgrade, or point data_dir elsewhere"
         )
-    if current == 0:
+    if current < version:
         _complete_tables(conn, schema)
     for step_version, sql in steps:
         if current < step_version <= version:

@@ -71,6 +71,25 @@ def test_a_pre_version_data_directory_is_completed_and_keeps_its_rows(tmp_path: 
     assert reopened.schema_version() == SCHEMA_VERSION and len(reopened.list_documents()) == 2
 
 
+def test_a_version_1_data_directory_gets_the_searchable_column_and_keeps_its_jobs(tmp_path: Path) -> None:
+    path = tmp_path / "meta.sqlite3"
+    SQLiteStore(path).add_job(
+        {"id": "j1", "owner": "o", "kind": "text", "state": "queued", "document_id": "d", "ownership": "{}",
+         "payload": "p", "created_at": 1.0, "updated_at": 1.0}
+    )  # fmt: skip
+    conn = sqlite3.connect(path)  # as version 1 wrote it: no searchable column
+    conn.execute("ALTER TABLE ingest_jobs DROP COLUMN searchable")
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
+    conn.close()
+    store = SQLiteStore(path)
+    assert store.schema_version() == SCHEMA_VERSION == 2
+    job = store.get_job("j1")
+    assert job is not None and job["searchable"] == "" and job["state"] == "queued"
+    store.update_job("j1", searchable="lexical")
+    assert store.get_job("j1")["searchable"] == "lexical"  # type: ignore[index]
+
+
 def test_a_newer_data_directory_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "meta.sqlite3"
     conn = sqlite3.connect(path)

@@ -37,7 +37,6 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -64,21 +63,11 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
-@dataclass
-class _Snapshot:
-    matrix: np.ndarray
-    alive: np.ndarray
-    owner: np.ndarray
-    tenant: np.ndarray
-    session: np.ndarray
-    no_workspaces: np.ndarray
-    doc: np.ndarray
-    n: int
-
-
 class ExactIndex:
     """The vectors and scope codes of every chunk, in arrays that grow by doubling; rows of a removed
-    document are marked dead and compacted away once they are a quarter of the rows."""
+    document are marked dead and compacted away once they are a quarter of the rows. A row written without a
+    vector (a *staged* chunk, :meth:`ExactDenseBackend.stage`) is read by lexical searches and skipped by
+    dense ones until its vector arrives."""
 
     def __init__(self, dim: int) -> None:
         self.dim = dim
@@ -99,11 +88,12 @@ class ExactIndex:
         self.session = np.zeros(cap, dtype=np.int32)
         self.no_ws = np.zeros(cap, dtype=bool)
         self.doc = np.zeros(cap, dtype=np.int32)
+        self.embedded = np.zeros(cap, dtype=bool)
         self.n = 0
 
     def _arrays(self) -> tuple[np.ndarray, ...]:
         """Every per-row array, in one order (growing and compacting copy them all)."""
-        return (self.matrix, self.alive, self.owner, self.tenant, self.session, self.no_ws, self.doc)
+        return (self.matrix, self.alive, self.owner, self.tenant, self.session, self.no_ws, self.doc, self.embedded)
 
     def code(self, value: str) -> int:
         got = self._codes.get(value)
@@ -134,7 +124,7 @@ class ExactIndex:
 
     def replace_documents(self, document_ids: Iterable[str], rows: Sequence[tuple[Any, ...]]) -> None:
         """Drop the rows of ``document_ids``, then add ``rows`` ``(id, document_id, owner, tenant, session_id,
-        workspaces JSON, vector bytes)``."""
+        workspaces JSON, vector bytes)``; empty vector bytes for a staged chunk."""
         with self._lock:
             for d in document_ids:
                 for r in self._rows_of_doc.pop(d, ()):
@@ -144,7 +134,8 @@ class ExactIndex:
             self._grow(len(rows))
             for cid, did, owner, tenant, session, workspaces, blob in rows:
                 r = self.n
-                self.matrix[r] = np.frombuffer(blob, dtype=np.float32)
+                self.embedded[r] = bool(blob)
+                self.matrix[r] = np.frombuffer(blob, dtype=np.float32) if blob else 0.0
                 self.alive[r] = True
                 self.owner[r], self.tenant[r], self.session[r] = self.code(owner), self.code(tenant), self.code(session)
                 ws = json.loads(workspaces)
@@ -231,6 +222,7 @@ class ExactIndex:
         with self._lock:
             mask = self._visible(scope)
             n = len(mask)
+            mask &= self.embedded[:n]
             visible = int(mask.sum())
             if not visible:
                 return []
@@ -242,10 +234,12 @@ class ExactIndex:
             return [(self._ids[int(r)], float(scores[r])) for r in top]
 
 
-def _rows(chunks: Sequence[Chunk], vectors: np.ndarray) -> list[tuple[Any, ...]]:
-    """The ``rows`` table's rows: scope columns, the vector, and the payload in the Milvus row's fields."""
+def _rows(chunks: Sequence[Chunk], vectors: np.ndarray | None) -> list[tuple[Any, ...]]:
+    """The ``rows`` table's rows: scope columns, the vector (empty bytes without ``vectors``: staged chunks),
+    and the payload in the Milvus row's fields."""
     out = []
-    for c, v in zip(chunks, np.asarray(vectors, dtype=np.float32), strict=False):
+    none = np.zeros((len(chunks), 0), dtype=np.float32)
+    for c, v in zip(chunks, none if vectors is None else np.asarray(vectors, dtype=np.float32), strict=False):
         o = c.ownership
         payload = MilvusBackend._row(c, v)
         for key in ("vector", "lexical"):
@@ -376,6 +370,14 @@ class ExactDenseBackend:
     def upsert(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
         self.inner.upsert(chunks, vectors)
         self._record(chunks, vectors)
+
+    def stage(self, chunks: Sequence[Chunk]) -> None:
+        """Write chunks without their vectors, before they are embedded: every process's lexical index takes
+        them in at its next rebuild (seconds), dense searches skip them, chunk reads find them. Milvus, the
+        store of record, gets nothing until :meth:`upsert` writes them with their vectors (replacing these rows
+        by id); a write that fails or is cancelled in between removes them with :meth:`delete_document`, and so
+        does the recovery of a writer that died (``ingest/service.py``)."""
+        self._write(_rows(chunks, None), {c.document_id for c in chunks})
 
     def delete_document(self, document_id: str) -> int:
         removed = self.inner.delete_document(document_id)

@@ -13,7 +13,12 @@ Durability: the spool file and the row are written before the 202, so a job surv
 worker died (``running`` with a worker that is gone) goes back to the queue at the next worker start (up to
 :data:`MAX_ATTEMPTS` tries); the document's own intent record (:mod:`assistant_bridge.ingest.service`)
 removes whatever the dead worker had half-written, and the vector cache lets the retry skip what was already
-embedded. Cancellation is checked between embedding batches: the job stops before anything is written.
+embedded. Cancellation is checked between embedding batches: the job stops, and what it had staged for
+lexical search is removed, before anything is kept.
+
+Searchable: ``searchable`` in the wire form is ``none`` until the document can be found, ``lexical`` while its
+chunks are staged and being embedded (lexical searches find them: ``ingest/service.py``), ``all`` when the job
+is done (a failed or cancelled job is ``none``).
 
 Who processes the queue: ``assistant-bridge serve`` runs one ``assistant-bridge ingest-worker`` process beside
 gunicorn (its workers only enqueue), so a large upload never takes a request thread; an app built by
@@ -61,6 +66,7 @@ def job_json(job: dict[str, Any]) -> dict[str, Any]:
         "filename": job["filename"],
         "title": job["title"],
         "progress": {"chunks_done": job["chunks_done"], "chunks_total": job["chunks_total"]},
+        "searchable": job.get("searchable") or "none",
         "created": None if job["created"] is None else bool(job["created"]),
         "error": error,
         "cancel_requested": bool(job["cancel"]),
@@ -180,7 +186,7 @@ class IngestQueue:
         return job
 
     def cancel(self, job_id: str, owner: str) -> dict[str, Any]:
-        """Ask for a job to stop. A queued job ends at once; a running one before it writes anything."""
+        """Ask for a job to stop. A queued job ends at once; a running one before it keeps anything."""
         job = self.get(job_id, owner)
         if job["state"] in FINAL:
             return job
@@ -202,6 +208,7 @@ class IngestQueue:
                 self.store.update_job(
                     job["id"],
                     state="failed",
+                    searchable="",
                     error_code="worker_lost",
                     error_message=f"the worker died {job['attempts']} times on this document",
                 )
@@ -233,7 +240,10 @@ class IngestQueue:
                 )
                 row = self.store.get_job(job_id)
                 if row is not None and row["cancel"]:
-                    raise JobCancelled("cancelled while embedding; nothing was written")
+                    raise JobCancelled("cancelled while embedding; nothing was kept")
+
+        def staged() -> None:
+            self.store.update_job(job_id, searchable="lexical")
 
         try:
             self.store.update_job(job_id, stage="parsing")
@@ -254,6 +264,7 @@ class IngestQueue:
                     fmt=job["fmt"] or "text",
                     url=job["url"],
                     progress=progress,
+                    staged=staged,
                 )
             else:
                 result = self.ingestor.ingest_bytes(
@@ -264,6 +275,7 @@ class IngestQueue:
                     url=job["url"],
                     mime_type=job["mime_type"],
                     progress=progress,
+                    staged=staged,
                 )
         except JobCancelled as exc:
             self._finish(job, "cancelled", error=exc)
@@ -295,7 +307,12 @@ class IngestQueue:
             )
 
     def _finish(self, job: dict[str, Any], state: str, *, error: BridgeError | None = None) -> None:
-        fields: dict[str, Any] = {"state": state, "stage": "", "worker": ""}
+        fields: dict[str, Any] = {
+            "state": state,
+            "stage": "",
+            "worker": "",
+            "searchable": "all" if state == "done" else "",
+        }
         if error is not None:
             fields.update(error_code=error.code, error_message=getattr(error, "message", None) or str(error))
         self.store.update_job(job["id"], **fields)

@@ -1,8 +1,15 @@
 """Ingestion: parse, chunk, embed (with a content-hash cache), write chunks, then record the document.
 
 Invariants: a document id is derived from its content hash and its ownership, so ingesting the same file
-twice is a no-op; every chunk is embedded *before* anything is written, and a failed write removes what it
-wrote, so a bad file or a backend outage never leaves a half-written document behind.
+twice is a no-op; a failed or cancelled write removes what it wrote, so a bad file or a backend outage never
+leaves a half-written document behind.
+
+Lexical first: on a backend that can *stage* chunks (the embedded default, ``backends/exact.py``), a
+document's chunks are written without vectors before they are embedded, so lexical searches find them within
+seconds while the embedding runs (a 1,000-chunk document takes a minute or more); dense searches find them
+once they are written again with their vectors, and the document's row (``GET /v1/documents``) appears then.
+Other backends get nothing until every chunk is embedded. The ingestion job says which
+(``searchable``: ``lexical`` while embedding, ``all`` when done).
 
 Crash safety: before its first chunk is written, a document gets an *intent* record in the store (and so
 does a session attachment, which rewrites every chunk); the record goes when the document's row is written.
@@ -94,11 +101,14 @@ class Ingestor:
         mime_type: str | None = None,
         progress: Callable[[int, int], None] | None = None,
         reindex: bool = False,
+        staged: Callable[[], None] | None = None,
     ) -> IngestResult:
         """Ingest one file.
 
         :param reindex: parse and index the file again when it is already present (after a change of the
             parsers or the cleaning rules); the document keeps its id, its chunks are replaced.
+        :param staged: called once the chunks are searchable lexically, before they are embedded (only on a
+            backend that stages chunks; see the module docstring).
 
         :raises UnsupportedMediaType: for a file type we cannot read.
         :raises DocumentParseError: for a corrupt file of a supported type.
@@ -111,7 +121,16 @@ class Ingestor:
             return IngestResult(existing, created=False)
         parsed = parse_file(filename, data, mime_type=mime_type)
         return self._write(
-            doc_id, content_hash, filename, parsed, ownership, title, url, progress, replace=existing is not None
+            doc_id,
+            content_hash,
+            filename,
+            parsed,
+            ownership,
+            title,
+            url,
+            progress,
+            replace=existing is not None,
+            staged=staged,
         )
 
     @staticmethod
@@ -137,6 +156,7 @@ class Ingestor:
         filename: str = "",
         progress: Callable[[int, int], None] | None = None,
         reindex: bool = False,
+        staged: Callable[[], None] | None = None,
     ) -> IngestResult:
         content_hash = self.text_hash(text, title=title, fmt=fmt)
         doc_id = document_id_for(content_hash, ownership)
@@ -154,6 +174,7 @@ class Ingestor:
             url,
             progress,
             replace=existing is not None,
+            staged=staged,
         )
 
     def _write(
@@ -167,10 +188,12 @@ class Ingestor:
         url: str | None,
         progress: Callable[[int, int], None] | None,
         replace: bool = False,
+        staged: Callable[[], None] | None = None,
     ) -> IngestResult:
         """Chunk, embed and write a parsed document. With ``replace`` (a reindex), the document's row goes first
         and its old chunks next, inside the write intent: a crash part-way leaves the document absent (recovery
-        removes what was written), never old and new chunks mixed; ingesting the file again restores it."""
+        removes what was written), never old and new chunks mixed; ingesting the file again restores it. On a
+        backend that stages chunks, they are staged inside the intent and embedded after (module docstring)."""
         drafts = chunk_document(
             parsed, max_tokens=self.settings.chunk_tokens, overlap_tokens=self.settings.overlap_tokens
         )
@@ -204,7 +227,10 @@ class Ingestor:
             )
             for d in drafts
         ]
-        vectors = self.embed_passages([f"{c.title}. {c.text}" for c in chunks], progress)
+        texts = [f"{c.title}. {c.text}" for c in chunks]
+        # a reindex embeds first: the old chunks stay searchable until the new ones are ready to replace them
+        stage: Callable[[Sequence[Chunk]], None] | None = None if replace else getattr(self.backend, "stage", None)
+        vectors = None if stage is not None else self.embed_passages(texts, progress)
         doc = Document(
             id=doc_id,
             title=doc_title,
@@ -225,11 +251,18 @@ class Ingestor:
             if replace:
                 self.store.delete_document(doc_id)
                 self.backend.delete_document(doc_id)
+            if stage is not None:
+                stage(chunks)
+                faults.point("ingest.after_stage")
+                if staged is not None:
+                    staged()
+                vectors = self.embed_passages(texts, progress)
+            assert vectors is not None
             for i in range(0, len(chunks), self.settings.batch_size):
                 self.backend.upsert(chunks[i : i + self.settings.batch_size], vectors[i : i + self.settings.batch_size])
                 faults.point("ingest.after_batch")
             self.store.put_document(doc)  # a full disk here must not leave chunks without their document
-        except BridgeError:
+        except BaseException:  # an outage, a cancelled job, a failed model, an interrupt: nothing stays behind
             self._rollback(doc_id)
             raise
         self.store.end_intent(doc_id)

@@ -218,3 +218,41 @@ def test_lexical_search_is_answered_in_process_and_rebuilt_after_a_change(two_pr
     assert [
         h.chunk.id for h in b.search(SearchQuery(text="expense claims", scope=hidden, mode="lexical", limit=3))
     ] == []
+
+
+@pytest.mark.integration
+def test_staged_chunks_are_found_by_words_then_by_vector_once_written(two_processes: Any, monkeypatch: Any) -> None:
+    """Lexical first (``ingest/service.py``): staged rows are read by every process's lexical index and by chunk
+    reads, skipped by dense searches, and replaced by the vectored rows; a delete removes them."""
+    import assistant_bridge.backends.exact as exact
+
+    monkeypatch.setattr(exact, "LEXICAL_REBUILD_DELAY", 0.05)
+    a, b = two_processes
+    public = [
+        Chunk(id="p0", document_id="dp", title="Expenses", text="Claims are due on Friday.", ownership=Ownership())
+    ]
+    a.upsert(public, np.eye(DIM, dtype=np.float32)[:1])
+    staged = [
+        Chunk(id=f"s{i}", document_id="ds", title="Handbook", text=f"Parking permit rule {i}.", ownership=Ownership())
+        for i in range(3)
+    ]
+    a.stage(staged)
+    scope = Scope(Principal("u"))
+
+    def lexical(backend: Any) -> list[str]:
+        return [h.chunk.id for h in backend.search(SearchQuery(text="parking permit", scope=scope, mode="lexical"))]
+
+    lexical(b)  # the first search after a change schedules the rebuild
+    deadline = time.monotonic() + 10
+    while (b._lexical is None or b._lexical.version != b._index.version) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sorted(lexical(b)) == ["s0", "s1", "s2"]
+    assert a.inner.count() == 1  # Milvus, the store of record, has only the written chunk
+    v = np.eye(DIM, dtype=np.float32)
+    assert _dense(b, v[1], scope, 10) == ["p0"]  # no vector yet: no dense hit, however close
+    assert {c.id for c in b.get_chunks(["s0", "s1"], scope)} == {"s0", "s1"}
+    a.upsert(staged, v[1:4])
+    assert _dense(b, v[1], scope, 1) == ["s0"]
+    a.stage([Chunk(id="z0", document_id="dz", title="Draft", text="Parking draft.", ownership=Ownership())])
+    a.delete_document("dz")
+    assert b.get_chunks(["z0"], scope) == [] and "z0" not in lexical(b)

@@ -13,9 +13,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from assistant_bridge.domain import Ownership, Principal
+from assistant_bridge.backends.memory import MemoryBackend
+from assistant_bridge.domain import Ownership, Principal, Scope
 from assistant_bridge.embedders.base import HashingEmbedder
-from assistant_bridge.ingest.queue import MAX_ATTEMPTS
+from assistant_bridge.ingest.queue import MAX_ATTEMPTS, job_json
 from assistant_bridge.validation import validate
 from assistant_bridge.web.app import create_app
 from tests.conftest import KEYS, headers_for, make_services, make_settings
@@ -213,3 +214,70 @@ def test_work_forever_returns_after_its_idle_time(svc: Any) -> None:
     started = time.monotonic()
     svc.queue.work_forever(poll=0.02, idle_exit=0.2)
     assert 0.15 < time.monotonic() - started < 5 and svc.queue._thread is None
+
+
+class StagingMemory(MemoryBackend):
+    """A memory backend that stages chunks (``ExactDenseBackend.stage`` is the real one): staged chunks are
+    stored with zero vectors, so lexical searches find them."""
+
+    def __init__(self) -> None:
+        super().__init__(64)
+        self.staged: list[str] = []
+
+    def stage(self, chunks: Any) -> None:
+        self.staged += [c.id for c in chunks]
+        self.upsert(chunks, np.zeros((len(chunks), 64), dtype=np.float32))
+
+
+def _staging_services(tmp_path: Path) -> tuple[Any, SlowEmbedder]:
+    svc = make_services(make_settings(tmp_path))
+    slow = SlowEmbedder()
+    svc.embedder = svc.ingestor.embedder = slow
+    svc.backend = svc.ingestor.backend = StagingMemory()
+    svc.warm_up()
+    return svc, slow
+
+
+def test_a_document_is_searchable_by_its_words_while_it_is_embedded(tmp_path: Path) -> None:
+    svc, slow = _staging_services(tmp_path)
+    job = svc.queue.submit_text(OWNER, LONG, Ownership(), title="Handbook", fmt="text", url=None)
+    assert svc.queue.get(job["id"], OWNER)["searchable"] == ""
+    worker = threading.Thread(target=svc.queue.run_one)
+    worker.start()
+    assert slow.entered.wait(10)
+    running = svc.queue.get(job["id"], OWNER)
+    wire = job_json(running)
+    validate("ingest_job", wire)
+    assert wire["searchable"] == "lexical" and wire["stage"] == "embedding"
+    hits = svc.search("handbook lodging", Scope(principal=Principal("u")), mode="lexical")
+    assert hits and hits[0].chunk.document_id == running["document_id"]
+    assert svc.store.list_documents() == []  # the document's row comes when its vectors are written
+    slow.release.set()
+    worker.join(10)
+    done = job_json(svc.queue.get(job["id"], OWNER))
+    assert done["status"] == "done" and done["searchable"] == "all"
+    assert len(svc.backend.staged) == done["progress"]["chunks_total"] == svc.backend.count()
+
+
+def test_a_cancelled_job_removes_what_it_staged(tmp_path: Path) -> None:
+    svc, slow = _staging_services(tmp_path)
+    job = svc.queue.submit_text(OWNER, LONG, Ownership(), title="Handbook", fmt="text", url=None)
+    worker = threading.Thread(target=svc.queue.run_one)
+    worker.start()
+    assert slow.entered.wait(10)
+    assert svc.backend.count() > 16  # staged
+    svc.queue.cancel(job["id"], OWNER)
+    slow.release.set()
+    worker.join(10)
+    out = job_json(svc.queue.get(job["id"], OWNER))
+    assert out["status"] == "cancelled" and out["searchable"] == "none"
+    assert svc.backend.count() == 0 and svc.store.list_documents() == [] and svc.store.intents() == []
+
+
+def test_a_reindex_embeds_before_it_replaces_anything(tmp_path: Path) -> None:
+    svc, slow = _staging_services(tmp_path)
+    slow.release.set()
+    first = svc.ingestor.ingest_text(LONG, title="Handbook", ownership=Ownership()).document
+    svc.backend.staged.clear()
+    again = svc.ingestor.ingest_text(LONG, title="Handbook", ownership=Ownership(), reindex=True).document
+    assert again.id == first.id and svc.backend.staged == []  # the old chunks stayed until the new ones were ready

@@ -168,3 +168,46 @@ def test_kill_9_mid_document_over_milvus_lite_leaves_nothing_after_recovery(tmp_
         assert backend.count() == 0 and store.intents() == []
     finally:
         backend.close()
+
+
+CRASHING_STAGED_INGEST = CRASHING_INGEST.replace(
+    'backend = MilvusBackend(data + "/m.db", "chunks", 64)',
+    "from assistant_bridge.backends.exact import ExactDenseBackend\n"
+    'backend = ExactDenseBackend(MilvusBackend(data + "/m.db", "chunks", 64), data, 64)',
+)
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_kill_9_after_staging_leaves_nothing_searchable_after_recovery(tmp_path: Path) -> None:
+    """The embedded default stages a document's chunks for lexical search before it embeds them; a writer
+    killed (SIGKILL) right after staging leaves them only in the exact index's file, and recovery removes them."""
+    from assistant_bridge.backends.exact import ExactDenseBackend
+    from assistant_bridge.backends.milvus import MilvusBackend
+    from assistant_bridge.domain import SearchQuery
+    from assistant_bridge.embedders.base import HashingEmbedder
+    from assistant_bridge.ingest.service import Ingestor
+    from assistant_bridge.store import SQLiteStore
+
+    assert CRASHING_STAGED_INGEST != CRASHING_INGEST
+    env = {**os.environ, "ASSISTANT_BRIDGE_FAULT": "ingest.after_stage"}
+    proc = subprocess.run(
+        [sys.executable, "-c", CRASHING_STAGED_INGEST, str(tmp_path), LONG_TEXT],
+        env=env,
+        capture_output=True,
+        timeout=300,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()[-2000:]
+    backend = ExactDenseBackend(MilvusBackend(str(tmp_path / "m.db"), "chunks", 64), tmp_path, 64)
+    try:
+        backend.warm_up()
+        store = SQLiteStore(tmp_path / "meta.sqlite3")
+        scope = Scope(Principal("u"))
+        lexical = SearchQuery(text="handbook travel expenses", scope=scope, mode="lexical")
+        assert backend.inner.count() == 0 and store.list_documents() == [] and len(store.intents()) == 1
+        assert backend.search(lexical)  # staged: found by its words
+        assert Ingestor(backend, HashingEmbedder(64), store).recover() == 1
+        backend._build_lexical(backend._ensure_index())
+        assert backend.search(lexical) == [] and store.intents() == []
+    finally:
+        backend.close()
