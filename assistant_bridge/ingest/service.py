@@ -6,7 +6,7 @@ leaves a half-written document behind.
 
 Lexical first: on a backend that can *stage* chunks (the embedded default, ``backends/exact.py``), a
 document's chunks are written without vectors before they are embedded, so lexical searches find them within
-seconds while the embedding runs (a 1,000-chunk document takes a minute or more); dense searches find them
+seconds while the embedding runs (half a minute for 1,000 chunks on two idle cores, more under load); dense searches find them
 once they are written again with their vectors, and the document's row (``GET /v1/documents``) appears then.
 Other backends get nothing until every chunk is embedded. The ingestion job says which
 (``searchable``: ``lexical`` while embedding, ``all`` when done).
@@ -193,7 +193,8 @@ class Ingestor:
         """Chunk, embed and write a parsed document. With ``replace`` (a reindex), the document's row goes first
         and its old chunks next, inside the write intent: a crash part-way leaves the document absent (recovery
         removes what was written), never old and new chunks mixed; ingesting the file again restores it. On a
-        backend that stages chunks, they are staged inside the intent and embedded after (module docstring)."""
+        backend that stages chunks, a new document's chunks are staged inside the intent and embedded after
+        (module docstring); a reindex embeds before it replaces anything."""
         drafts = chunk_document(
             parsed, max_tokens=self.settings.chunk_tokens, overlap_tokens=self.settings.overlap_tokens
         )
