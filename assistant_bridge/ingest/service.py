@@ -119,18 +119,9 @@ class Ingestor:
         existing = self.store.get_document(doc_id)
         if existing is not None and existing.status == "ready" and not reindex:
             return IngestResult(existing, created=False)
-        parsed = parse_file(filename, data, mime_type=mime_type)
+        parsed, replace = parse_file(filename, data, mime_type=mime_type), existing is not None
         return self._write(
-            doc_id,
-            content_hash,
-            filename,
-            parsed,
-            ownership,
-            title,
-            url,
-            progress,
-            replace=existing is not None,
-            staged=staged,
+            doc_id, content_hash, filename, parsed, ownership, title, url, progress, replace=replace, staged=staged
         )
 
     @staticmethod
@@ -163,18 +154,10 @@ class Ingestor:
         existing = self.store.get_document(doc_id)
         if existing is not None and existing.status == "ready" and not reindex:
             return IngestResult(existing, created=False)
-        parsed = parse_text(text, title=title, fmt=fmt)  # type: ignore[arg-type]
+        parsed, replace = parse_text(text, title=title, fmt=fmt), existing is not None  # type: ignore[arg-type]
+        name = filename or f"{title}.txt"
         return self._write(
-            doc_id,
-            content_hash,
-            filename or f"{title}.txt",
-            parsed,
-            ownership,
-            title,
-            url,
-            progress,
-            replace=existing is not None,
-            staged=staged,
+            doc_id, content_hash, name, parsed, ownership, title, url, progress, replace=replace, staged=staged
         )
 
     def _write(
