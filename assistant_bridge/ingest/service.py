@@ -254,6 +254,11 @@ class Ingestor:
         return IngestResult(doc, created=True)
 
     def _rollback(self, doc_id: str) -> None:
+        if self.store.get_document(doc_id) is not None:
+            # the same content for the same owner was finished by another writer while this one embedded (two
+            # uploads of one file): its chunks are that document's now, and stay
+            self.store.end_intent(doc_id)
+            return
         try:
             self.backend.delete_document(doc_id)
         except BridgeError:

@@ -281,3 +281,37 @@ def test_a_reindex_embeds_before_it_replaces_anything(tmp_path: Path) -> None:
     svc.backend.staged.clear()
     again = svc.ingestor.ingest_text(LONG, title="Handbook", ownership=Ownership(), reindex=True).document
     assert again.id == first.id and svc.backend.staged == []  # the old chunks stayed until the new ones were ready
+
+
+def test_a_cancelled_duplicate_upload_leaves_the_finished_copy_alone(tmp_path: Path) -> None:
+    """Two uploads of one file by one owner are one document: when the first is cancelled while it embeds and
+    the second finished meanwhile, the rollback of the first must not take the second's chunks."""
+    from assistant_bridge.ingest.queue import JobCancelled
+    from assistant_bridge.ingest.service import Ingestor
+
+    svc, slow = _staging_services(tmp_path)
+    other = Ingestor(svc.backend, HashingEmbedder(64), svc.store, svc.ingestor.settings)
+    cancel = threading.Event()
+
+    def progress(done: int, total: int) -> None:
+        if cancel.is_set():
+            raise JobCancelled("cancelled while embedding; nothing was kept")
+
+    errors: list[BaseException] = []
+
+    def first() -> None:
+        try:
+            svc.ingestor.ingest_text(LONG, title="Handbook", ownership=Ownership(), progress=progress)
+        except BaseException as exc:  # noqa: BLE001 - checked below
+            errors.append(exc)
+
+    worker = threading.Thread(target=first)
+    worker.start()
+    assert slow.entered.wait(10)
+    done = other.ingest_text(LONG, title="Handbook", ownership=Ownership()).document
+    cancel.set()
+    slow.release.set()
+    worker.join(10)
+    assert [type(e).__name__ for e in errors] == ["JobCancelled"]
+    assert svc.store.get_document(done.id) is not None
+    assert svc.backend.count() == done.chunk_count and svc.store.intents() == []
