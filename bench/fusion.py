@@ -11,7 +11,10 @@ Each domain is read from an index another benchmark built and kept (nothing is i
   the 150 answerable dev questions and their qrels;
 * ``--conversations``: the work directory of ``bench/conversations.py`` (dense); every turn that has gold
   passages, searched with its **human rewrite** (a standalone question), each domain (``fiqa``, ``wiki``,
-  ``gitdocs``, ``tools``) apart, relevance as that benchmark defines it.
+  ``gitdocs``, ``tools``) apart, relevance as that benchmark defines it;
+* ``--hotpotqa``: the work directory of ``bench/hotpotqa.py`` (its dense index of the 4,858-paragraph pool,
+  built here when missing: a few minutes of embedding); the 261 questions, a result relevant when it is one
+  of the question's two supporting paragraphs.
 
 For every question the product's own ``Services.search`` is run once in ``dense`` and once in ``lexical``
 mode to ``--depth`` results; the fusions are computed from those two runs with the product's own functions
@@ -92,6 +95,33 @@ def conversation_domain(name: str, data: Path, work: Path) -> tuple[Services, di
     return svc, {name: questions}
 
 
+def hotpotqa(data: Path, work: Path) -> tuple[Services, dict[str, list[Question]]]:
+    from assistant_bridge.store import SQLiteStore
+    from bench._common import bulk_load, passages_to_chunks
+    from bench.hotpotqa import load_hotpot, pid_of
+
+    corpus, queries, qrels = load_hotpot(data)
+    settings = load_settings(
+        env={},
+        overrides={
+            "data_dir": str(work / "hotpot-milvus-lite-e5-small"),
+            "backend": {"kind": "milvus-lite", "collection": f"hotpot_{len(corpus)}"},
+            "embedder": {"kind": "e5-small"},
+        },
+    )
+    svc = Services.from_settings(settings, store=SQLiteStore(work / "embedding-cache.sqlite3"))
+    svc.warm_up()
+    chunks = passages_to_chunks(corpus)
+    if svc.backend.count() < len(chunks):
+        print(f"hotpotqa: embedding {len(chunks)} paragraphs", file=sys.stderr, flush=True)
+        bulk_load(svc, chunks)
+        svc.backend.close()
+        svc = Services.from_settings(settings, store=SQLiteStore(work / "embedding-cache.sqlite3"))
+    return svc, {
+        "hotpotqa": [(q["text"], lambda h, r=qrels[q["_id"]]: pid_of({"url": h.chunk.url}) in r) for q in queries]
+    }
+
+
 def metrics(ranked: Sequence[Sequence[bool]]) -> dict[str, float]:
     n = max(1, len(ranked))
     mrr = sum(next((1 / (i + 1) for i, rel in enumerate(r[:10]) if rel), 0.0) for r in ranked)
@@ -133,6 +163,7 @@ def main() -> int:
     ap.add_argument("--clapnq", type=Path, help="work directory of bench/retrieval.py (all 11,282 passages)")
     ap.add_argument("--conversations", type=Path, help="work directory of bench/conversations.py")
     ap.add_argument("--domains", default="fiqa,wiki,gitdocs,tools")
+    ap.add_argument("--hotpotqa", type=Path, help="work directory of bench/hotpotqa.py (built when missing)")
     ap.add_argument("--depth", type=int, default=50)
     ap.add_argument("--weights", default="0.3,0.4,0.5,0.6,0.7,0.8,0.9")
     ap.add_argument("--json")
@@ -147,8 +178,10 @@ def main() -> int:
     if args.conversations:
         for name in args.domains.split(","):
             loaders.append(lambda name=name: conversation_domain(name, args.data, args.conversations))
+    if args.hotpotqa:
+        loaders.append(lambda: hotpotqa(args.data, args.hotpotqa))
     if not loaders:
-        raise SystemExit("nothing to measure: give --real-docs, --clapnq and/or --conversations")
+        raise SystemExit("nothing to measure: give --real-docs, --clapnq, --conversations and/or --hotpotqa")
     report: dict[str, Any] = {"depth": args.depth, "load_average_start": os.getloadavg(), "sets": {}}
     largest: tuple[int, dict[str, Any]] = (0, {})
     for load in loaders:
