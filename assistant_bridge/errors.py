@@ -17,6 +17,7 @@ this tree in one function each; the HTTP layer maps the tree to status codes and
     │   │   └── SignatureRejected    403: a bad AWS Signature Version 4 (AccessDeniedException)
     │   ├── Forbidden                403: credentials valid, action not allowed
     │   ├── NotFound                 404: unknown (or invisible to the caller) id
+    │   ├── DocumentProcessing       409: the document is still being ingested (delete or move it after)
     │   └── RateLimited              429
     ├── ServiceBusy                  503: every stream slot of the worker is taken (Retry-After)
     ├── ConfigurationError           the settings are wrong: raised at start-up, never per request
@@ -108,6 +109,11 @@ class Forbidden(RequestError, status=403, code="forbidden"):
 
 class NotFound(RequestError, status=404, code="not_found"):
     """An unknown id, or one the caller may not see (the two are not told apart)."""
+
+
+class DocumentProcessing(RequestError, status=409, code="document_processing"):
+    """The document is still being ingested (status ``processing``): it cannot be deleted or moved until its
+    ingestion ends, or its job is cancelled."""
 
 
 class RateLimited(RequestError, status=429, code="rate_limited"):

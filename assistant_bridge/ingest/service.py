@@ -6,17 +6,19 @@ leaves a half-written document behind.
 
 Lexical first: on a backend that can *stage* chunks (the embedded default, ``backends/exact.py``), a
 document's chunks are written without vectors before they are embedded, so lexical searches find them within
-seconds while the embedding runs (half a minute for 1,000 chunks on two idle cores, more under load); dense searches find them
-once they are written again with their vectors, and the document's row (``GET /v1/documents``) appears then.
-Other backends get nothing until every chunk is embedded. The ingestion job says which
-(``searchable``: ``lexical`` while embedding, ``all`` when done).
+seconds while the embedding runs (half a minute for 1,000 chunks on two idle cores, more under load); dense
+searches find them once they are written again with their vectors. Meanwhile the document's row says
+``status: processing`` (and its ingestion job ``searchable: lexical``); it says ``ready`` when every chunk
+has its vector. A processing document cannot be deleted or moved (:class:`DocumentProcessing`). Other backends
+get nothing, not even the row, until every chunk is embedded.
 
 Crash safety: before its first chunk is written, a document gets an *intent* record in the store (and so
-does a session attachment, which rewrites every chunk); the record goes when the document's row is written.
-A process killed in between (``kill -9`` of a worker or of the whole service, a side process that dies so
-that the rollback fails too) leaves the intent behind, and :meth:`Ingestor.recover` — run when a worker
-starts, before every ingestion, and by ``assistant-bridge recover`` — removes the chunks of a document that
-was never recorded, and puts back the recorded ownership of a half-moved one. Only intents whose process is
+does a session attachment, which rewrites every chunk); the record goes when the document's row is written
+``ready``. A process killed in between (``kill -9`` of a worker or of the whole service, a side process that
+dies so that the rollback fails too) leaves the intent behind, and :meth:`Ingestor.recover` — run when a
+worker starts, before every ingestion, and by ``assistant-bridge recover`` — removes the chunks (and the
+``processing`` row) of a document that was never recorded ready, and puts back the recorded ownership of a
+half-moved one. Only intents whose process is
 gone (:func:`~assistant_bridge.workers.worker_alive`) or that their writer gave up are touched.
 """
 
@@ -38,7 +40,7 @@ from assistant_bridge.core.chunking import chunk_document
 from assistant_bridge.core.scope import chunk_visible
 from assistant_bridge.domain import Chunk, Document, Ownership, Principal, Scope
 from assistant_bridge.embedders.base import Embedder
-from assistant_bridge.errors import BridgeError, DocumentParseError, NotFound, TooManyChunks
+from assistant_bridge.errors import BridgeError, DocumentParseError, DocumentProcessing, NotFound, TooManyChunks
 from assistant_bridge.ingest.parsers import ParsedDocument, parse_file, parse_text
 from assistant_bridge.settings import IngestSettings
 from assistant_bridge.store import SQLiteStore, now
@@ -74,6 +76,20 @@ def document_id_for(content_hash: str, ownership: Ownership) -> str:
         ]
     )
     return str(uuid.uuid5(NAMESPACE, key))
+
+
+def _replaces(existing: Document | None) -> bool:
+    """Whether a write replaces a recorded document (a reindex). A ``processing`` row is another writer's staged
+    document, or a dead one's that recovery removes first: the write stages over it."""
+    return existing is not None and existing.status != "processing"
+
+
+def _not_processing(doc: Document) -> None:
+    if doc.status == "processing":
+        raise DocumentProcessing(
+            f"document {doc.id} is still being ingested: cancel its ingestion job (DELETE /v1/ingest-jobs/{{id}}) "
+            "or wait until it is ready"
+        )
 
 
 def document_visible(doc: Document, scope: Scope) -> bool:
@@ -119,9 +135,9 @@ class Ingestor:
         existing = self.store.get_document(doc_id)
         if existing is not None and existing.status == "ready" and not reindex:
             return IngestResult(existing, created=False)
-        parsed, replace = parse_file(filename, data, mime_type=mime_type), existing is not None
+        parsed, replacing = parse_file(filename, data, mime_type=mime_type), _replaces(existing)
         return self._write(
-            doc_id, content_hash, filename, parsed, ownership, title, url, progress, replace=replace, staged=staged
+            doc_id, content_hash, filename, parsed, ownership, title, url, progress, replacing=replacing, staged=staged
         )
 
     @staticmethod
@@ -154,10 +170,10 @@ class Ingestor:
         existing = self.store.get_document(doc_id)
         if existing is not None and existing.status == "ready" and not reindex:
             return IngestResult(existing, created=False)
-        parsed, replace = parse_text(text, title=title, fmt=fmt), existing is not None  # type: ignore[arg-type]
+        parsed, replacing = parse_text(text, title=title, fmt=fmt), _replaces(existing)  # type: ignore[arg-type]
         name = filename or f"{title}.txt"
         return self._write(
-            doc_id, content_hash, name, parsed, ownership, title, url, progress, replace=replace, staged=staged
+            doc_id, content_hash, name, parsed, ownership, title, url, progress, replacing=replacing, staged=staged
         )
 
     def _write(
@@ -170,10 +186,10 @@ class Ingestor:
         title: str | None,
         url: str | None,
         progress: Callable[[int, int], None] | None,
-        replace: bool = False,
+        replacing: bool = False,
         staged: Callable[[], None] | None = None,
     ) -> IngestResult:
-        """Chunk, embed and write a parsed document. With ``replace`` (a reindex), the document's row goes first
+        """Chunk, embed and write a parsed document. With ``replacing`` (a reindex), the document's row goes first
         and its old chunks next, inside the write intent: a crash part-way leaves the document absent (recovery
         removes what was written), never old and new chunks mixed; ingesting the file again restores it. On a
         backend that stages chunks, a new document's chunks are staged inside the intent and embedded after
@@ -213,7 +229,7 @@ class Ingestor:
         ]
         texts = [f"{c.title}. {c.text}" for c in chunks]
         # a reindex embeds first: the old chunks stay searchable until the new ones are ready to replace them
-        stage: Callable[[Sequence[Chunk]], None] | None = None if replace else getattr(self.backend, "stage", None)
+        stage: Callable[[Sequence[Chunk]], None] | None = None if replacing else getattr(self.backend, "stage", None)
         vectors = None if stage is not None else self.embed_passages(texts, progress)
         doc = Document(
             id=doc_id,
@@ -232,11 +248,12 @@ class Ingestor:
         self.recover()
         self.store.begin_intent(doc_id, "write", worker_id())
         try:
-            if replace:
+            if replacing:
                 self.store.delete_document(doc_id)
                 self.backend.delete_document(doc_id)
             if stage is not None:
                 stage(chunks)
+                self.store.put_document(replace(doc, status="processing"))
                 faults.point("ingest.after_stage")
                 if staged is not None:
                     staged()
@@ -254,13 +271,16 @@ class Ingestor:
         return IngestResult(doc, created=True)
 
     def _rollback(self, doc_id: str) -> None:
-        if self.store.get_document(doc_id) is not None:
+        found = self.store.get_document(doc_id)
+        if found is not None and found.status == "ready":
             # the same content for the same owner was finished by another writer while this one embedded (two
             # uploads of one file): its chunks are that document's now, and stay
             self.store.end_intent(doc_id)
             return
         try:
             self.backend.delete_document(doc_id)
+            if found is not None:
+                self.store.delete_document(doc_id)  # the processing row of a staged write
         except BridgeError:
             log.error("ingest.rollback_failed", extra={"id": doc_id})
             self.store.abandon_intent(doc_id)  # the next recovery pass, of any process, removes them
@@ -299,8 +319,10 @@ class Ingestor:
             moved = [replace(c, ownership=doc.ownership) for c in chunks]
             self.backend.upsert(moved, self.embed_passages([f"{c.title}. {c.text}" for c in moved]))
             log.warning("ingest.recovered", extra={"id": document_id, "kind": "attach", "chunks": len(moved)})
-        elif doc is None:
+        elif doc is None or doc.status == "processing":
             removed = self.backend.delete_document(document_id)
+            if doc is not None:
+                self.store.delete_document(document_id)
             log.warning("ingest.recovered", extra={"id": document_id, "kind": kind, "removed_chunks": removed})
 
     def embed_passages(
@@ -341,6 +363,7 @@ class Ingestor:
         :raises Forbidden: when the caller may see it but not delete it (:mod:`assistant_bridge.core.authz`).
         """
         doc = self._writable(document_id, scope, "delete")
+        _not_processing(doc)
         self.backend.delete_document(document_id)
         self.store.delete_document(document_id)
         return doc
@@ -352,6 +375,7 @@ class Ingestor:
         :raises Forbidden: when the caller is neither its owner nor an admin.
         """
         doc = self._writable(document_id, scope, "attach")
+        _not_processing(doc)
         ownership = replace(doc.ownership, session_id=session_id)
         chunks = self.backend.document_chunks(document_id, every_chunk(doc))  # all of them, whoever may read them
         moved = [replace(c, ownership=ownership) for c in chunks]

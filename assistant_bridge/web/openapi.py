@@ -41,6 +41,7 @@ _ERROR_DESCRIPTIONS = {
     "401": "missing or invalid credentials",
     "403": "the credentials may not do this",
     "404": "unknown id, or one the caller may not see",
+    "409": "the document is still being ingested (status processing): cancel its ingestion job or wait",
     "413": "the request body is over the size limit of this route",
     "415": "a file type that cannot be ingested",
     "422": "a supported file type that is corrupt or has no text",

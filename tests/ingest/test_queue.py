@@ -16,6 +16,7 @@ import pytest
 from assistant_bridge.backends.memory import MemoryBackend
 from assistant_bridge.domain import Ownership, Principal, Scope
 from assistant_bridge.embedders.base import HashingEmbedder
+from assistant_bridge.errors import DocumentProcessing
 from assistant_bridge.ingest.queue import MAX_ATTEMPTS, job_json
 from assistant_bridge.validation import validate
 from assistant_bridge.web.app import create_app
@@ -251,11 +252,17 @@ def test_a_document_is_searchable_by_its_words_while_it_is_embedded(tmp_path: Pa
     assert wire["searchable"] == "lexical" and wire["stage"] == "embedding"
     hits = svc.search("handbook lodging", Scope(principal=Principal("u")), mode="lexical")
     assert hits and hits[0].chunk.document_id == running["document_id"]
-    assert svc.store.list_documents() == []  # the document's row comes when its vectors are written
+    [doc] = svc.store.list_documents()
+    assert doc.id == running["document_id"] and doc.status == "processing"
+    admin = Scope(principal=Principal("root", admin=True))
+    for act in (lambda: svc.ingestor.delete(doc.id, admin), lambda: svc.ingestor.attach_to_session(doc.id, "s", admin)):
+        with pytest.raises(DocumentProcessing, match="still being ingested"):
+            act()
     slow.release.set()
     worker.join(10)
     done = job_json(svc.queue.get(job["id"], OWNER))
     assert done["status"] == "done" and done["searchable"] == "all"
+    assert svc.store.get_document(doc.id).status == "ready"  # type: ignore[union-attr]
     assert len(svc.backend.staged) == done["progress"]["chunks_total"] == svc.backend.count()
 
 

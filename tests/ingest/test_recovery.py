@@ -181,7 +181,8 @@ CRASHING_STAGED_INGEST = CRASHING_INGEST.replace(
 @pytest.mark.slow
 def test_kill_9_after_staging_leaves_nothing_searchable_after_recovery(tmp_path: Path) -> None:
     """The embedded default stages a document's chunks for lexical search before it embeds them; a writer
-    killed (SIGKILL) right after staging leaves them only in the exact index's file, and recovery removes them."""
+    killed (SIGKILL) right after staging leaves them only in the exact index's file, with the document's
+    ``processing`` row, and recovery removes both."""
     from assistant_bridge.backends.exact import ExactDenseBackend
     from assistant_bridge.backends.milvus import MilvusBackend
     from assistant_bridge.domain import SearchQuery
@@ -204,10 +205,11 @@ def test_kill_9_after_staging_leaves_nothing_searchable_after_recovery(tmp_path:
         store = SQLiteStore(tmp_path / "meta.sqlite3")
         scope = Scope(Principal("u"))
         lexical = SearchQuery(text="handbook travel expenses", scope=scope, mode="lexical")
-        assert backend.inner.count() == 0 and store.list_documents() == [] and len(store.intents()) == 1
+        assert backend.inner.count() == 0 and len(store.intents()) == 1
+        assert [d.status for d in store.list_documents()] == ["processing"]
         assert backend.search(lexical)  # staged: found by its words
         assert Ingestor(backend, HashingEmbedder(64), store).recover() == 1
         backend._build_lexical(backend._ensure_index())
-        assert backend.search(lexical) == [] and store.intents() == []
+        assert backend.search(lexical) == [] and store.intents() == [] and store.list_documents() == []
     finally:
         backend.close()

@@ -30,6 +30,25 @@ def test_json_ingest_get_content_delete(client: Any, services: Any) -> None:
     assert services.backend.count() == 0
 
 
+def test_a_document_still_being_ingested_is_listed_as_processing_and_cannot_be_deleted(
+    client: Any, services: Any
+) -> None:
+    """On the embedded default a document's row says ``processing`` while its staged chunks are embedded
+    (``ingest/service.py``); deleting it then is a 409 that says what to do, and leaves it as it is."""
+    from dataclasses import replace
+
+    resp = client.post("/v1/documents", json={"title": "Holidays", "text": "The office closes on 25 December."})
+    doc = services.store.get_document(resp.get_json()["document"]["id"])
+    services.store.put_document(replace(doc, status="processing"))
+    listed = client.get("/v1/documents?status=processing").get_json()
+    assert [d["id"] for d in listed["documents"]] == [doc.id]
+    refused = client.delete(f"/v1/documents/{doc.id}")
+    assert refused.status_code == 409
+    body = refused.get_json()
+    assert body["error"]["code"] == "document_processing" and "still being ingested" in body["error"]["message"]
+    assert client.get(f"/v1/documents/{doc.id}").get_json()["status"] == "processing"
+
+
 def test_multipart_upload(client: Any) -> None:
     data = {"file": (io.BytesIO(b"# VPN\n\nInstall the client and connect."), "vpn.md")}
     resp = client.post("/v1/documents", data=data, content_type="multipart/form-data")
