@@ -6,9 +6,10 @@ Starts ``assistant-bridge serve`` on an empty data directory with the defaults (
 multilingual-e5-small, the ``ingest-worker`` process beside gunicorn), posts one document of about ``--chunks``
 chunks (``POST /v1/documents?wait=false``; new text every run, so the embedding cache does not help) with a
 made-up word in its middle, then every 0.25 s asks ``/v1/search`` for that word in ``lexical`` mode and for
-the sentence that holds it in ``dense`` mode, and reads the job. Reported, in seconds after the upload: when
-the job first said ``searchable: lexical``, when a lexical search first found the document, when a dense
-search first did, and when the job was ``done``; with the load average.
+the sentence that holds it in ``dense`` mode, and reads the job and the document. Reported, in seconds after
+the upload: when the job first said ``searchable: lexical`` and the document ``status: processing``, when a
+lexical search first found the document, when a dense search first did, and when the job was ``done``; with
+the load average.
 """
 
 from __future__ import annotations
@@ -86,6 +87,10 @@ def measure(http: Any, base: str, chunks: int) -> dict[str, Any]:
         job = http.get(f"{base}{location}").json()
         if job.get("searchable") in ("lexical", "all"):
             seen.setdefault("job_says_lexical", t)
+        if "document_says_processing" not in seen and job.get("document_id"):
+            doc = http.get(f"{base}/v1/documents/{job['document_id']}")
+            if doc.status_code == 200 and doc.json().get("status") == "processing":
+                seen["document_says_processing"] = t
         if "lexical_search_finds_it" not in seen and found(marker, "lexical"):
             seen["lexical_search_finds_it"] = t
         if "dense_search_finds_it" not in seen and found(needle, "dense"):
