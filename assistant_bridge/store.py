@@ -3,8 +3,9 @@
 The schema has a version (``PRAGMA user_version``, :data:`SCHEMA_VERSION`). Opening a data directory of an
 older version completes its tables (creates the missing ones, adds the columns added since; rows are kept) and
 runs the steps from its version to this one, in one ``BEGIN IMMEDIATE`` transaction, so several workers
-starting at once migrate it once. Version 0 is a data directory written before the schema had a version. A data directory of a newer version is refused with a
-clear error rather than misread. Rows are written and read by column name, never by position.
+starting at once migrate it once. Version 0 is a data directory written before the schema had a version. A
+data directory of a newer version is refused with a clear error rather than misread. Rows are written and
+read by column name, never by position.
 
 The other components that keep tables in SQLite (message and tool sessions, conversation memory, tool
 executions, rate limits, the exact vector index's own file) follow the same rules through

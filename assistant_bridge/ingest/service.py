@@ -18,8 +18,8 @@ does a session attachment, which rewrites every chunk); the record goes when the
 dies so that the rollback fails too) leaves the intent behind, and :meth:`Ingestor.recover` — run when a
 worker starts, before every ingestion, and by ``assistant-bridge recover`` — removes the chunks (and the
 ``processing`` row) of a document that was never recorded ready, and puts back the recorded ownership of a
-half-moved one. Only intents whose process is
-gone (:func:`~assistant_bridge.workers.worker_alive`) or that their writer gave up are touched.
+half-moved one. Only intents whose process is gone (:func:`~assistant_bridge.workers.worker_alive`) or that
+their writer gave up are touched.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import logging
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import TypeGuard
 
 import numpy as np
 
@@ -78,10 +79,10 @@ def document_id_for(content_hash: str, ownership: Ownership) -> str:
     return str(uuid.uuid5(NAMESPACE, key))
 
 
-def _replaces(existing: Document | None) -> bool:
-    """Whether a write replaces a recorded document (a reindex). A ``processing`` row is another writer's staged
-    document, or a dead one's that recovery removes first: the write stages over it."""
-    return existing is not None and existing.status != "processing"
+def document_ready(doc: Document | None) -> TypeGuard[Document]:
+    """Whether ``doc`` is a finished document: every chunk written with its vector. A ``processing`` row is a
+    staged write's, in progress (or a dead writer's, which recovery removes)."""
+    return doc is not None and doc.status == "ready"
 
 
 def _not_processing(doc: Document) -> None:
@@ -133,9 +134,9 @@ class Ingestor:
         content_hash = hashlib.sha256(data).hexdigest()
         doc_id = document_id_for(content_hash, ownership)
         existing = self.store.get_document(doc_id)
-        if existing is not None and existing.status == "ready" and not reindex:
+        if document_ready(existing) and not reindex:
             return IngestResult(existing, created=False)
-        parsed, replacing = parse_file(filename, data, mime_type=mime_type), _replaces(existing)
+        parsed, replacing = parse_file(filename, data, mime_type=mime_type), document_ready(existing)
         return self._write(
             doc_id, content_hash, filename, parsed, ownership, title, url, progress, replacing=replacing, staged=staged
         )
@@ -168,9 +169,9 @@ class Ingestor:
         content_hash = self.text_hash(text, title=title, fmt=fmt)
         doc_id = document_id_for(content_hash, ownership)
         existing = self.store.get_document(doc_id)
-        if existing is not None and existing.status == "ready" and not reindex:
+        if document_ready(existing) and not reindex:
             return IngestResult(existing, created=False)
-        parsed, replacing = parse_text(text, title=title, fmt=fmt), _replaces(existing)  # type: ignore[arg-type]
+        parsed, replacing = parse_text(text, title=title, fmt=fmt), document_ready(existing)  # type: ignore[arg-type]
         name = filename or f"{title}.txt"
         return self._write(
             doc_id, content_hash, name, parsed, ownership, title, url, progress, replacing=replacing, staged=staged
@@ -272,15 +273,13 @@ class Ingestor:
 
     def _rollback(self, doc_id: str) -> None:
         found = self.store.get_document(doc_id)
-        if found is not None and found.status == "ready":
+        if document_ready(found):
             # the same content for the same owner was finished by another writer while this one embedded (two
             # uploads of one file): its chunks are that document's now, and stay
             self.store.end_intent(doc_id)
             return
         try:
-            self.backend.delete_document(doc_id)
-            if found is not None:
-                self.store.delete_document(doc_id)  # the processing row of a staged write
+            self._discard(doc_id, found)
         except BridgeError:
             log.error("ingest.rollback_failed", extra={"id": doc_id})
             self.store.abandon_intent(doc_id)  # the next recovery pass, of any process, removes them
@@ -319,11 +318,17 @@ class Ingestor:
             moved = [replace(c, ownership=doc.ownership) for c in chunks]
             self.backend.upsert(moved, self.embed_passages([f"{c.title}. {c.text}" for c in moved]))
             log.warning("ingest.recovered", extra={"id": document_id, "kind": "attach", "chunks": len(moved)})
-        elif doc is None or doc.status == "processing":
-            removed = self.backend.delete_document(document_id)
-            if doc is not None:
-                self.store.delete_document(document_id)
+        elif not document_ready(doc):
+            removed = self._discard(document_id, doc)
             log.warning("ingest.recovered", extra={"id": document_id, "kind": kind, "removed_chunks": removed})
+
+    def _discard(self, document_id: str, row: Document | None) -> int:
+        """Remove an unfinished write: its chunks, and its ``processing`` row when it has one (a staged write's).
+        Returns how many chunks went."""
+        removed = self.backend.delete_document(document_id)
+        if row is not None:
+            self.store.delete_document(document_id)
+        return removed
 
     def embed_passages(
         self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None, batch: int = 16

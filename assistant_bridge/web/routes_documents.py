@@ -21,7 +21,7 @@ from assistant_bridge.domain import Document, Ownership, Principal, Scope
 from assistant_bridge.errors import NotFound, PayloadTooLarge, ValidationFailed
 from assistant_bridge.ingest.parsers import FORMAT_MIME
 from assistant_bridge.ingest.queue import job_json
-from assistant_bridge.ingest.service import document_visible
+from assistant_bridge.ingest.service import document_ready, document_visible
 from assistant_bridge.validation import validate
 from assistant_bridge.web.app import json_body, principal, scope, services, settings
 from assistant_bridge.web.auth import ANONYMOUS
@@ -130,8 +130,7 @@ def create_document() -> Any:
 
 def _ingested(document_id: str) -> bool:
     """Already there for this owner: the synchronous path answers 200 at once, no job is queued."""
-    doc = services().store.get_document(document_id)
-    return doc is not None and doc.status == "ready"
+    return document_ready(services().store.get_document(document_id))
 
 
 def _queued(job: dict[str, Any]) -> Any:
