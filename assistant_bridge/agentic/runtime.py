@@ -30,7 +30,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assistant_bridge.core.filters import And, Expr, parse_filter
 from assistant_bridge.domain import Chunk, Scope, SearchHit
@@ -46,6 +46,9 @@ from .llm_planner import LLMPlanner
 from .loop import AgenticRun, ExpansionPolicy, PreFilterLike, RetrieverBinding, RunOptions
 from .planner import EmbeddedPlanner, Planner
 from .request import AgenticRequest
+
+if TYPE_CHECKING:
+    from assistant_bridge.conversation.runtime import ConversationRuntime
 
 log = logging.getLogger(__name__)
 DEFAULT_RETRIEVER = "default"
@@ -219,9 +222,7 @@ class AgenticRuntime:
         if self.settings.generator is not None:
             cfg = {k: (v.get() if isinstance(v, Secret) else v) for k, v in self.settings.generator.items()}
             return make_generator(str(cfg.pop("kind", "extractive")), **cfg)
-        from assistant_bridge.conversation.runtime import ConversationRuntime
-
-        conversation = self.services.registered(ConversationRuntime)
+        conversation = self._conversation()
         if conversation is not None:
             try:
                 return conversation.generator(conversation.assistants.get("default"))
@@ -229,14 +230,18 @@ class AgenticRuntime:
                 log.info("agentic.generator", extra={"source": "extractive", "reason": "no_default_assistant"})
         return make_generator("extractive")
 
+    def _conversation(self) -> ConversationRuntime | None:
+        """The ``/message`` runtime when this worker has made one (its generator and filters are reused)."""
+        from assistant_bridge.conversation.runtime import ConversationRuntime
+
+        return self.services.registered(ConversationRuntime)
+
     def prefilter(self) -> tuple[PreFilterLike | None, float | None]:
         """The /message pre-generation filter and its threshold, when that feature is configured and loads."""
         with self._lock:
             if not self._prefilter_resolved:
                 self._prefilter_resolved = True
-                from assistant_bridge.conversation.runtime import ConversationRuntime
-
-                conversation = self.services.registered(ConversationRuntime)
+                conversation = self._conversation()
                 if conversation is not None:
                     try:
                         self._prefilter = conversation.filters()[0]
