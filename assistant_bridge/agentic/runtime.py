@@ -11,7 +11,9 @@ Made once per worker by :func:`runtime_for` (``Services.feature``). Settings (al
     answer_passages = 5            # best results handed to the generator
     response_length = "moderate"
     speculative = true
-    threshold_level = "less_often" # pre-generation filter level used as the sufficiency signal
+    sufficiency = "auto"           # when the pre-generation filter scores the evidence for the planner:
+                                   # auto = for an LLM planner (CUSTOM) only; prefilter = always; none = never
+    threshold_level = "less_often" # the pre-generation filter level that is its pass mark
     planner = {base_url = "http://127.0.0.1:8000/v1", model = "…", api_key = "…", timeout = 30}
     generator = {kind = "openai", …}   # default: the /message default assistant's generator, else extractive
     expansion = {enabled = true, concentration = 2, window = 5, max_documents = 2, max_chars = 20000}
@@ -64,6 +66,10 @@ class RetrieverConfig:
     max_results: int | None = None  # None: agentic.results_per_query
 
 
+#: when the pre-generation filter scores a run's evidence for its planner (``agentic.sufficiency``)
+SUFFICIENCY = ("auto", "prefilter", "none")
+
+
 @dataclass(frozen=True)
 class AgenticSettings:
     default_max_iterations: int = 3
@@ -73,6 +79,7 @@ class AgenticSettings:
     answer_passages: int = 5
     response_length: str = "moderate"
     speculative: bool = True
+    sufficiency: str = "auto"
     threshold_level: str = "less_often"
     expansion: ExpansionPolicy = ExpansionPolicy()
     max_document_chars: int = 20_000
@@ -103,6 +110,8 @@ class AgenticSettings:
             raise ConfigurationError("agentic.default_max_iterations must be from 2 to agentic.max_iterations")
         if min(out.results_per_query, out.max_results, out.answer_passages) < 1:
             raise ConfigurationError("agentic.results_per_query, max_results and answer_passages must be >= 1")
+        if out.sufficiency not in SUFFICIENCY:
+            raise ConfigurationError(f"agentic.sufficiency must be one of {', '.join(SUFFICIENCY)}")
         return out
 
 
@@ -251,6 +260,15 @@ class AgenticRuntime:
                         self._prefilter, self._threshold = None, None
             return self._prefilter, self._threshold
 
+    def scores_evidence(self, request: AgenticRequest) -> bool:
+        """Whether the pre-generation filter scores the run's evidence for its planner (``agentic.sufficiency``).
+
+        ``auto`` gives the score to an LLM planner only, as one line of its prompt. The embedded planner does
+        without it: on HotpotQA and CLAPNQ its runs found the same passages with the score and without
+        (docs/agentic-retrieval.md), and the score cost ten times the rest of a run."""
+        mode = self.settings.sufficiency
+        return mode == "prefilter" or (mode == "auto" and request.planner == "CUSTOM")
+
     # ------------------------------------------------------------------------------------------ a run
     def bindings(self, request: AgenticRequest, scope: Scope) -> list[RetrieverBinding]:
         out = []
@@ -330,7 +348,7 @@ class AgenticRuntime:
         """Everything checked before the stream starts: guardrail id, planner model, retrievers."""
         guardrail = self.guardrail(request)
         planner = self.planner(request)
-        prefilter, threshold = self.prefilter()
+        prefilter, threshold = self.prefilter() if self.scores_evidence(request) else (None, None)
         return AgenticRun(
             request.question,
             self.bindings(request, scope),

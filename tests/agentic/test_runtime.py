@@ -129,6 +129,29 @@ def test_custom_planner_uses_the_configured_model(tmp_path: Path) -> None:
     assert isinstance(run.planner, LLMPlanner) and run.options.max_iterations == 5
 
 
+def test_the_prefilter_scores_evidence_for_the_llm_planner_only_unless_configured(tmp_path: Path) -> None:
+    """``agentic.sufficiency``: ``auto`` hands the pre-generation filter to runs with an LLM planner only (it
+    reads the score in its prompt); ``prefilter`` to every run; ``none`` to none."""
+    from assistant_bridge.agentic.chat import FakeChatClient
+
+    class Pre:
+        def score(self, query: str, snippets: Any) -> float:
+            return 0.5
+
+    pre = Pre()
+    managed = AgenticRequest("q", (RetrieverRequest("default"),))
+    custom = AgenticRequest("q", (RetrieverRequest("default"),), planner="CUSTOM")
+    for mode, expected in (("auto", (None, pre)), ("prefilter", (pre, pre)), ("none", (None, None))):
+        svc = make_services(make_settings(tmp_path, agentic={"sufficiency": mode}))
+        rt = AgenticRuntime(svc, generator=FakeGenerator(), prefilter=pre, threshold=0.3, chat=FakeChatClient())
+        runs = [rt.build_run(r, Scope(Principal("u"))) for r in (managed, custom)]
+        assert tuple(r.prefilter for r in runs) == expected, mode
+        assert all(r.threshold == (0.3 if r.prefilter else None) for r in runs)
+    assert AgenticSettings.from_table({}).sufficiency == "auto"
+    with pytest.raises(ConfigurationError, match="agentic.sufficiency"):
+        AgenticSettings.from_table({"sufficiency": "sometimes"})
+
+
 def test_planner_settings_build_an_http_client(tmp_path: Path) -> None:
     s = make_settings(
         tmp_path,
