@@ -1,29 +1,42 @@
 """What an agentic retrieval costs against one dense search, through the app, in one interleaved run.
 
-    python bench/agentic_cost.py --data ../shared/data [--passages 2000] [--questions 40] [--json out.json]
+    python bench/agentic_cost.py --data ../shared/data [--passages 2000] [--questions 40] [--no-generate]
+                                 [--json out.json]
 
 CLAPNQ passages (every gold passage of the dev questions first, then others up to ``--passages``) are ingested
 with the default embedder into an embedded Milvus Lite store; then for each dev question, in alternating
-order, ``POST /v1/search`` (dense) and ``POST /agenticRetrieveStream`` (the embedded planner, the
-pre-generation filter as the sufficiency signal, no generation) run through the Flask app, and a second
-agentic pass runs with the pre-filter's scoring caches (the cross-encoder's windows, the dense vectors) kept
-empty (how every planning step scored its evidence before the caches); the first pass empties them before
-each run, so only the run's own planning steps can hit them. Reported: p50/p95 of each, the ratios, and the load average.
+order, ``POST /v1/search`` (dense) and two ``POST /agenticRetrieveStream`` runs (the embedded planner, an
+extractive answer unless ``--no-generate``) go through the Flask app:
+
+* ``agentic``: the settings as shipped (``agentic.sufficiency = "auto"``: the embedded planner plans without
+  the pre-generation filter's score);
+* ``agentic_prefilter``: the same run with ``agentic.sufficiency = "prefilter"`` (the pre-generation filter
+  scores the evidence before each plan, as every run did before ``auto``), its scoring caches (the
+  cross-encoder's windows, the dense vectors) emptied before each run so that only the run's own planning
+  steps can hit them.
+
+The embedder's cache of recent query vectors is emptied before every call, so that no call finds the vector
+of its question made by the call before it. Reported: p50/p95 of each, the ratios to the search, the load
+average, and what each agentic variant found: the share of questions whose gold passage is the first result
+and among the first five.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import statistics
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from assistant_bridge.agentic.runtime import runtime_for  # noqa: E402
 from assistant_bridge.domain import Ownership  # noqa: E402
 from assistant_bridge.services import Services  # noqa: E402
 from assistant_bridge.settings import load_settings  # noqa: E402
@@ -68,7 +81,7 @@ def main() -> int:
         assert r.status_code == 200, r.get_data(as_text=True)
         return (time.perf_counter() - t) * 1000
 
-    def agentic(q: str) -> float:
+    def agentic(q: str, gold: set[str]) -> tuple[float, list[bool]]:
         body = {
             "messages": [{"role": "user", "content": {"text": q}}],
             "generateResponse": not args.no_generate,
@@ -77,8 +90,12 @@ def main() -> int:
         t = time.perf_counter()
         r = client.post("/agenticRetrieveStream", json=body)
         data = r.get_data(as_text=True)
+        ms = (time.perf_counter() - t) * 1000
         assert r.status_code == 200 and "event: result" in data, data[:500]
-        return (time.perf_counter() - t) * 1000
+        result = json.loads(data.split("event: result\ndata: ", 1)[1].split("\n", 1)[0])
+        # a gold passage is found when a result holds its text (a passage, or a document read whole)
+        found = [any(g[:200] in x["content"]["text"] for g in gold) for x in result["results"]]
+        return ms, found
 
     def scoring_caches() -> list[Any]:
         """The pre-filter's caches of evidence scores: the cross-encoder's windows, the dense vectors."""
@@ -103,22 +120,42 @@ def main() -> int:
         walk(svc.components())
         return seen
 
-    agentic(questions[qids[0]])  # loads the planner, the filters and the cross-encoder
-    ce = scoring_caches()
-    times: dict[str, list[float]] = {"search": [], "agentic": [], "agentic_uncached": []}
+    runtime = runtime_for(svc)
+    shipped = runtime.settings
+    caches: list[Any] = []
+
+    def with_prefilter(q: str, gold: set[str]) -> tuple[float, list[bool]]:
+        runtime.settings = replace(shipped, sufficiency="prefilter")
+        for c in caches:
+            c._cache.clear()
+        try:
+            return agentic(q, gold)
+        finally:
+            runtime.settings = shipped
+
+    with_prefilter(questions[qids[0]], set())  # loads the planner, the filters and the cross-encoder
+    agentic(questions[qids[0]], set())
+    caches[:] = scoring_caches()
+    runs = {"agentic": agentic, "agentic_prefilter": with_prefilter}
+    texts = {r["_id"]: r["text"] for r in rows}
+    queries = getattr(svc.embedder, "_queries", None)  # the default embedder's cache of recent query vectors
+    times: dict[str, list[float]] = {"search": [], **{k: [] for k in runs}}
+    found: dict[str, list[list[bool]]] = {k: [] for k in runs}
     loads = []
     for i, qid in enumerate(qids):
         q = questions[qid]
-        order = ["search", "agentic", "agentic_uncached"]
+        order = ["search", *runs]
         if i % 2:
             order.reverse()
         for name in order:
+            if queries is not None:
+                queries.clear()  # every call embeds its question itself: none finds the vector the one before made
             if name == "search":
                 times[name].append(search(q))
-            elif name == "agentic":
-                times[name].append(_timed_cached(agentic, q, ce))
             else:
-                times[name].append(_timed_uncached(agentic, q, ce))
+                ms, hits = runs[name](q, {texts[p] for p in qrels[qid] if p in texts})
+                times[name].append(ms)
+                found[name].append(hits)
         loads.append(os.getloadavg()[0])
     report: dict[str, Any] = {
         "chunks": svc.backend.count(),
@@ -127,36 +164,15 @@ def main() -> int:
         **{k: percentiles(v) for k, v in times.items()},
     }
     s50 = statistics.median(times["search"])
-    report["agentic_over_search_p50"] = round(statistics.median(times["agentic"]) / s50, 2)
-    report["uncached_agentic_over_search_p50"] = round(statistics.median(times["agentic_uncached"]) / s50, 2)
+    for name in runs:
+        report[f"{name}_over_search_p50"] = round(statistics.median(times[name]) / s50, 2)
+        report[f"{name}_gold_first"] = round(sum(bool(f[:1] and f[0]) for f in found[name]) / len(qids), 3)
+        report[f"{name}_gold_in_5"] = round(sum(any(f[:5]) for f in found[name]) / len(qids), 3)
     report["load_average"] = [round(min(loads), 2), round(max(loads), 2)]
-    report["caches_found"] = sorted(type(c).__name__ for c in ce)
+    report["caches_found"] = sorted(type(c).__name__ for c in caches)
     svc.backend.close()
     emit(report, args.json)
     return 0
-
-
-def _timed_cached(run: Any, q: str, caches: list[Any]) -> float:
-    """One agentic run with the scoring caches as the service keeps them (emptied first, so earlier questions'
-    windows and vectors do not help: only the run's own planning steps can hit them)."""
-    for c in caches:
-        c._cache.clear()
-    out: float = run(q)
-    return out
-
-
-def _timed_uncached(run: Any, q: str, caches: list[Any]) -> float:
-    """One agentic run that scores every planning step afresh: the caches hold nothing across steps."""
-    sizes = [c._cache.size for c in caches]
-    for c in caches:
-        c._cache.clear()
-        c._cache.size = 0
-    try:
-        out: float = run(q)
-    finally:
-        for c, size in zip(caches, sizes, strict=True):
-            c._cache.size = size
-    return out
 
 
 if __name__ == "__main__":
