@@ -21,9 +21,12 @@ Milvus once, at the first start.
 Chunk reads by id and by document (citations, full-document expansion) are answered from the same rows, and
 lexical searches by a BM25 index in process (:class:`LexicalIndex`, ``bm25s``) over the same rows, rebuilt in
 the background after a change while Milvus answers. A hybrid search with ``search.hybrid_fusion = "weighted"``
-(the default) is one dense and one lexical search here, fused by ``Services.search``. What still goes to
-Milvus: searches with a ``filter`` expression (the filter language is compiled for the backends), hybrid
-searches with ``rrf`` fusion, and every write.
+(the default) is one dense and one lexical search here, fused by ``Services.search``. A search with a
+``filter`` expression is answered here too: the filter is applied to the ranking's best chunks, read in growing
+batches, until ``limit`` of them pass (exact: every chunk further down scores lower) or the ranking runs out.
+What still goes to Milvus: a filter that too few of the best chunks pass (when the share passing so far says
+more than ``FILTER_SCAN`` chunks would have to be read; Milvus applies it while it searches), hybrid searches
+with ``rrf`` fusion, and every write.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from __future__ import annotations
 import fcntl
 import json
 import logging
+import math
 import queue
 import re
 import sqlite3
@@ -44,6 +48,7 @@ import numpy as np
 
 from assistant_bridge.backends.base import SearchBackend
 from assistant_bridge.backends.milvus import MilvusBackend
+from assistant_bridge.core.filters import matches, stored_record
 from assistant_bridge.core.scope import chunk_visible, scope_clauses
 from assistant_bridge.core.textnorm import lexical_form
 from assistant_bridge.domain import Chunk, Scope, SearchHit, SearchQuery
@@ -52,6 +57,10 @@ from assistant_bridge.store import SQLiteStore
 log = logging.getLogger(__name__)
 
 FILE_NAME = "exact-index.sqlite3"
+#: a filtered search reads the ranking's best chunks, first this many times the limit, then at least this many
+#: times more each round, up to FILTER_SCAN chunks: a filter that would need more goes to Milvus
+FILTER_BATCH = 4
+FILTER_SCAN = 256
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS rows (
   id TEXT PRIMARY KEY, document_id TEXT NOT NULL, owner TEXT NOT NULL, tenant TEXT NOT NULL,
@@ -398,28 +407,49 @@ class ExactDenseBackend:
 
     # ------------------------------------------------------------------------------------------ reads
     def search(self, query: SearchQuery) -> list[SearchHit]:
-        if (
-            not self.reads
-            or query.filter is not None
-            or query.mode == "hybrid"
-            or (query.mode == "dense" and query.vector is None)
-        ):
+        if not self.reads or query.mode == "hybrid" or (query.mode == "dense" and query.vector is None):
             return self.inner.search(query)
         if query.scope.document_ids == ():
             return []
         index = self._ensure_index()
+        want = max(1, query.limit)
+        # a filter is applied to the ranking's best chunks, read in growing batches: once `want` of them pass,
+        # they are the filtered ranking's best (every chunk further down scores lower), and so are all that
+        # pass when the ranking ran out. A filter that few chunks pass goes to Milvus, which applies it while
+        # it searches: when the share passing so far says more than FILTER_SCAN chunks would have to be read.
+        k = want if query.filter is None else want * FILTER_BATCH
+        chunks: dict[str, Chunk] = {}
+        while True:
+            top = self._ranking(index, query, k)
+            if top is None:
+                return self.inner.search(query)
+            chunks.update(self._chunks([cid for cid, _ in top if cid not in chunks]))
+            hits = [
+                SearchHit(chunk=chunks[cid], score=s)
+                for cid, s in top
+                if cid in chunks
+                and chunk_visible(chunks[cid], query.scope)
+                and matches(query.filter, stored_record(chunks[cid]))
+            ]
+            if query.filter is None or len(hits) >= want or len(top) < k:
+                return hits[:want]
+            need = k * want / len(hits) if hits else math.inf
+            if need > FILTER_SCAN:
+                log.debug("exact_index.filter_to_milvus", extra={"read": len(chunks), "passed": len(hits)})
+                return self.inner.search(query)
+            k = min(FILTER_SCAN, max(k * FILTER_BATCH, math.ceil(1.5 * need)))
+
+    def _ranking(self, index: ExactIndex, query: SearchQuery, k: int) -> list[tuple[str, float]] | None:
+        """The ``k`` best visible chunks of the query's mode, or None while the lexical index is rebuilt after a
+        change (Milvus answers meanwhile)."""
         if query.mode == "lexical":
             lexical = self._lexical
-            top = None if lexical is None else index.lexical_top(lexical, query.text, query.scope, max(1, query.limit))
-            if top is None:  # being rebuilt after a change: Milvus answers meanwhile
+            top = None if lexical is None else index.lexical_top(lexical, query.text, query.scope, k)
+            if top is None:
                 self._schedule_lexical(index)
-                return self.inner.search(query)
-        else:
-            assert query.vector is not None
-            top = index.top(query.vector, query.scope, max(1, query.limit))
-        chunks = self._chunks([cid for cid, _ in top])
-        hits = [SearchHit(chunk=chunks[cid], score=s) for cid, s in top if cid in chunks]
-        return [h for h in hits if chunk_visible(h.chunk, query.scope)]
+            return top
+        assert query.vector is not None
+        return index.top(query.vector, query.scope, k)
 
     def get_chunks(self, chunk_ids: Sequence[str], scope: Scope) -> list[Chunk]:
         if not self.reads:

@@ -10,20 +10,14 @@ import math
 import threading
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from assistant_bridge.backends.base import rrf_fuse
-from assistant_bridge.core.filters import matches, record_of_chunk
+from assistant_bridge.core.filters import matches, stored_record
 from assistant_bridge.core.scope import chunk_visible
 from assistant_bridge.core.textnorm import lexical_form
 from assistant_bridge.domain import Chunk, Scope, SearchHit, SearchQuery
-
-
-def _record(c: Chunk) -> dict[str, Any]:
-    """The filterable view, with an absent url stored as "" the way the other backends store it."""
-    return record_of_chunk(c) | {"url": c.url or ""}
 
 
 class MemoryBackend:
@@ -70,7 +64,7 @@ class MemoryBackend:
         return [
             c
             for c in self._chunks.values()
-            if chunk_visible(c, query.scope) and (query.filter is None or matches(query.filter, _record(c)))
+            if chunk_visible(c, query.scope) and (query.filter is None or matches(query.filter, stored_record(c)))
         ]
 
     def _dense(self, query: SearchQuery, cands: list[Chunk], limit: int) -> list[SearchHit]:

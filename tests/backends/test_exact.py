@@ -158,29 +158,83 @@ def test_an_older_store_is_copied_over_once(tmp_path: Path) -> None:
 
 
 @pytest.mark.integration
-def test_filters_and_other_modes_go_to_milvus(two_processes: Any) -> None:
-    from assistant_bridge.core.filters import parse_filter
+def test_filtered_searches_are_answered_in_process_as_milvus_answers_them(two_processes: Any, monkeypatch: Any) -> None:
+    """A filter is applied to the in-process ranking's best chunks, batch by batch: the answer is Milvus's own
+    (same chunks, same order), without a call to Milvus; a filter that few of the best chunks pass goes to
+    Milvus; so does an ``rrf`` hybrid search."""
+    from dataclasses import replace
 
-    a, _ = two_processes
-    chunks, vectors = _chunks(12, seed=4)
+    import assistant_bridge.backends.exact as exact
+    from assistant_bridge.core.filters import matches, parse_filter, stored_record
+
+    monkeypatch.setattr(exact, "LEXICAL_REBUILD_DELAY", 0.05)
+    a, b = two_processes
+    chunks, vectors = _chunks(240, seed=4)
     chunks = [
-        Chunk(**{**c.__dict__, "language": "fr" if i % 2 else "en", "ownership": Ownership()})
+        Chunk(
+            **{
+                **c.__dict__,
+                "text": f"parking permit rule {i}" + (" zebra" if i == 17 else ""),
+                "language": ["en", "fr", "ja"][i % 3],
+                "url": None if i % 4 else f"https://x/{i}",
+                "page_number": i % 7 or None,
+                "ownership": Ownership() if i % 5 else Ownership(owner_user_id="alice"),
+            }
+        )
         for i, c in enumerate(chunks)
     ]
     a.upsert(chunks, vectors)
-    scope = Scope(Principal("u"))
-    hits = a.search(
-        SearchQuery(
-            text="x",
-            scope=scope,
-            mode="dense",
-            limit=12,
-            filter=parse_filter('language:"fr"'),
-            vector=tuple(float(x) for x in vectors[1]),
-        )
+    b.search(SearchQuery(text="parking", scope=Scope(Principal("u")), mode="lexical"))  # schedules the BM25 build
+    deadline = time.monotonic() + 10
+    while (b._lexical is None or b._lexical.version != b._index.version) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    calls: list[SearchQuery] = []
+    real = b.inner.search
+    monkeypatch.setattr(b.inner, "search", lambda q: calls.append(q) or real(q))
+    filters = [
+        'language == "fr"',
+        'language in ["en", "ja"] and page_number >= 3',
+        'url == ""',
+        'not language == "en" or position == 0',
+        'title == "T17"',  # one chunk passes: past the first batch, the ranking runs out (lexical) or not
+    ]
+    for scope in (Scope(Principal("bob")), Scope(Principal("alice")), Scope(Principal("root", admin=True))):
+        for flt, mode, limit in itertools.product(filters, ("dense", "lexical"), (3, 10)):
+            query = SearchQuery(
+                text="parking permit zebra",
+                scope=scope,
+                mode=mode,  # type: ignore[arg-type]
+                limit=limit,
+                filter=parse_filter(flt),
+                vector=tuple(float(x) for x in vectors[5]),
+            )
+            calls.clear()
+            hits = b.search(query)
+            used_milvus = bool(calls)
+            got = [h.chunk.id for h in hits]
+            # the whole in-process ranking, filtered here: the same scores in the same order (BM25 ties may
+            # swap chunks of equal score), every hit passing the filter
+            ranking = b.search(replace(query, filter=None, limit=500))
+            passing = [h for h in ranking if matches(query.filter, stored_record(h.chunk))][:limit]
+            assert [round(h.score, 5) for h in hits] == [round(h.score, 5) for h in passing], (flt, mode, limit)
+            assert all(matches(query.filter, stored_record(h.chunk)) for h in hits)
+            if mode == "dense":  # and Milvus's own answer (its BM25 scores differ from the in-process ones)
+                assert got == [h.chunk.id for h in real(query)], (flt, limit, scope)
+            assert not used_milvus or (flt == 'title == "T17"' and mode == "dense"), (flt, mode)
+    monkeypatch.setattr(exact, "FILTER_SCAN", 8)
+    calls.clear()
+    rare = SearchQuery(
+        text="x",
+        scope=Scope(Principal("u")),
+        mode="dense",
+        limit=3,
+        filter=parse_filter('title == "T17"'),
+        vector=tuple(float(x) for x in vectors[5]),
     )
-    assert hits and all(h.chunk.language == "fr" for h in hits)
-    assert a.search(SearchQuery(text="text", scope=scope, mode="lexical", limit=3))
+    assert [h.chunk.id for h in b.search(rare)] == ["c17"] and calls
+    calls.clear()
+    b.search(SearchQuery(text="parking", scope=Scope(Principal("u")), mode="hybrid", vector=rare.vector))
+    assert calls and calls[0].mode == "hybrid"
     assert uuid  # noqa: B018 - imported for the chunk ids of other tests
 
 
@@ -247,6 +301,12 @@ def test_staged_chunks_are_found_by_words_then_by_vector_once_written(two_proces
     while (b._lexical is None or b._lexical.version != b._index.version) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert sorted(lexical(b)) == ["s0", "s1", "s2"]
+    from assistant_bridge.core.filters import parse_filter
+
+    handbook = SearchQuery(
+        text="parking permit", scope=scope, mode="lexical", filter=parse_filter('title == "Handbook"')
+    )
+    assert sorted(h.chunk.id for h in b.search(handbook)) == ["s0", "s1", "s2"]  # a filtered search finds them too
     assert a.inner.count() == 1  # Milvus, the store of record, has only the written chunk
     v = np.eye(DIM, dtype=np.float32)
     assert _dense(b, v[1], scope, 10) == ["p0"]  # no vector yet: no dense hit, however close

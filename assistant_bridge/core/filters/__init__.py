@@ -18,7 +18,7 @@ checks), :mod:`.parse` (tokenizer, parser, printer), :mod:`.evaluation` (in-memo
 The grammar is documented in ``docs/filter-language.md``.
 """
 
-from assistant_bridge.core.filters.evaluation import evaluate, matches, record_of_chunk
+from assistant_bridge.core.filters.evaluation import evaluate, matches, record_of_chunk, stored_record
 from assistant_bridge.core.filters.expr import (
     DEFAULT_FIELDS,
     MAX_COMPARISONS,
@@ -63,6 +63,7 @@ __all__ = [
     "matches",
     "parse_filter",
     "record_of_chunk",
+    "stored_record",
     "to_elasticsearch",
     "to_milvus",
     "validate",

@@ -74,3 +74,9 @@ def record_of_chunk(chunk: Chunk) -> dict[str, Any]:
     """The filterable view of a chunk, for in-memory backends (``None`` for absent optional values): each of
     :data:`~assistant_bridge.core.filters.expr.DEFAULT_FIELDS` is the chunk's attribute of that name."""
     return {name: getattr(chunk, name) for name in DEFAULT_FIELDS}
+
+
+def stored_record(chunk: Chunk) -> dict[str, Any]:
+    """:func:`record_of_chunk` as the backends store it: an absent url is ``""`` there, so ``url == ""`` finds
+    it. What a backend that filters in process compares (the memory backend, the exact index's reads)."""
+    return record_of_chunk(chunk) | {"url": chunk.url or ""}
