@@ -265,7 +265,7 @@ class AgenticRuntime:
 
         ``auto`` gives the score to an LLM planner only, as one line of its prompt. The embedded planner does
         without it: on HotpotQA and CLAPNQ its runs found the same passages with the score and without
-        (docs/agentic-retrieval.md), and the score cost ten times the rest of a run."""
+        (docs/agentic-retrieval.md), and the score cost five to ten times the rest of a run."""
         mode = self.settings.sufficiency
         return mode == "prefilter" or (mode == "auto" and request.planner == "CUSTOM")
 
