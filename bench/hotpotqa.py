@@ -101,7 +101,12 @@ def make_services(args: argparse.Namespace, mode: str, n: int) -> Services:
             "data_dir": str(args.work_dir / f"hotpot-{args.backend}-{embedder}"),
             "backend": {"kind": args.backend, "collection": f"hotpot_{n}", "default_mode": mode},
             "embedder": {"kind": embedder},
-            "agentic": {"default_max_iterations": args.iterations, "results_per_query": args.per_query},
+            "agentic": {
+                "default_max_iterations": args.iterations,
+                "results_per_query": args.per_query,
+                # the embedded planner reads the pre-filter's score only when told to (agentic.sufficiency)
+                "sufficiency": "prefilter" if args.prefilter == "onnx" else "auto",
+            },
         },
     )
     store = SQLiteStore(args.work_dir / "embedding-cache.sqlite3")
@@ -223,7 +228,12 @@ def main() -> int:
     ap.add_argument("--backend", default="milvus-lite")
     ap.add_argument("--iterations", type=int, default=3)
     ap.add_argument("--per-query", type=int, default=5, help="results per search (maxNumberOfResults)")
-    ap.add_argument("--prefilter", choices=("none", "onnx"), default="none")
+    ap.add_argument(
+        "--prefilter",
+        choices=("none", "onnx"),
+        default="none",
+        help="onnx: the embedded planner reads the pre-generation filter's score (agentic.sufficiency = prefilter)",
+    )
     ap.add_argument("--generator", default="extractive", help="extractive, or 'none' to skip answers")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
