@@ -146,7 +146,7 @@ class SQLiteStore:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             conn = sqlite3.connect(str(self.path), timeout=30, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
+            _write_ahead_log(conn)
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA busy_timeout=30000")
             self._local.conn = conn
@@ -408,6 +408,21 @@ def _doc(row: Sequence[Any]) -> Document:
         status=status or "ready",  # a row written before the column existed
         text=text or "",
     )
+
+
+def _write_ahead_log(conn: sqlite3.Connection, wait: float = 30.0) -> None:
+    """Put the file in WAL mode. A file not in it yet (new, or written before) needs an exclusive lock for the
+    switch, and SQLite answers "database is locked" at once, without its busy timeout, to a connection that
+    asks while another one switches it: workers that open one file together retry for up to ``wait`` s."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 @contextmanager

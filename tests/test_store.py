@@ -100,23 +100,27 @@ def test_a_newer_data_directory_is_refused(tmp_path: Path) -> None:
 
 
 def test_workers_opening_one_file_at_once_migrate_it_once(tmp_path: Path) -> None:
-    path = tmp_path / "meta.sqlite3"
-    _legacy(path)
-    errors: list[BaseException] = []
+    """Eight workers open a file written before WAL and versions, twenty times over. Switching it to WAL needs
+    an exclusive lock that SQLite refuses at once ("database is locked", no busy timeout) while another
+    connection switches it; before the retry, about one round in twenty-five failed so."""
+    for round_ in range(20):
+        path = tmp_path / f"meta{round_}.sqlite3"
+        _legacy(path)
+        errors: list[BaseException] = []
 
-    def open_it() -> None:
-        try:
-            SQLiteStore(path)
-        except BaseException as exc:  # noqa: BLE001 - reported by the assert below
-            errors.append(exc)
+        def open_it(path: Path = path, errors: list[BaseException] = errors) -> None:
+            try:
+                SQLiteStore(path)
+            except BaseException as exc:  # noqa: BLE001 - reported by the assert below
+                errors.append(exc)
 
-    threads = [threading.Thread(target=open_it) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == [] and SQLiteStore(path).schema_version() == SCHEMA_VERSION
-    assert SQLiteStore(path).get_document("d1") is not None
+        threads = [threading.Thread(target=open_it) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == [] and SQLiteStore(path).schema_version() == SCHEMA_VERSION
+        assert SQLiteStore(path).get_document("d1") is not None
 
 
 _COMPONENT = "CREATE TABLE IF NOT EXISTS notes (id TEXT PRIMARY KEY, body TEXT, created_at REAL NOT NULL);"
