@@ -81,7 +81,7 @@ def main() -> int:
         assert r.status_code == 200, r.get_data(as_text=True)
         return (time.perf_counter() - t) * 1000
 
-    def agentic(q: str, gold: set[str]) -> tuple[float, list[bool]]:
+    def agentic(q: str, wanted: set[str]) -> tuple[float, list[bool]]:
         body = {
             "messages": [{"role": "user", "content": {"text": q}}],
             "generateResponse": not args.no_generate,
@@ -94,7 +94,7 @@ def main() -> int:
         assert r.status_code == 200 and "event: result" in data, data[:500]
         result = json.loads(data.split("event: result\ndata: ", 1)[1].split("\n", 1)[0])
         # a gold passage is found when a result holds its text (a passage, or a document read whole)
-        found = [any(g[:200] in x["content"]["text"] for g in gold) for x in result["results"]]
+        found = [any(g[:200] in x["content"]["text"] for g in wanted) for x in result["results"]]
         return ms, found
 
     def scoring_caches() -> list[Any]:
@@ -124,12 +124,12 @@ def main() -> int:
     shipped = runtime.settings
     caches: list[Any] = []
 
-    def with_prefilter(q: str, gold: set[str]) -> tuple[float, list[bool]]:
+    def with_prefilter(q: str, wanted: set[str]) -> tuple[float, list[bool]]:
         runtime.settings = replace(shipped, sufficiency="prefilter")
         for c in caches:
             c._cache.clear()
         try:
-            return agentic(q, gold)
+            return agentic(q, wanted)
         finally:
             runtime.settings = shipped
 
