@@ -159,7 +159,7 @@ def bulk_load(services: Any, chunks: Sequence[Chunk], batch: int = 1000, progres
     t0 = time.perf_counter()
     for start in range(0, len(chunks), batch):
         part = chunks[start : start + batch]
-        vecs = services.ingestor.embed_passages([f"{c.title}. {c.text}" for c in part])
+        vecs = services.ingestor.embed_chunks(part)
         services.backend.upsert(part, vecs)
         if progress:
             print(f"  loaded {start + len(part)}/{len(chunks)} ({time.perf_counter() - t0:.0f} s)", flush=True)

@@ -228,10 +228,9 @@ class Ingestor:
             )
             for d in drafts
         ]
-        texts = [f"{c.title}. {c.text}" for c in chunks]
         # a reindex embeds first: the old chunks stay searchable until the new ones are ready to replace them
         stage: Callable[[Sequence[Chunk]], None] | None = None if replacing else getattr(self.backend, "stage", None)
-        vectors = None if stage is not None else self.embed_passages(texts, progress)
+        vectors = None if stage is not None else self.embed_chunks(chunks, progress)
         doc = Document(
             id=doc_id,
             title=doc_title,
@@ -258,7 +257,7 @@ class Ingestor:
                 faults.point("ingest.after_stage")
                 if staged is not None:
                     staged()
-                vectors = self.embed_passages(texts, progress)
+                vectors = self.embed_chunks(chunks, progress)
             assert vectors is not None
             for i in range(0, len(chunks), self.settings.batch_size):
                 self.backend.upsert(chunks[i : i + self.settings.batch_size], vectors[i : i + self.settings.batch_size])
@@ -316,7 +315,7 @@ class Ingestor:
             found = {c.id: c for d in (doc, target) for c in self.backend.document_chunks(document_id, every_chunk(d))}
             chunks = list(found.values())
             moved = [replace(c, ownership=doc.ownership) for c in chunks]
-            self.backend.upsert(moved, self.embed_passages([f"{c.title}. {c.text}" for c in moved]))
+            self.backend.upsert(moved, self.embed_chunks(moved))
             log.warning("ingest.recovered", extra={"id": document_id, "kind": "attach", "chunks": len(moved)})
         elif not document_ready(doc):
             removed = self._discard(document_id, doc)
@@ -329,6 +328,10 @@ class Ingestor:
         if row is not None:
             self.store.delete_document(document_id)
         return removed
+
+    def embed_chunks(self, chunks: Sequence[Chunk], progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+        """The vectors of ``chunks`` as the index holds them: each chunk embeds its title and its text."""
+        return self.embed_passages([f"{c.title}. {c.text}" for c in chunks], progress)
 
     def embed_passages(
         self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None, batch: int = 16
@@ -384,7 +387,7 @@ class Ingestor:
         ownership = replace(doc.ownership, session_id=session_id)
         chunks = self.backend.document_chunks(document_id, every_chunk(doc))  # all of them, whoever may read them
         moved = [replace(c, ownership=ownership) for c in chunks]
-        vectors = self.embed_passages([f"{c.title}. {c.text}" for c in moved])
+        vectors = self.embed_chunks(moved)
         self.store.begin_intent(document_id, f"attach:{session_id}", worker_id())
         try:
             self.backend.upsert(moved, vectors)

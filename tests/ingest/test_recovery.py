@@ -100,7 +100,7 @@ def test_a_half_moved_session_attachment_gets_the_recorded_ownership_back(svc: A
     doc = svc.ingestor.ingest_text(LONG_TEXT, title="Handbook", ownership=own).document
     chunks = svc.backend.document_chunks(doc.id, every_chunk(doc))
     moved = [replace(c, ownership=replace(own, session_id="s2")) for c in chunks[: len(chunks) // 2]]
-    svc.backend.upsert(moved, svc.ingestor.embed_passages([f"{c.title}. {c.text}" for c in moved]))
+    svc.backend.upsert(moved, svc.ingestor.embed_chunks(moved))
     svc.store.begin_intent(doc.id, "attach:s2", DEAD)
     assert svc.ingestor.recover() == 1
     after = {c.ownership for c in svc.backend._chunks.values() if c.document_id == doc.id}
