@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, cast
 
+import numpy as np
+
 from assistant_bridge.backends.base import SearchBackend, weighted_fuse
 from assistant_bridge.backends.factory import make_backend
 from assistant_bridge.domain import Scope, SearchHit, SearchQuery
@@ -139,14 +141,26 @@ class Services:
         limit: int | None = None,
         filter: Any = None,
         timings: SearchTimings | None = None,
+        blend: tuple[str, float] | None = None,
     ) -> list[SearchHit]:
-        """Embed the query when the mode needs it, then search the backend within ``scope``."""
+        """Embed the query when the mode needs it, then search the backend within ``scope``.
+
+        :param blend: ``(other text, weight)``: a dense or hybrid search looks for the sum of the query's
+            vector and ``weight`` times the other text's vector (both unit length), normalised: chunks close
+            to both texts come first. A conversation turn blends its rewritten query with the message as
+            asked (``docs/conversation-and-safety.md``). The lexical side searches ``text`` alone.
+        """
         mode = mode or self.settings.backend.default_mode
         limit = limit or self.settings.search.default_limit
         t0 = time.perf_counter()
         vector = None
         if mode in ("dense", "hybrid"):
-            vector = tuple(float(x) for x in self.embedder.embed_queries([text])[0])
+            own = self.embedder.embed_queries([text])[0]
+            if blend is not None and blend[1] > 0 and blend[0].strip() and blend[0] != text:
+                mixed = own + blend[1] * self.embedder.embed_queries([blend[0]])[0]
+                norm = float(np.linalg.norm(mixed))
+                own = mixed / norm if norm > 0 else own
+            vector = tuple(float(x) for x in own)
         t1 = time.perf_counter()
         query = SearchQuery(text=text, scope=scope, mode=mode, limit=limit, filter=filter, vector=vector)  # type: ignore[arg-type]
         hits = self._hybrid(query) if mode == "hybrid" else self.backend.search(query)

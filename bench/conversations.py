@@ -23,7 +23,10 @@ is not searched). Retrieval is then measured with ``Services.search`` for the th
 has gold passages: FiQA's Recall@5 from its qrels; on the written domains, success@5 (a result in the top 5
 is relevant when it comes from the gold page or article and holds the answer; see each file's ``about``).
 
-Reported per domain: Recall@5 of ``lastturn`` / ``rewrite`` / ``human``; ``gain_recovered`` = (rewrite -
+Reported per domain: Recall@5 of ``lastturn`` / ``rewrite`` / ``human``, where ``rewrite`` is searched as the
+turn searches it (a dense search blends the rewrite with the message as asked, ``query_rewrite.as_asked_weight``)
+and ``rewrite_alone`` is the rewritten text searched alone, with its ``rewrite_alone_lost``; ``blend_added_ms``
+is what the blend adds to a search (the embedder's query cache emptied before each); ``gain_recovered`` = (rewrite -
 lastturn) / (human - lastturn); ``recall_lost`` = the recall the rewrite loses on the turns it hurts, as a
 share of the last turn's total recall, and ``turns_hurt``; the p50/p95 time the rewrite adds; and, per turn,
 answerability: the share of ANSWERABLE/PARTIAL turns answered (1 - false "I don't know"), of UNANSWERABLE
@@ -248,6 +251,7 @@ def drive(svc: Services, conversations: list[dict[str, Any]]) -> list[dict[str, 
                     **turn,
                     "conversation": conv["id"],
                     "ours": rw.query if rw is not None else turn["q"],
+                    "blend": rw.blend if rw is not None else None,
                     "rewrite_ms": rw.ms if rw is not None else 0.0,
                     "outcome": result.outcome,
                     "turn_ms": ms,
@@ -263,11 +267,32 @@ def retrieval(svc: Services, mode: str, rows: list[dict[str, Any]]) -> dict[str,
     scored = [r for r in rows if r["relevant"] is not None]
     out: dict[str, Any] = {"turns": len(scored)}
     per: dict[str, list[float]] = {}
-    for cond, key in (("lastturn", "q"), ("rewrite", "ours"), ("human", "rewrite")):
-        per[cond] = [r["relevant"](svc.search(r[key], scope, mode=mode, limit=10)) for r in scored]
+    conditions = (
+        ("lastturn", "q", False),
+        ("rewrite", "ours", True),  # as the turn searched: the rewrite blended with the message as asked
+        ("rewrite_alone", "ours", False),
+        ("human", "rewrite", False),
+    )
+    cache = getattr(svc.embedder, "_queries", None)  # the embedder's recent query vectors, emptied per search
+    for cond, key, blend in conditions:
+        per[cond] = []
+        for r in scored:
+            if cache is not None:
+                cache.clear()
+            t0 = time.perf_counter()
+            hits = svc.search(r[key], scope, mode=mode, limit=10, blend=r["blend"] if blend else None)
+            r[f"ms_{cond}"] = (time.perf_counter() - t0) * 1000
+            per[cond].append(r["relevant"](hits))
         for r, v in zip(scored, per[cond], strict=True):
             r[f"r5_{cond}"] = v
         out[cond] = round(sum(per[cond]) / max(1, len(scored)), 4)
+    blended = [r for r in scored if r["blend"] is not None]
+    extra = percentiles([r["ms_rewrite"] - r["ms_rewrite_alone"] for r in blended])
+    out["blend_added_ms"] = {k: round(extra[k], 2) for k in ("p50", "p95", "n")} if blended else None
+    alone = per["rewrite_alone"]
+    out["rewrite_alone_lost"] = round(
+        sum(max(0.0, a - b) for a, b in zip(per["lastturn"], alone, strict=True)) / max(1e-9, sum(per["lastturn"])), 4
+    )
     gain = out["human"] - out["lastturn"]
     out["gain_recovered"] = round((out["rewrite"] - out["lastturn"]) / gain, 3) if gain > 0 else None
     lost = sum(max(0.0, a - b) for a, b in zip(per["lastturn"], per["rewrite"], strict=True))

@@ -1,10 +1,11 @@
-"""``Services.search``: how a hybrid search is fused (``search.hybrid_fusion``)."""
+"""``Services.search``: how a hybrid search is fused (``search.hybrid_fusion``) and a blended one looks."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from assistant_bridge.backends.base import weighted_fuse
@@ -64,3 +65,28 @@ def test_rrf_hybrid_is_the_backends_own(tmp_path: Path, monkeypatch: Any) -> Non
 def test_bad_hybrid_settings_are_refused(tmp_path: Path, key: str, value: Any) -> None:
     with refused(f"search.{key}"):
         make_settings(tmp_path, search={key: value})
+
+
+def test_a_blended_dense_search_looks_for_the_sum_of_the_two_query_vectors(tmp_path: Path, monkeypatch: Any) -> None:
+    svc = loaded(tmp_path)
+    vectors: list[Any] = []
+    search = svc.backend.search
+    monkeypatch.setattr(svc.backend, "search", lambda q: vectors.append(q.vector) or search(q))
+    svc.search("expense receipts", SCOPE, mode="dense", blend=("How do I get a VPN badge?", 0.5))
+    own, other = (svc.embedder.embed_queries([t])[0] for t in ("expense receipts", "How do I get a VPN badge?"))
+    mixed = own + 0.5 * other
+    assert vectors[0] == pytest.approx(tuple(mixed / np.linalg.norm(mixed)))
+    for blend in (None, ("expense receipts", 1.0), ("VPN", 0.0), ("  ", 1.0)):  # nothing to add
+        svc.search("expense receipts", SCOPE, mode="dense", blend=blend)
+        assert vectors[-1] == pytest.approx(tuple(own))
+    svc.search("expense receipts", SCOPE, mode="lexical", blend=("VPN", 1.0))
+    assert vectors[-1] is None  # a lexical search has no vector to blend
+
+
+def test_the_message_as_asked_keeps_what_it_finds_beside_a_rewrite_that_drifted(tmp_path: Path) -> None:
+    svc = loaded(tmp_path)
+    drifted = "How long is it valid? — VPN client / badge number"  # the conversation's old topic
+    alone = svc.search(drifted, SCOPE, mode="dense", limit=1)
+    blended = svc.search(drifted, SCOPE, mode="dense", limit=3, blend=("How long is the password reset code valid?", 1.0))
+    assert alone[0].chunk.title == "VPN access"
+    assert "Reset your password" in [h.chunk.title for h in blended[:2]]

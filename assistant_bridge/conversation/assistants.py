@@ -427,7 +427,8 @@ def _search(data: Mapping[str, Any], settings: Settings, where: str) -> SearchCo
 def _query_rewrite(data: Mapping[str, Any], generator: Mapping[str, Any], where: str) -> Mapping[str, Any]:
     """``query_rewrite``: ``method`` (``auto``: an LLM when one is configured here or the generator is an
     OpenAI-compatible one, else the embedded rewriter; ``llm``; ``embedded``), ``base_url``, ``model``,
-    ``api_key``, ``timeout_seconds``, ``max_history_turns``."""
+    ``api_key``, ``timeout_seconds``, ``max_history_turns``, ``topic_for_short_questions``,
+    ``as_asked_weight`` (the schema checks the types and ranges)."""
     out = {k: Secret(str(v)) if k in _SECRET_KEYS and v else v for k, v in data.items()}
     method = out.setdefault("method", "auto")
     if (

@@ -31,6 +31,8 @@ from assistant_bridge.errors import ConfigurationError, DependencyError, Generat
 
 log = logging.getLogger(__name__)
 CONTEXTUAL_MODES = ("single_turn", "entire_conversation")
+# a rewritten query's dense search adds the message as asked at this weight (``query_rewrite.as_asked_weight``)
+AS_ASKED_WEIGHT = 1.0
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,8 @@ class Rewrite:
     :param ms: time spent rewriting.
     :param error_code: the failure's code in the error tree (``generator_error``...) when the LLM rewrite
         failed; not part of :meth:`to_json`.
+    :param as_asked_weight: how much the message as asked weighs in a dense search of a rewritten query
+        (:attr:`blend`); 0 searches the rewrite alone.
     """
 
     query: str
@@ -61,10 +65,20 @@ class Rewrite:
     history_turns: int = 0
     ms: float = 0.0
     error_code: str | None = None
+    as_asked_weight: float = 0.0
 
     @property
     def rewritten(self) -> bool:
         return self.query != self.original
+
+    @property
+    def blend(self) -> tuple[str, float] | None:
+        """``(message as asked, weight)`` for :meth:`Services.search` when the query is a rewrite: a rewrite
+        that carried the wrong topic cannot push away what the message alone finds (measured in
+        ``docs/conversation-and-safety.md``); ``None`` when nothing was rewritten or the weight is 0."""
+        if not self.rewritten or self.as_asked_weight <= 0 or not self.original.strip():
+            return None
+        return self.original, self.as_asked_weight
 
     def to_json(self) -> dict[str, object]:
         """The ``query_rewrite`` block of ``output.debug`` (contains user text: debug output only)."""
@@ -78,6 +92,7 @@ class Rewrite:
             "carried_terms": list(self.carried),
             "fallback": self.method == "fallback",
             "fallback_reason": self.fallback_reason,
+            "as_asked_weight": self.as_asked_weight if self.blend is not None else 0.0,
             "history_turns": self.history_turns,
             "time_ms": round(self.ms, 3),
         }
@@ -98,6 +113,7 @@ class Rewriter:
     fails.
 
     :param clock: ``time.perf_counter`` by default (tests pass a fake).
+    :param as_asked_weight: copied into every :class:`Rewrite` (:attr:`Rewrite.blend`).
     """
 
     def __init__(
@@ -106,10 +122,12 @@ class Rewriter:
         primary: QueryRewriter | None = None,
         clock: Callable[[], float] = time.perf_counter,
         fallback: EmbeddedRewriter | None = None,
+        as_asked_weight: float = 0.0,
     ) -> None:
         if mode not in CONTEXTUAL_MODES:
             raise ValueError(f"contextual_mode must be one of {CONTEXTUAL_MODES}")
         self.mode = mode
+        self.as_asked_weight = as_asked_weight
         self.primary: QueryRewriter = primary or EmbeddedRewriter()
         self.fallback = fallback or EmbeddedRewriter()
         self._clock = clock
@@ -148,6 +166,7 @@ class Rewriter:
             fallback_reason=reason,
             ms=(self._clock() - started) * 1000,
             error_code=code,
+            as_asked_weight=self.as_asked_weight,
             **base,  # type: ignore[arg-type]
         )
 
@@ -168,8 +187,9 @@ def make_rewriter(
     ):
         endpoint = {k: generator[k] for k in ("base_url", "model", "api_key") if generator.get(k)}
     embedded = EmbeddedRewriter(weak=bool(options.get("topic_for_short_questions", True)))
+    weight = float(options.get("as_asked_weight", AS_ASKED_WEIGHT))
     if method == "embedded" or (method == "auto" and not endpoint):
-        return Rewriter(mode, embedded, fallback=embedded)
+        return Rewriter(mode, embedded, fallback=embedded, as_asked_weight=weight)
     if not (endpoint.get("base_url") and endpoint.get("model")):
         raise ConfigurationError("query_rewrite.method = 'llm' needs query_rewrite.base_url and model")
     from assistant_bridge.conversation.rewrite_llm import OpenAIRewriter
@@ -182,4 +202,4 @@ def make_rewriter(
         max_history_turns=int(options.get("max_history_turns", 6)),
         transport=transport,
     )
-    return Rewriter(mode, llm, fallback=embedded)
+    return Rewriter(mode, llm, fallback=embedded, as_asked_weight=weight)

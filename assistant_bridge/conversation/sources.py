@@ -29,11 +29,13 @@ MAX_RESPONSE_BYTES = 100_000  # spec §A.1: "the entire response object must not
 
 
 class SearchSource(Protocol):
-    """Runs one search for one caller. ``engine`` names it in debug output."""
+    """Runs one search for one caller. ``engine`` names it in debug output. ``blend`` is the message as asked
+    and its weight when ``query`` is a rewrite of it (:attr:`~.rewrite.Rewrite.blend`): the built-in backend
+    adds it to a dense search; a remote server, which takes one query, is sent the rewrite alone."""
 
     engine: str
 
-    def search(self, query: str, scope: Scope) -> list[SearchResult]: ...
+    def search(self, query: str, scope: Scope, blend: tuple[str, float] | None = None) -> list[SearchResult]: ...
 
 
 class FakeSource:
@@ -45,9 +47,11 @@ class FakeSource:
         self.results = [SearchResult.from_json(r) for r in results]
         self.error = error
         self.queries: list[str] = []
+        self.blends: list[tuple[str, float] | None] = []
 
-    def search(self, query: str, scope: Scope) -> list[SearchResult]:
+    def search(self, query: str, scope: Scope, blend: tuple[str, float] | None = None) -> list[SearchResult]:
         self.queries.append(query)
+        self.blends.append(blend)
         if self.error is not None:
             raise self.error
         return list(self.results)
@@ -69,8 +73,8 @@ class BuiltinSource:
         self._passage = int(meta.get("passage_length") or services.settings.search.default_passage_chars)
         self.index = services.settings.backend.collection
 
-    def search(self, query: str, scope: Scope) -> list[SearchResult]:
-        hits = self._services.search(query, scope, mode=self._mode, limit=self._limit, filter=self._filter)
+    def search(self, query: str, scope: Scope, blend: tuple[str, float] | None = None) -> list[SearchResult]:
+        hits = self._services.search(query, scope, mode=self._mode, limit=self._limit, filter=self._filter, blend=blend)
         out = []
         for hit in hits:
             data = hit_to_result(hit, query, self._passage)
@@ -123,7 +127,7 @@ class RemoteSource:
             headers["Authorization"] = f"Bearer {c.token.get()}"
         return headers
 
-    def search(self, query: str, scope: Scope) -> list[SearchResult]:
+    def search(self, query: str, scope: Scope, blend: tuple[str, float] | None = None) -> list[SearchResult]:
         try:
             results = self._client.search(query, self._filter, self._metadata)
         except CustomSearchFailure as exc:

@@ -211,7 +211,8 @@ class Turn:
             self.trace.search_called = True
             t0 = self.clock()
             try:
-                results = source.search(self.query, self.scope)
+                blend = self.rewrite.blend if self.rewrite is not None else None
+                results = source.search(self.query, self.scope, blend)
             except DependencyError as exc:
                 self.trace.search_ms = (self.clock() - t0) * 1000
                 return self._failure(exc, list(exc.details.get("errors") or []), "search")

@@ -62,7 +62,8 @@ from assistant_bridge.safety.hap import HapCheck, HapVerdict
 from assistant_bridge.tools import events as ev
 from assistant_bridge.tools.config import RagSearchSettings
 
-SearchFn = Callable[[str, Scope, int, Any], Sequence[SearchHit]]
+# (query, scope, limit, filter, blend): blend is the query as asked and its weight when the query is a rewrite
+SearchFn = Callable[[str, Scope, int, Any, tuple[str, float] | None], Sequence[SearchHit]]
 Emit = Callable[[ev.ToolEvent], None]
 _TAG = re.compile(r'(<citation id="[^"<>]*">\[\d+\]</citation>)')
 _SPOOF = re.compile(r"<(/?citation\b|source_\d)", re.IGNORECASE)
@@ -262,7 +263,7 @@ def run_rag_search(
     scope = narrowed(scope, inputs.document_ids)
     step()
     started = clock()
-    found = search(query, scope, settings.retrieve_limit, inputs.filter)
+    found = search(query, scope, settings.retrieve_limit, inputs.filter, rewrite.blend if rewrite is not None else None)
     stages["search"] = (clock() - started) * 1000
     hits = [h for h in found if chunk_visible(h.chunk, scope)]
     emit(ev.phase(ev.RETRIEVAL, "completed", {"retrieved_count": len(hits)}))

@@ -186,9 +186,9 @@ class ToolsRuntime:
             raise ConfigurationError(f"tools.rag_search.assistant: unknown assistant {wanted!r}")
         return matches[0]
 
-    def _search(self, query: str, scope: Scope, limit: int, expr: Any) -> Any:
+    def _search(self, query: str, scope: Scope, limit: int, expr: Any, blend: tuple[str, float] | None) -> Any:
         mode = self.settings.rag_search.mode or None
-        return self.services.search(query, scope, mode=mode, limit=limit, filter=expr)
+        return self.services.search(query, scope, mode=mode, limit=limit, filter=expr, blend=blend)
 
     # -- running --------------------------------------------------------------------------------------
     def run(self, execution: Execution, job: Job, *, raise_errors: bool = False) -> dict[str, Any] | None:

@@ -273,6 +273,16 @@ def test_modes() -> None:
         Rewriter("whole_thing")
 
 
+def test_a_rewrite_is_searched_blended_with_the_message_as_asked() -> None:
+    rewriter = make_rewriter("entire_conversation", {}, {})
+    full = rewriter.rewrite("Is it taxable?", NAV)
+    assert full.blend == ("Is it taxable?", 1.0) and full.to_json()["as_asked_weight"] == 1.0
+    assert rewriter.rewrite("What is a Roth IRA?", NAV).blend is None  # not rewritten: nothing to blend
+    off = make_rewriter("entire_conversation", {"as_asked_weight": 0}, {}).rewrite("Is it taxable?", NAV)
+    assert off.rewritten and off.blend is None and off.to_json()["as_asked_weight"] == 0.0
+    assert make_rewriter("single_turn", {}, {}).rewrite("Is it taxable?", NAV).blend is None
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=200), st.lists(st.text(max_size=120), max_size=4))
 def test_the_embedded_rewriter_never_fails_and_keeps_the_message(question: str, previous: list[str]) -> None:

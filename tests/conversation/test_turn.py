@@ -104,3 +104,29 @@ def test_a_turn_remembers_the_titles_its_answer_cites(tmp_path: Path) -> None:
     result = Turn(runtime, assistant, TurnRequest(text="save changes?"), Scope(Principal(user_id="u"))).run()
     assert result.outcome == "answer" and result.memory is not None
     assert result.memory.titles == ("git-stash(1): Stash the changes",)
+
+
+def test_a_rewritten_turn_sends_the_message_as_asked_to_the_search(tmp_path: Path) -> None:
+    conversational = {"contextual_mode": "entire_conversation", "query_rewrite": {"as_asked_weight": 0.5}}
+    assistants = {"default": {"environments": ["default"], "search": {"type": "builtin"}}}
+    assistants["default"]["conversational_search"] = conversational  # type: ignore[assignment]
+    _, _, runtime = build(tmp_path, assistants=assistants)
+    source = FakeSource([{"title": "VPN client", "body": "Install the VPN client. Then sign in."}])
+    runtime._sources[("default", "default")] = source
+    assistant = runtime.assistants.get("default")
+    scope = Scope(Principal(user_id="u"))
+    first = Turn(runtime, assistant, TurnRequest(text="How do I install the VPN client?"), scope).run()
+    assert first.memory is not None
+    Turn(runtime, assistant, TurnRequest(text="Does it work on Linux?", history=(first.memory,)), scope).run()
+    assert source.blends[0] is None  # the first turn has nothing to rewrite
+    assert source.queries[1] != "Does it work on Linux?" and source.blends[1] == ("Does it work on Linux?", 0.5)
+
+
+@pytest.mark.parametrize("weight", [-1, 11, "high", True])
+def test_a_bad_as_asked_weight_is_refused(tmp_path: Path, weight: object) -> None:
+    from assistant_bridge.errors import ConfigurationError
+
+    conversational = {"contextual_mode": "entire_conversation", "query_rewrite": {"as_asked_weight": weight}}
+    assistants = {"default": {"environments": ["default"], "conversational_search": conversational}}
+    with pytest.raises(ConfigurationError, match="as_asked_weight"):
+        build(tmp_path, assistants=assistants)
