@@ -87,6 +87,8 @@ def test_the_message_as_asked_keeps_what_it_finds_beside_a_rewrite_that_drifted(
     svc = loaded(tmp_path)
     drifted = "How long is it valid? — VPN client / badge number"  # the conversation's old topic
     alone = svc.search(drifted, SCOPE, mode="dense", limit=1)
-    blended = svc.search(drifted, SCOPE, mode="dense", limit=3, blend=("How long is the password reset code valid?", 1.0))
+    blended = svc.search(
+        drifted, SCOPE, mode="dense", limit=3, blend=("How long is the password reset code valid?", 1.0)
+    )
     assert alone[0].chunk.title == "VPN access"
     assert "Reset your password" in [h.chunk.title for h in blended[:2]]
