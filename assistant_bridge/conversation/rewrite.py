@@ -26,13 +26,16 @@ from typing import Any, Protocol
 import httpx
 
 from assistant_bridge.conversation.memory import MemoryTurn
-from assistant_bridge.conversation.rewrite_embedded import MAX_QUERY_CHARS, EmbeddedRewriter
+from assistant_bridge.conversation.rewrite_embedded import MAX_QUERY_CHARS, EmbeddedRewriter, content_words
 from assistant_bridge.errors import ConfigurationError, DependencyError, GeneratorError
 
 log = logging.getLogger(__name__)
 CONTEXTUAL_MODES = ("single_turn", "entire_conversation")
-# a rewritten query's dense search adds the message as asked at this weight (``query_rewrite.as_asked_weight``)
+# a rewritten query's dense search adds the message as asked at this weight (``query_rewrite.as_asked_weight``),
+# in full for a message of AS_ASKED_FULL_WORDS content words or more, in proportion below: the vector of "Why
+# does he do it?" says nothing of the topic and would only dilute the rewrite's
 AS_ASKED_WEIGHT = 1.0
+AS_ASKED_FULL_WORDS = 2
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,8 @@ class Rewrite:
     :param error_code: the failure's code in the error tree (``generator_error``...) when the LLM rewrite
         failed; not part of :meth:`to_json`.
     :param as_asked_weight: how much the message as asked weighs in a dense search of a rewritten query
-        (:attr:`blend`); 0 searches the rewrite alone.
+        (:attr:`blend`): the configured weight, scaled down for a message with fewer than
+        :data:`AS_ASKED_FULL_WORDS` content words; 0 searches the rewrite alone.
     """
 
     query: str
@@ -113,7 +117,7 @@ class Rewriter:
     fails.
 
     :param clock: ``time.perf_counter`` by default (tests pass a fake).
-    :param as_asked_weight: copied into every :class:`Rewrite` (:attr:`Rewrite.blend`).
+    :param as_asked_weight: the configured weight of the message as asked (:attr:`Rewrite.blend`).
     """
 
     def __init__(
@@ -166,7 +170,7 @@ class Rewriter:
             fallback_reason=reason,
             ms=(self._clock() - started) * 1000,
             error_code=code,
-            as_asked_weight=self.as_asked_weight,
+            as_asked_weight=self.as_asked_weight * min(1.0, content_words(question) / AS_ASKED_FULL_WORDS),
             **base,  # type: ignore[arg-type]
         )
 

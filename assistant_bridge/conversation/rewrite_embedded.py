@@ -381,8 +381,11 @@ def _verbish(word: str) -> bool:
 def _flush(run: list[tuple[str, bool]]) -> list[Term]:
     """Terms of a run of content words, at most four words each; words that look like past participles or
     adverbs (``-ed``, ``-ly``) are trimmed from the edges, and a leading ``-ing`` word too."""
-    while run and (_verbish(run[0][0]) or (len(run) > 1 and run[0][0].lower().endswith("ing"))):
-        run = run[1:]
+    while run and (
+        (_verbish(run[0][0]) and not (len(run) > 1 and run[0][0].lower().endswith("ed")))
+        or (len(run) > 1 and run[0][0].lower().endswith("ing"))
+    ):
+        run = run[1:]  # a participle before a noun stays: "annotated tag", "installed packages"
     while run and _verbish(run[-1][0]):
         run = run[:-1]
     out = []
@@ -413,6 +416,25 @@ class FollowUp:
     follow_up: bool
     substitute: str | None = None
     reason: str = ""
+
+
+def content_words(question: str, lang: str | None = None) -> int:
+    """How many words of ``question`` say what it is about: not function words, question words, pronouns
+    or generic words ("Why does he do it?": 0; "What about a Signed-off-by line?": 2). Japanese: its terms."""
+    lang = lang or language(question)
+    if lang == "ja":
+        return len(terms_of(question, "ja"))
+    return sum(
+        1
+        for t in _tokens(question)
+        if len(t) > 1
+        and not _is_stop(t, lang)
+        and t.lower() not in _GENERIC
+        and t.lower() not in _ANAPHORA_EN
+        and t.lower() not in _ANAPHORA_FR
+        and t.lower() not in _QWORDS_EN
+        and t.lower() not in _QWORDS_FR
+    )
 
 
 def detect(question: str, lang: str | None = None) -> FollowUp:

@@ -18,6 +18,7 @@ from assistant_bridge.conversation.rewrite_embedded import (
     EmbeddedRewriter,
     asked_names,
     carried_terms,
+    content_words,
     detect,
     language,
     social,
@@ -120,7 +121,7 @@ def test_self_contained_questions_are_left_alone(question: str) -> None:
 def test_a_short_question_gets_the_topic_in_brackets_and_passes_it_on_to_no_one() -> None:
     history = [_turn("How do I create a compressed tar archive of a folder?", "Use tar with --gzip.")]
     first = Rewriter("entire_conversation").rewrite("How can I leave out some files?", history)
-    assert first.query == "How can I leave out some files? (tar archive)" and first.follow_up is False
+    assert first.query == "How can I leave out some files? (compressed tar archive)" and first.follow_up is False
     history.append(_turn("How can I leave out some files?", "Use --exclude.", query=first.query))
     # the follow-up takes the topic from the turn before the bracketed one: the bracket is not a topic
     follow = Rewriter("entire_conversation").rewrite("And just see what's inside?", history)
@@ -253,6 +254,23 @@ def test_blocked_turns_are_ignored() -> None:
     assert rewrite("Which is more important?", history) == "Which is more important?"
 
 
+@pytest.mark.parametrize(
+    ("question", "words"),
+    [
+        ("Why does he do it?", 0),
+        ("Which is more important?", 0),
+        ("What about submodules?", 1),
+        ("Est-ce imposable ?", 1),
+        ("What about a Signed-off-by line?", 2),
+        ("Can it make a bare repository?", 2),
+        ("それはいくらですか", 0),
+        ("東京の消費税率は？", 2),
+    ],
+)
+def test_content_words_say_how_much_a_message_says_of_its_own(question: str, words: int) -> None:
+    assert content_words(question) == words
+
+
 def test_terms_and_language() -> None:
     assert language("Quel est le taux ?") == "fr" and language("消費税") == "ja" and language("What is it?") == "en"
     assert [t.text for t in terms_of("What's the difference between Market Cap and NAV?")] == ["Market Cap", "NAV"]
@@ -275,8 +293,11 @@ def test_modes() -> None:
 
 def test_a_rewrite_is_searched_blended_with_the_message_as_asked() -> None:
     rewriter = make_rewriter("entire_conversation", {}, {})
-    full = rewriter.rewrite("Is it taxable?", NAV)
-    assert full.blend == ("Is it taxable?", 1.0) and full.to_json()["as_asked_weight"] == 1.0
+    full = rewriter.rewrite("Is it taxable in Germany?", NAV)
+    assert full.blend == ("Is it taxable in Germany?", 1.0) and full.to_json()["as_asked_weight"] == 1.0
+    # a message with less to say of its own weighs less: one content word half, none nothing
+    assert rewriter.rewrite("Is it taxable?", NAV).blend == ("Is it taxable?", 0.5)
+    assert rewriter.rewrite("Which is more important?", NAV).blend is None
     assert rewriter.rewrite("What is a Roth IRA?", NAV).blend is None  # not rewritten: nothing to blend
     off = make_rewriter("entire_conversation", {"as_asked_weight": 0}, {}).rewrite("Is it taxable?", NAV)
     assert off.rewritten and off.blend is None and off.to_json()["as_asked_weight"] == 0.0

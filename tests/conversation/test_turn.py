@@ -117,9 +117,10 @@ def test_a_rewritten_turn_sends_the_message_as_asked_to_the_search(tmp_path: Pat
     scope = Scope(Principal(user_id="u"))
     first = Turn(runtime, assistant, TurnRequest(text="How do I install the VPN client?"), scope).run()
     assert first.memory is not None
-    Turn(runtime, assistant, TurnRequest(text="Does it work on Linux?", history=(first.memory,)), scope).run()
+    question = "Does it run on Debian Linux?"
+    Turn(runtime, assistant, TurnRequest(text=question, history=(first.memory,)), scope).run()
     assert source.blends[0] is None  # the first turn has nothing to rewrite
-    assert source.queries[1] != "Does it work on Linux?" and source.blends[1] == ("Does it work on Linux?", 0.5)
+    assert source.queries[1] != question and source.blends[1] == (question, 0.5)
 
 
 @pytest.mark.parametrize("weight", [-1, 11, "high", True])
