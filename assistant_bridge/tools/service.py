@@ -132,7 +132,12 @@ class ToolsRuntime:
         if r.contextual_mode and r.contextual_mode != cs.contextual_mode:
             from assistant_bridge.conversation.rewrite import Rewriter
 
-            rewriter = Rewriter(r.contextual_mode, rewriter.primary)
+            rewriter = Rewriter(
+                r.contextual_mode,
+                rewriter.primary,
+                fallback=rewriter.fallback,
+                as_asked_weight=rewriter.as_asked_weight,
+            )
         return RagComponents(
             generator=rt.generator(assistant),
             prefilter=pre,

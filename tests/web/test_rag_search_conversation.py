@@ -61,6 +61,18 @@ def test_the_tools_setting_overrides_the_assistants_mode(tmp_path: Path) -> None
     assert second["contexts"][0]["title"] == "Savings bonds"
 
 
+def test_a_rewrite_set_by_the_tools_setting_keeps_the_assistants_weight_of_the_message_as_asked(tmp_path: Path) -> None:
+    client, _ = app_with(
+        tmp_path,
+        tools={"contextual_mode": "entire_conversation"},
+        mode="single_turn",
+        query_rewrite={"as_asked_weight": 0.4},
+    )
+    run(client, "What is a Roth IRA?")
+    rw = run(client, FOLLOW_UP)["query_rewrite"]  # "penalty", "early", "withdrawals": weighed in full
+    assert rw["rewritten"] is True and rw["as_asked_weight"] == pytest.approx(0.4)
+
+
 def test_streamed_executions_are_remembered_too(tmp_path: Path) -> None:
     client, services = app_with(tmp_path)
     run(client, "What is a Roth IRA?")
