@@ -4,9 +4,10 @@ Steps, each timed:
 
 1. no results → :class:`NoResults` ("No results found" message);
 2. :func:`~assistant_bridge.core.snippets.build_snippets` (at most five);
-3. pre-generation filter ("retrieval confidence") below ``thresholds.pre_gen``: the filter's second look
-   (:func:`_second_look`) may still find snippets that answer, which then are the only ones generated from;
-   otherwise :class:`IDontKnow` with ``reason="retrieval_confidence"``;
+3. pre-generation filter ("retrieval confidence") below ``thresholds.pre_gen``, or less than
+   :data:`SECOND_LOOK_MARGIN` above it: the filter's second look (:func:`_second_look`) may still find
+   snippets that answer, which then are the only ones generated from; below the threshold and without them,
+   :class:`IDontKnow` with ``reason="retrieval_confidence"``;
 4. truncation: while the prompt is longer than ``generator.context_tokens``, drop the **last** snippet;
    nothing left → :class:`SearchFailed` with ``reason="prompt_too_long"`` (IBM: "the search fails");
 5. generation; the generator declining (its answer is "I don't know") → ``reason="generator_declined"``;
@@ -47,6 +48,9 @@ ResponseLength = Literal["concise", "moderate", "verbose"]
 IDKReason = Literal["retrieval_confidence", "generator_declined", "response_confidence"]
 Clock = Callable[[], float]
 VERBATIM = 1.0  # extractiveness of an answer made only of sentences copied from the snippets
+# a pre-generation score less than this above its threshold is as doubtful as one below it: the second look
+# runs for it too (:func:`_second_look`), and the snippets it vouches for become the only ones answered from
+SECOND_LOOK_MARGIN = 0.05
 
 
 class PreFilterLike(Protocol):
@@ -249,7 +253,7 @@ def prepare_generation(
     timer.lap("pre_filter")
     scores: dict[str, Any] = {"pre_gen": pre}
     unmentioned = _unmentioned(must_mention, all_results)
-    if pre < thresholds.pre_gen and not unmentioned:
+    if pre < thresholds.pre_gen + SECOND_LOOK_MARGIN and not unmentioned:
         vouched = _second_look(prefilter, query, snippets)
         timer.lap("second_look")
         if vouched:

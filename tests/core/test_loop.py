@@ -269,6 +269,20 @@ def test_a_second_look_answers_from_the_vouched_snippets_only() -> None:
     assert "second_look" in out.timings
 
 
+def test_a_score_just_above_the_threshold_takes_a_second_look_too() -> None:
+    from assistant_bridge.core.loop import SECOND_LOOK_MARGIN
+
+    gen = FakeGenerator()
+    doubtful = LookingPre(0.5 + SECOND_LOOK_MARGIN / 2, [(2, 0.95)])
+    out = run(pre=doubtful, generator=gen)  # threshold 0.5
+    assert isinstance(out, Answer) and len(doubtful.looks) == 1
+    assert [s.result_index for s in gen.calls[0][1]] == [2] and out.confidence_scores.pre_gen == 0.95
+    unvouched = LookingPre(0.5 + SECOND_LOOK_MARGIN / 2, [])
+    out = run(pre=unvouched)
+    assert isinstance(out, Answer) and len(unvouched.looks) == 1  # it passed; nothing better was found
+    assert out.confidence_scores.pre_gen == 0.5 + SECOND_LOOK_MARGIN / 2 and len(out.snippets_used) == 3
+
+
 def test_no_second_look_above_the_threshold_and_nothing_vouched_is_idk() -> None:
     pre = LookingPre(0.9, [(2, 0.95)])
     assert isinstance(run(pre=pre), Answer) and pre.looks == []  # the first look was enough
