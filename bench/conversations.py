@@ -266,7 +266,6 @@ def retrieval(svc: Services, mode: str, rows: list[dict[str, Any]]) -> dict[str,
     scope = Scope(Principal("bench", admin=True))
     scored = [r for r in rows if r["relevant"] is not None]
     out: dict[str, Any] = {"turns": len(scored)}
-    per: dict[str, list[float]] = {}
     conditions = (
         ("lastturn", "q", False),
         ("rewrite", "ours", True),  # as the turn searched: the rewrite blended with the message as asked
@@ -274,17 +273,17 @@ def retrieval(svc: Services, mode: str, rows: list[dict[str, Any]]) -> dict[str,
         ("human", "rewrite", False),
     )
     cache = getattr(svc.embedder, "_queries", None)  # the embedder's recent query vectors, emptied per search
-    for cond, key, blend in conditions:
-        per[cond] = []
-        for r in scored:
+    per: dict[str, list[float]] = {cond: [] for cond, _, _ in conditions}
+    for r in scored:  # interleaved: each turn searched every way before the next turn
+        for cond, key, blend in conditions:
             if cache is not None:
                 cache.clear()
             t0 = time.perf_counter()
             hits = svc.search(r[key], scope, mode=mode, limit=10, blend=r["blend"] if blend else None)
             r[f"ms_{cond}"] = (time.perf_counter() - t0) * 1000
-            per[cond].append(r["relevant"](hits))
-        for r, v in zip(scored, per[cond], strict=True):
-            r[f"r5_{cond}"] = v
+            r[f"r5_{cond}"] = r["relevant"](hits)
+            per[cond].append(r[f"r5_{cond}"])
+    for cond in per:
         out[cond] = round(sum(per[cond]) / max(1, len(scored)), 4)
     blended = [r for r in scored if r["blend"] is not None]
     extra = percentiles([r["ms_rewrite"] - r["ms_rewrite_alone"] for r in blended])
