@@ -12,7 +12,7 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 
-from assistant_bridge.backends.base import SearchBackend, weighted_fuse
+from assistant_bridge.backends.base import SearchBackend, summed_fuse, weighted_fuse
 from assistant_bridge.backends.factory import make_backend
 from assistant_bridge.domain import Scope, SearchHit, SearchQuery
 from assistant_bridge.embedders.base import Embedder
@@ -147,23 +147,34 @@ class Services:
 
         :param blend: ``(other text, weight)``: a dense or hybrid search looks for the sum of the query's
             vector and ``weight`` times the other text's vector (both unit length), normalised: chunks close
-            to both texts come first. A conversation turn blends its rewritten query with the message as
-            asked (``docs/conversation-and-safety.md``). The lexical side searches ``text`` alone.
+            to both texts come first. A lexical search adds ``weight`` times the other text's BM25 scores to
+            the query's (:func:`~assistant_bridge.backends.base.summed_fuse`). A conversation turn blends its
+            rewritten query with the message as asked (``docs/conversation-and-safety.md``). The lexical side
+            of a hybrid search searches ``text`` alone.
         """
         mode = mode or self.settings.backend.default_mode
         limit = limit or self.settings.search.default_limit
+        if blend is not None and not (blend[1] > 0 and blend[0].strip() and blend[0] != text):
+            blend = None
         t0 = time.perf_counter()
         vector = None
         if mode in ("dense", "hybrid"):
             own = self.embedder.embed_queries([text])[0]
-            if blend is not None and blend[1] > 0 and blend[0].strip() and blend[0] != text:
+            if blend is not None:
                 mixed = own + blend[1] * self.embedder.embed_queries([blend[0]])[0]
                 norm = float(np.linalg.norm(mixed))
                 own = mixed / norm if norm > 0 else own
             vector = tuple(float(x) for x in own)
         t1 = time.perf_counter()
         query = SearchQuery(text=text, scope=scope, mode=mode, limit=limit, filter=filter, vector=vector)  # type: ignore[arg-type]
-        hits = self._hybrid(query) if mode == "hybrid" else self.backend.search(query)
+        if mode == "hybrid":
+            hits = self._hybrid(query)
+        elif mode == "lexical" and blend is not None:
+            depth = max(limit, self.settings.search.hybrid_depth)
+            runs = [self.backend.search(replace(query, text=t, limit=depth)) for t in (text, blend[0])]
+            hits = summed_fuse(runs, (1.0, blend[1]), limit)
+        else:
+            hits = self.backend.search(query)
         if timings is not None:
             timings.embed_ms = (t1 - t0) * 1000
             timings.backend_ms = (time.perf_counter() - t1) * 1000

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from assistant_bridge.backends.base import weighted_fuse
+from assistant_bridge.backends.base import summed_fuse, weighted_fuse
 from assistant_bridge.domain import Ownership, Principal, Scope
 from tests.conftest import make_services, make_settings, refused
 
@@ -81,6 +81,19 @@ def test_a_blended_dense_search_looks_for_the_sum_of_the_two_query_vectors(tmp_p
         assert vectors[-1] == pytest.approx(tuple(own))
     svc.search("expense receipts", SCOPE, mode="lexical", blend=("VPN", 1.0))
     assert vectors[-1] is None  # a lexical search has no vector to blend
+
+
+def test_a_blended_lexical_search_adds_the_other_texts_scores(tmp_path: Path, monkeypatch: Any) -> None:
+    svc = loaded(tmp_path, hybrid_depth=7)
+    texts: list[tuple[str, int]] = []
+    search = svc.backend.search
+    monkeypatch.setattr(svc.backend, "search", lambda q: texts.append((q.text, q.limit)) or search(q))
+    drifted = "How long is the code valid? — VPN client / badge number"
+    blended = svc.search(drifted, SCOPE, mode="lexical", limit=2, blend=("password reset code", 1.0))
+    assert texts == [(drifted, 7), ("password reset code", 7)]  # both searched to the depth
+    runs = [svc.search(t, SCOPE, mode="lexical", limit=7) for t in (drifted, "password reset code")]
+    assert [h.chunk.id for h in blended] == [h.chunk.id for h in summed_fuse(runs, (1.0, 1.0), 2)]
+    assert "Reset your password" in [h.chunk.title for h in blended]
 
 
 def test_the_message_as_asked_keeps_what_it_finds_beside_a_rewrite_that_drifted(tmp_path: Path) -> None:

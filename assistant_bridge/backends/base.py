@@ -100,6 +100,19 @@ def weighted_fuse(runs: Sequence[Sequence[SearchHit]], weights: Sequence[float],
     return _fused(runs, votes, limit)
 
 
+def summed_fuse(runs: Sequence[Sequence[SearchHit]], weights: Sequence[float], limit: int) -> list[SearchHit]:
+    """Weighted sum of raw scores, a hit a run did not return counting as that run's lowest score. For BM25
+    runs of a text and of a shorter text whose words it holds, it ranks as the longer text would with the
+    extra words weighted down (a conversation's carried terms beside the message as asked)."""
+    if len(weights) != len(runs):
+        raise ValueError(f"{len(runs)} runs need as many weights, not {len(weights)}")
+    votes = []
+    for run, weight in zip(runs, weights, strict=True):
+        low = min((h.score for h in run), default=0.0)
+        votes.append([weight * (h.score - low) for h in run])  # the same low for every hit: ranks as the sum
+    return _fused(runs, votes, limit)
+
+
 def chunk_from_record(e: Mapping[str, Any], bboxes: Iterable[Mapping[str, Any]]) -> Chunk:
     """A chunk from the flat record a backend stores (``owner``, ``workspaces``, ``tenant`` and
     ``session_id`` as fields; ``bboxes`` as ``[{page_number, bbox: [x1, y1, x2, y2], layout_width,

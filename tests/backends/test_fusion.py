@@ -1,4 +1,4 @@
-"""Client-side fusion of ranked runs (``backends/base.py``): reciprocal rank and weighted scores."""
+"""Client-side fusion of ranked runs (``backends/base.py``): reciprocal rank, weighted and summed scores."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from assistant_bridge.backends.base import rrf_fuse, weighted_fuse
+from assistant_bridge.backends.base import rrf_fuse, summed_fuse, weighted_fuse
 from assistant_bridge.domain import Chunk, SearchHit
 
 pytestmark = pytest.mark.unit
@@ -54,3 +54,15 @@ def test_a_fused_hit_keeps_the_highlights_one_run_gave_it(fuse: Any) -> None:
     fused = {h.chunk.id: h for h in fuse([dense, lexical])}
     assert fused["b"].highlights == ("<em>b</em>",)
     assert fused["a"].highlights == ()
+
+
+def test_summed_scores_count_a_missing_hit_as_the_runs_lowest() -> None:
+    rewrite = run(("topic", 9.0), ("both", 8.0), ("low", 2.0))  # the message's words and the carried terms
+    asked = run(("both", 6.0), ("asked", 5.5), ("low2", 1.0))  # the message's words alone
+    # both: 8 + 6 = 14; topic: 9 + 1 (asked's lowest) = 10; asked: 2 (rewrite's lowest) + 5.5 = 7.5
+    assert ids(summed_fuse([rewrite, asked], (1.0, 1.0), 3)) == ["both", "topic", "asked"]
+    # the message weighing less, the carried topic keeps its place: topic 9 + 0.1 > asked 2 + 0.55
+    assert ids(summed_fuse([rewrite, asked], (1.0, 0.1), 2)) == ["topic", "both"]
+    assert summed_fuse([[], []], (1.0, 1.0), 5) == []
+    with pytest.raises(ValueError):
+        summed_fuse([rewrite], (1.0, 1.0), 5)
