@@ -288,13 +288,12 @@ def retrieval(svc: Services, mode: str, rows: list[dict[str, Any]]) -> dict[str,
     blended = [r for r in scored if r["blend"] is not None]
     extra = percentiles([r["ms_rewrite"] - r["ms_rewrite_alone"] for r in blended])
     out["blend_added_ms"] = {k: round(extra[k], 2) for k in ("p50", "p95", "n")} if blended else None
-    for cond in ("rewrite_alone", "human"):  # for scale: what the rewrite alone and a person's rewrite lose
+    for cond, name in (("rewrite", "recall_lost"), ("rewrite_alone", "rewrite_alone_lost"), ("human", "human_lost")):
+        # the last turn's recall that each form loses where it does worse (for scale: the rewrite alone, a person's)
         lost_by = sum(max(0.0, a - b) for a, b in zip(per["lastturn"], per[cond], strict=True))
-        out[f"{cond}_lost"] = round(lost_by / max(1e-9, sum(per["lastturn"])), 4)
+        out[name] = round(lost_by / max(1e-9, sum(per["lastturn"])), 4)
     gain = out["human"] - out["lastturn"]
     out["gain_recovered"] = round((out["rewrite"] - out["lastturn"]) / gain, 3) if gain > 0 else None
-    lost = sum(max(0.0, a - b) for a, b in zip(per["lastturn"], per["rewrite"], strict=True))
-    out["recall_lost"] = round(lost / max(1e-9, sum(per["lastturn"])), 4)
     out["turns_hurt"] = sum(b < a for a, b in zip(per["lastturn"], per["rewrite"], strict=True))
     out["turns_helped"] = sum(b > a for a, b in zip(per["lastturn"], per["rewrite"], strict=True))
     out["rewritten_turns"] = sum(r["ours"] != r["q"] for r in scored)

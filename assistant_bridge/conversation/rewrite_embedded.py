@@ -424,17 +424,7 @@ def content_words(question: str, lang: str | None = None) -> int:
     lang = lang or language(question)
     if lang == "ja":
         return len(terms_of(question, "ja"))
-    return sum(
-        1
-        for t in _tokens(question)
-        if len(t) > 1
-        and not _is_stop(t, lang)
-        and t.lower() not in _GENERIC
-        and t.lower() not in _ANAPHORA_EN
-        and t.lower() not in _ANAPHORA_FR
-        and t.lower() not in _QWORDS_EN
-        and t.lower() not in _QWORDS_FR
-    )
+    return sum(1 for t in _tokens(question) if len(t) > 1 and _says_something(t, lang))
 
 
 def detect(question: str, lang: str | None = None) -> FollowUp:
@@ -482,15 +472,20 @@ def _antecedent_before(low: list[str], i: int, lang: str) -> bool:
         start = 1
         while start < i and low[start] not in _AUX and low[start] not in _ANAPHORA_EN:
             start += 1  # "which river", "how many people", "what kind of fees"
-    return any(
-        not _is_stop(w, lang)
-        and w not in _GENERIC
-        and len(w) >= 3
-        and w not in _ANAPHORA_EN
-        and w not in _ANAPHORA_FR
-        and w not in _QWORDS_EN
-        and w not in _QWORDS_FR
-        for w in low[start:i]
+    return any(len(w) >= 3 and _says_something(w, lang) for w in low[start:i])
+
+
+def _says_something(word: str, lang: str) -> bool:
+    """``word`` says what a question is about: not a function word, a generic word, a pronoun or a question
+    word."""
+    w = word.lower()
+    return not (
+        _is_stop(w, lang)
+        or w in _GENERIC
+        or w in _ANAPHORA_EN
+        or w in _ANAPHORA_FR
+        or w in _QWORDS_EN
+        or w in _QWORDS_FR
     )
 
 
