@@ -121,9 +121,17 @@ class Chunk:
 
 @dataclass(frozen=True)
 class SearchHit:
+    """One result of a backend search.
+
+    :ivar similarity: the cosine of the query's and the chunk's vectors when the search was dense (then it is
+        also ``score``); ``None`` for lexical and fused results. The extractive generator reads it to weigh
+        passages (:class:`~assistant_bridge.generators.extractive.Tuning` ``w_similarity_gap``).
+    """
+
     chunk: Chunk
     score: float
     highlights: tuple[str, ...] = ()
+    similarity: float | None = None
 
 
 @dataclass(frozen=True)

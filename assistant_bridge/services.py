@@ -175,6 +175,8 @@ class Services:
             hits = summed_fuse(runs, (1.0, blend[1]), limit)
         else:
             hits = self.backend.search(query)
+            if mode == "dense":  # every backend scores a dense search with the cosine
+                hits = [replace(h, similarity=h.score) for h in hits]
         if timings is not None:
             timings.embed_ms = (t1 - t0) * 1000
             timings.backend_ms = (time.perf_counter() - t1) * 1000

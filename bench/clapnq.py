@@ -5,6 +5,7 @@ Usage::
     python -m bench.clapnq --data /work/shared/data                      # gold setting, dev, real filters
     python -m bench.clapnq --data ... --filters none --embedder none      # ablations
     python -m bench.clapnq --data ... --split train46                     # held-out check (46 questions)
+    python -m bench.clapnq --data ... --split train                       # 158 train questions (tuning set)
     python -m bench.clapnq --data ... --setting rag --retrieval lexical   # BM25 over the 11,282 passages
     python -m bench.clapnq --data ... --setting rag --retrieval dense --max-passages 2000   # e5, cached subset
     python -m bench.clapnq --data ... --setting rag --search pkg.mod:fn   # fn(query) -> list of results
@@ -40,7 +41,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # python bench/clapnq.py works too
 
-from assistant_bridge.core.custom_search import hit_to_result  # noqa: E402
+from assistant_bridge.core.custom_search import result_of_hit  # noqa: E402
 from assistant_bridge.core.loop import Answer, IDontKnow, run_conversational_search
 from assistant_bridge.core.results import SearchResult
 from assistant_bridge.core.snippets import build_snippets
@@ -106,12 +107,8 @@ class ProductSearch:
     def __call__(self, question: Question) -> list[SearchResult]:
         hits = self.services.search(question.question, self.scope, mode=self.mode, limit=self.limit)
         self.passages[question.id] = [h.chunk.url.split(":", 1)[1] for h in hits if h.chunk.url]
-        out = []
-        for hit in hits:
-            data = hit_to_result(hit, question.question, self.services.settings.search.default_passage_chars)
-            data["id"] = hit.chunk.id
-            out.append(SearchResult.from_json(data))
-        return out
+        passage = self.services.settings.search.default_passage_chars
+        return [result_of_hit(hit, question.question, passage) for hit in hits]
 
 
 def open_rag_search(args: argparse.Namespace) -> tuple[ProductSearch, dict[str, set[str]], str]:
@@ -313,7 +310,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--cache", type=Path, help="embedding cache (default <work-dir>/embedding-cache.sqlite3)")
     ap.add_argument("--backend", default="milvus-lite", help="rag setting: search backend kind")
     ap.add_argument("--index-embedder", help="rag setting: hashing (lexical default) or e5-small")
-    ap.add_argument("--split", choices=("dev", "train46"), default="dev")
+    ap.add_argument(
+        "--split",
+        choices=("dev", "train46", "train"),
+        default="dev",
+        help="dev (303 questions, where results are reported), train46 (46 answerable train questions whose "
+        "passage is in the mini corpus by id) or train (158: by id or inside a longer mini-corpus passage; where "
+        "generator weights are tuned)",
+    )
     ap.add_argument("--limit", type=int, default=0, help="first N answerable and first N unanswerable")
     ap.add_argument("--generator", default="extractive", help="extractive | openai")
     ap.add_argument("--embedder", default="use", help="extractive sentence embedder: use | none")
@@ -325,7 +329,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--rows", action="store_true")
     args = ap.parse_args(argv)
 
-    questions = load_dev(args.data) if args.split == "dev" else load_train_heldout(args.data)
+    questions = (
+        load_dev(args.data) if args.split == "dev" else load_train_heldout(args.data, spans=args.split == "train")
+    )
     if args.limit:
         questions = [q for q in questions if q.answerable][: args.limit] + [q for q in questions if not q.answerable][
             : args.limit

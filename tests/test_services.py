@@ -105,3 +105,13 @@ def test_the_message_as_asked_keeps_what_it_finds_beside_a_rewrite_that_drifted(
     )
     assert alone[0].chunk.title == "VPN access"
     assert "Reset your password" in [h.chunk.title for h in blended[:2]]
+
+
+def test_a_dense_search_tells_the_cosine_of_each_hit_and_the_others_do_not(tmp_path: Path) -> None:
+    svc = loaded(tmp_path)
+    dense = svc.search("expense receipts", SCOPE, mode="dense")
+    assert dense and all(h.similarity == h.score for h in dense)
+    blended = svc.search("expense receipts", SCOPE, mode="dense", blend=("VPN badge", 1.0))
+    assert all(h.similarity == h.score for h in blended)  # the cosine with the blended vector
+    for mode in ("lexical", "hybrid"):  # BM25 and fused scores are not cosines
+        assert all(h.similarity is None for h in svc.search("expense receipts", SCOPE, mode=mode))

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import httpx
 
 from assistant_bridge.conversation.assistants import SearchConfig, ServerSearch
-from assistant_bridge.core.custom_search import hit_to_result
+from assistant_bridge.core.custom_search import result_of_hit
 from assistant_bridge.core.results import SearchResult
 from assistant_bridge.custom_search_client import CustomSearchClient, CustomSearchFailure
 from assistant_bridge.domain import Scope
@@ -77,9 +77,7 @@ class BuiltinSource:
         hits = self._services.search(query, scope, mode=self._mode, limit=self._limit, filter=self._filter, blend=blend)
         out = []
         for hit in hits:
-            data = hit_to_result(hit, query, self._passage)
-            data["id"] = hit.chunk.id
-            out.append(SearchResult.from_json(data))
+            out.append(result_of_hit(hit, query, self._passage))
         return out
 
 

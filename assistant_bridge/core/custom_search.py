@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
+from assistant_bridge.core.results import SearchResult
 from assistant_bridge.domain import SearchHit
 
 _SENT = re.compile(r"[^.!?。！？\n]+[.!?。！？]*\s*")
@@ -70,6 +72,14 @@ def hit_to_result(hit: SearchHit, query: str, passage_chars: int = 0) -> dict[st
     if passages:
         result["highlight"] = {"body": passages}
     return result
+
+
+def result_of_hit(hit: SearchHit, query: str, passage_chars: int = 0) -> SearchResult:
+    """The :class:`SearchResult` a turn of this service reads for one of its own hits: the wire form of
+    :func:`hit_to_result` with the chunk id, and the hit's dense :attr:`~SearchHit.similarity`."""
+    data = hit_to_result(hit, query, passage_chars)
+    data["id"] = hit.chunk.id
+    return replace(SearchResult.from_json(data), similarity=hit.similarity)
 
 
 def _size(body: Any) -> int:

@@ -35,6 +35,9 @@ class SearchResult:
         elements, not ``body``, become the snippets (see :mod:`assistant_bridge.core.snippets`).
     :param result_metadata: passed through as received (``score``, ``document_retrieval_source``, custom keys).
     :param id: the result id when the source has one; IBM notes it "may not be unique".
+    :param similarity: the query–passage cosine of the service's own dense search
+        (:attr:`~assistant_bridge.domain.SearchHit.similarity`); never read from nor written to the wire, since a
+        custom search server's ``score`` has no known scale. ``None`` otherwise.
     """
 
     title: str
@@ -43,6 +46,7 @@ class SearchResult:
     highlight_body: tuple[str, ...] | None = None
     result_metadata: Mapping[str, Any] = field(default_factory=dict)
     id: str | None = None
+    similarity: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "result_metadata", _frozen_mapping(self.result_metadata))

@@ -36,11 +36,13 @@ class Snippet:
     :param text: the passage text.
     :param title: the title of the result it came from (sent to the generator with the text).
     :param result_index: 0-based index of that result in the full result list; citations point there.
+    :param similarity: that result's :attr:`~assistant_bridge.core.results.SearchResult.similarity`.
     """
 
     text: str
     title: str
     result_index: int
+    similarity: float | None = None
 
 
 def build_snippets(results: Sequence[SearchResult], max_snippets: int = MAX_SNIPPETS) -> list[Snippet]:
@@ -62,7 +64,7 @@ def build_snippets(results: Sequence[SearchResult], max_snippets: int = MAX_SNIP
             if not key or key in seen:
                 continue
             seen.add(key)
-            snippets.append(Snippet(text=raw.strip(), title=result.title, result_index=index))
+            snippets.append(Snippet(raw.strip(), result.title, index, result.similarity))
             if len(snippets) == max_snippets:
                 return snippets
     return snippets

@@ -13,6 +13,7 @@ The candidates are the snippets' sentences as :mod:`~assistant_bridge.generators
           + w_phrase * phrase match                   # idf-weighted share of the query's adjacent term pairs
           - w_position * log(1 + index in its snippet)
           - w_rank * log(1 + snippet order)
+          - w_similarity_gap * (best snippet similarity - its snippet's similarity)   # dense search only
           - fragment_penalty                          # chunk edges cut mid-sentence
           - 10 for a label or a line shorter than min_chars (used only when nothing else exists)
 
@@ -140,6 +141,13 @@ class Tuning:
     :ivar w_number: weight of holding a number when the query asks for one (how many, how large, which port).
     :ivar w_phrase: weight of holding the query's pairs of adjacent terms in the same order ("Format field",
         "machine-readable format"), each pair weighing the idf of its more common term.
+    :ivar w_similarity_gap: penalty per unit of cosine by which a sentence's snippet falls short of the most
+        similar snippet, when every snippet carries the dense search's similarity
+        (:attr:`~assistant_bridge.core.snippets.Snippet.similarity`; the service's own dense search sets it). A
+        passage the search ranked far below the best one must match much better to answer; one that scored
+        about as high is not held back by its rank alone. Snippets holding definition entries are exempt
+        (:func:`_similarity_gap`). Chosen on CLAPNQ train questions, reported on dev
+        (``docs/conversational-search.md``).
     """
 
     w_embed: float = 0.5
@@ -157,6 +165,7 @@ class Tuning:
     w_entry: float = 0.6
     w_number: float = 0.2
     w_phrase: float = 0.3
+    w_similarity_gap: float = 20.0
 
 
 class ExtractiveGenerator:
@@ -222,13 +231,17 @@ class ExtractiveGenerator:
         # ranking cues, not measures of relevance: they choose the best sentence but do not raise the floor
         # that the others must clear
         cues = self.tuning.w_number * number_match(query, cands) + self.tuning.w_phrase * phrases
-        prior = cues + np.array(
-            [
-                -self.tuning.w_position * math.log1p(c.position)
-                - self.tuning.w_rank * math.log1p(c.snippet)
-                - (self.tuning.fragment_penalty if c.fragment else 0.0)
-                for c in cands
-            ]
+        prior = (
+            cues
+            + np.array(
+                [
+                    -self.tuning.w_position * math.log1p(c.position)
+                    - self.tuning.w_rank * math.log1p(c.snippet)
+                    - (self.tuning.fragment_penalty if c.fragment else 0.0)
+                    for c in cands
+                ]
+            )
+            - self.tuning.w_similarity_gap * _similarity_gap(cands, snippets)
         )
         if self.embedder is not None and self.tuning.w_embed:
             lexical = relevance + self.tuning.w_heading * section_match(cands, relevance, snippets)
@@ -381,6 +394,21 @@ def _phrase_match(sequence: Sequence[str], cands: Sequence[Candidate], idf: dict
     if total <= 0:
         return np.zeros(len(cands))
     return np.array([sum(w for pair, w in pairs.items() if pair in c.pairs) / total for c in cands])
+
+
+def _similarity_gap(cands: Sequence[Candidate], snippets: Sequence[Snippet]) -> np.ndarray:
+    """Per candidate, how far its snippet's dense similarity falls below the best snippet's.
+
+    Zeros unless every snippet has one (a lexical or fused search, a custom search server: their scores have no
+    common scale), and for the sentences of a snippet that holds definition entries: a reference page's chunk
+    lists many options, and its similarity to the question says little about the one entry asked for (on the
+    real-documents benchmark, weighing them lost ``find -mtime`` and ``nano --backup``)."""
+    sims = [s.similarity for s in snippets]
+    if not sims or any(s is None for s in sims):
+        return np.zeros(len(cands))
+    top = max(s for s in sims if s is not None)
+    reference = {c.snippet for c in cands if c.entry}
+    return np.array([0.0 if c.snippet in reference else top - (sims[c.snippet] or 0.0) for c in cands])
 
 
 def _as_far_as_fits(chosen: list[Candidate], following: Sequence[Candidate], max_chars: int) -> list[Candidate]:

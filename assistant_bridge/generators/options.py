@@ -47,6 +47,10 @@ OPTION_TYPES: dict[str, dict[str, Any]] = {
         "min_query_relevance": float,
         "same_snippet_bonus": float,
         "w_heading": float,
+        "w_entry": float,
+        "w_number": float,
+        "w_phrase": float,
+        "w_similarity_gap": float,
         "context_tokens": int,
     },
     # OpenAIChatGenerator

@@ -131,6 +131,7 @@ def hit_result(hit: SearchHit) -> SearchResult:
         url=c.url,
         id=c.id,
         result_metadata={"score": float(hit.score), "chunk_id": c.id, "document_id": c.document_id},
+        similarity=hit.similarity,
     )
 
 

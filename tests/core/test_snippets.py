@@ -105,3 +105,17 @@ def test_invariants_hold_for_any_results(items: list[tuple[str, list[str] | None
     assert len(out) <= 5
     assert all(keys) and len(set(keys)) == len(keys)
     assert [s.result_index for s in out] == sorted(s.result_index for s in out)
+
+
+def test_each_snippet_carries_its_results_dense_similarity() -> None:
+    from assistant_bridge.core.custom_search import result_of_hit
+    from assistant_bridge.domain import Chunk, SearchHit
+
+    chunk = Chunk(id="c1", document_id="d1", text="Reset your password from the portal.", title="Passwords")
+    hit = SearchHit(chunk=chunk, score=0.83, similarity=0.83)
+    result = result_of_hit(hit, "password")
+    assert result.similarity == 0.83 and result.id == "c1"
+    assert "similarity" not in result.to_json()  # never on the wire
+    assert SearchResult.from_json(result.to_json()).similarity is None
+    with_highlights = SearchResult("T", "body", highlight_body=("one", "two"), similarity=0.7)
+    assert [s.similarity for s in build_snippets([with_highlights, r("U", "three")])] == [0.7, 0.7, None]

@@ -355,3 +355,46 @@ def test_the_answer_keeps_its_lead_in_but_not_the_pages_preamble() -> None:
     out = ExtractiveGenerator(None).generate("How do I install the VPN client?", [snip], "moderate")
     assert out.text.startswith("Laptops leaving the office need the client. Install the VPN client")
     assert "This page is about" not in out.text
+
+
+def test_a_passage_the_dense_search_found_far_less_similar_must_match_much_better() -> None:
+    """Wikipedia-style passages of one topic: the first result answers, a later one repeats the question's
+    words about something else. With the dense search's similarities the first wins; without them (a lexical
+    search, a custom search server) the later one's closer wording does, as before."""
+    query = "When was the first vaccine for diphtheria developed?"
+    answer = Snippet(
+        "Emil von Behring developed an antitoxin in 1890, and a diphtheria toxoid followed in the 1920s.",
+        "Diphtheria",
+        0,
+    )
+    other = Snippet(
+        "The first vaccine for Lyme disease was developed in 1998 and withdrawn in 2002.", "Lyme disease", 1
+    )
+    scored = [Snippet(s.text, s.title, s.result_index, sim) for s, sim in ((answer, 0.88), (other, 0.81))]
+    plain = ExtractiveGenerator(None).generate(query, [answer, other], "concise")
+    assert plain.citations[0].search_result_index == 1
+    weighed = ExtractiveGenerator(None).generate(query, scored, "concise")
+    assert weighed.citations[0].search_result_index == 0
+    off = ExtractiveGenerator(None, w_similarity_gap=0.0).generate(query, scored, "concise")
+    assert off.citations[0].search_result_index == 1
+    partial = [scored[0], other]  # one passage without a similarity: no common scale, no preference
+    assert ExtractiveGenerator(None).generate(query, partial, "concise").citations[0].search_result_index == 1
+
+
+def test_a_reference_pages_entries_are_not_weighed_by_their_chunks_similarity() -> None:
+    """A man page's chunk lists many options: its similarity to the question says nothing of the one asked."""
+    query = "Which option of find selects files modified n days ago?"
+    first = Snippet(
+        "-atime n: File was last accessed n days ago.\n-amin n: File was last accessed n minutes ago.",
+        "find(1)",
+        0,
+        0.86,
+    )
+    later = Snippet(
+        "-mtime n: File's data was last modified n days ago.\n-newer file: File was modified more recently than file.",
+        "find(1)",
+        1,
+        0.80,
+    )
+    out = ExtractiveGenerator(None).generate(query, [first, later], "concise")
+    assert out.text.startswith("-mtime n")
