@@ -149,8 +149,8 @@ class Services:
             vector and ``weight`` times the other text's vector (both unit length), normalised: chunks close
             to both texts come first. A lexical search adds ``weight`` times the other text's BM25 scores to
             the query's (:func:`~assistant_bridge.backends.base.summed_fuse`). A conversation turn blends its
-            rewritten query with the message as asked (``docs/conversation-and-safety.md``). The lexical side
-            of a hybrid search searches ``text`` alone.
+            rewritten query with the message as asked (``docs/conversation-and-safety.md``). A weighted hybrid
+            search blends both of its sides so (a backend's own ``rrf`` fusion: its dense side only).
         """
         mode = mode or self.settings.backend.default_mode
         limit = limit or self.settings.search.default_limit
@@ -168,11 +168,9 @@ class Services:
         t1 = time.perf_counter()
         query = SearchQuery(text=text, scope=scope, mode=mode, limit=limit, filter=filter, vector=vector)  # type: ignore[arg-type]
         if mode == "hybrid":
-            hits = self._hybrid(query)
+            hits = self._hybrid(query, blend)
         elif mode == "lexical" and blend is not None:
-            depth = max(limit, self.settings.search.hybrid_depth)
-            runs = [self.backend.search(replace(query, text=t, limit=depth)) for t in (text, blend[0])]
-            hits = summed_fuse(runs, (1.0, blend[1]), limit)
+            hits = self._blended_lexical(query, blend, limit)
         else:
             hits = self.backend.search(query)
             if mode == "dense":  # every backend scores a dense search with the cosine
@@ -182,15 +180,32 @@ class Services:
             timings.backend_ms = (time.perf_counter() - t1) * 1000
         return hits
 
-    def _hybrid(self, query: SearchQuery) -> list[SearchHit]:
+    def _blended_lexical(self, query: SearchQuery, blend: tuple[str, float], limit: int) -> list[SearchHit]:
+        """BM25 of the query plus ``weight`` × BM25 of the blended text, both to ``search.hybrid_depth``
+        (:func:`~assistant_bridge.backends.base.summed_fuse`); the ``limit`` best."""
+        lexical = replace(query, mode="lexical", limit=max(limit, self.settings.search.hybrid_depth))
+        runs = [self.backend.search(replace(lexical, text=t)) for t in (query.text, blend[0])]
+        return summed_fuse(runs, (1.0, blend[1]), limit)
+
+    def _hybrid(self, query: SearchQuery, blend: tuple[str, float] | None = None) -> list[SearchHit]:
         """A hybrid search as ``search.hybrid_fusion`` says: the backend's own fusion, or a dense and a lexical
-        search fused here (:func:`~assistant_bridge.backends.base.weighted_fuse`)."""
+        search fused here (:func:`~assistant_bridge.backends.base.weighted_fuse`), the lexical one blended as
+        a lexical search is. Each hit carries the dense cosine (:attr:`SearchHit.similarity`)."""
         s = self.settings.search
         if s.hybrid_fusion == "rrf":
             return self.backend.search(query)
         depth = max(query.limit, s.hybrid_depth)
-        runs = [self.backend.search(replace(query, mode=m, limit=depth)) for m in ("dense", "lexical")]
-        return weighted_fuse(runs, (s.hybrid_dense_weight, 1.0 - s.hybrid_dense_weight), query.limit)
+        runs = [
+            self.backend.search(replace(query, mode="dense", limit=depth)),
+            self.backend.search(replace(query, mode="lexical", limit=depth))
+            if blend is None
+            else self._blended_lexical(query, blend, depth),
+        ]
+        fused = weighted_fuse(runs, (s.hybrid_dense_weight, 1.0 - s.hybrid_dense_weight), query.limit)
+        # the dense run's cosine where it found the hit; below its last one (its lowest) where only BM25 did
+        cosine = {h.chunk.id: h.score for h in runs[0]}
+        floor = min(cosine.values(), default=None)
+        return [replace(h, similarity=cosine.get(h.chunk.id, floor)) for h in fused]
 
 
 class _LazyBackend:
