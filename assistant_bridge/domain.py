@@ -123,8 +123,9 @@ class Chunk:
 class SearchHit:
     """One result of a backend search.
 
-    :ivar similarity: the cosine of the query's and the chunk's vectors when the search was dense (then it is
-        also ``score``); ``None`` for lexical and fused results. The extractive generator reads it to weigh
+    :ivar similarity: the cosine of the query's and the chunk's vectors when the search had a dense side: a
+        dense search (then it is also ``score``) or a ``weighted`` hybrid one (``Services._hybrid``); ``None``
+        for lexical results and a backend's own ``rrf`` fusion. The extractive generator reads it to weigh
         passages (:class:`~assistant_bridge.generators.extractive.Tuning` ``w_similarity_gap``).
     """
 

@@ -75,10 +75,7 @@ class BuiltinSource:
 
     def search(self, query: str, scope: Scope, blend: tuple[str, float] | None = None) -> list[SearchResult]:
         hits = self._services.search(query, scope, mode=self._mode, limit=self._limit, filter=self._filter, blend=blend)
-        out = []
-        for hit in hits:
-            out.append(result_of_hit(hit, query, self._passage))
-        return out
+        return [result_of_hit(hit, query, self._passage) for hit in hits]
 
 
 class RemoteSource:
