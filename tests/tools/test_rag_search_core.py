@@ -19,6 +19,7 @@ from assistant_bridge.tools.rag_search import (
     Cancelled,
     RagSearchInputs,
     fragments,
+    hit_result,
     narrowed,
     neutralize,
     preview,
@@ -240,3 +241,10 @@ def test_preview_is_short_and_whole_words() -> None:
     long = "word " * 100
     out = preview(long, 50)
     assert len(out) <= 50 and out.endswith("…") and not out.endswith(" …")
+
+
+def test_a_hits_dense_similarity_reaches_the_generator() -> None:
+    """The extractive generator weighs passages by the dense search's cosine (``w_similarity_gap``)."""
+    chunk = Chunk(id="c1", document_id="d1", title="Passwords", text="Reset your password from the portal.")
+    assert hit_result(SearchHit(chunk=chunk, score=0.83, similarity=0.83)).similarity == 0.83
+    assert hit_result(SearchHit(chunk=chunk, score=12.5)).similarity is None  # BM25: no cosine
