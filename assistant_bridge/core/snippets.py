@@ -64,7 +64,9 @@ def build_snippets(results: Sequence[SearchResult], max_snippets: int = MAX_SNIP
             if not key or key in seen:
                 continue
             seen.add(key)
-            snippets.append(Snippet(raw.strip(), result.title, index, result.similarity))
+            snippets.append(
+                Snippet(text=raw.strip(), title=result.title, result_index=index, similarity=result.similarity)
+            )
             if len(snippets) == max_snippets:
                 return snippets
     return snippets

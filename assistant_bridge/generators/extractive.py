@@ -231,18 +231,15 @@ class ExtractiveGenerator:
         # ranking cues, not measures of relevance: they choose the best sentence but do not raise the floor
         # that the others must clear
         cues = self.tuning.w_number * number_match(query, cands) + self.tuning.w_phrase * phrases
-        prior = (
-            cues
-            + np.array(
-                [
-                    -self.tuning.w_position * math.log1p(c.position)
-                    - self.tuning.w_rank * math.log1p(c.snippet)
-                    - (self.tuning.fragment_penalty if c.fragment else 0.0)
-                    for c in cands
-                ]
-            )
-            - self.tuning.w_similarity_gap * _similarity_gap(cands, snippets)
+        prior = cues + np.array(
+            [
+                -self.tuning.w_position * math.log1p(c.position)
+                - self.tuning.w_rank * math.log1p(c.snippet)
+                - (self.tuning.fragment_penalty if c.fragment else 0.0)
+                for c in cands
+            ]
         )
+        prior = prior - self.tuning.w_similarity_gap * _similarity_gap(cands, snippets)
         if self.embedder is not None and self.tuning.w_embed:
             lexical = relevance + self.tuning.w_heading * section_match(cands, relevance, snippets)
             chosen = np.argsort(-(lexical + prior), kind="stable")[: self.tuning.max_embedded]
