@@ -18,11 +18,12 @@ The candidates are the snippets' sentences as :mod:`~assistant_bridge.generators
           - 10 for a label or a line shorter than min_chars (used only when nothing else exists)
 
 Terms are case-folded words of three or more characters cut to five characters (a cheap stemmer that works
-for English and French alike), numbers, CJK character bigrams, and identifiers kept whole besides
-(``ServerAliveCountMax`` is not just "serve"); their idf comes from the candidate
-sentences themselves, so words that appear everywhere (stopwords, the page's topic) weigh nothing. Question
-words ("how", "when", "quand"…) and Japanese particle bigrams are left out of the query: they are rare in
-documents, so their idf is high, but a sentence holding "how" answers nothing better.
+for English and French alike), numbers, CJK character bigrams, identifiers kept whole besides
+(``ServerAliveCountMax`` is not just "serve"), and command-line options as written (``-P`` is not ``-p``);
+their idf comes from the candidate sentences themselves, so words that appear everywhere (stopwords, the
+page's topic) weigh nothing. Question words ("how", "when", "quand"…) and Japanese particle bigrams are left
+out of the query: they are rare in documents, so their idf is high, but a sentence holding "how" answers
+nothing better.
 
 Selection: the best-scoring sentence first. When it is a definition entry of what the query asks about,
 the answer is that entry with its own further sentences ("… The default value is 3.", in its further

@@ -54,10 +54,15 @@ _IDENTIFIER_TERM = re.compile(
 )
 
 
+# command-line options, kept as written: "-P" is not "-p", and a one-letter option has no stemmed word at all
+_OPTION_WORD = re.compile(r"(?<![\w-])-{1,2}[A-Za-z0-9][A-Za-z0-9-]*")
+
+
 def terms(text: str) -> list[str]:
     """Matching terms of ``text``, in order: stemmed words (3+ chars, cut to five characters), numbers, CJK
     bigrams, and whole identifiers (``ServerAliveCountMax``, ``threadpool_limits``, ``typer.run``, keywords of six
-    or more capitals such as ``VARCHAR``) besides their stemmed parts."""
+    or more capitals such as ``VARCHAR``) and command-line options as written (``-P``, ``--partial``) besides
+    their stemmed parts."""
     normal = unicodedata.normalize("NFKC", text)
     out: list[str] = []
     for token in _TERM.findall(normal.casefold()):
@@ -66,6 +71,7 @@ def terms(text: str) -> list[str]:
         elif token.isdigit() or len(token) > 2:
             out.append(token[:5])
     out.extend(m.casefold() for m in _IDENTIFIER_TERM.findall(normal) if len(m) > 5)
+    out.extend(_OPTION_WORD.findall(normal))
     return out
 
 

@@ -265,6 +265,23 @@ def test_the_option_asked_about_is_the_answer_by_itself() -> None:
     assert gen.generate("What does --chars do?", snippet).text == "-m, --chars: print the character counts"
 
 
+def test_a_one_letter_option_the_question_names_is_matched_as_written() -> None:
+    """``-P`` has no word of three letters: without it as a term, a sentence about options that shares "rsync"
+    and "does" with the question outranked the option's own entry."""
+    options = "\n\n".join(
+        f"--{name}: This option tells rsync to {what}."
+        for name, what in [("perms", "preserve permissions"), ("times", "preserve times"), ("owner", "set owners")]
+    )
+    pages = [
+        Snippet(f"{options}\n\nWhat rsync does with this option depends on the sender.", "rsync(1)", 0),
+        Snippet(
+            'Thus the count still grows.\n\n-P: The -P option is equivalent to "--partial --progress".', "rsync(1)", 1
+        ),
+    ]
+    out = gen().generate("What does the rsync option -P do?", pages, "concise")
+    assert out.text.startswith('-P: The -P option is equivalent to "--partial --progress".')
+
+
 def test_a_sentence_that_introduces_a_list_answers_with_its_items() -> None:
     text = (
         "libffi is missing a few features. We welcome patches to add support for these.\n"

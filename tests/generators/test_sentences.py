@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assistant_bridge.core.snippets import Snippet
-from assistant_bridge.generators.sentences import candidates, entry_term, flatten, is_label, query_terms
+from assistant_bridge.generators.sentences import candidates, entry_term, flatten, is_label, query_terms, terms
 
 pytestmark = pytest.mark.unit
 
@@ -92,6 +92,13 @@ def test_identifiers_and_capitalised_keywords_are_terms_whole_as_well() -> None:
     assert {"varch", "varchar"} <= query_terms("Which affinity does a VARCHAR column get?")
     assert {"serve", "serveralivecountmax"} <= query_terms("What is ServerAliveCountMax?")
     assert "sqlite" not in query_terms("Is the Sqlite file fast?")  # a plain word: its stem only
+
+
+def test_command_line_options_are_terms_as_written() -> None:
+    assert {"-P", "rsync"} <= query_terms("What does the rsync option -P do?")
+    assert "-p" not in query_terms("What does the rsync option -P do?")  # -p is another option
+    assert {"--max-redirs", "redir"} <= set(terms("Limit them with --max-redirs."))
+    assert not any(t.startswith("-") for t in terms("An e-mail from a third-party vendor - or two."))
 
 
 @settings(max_examples=60, deadline=None)
