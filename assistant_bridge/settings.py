@@ -95,7 +95,7 @@ class BackendSettings:
     es_verify_certs: bool = True
     es_compat_plain_json: bool = False  # send plain application/json (old clusters)
     timeout: float = 10.0
-    default_mode: str = "dense"
+    default_mode: str = "hybrid"
     # Milvus vector index: "auto" = FLAT (exact) on embedded Milvus Lite, HNSW on a Milvus server. Milvus Lite's
     # HNSW lost recall on multilingual-e5 vectors (docs/benchmarks.md); exact search stays fast to ~100k chunks.
     vector_index: str = "auto"

@@ -10,6 +10,7 @@ import pytest
 
 from assistant_bridge.backends.base import summed_fuse, weighted_fuse
 from assistant_bridge.domain import Ownership, Principal, Scope
+from assistant_bridge.services import BLENDED_BM25_QUERY_WEIGHT
 from tests.conftest import make_services, make_settings, refused
 
 pytestmark = pytest.mark.unit
@@ -92,7 +93,9 @@ def test_a_blended_lexical_search_adds_the_other_texts_scores(tmp_path: Path, mo
     blended = svc.search(drifted, SCOPE, mode="lexical", limit=2, blend=("password reset code", 1.0))
     assert texts == [(drifted, 7), ("password reset code", 7)]  # both searched to the depth
     runs = [svc.search(t, SCOPE, mode="lexical", limit=7) for t in (drifted, "password reset code")]
-    assert [h.chunk.id for h in blended] == [h.chunk.id for h in summed_fuse(runs, (1.0, 1.0), 2)]
+    expected = summed_fuse(runs, (BLENDED_BM25_QUERY_WEIGHT, 1.0), 2)
+    assert BLENDED_BM25_QUERY_WEIGHT < 1.0  # the rewrite's carried words weigh less than the message as asked
+    assert [h.chunk.id for h in blended] == [h.chunk.id for h in expected]
     assert "Reset your password" in [h.chunk.title for h in blended]
 
 
