@@ -39,8 +39,9 @@ QUERY_TOKENS = 48
 WINDOW_TOKENS = 160
 MAX_WINDOWS = 1
 # The second look (:meth:`CrossEncoder.confident`): when the first window does not answer, the next windows by
-# word share that the cross-encoder reads, and the probability at which one of them vouches for its snippet.
-SECOND_LOOK_WINDOWS = 3
+# word share that the cross-encoder reads (four: with five snippets, the first window of each), and the
+# probability at which one of them vouches for its snippet.
+SECOND_LOOK_WINDOWS = 4
 SECOND_LOOK_MIN = 0.9
 SELECTIONS_KEPT = 16
 
