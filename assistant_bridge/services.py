@@ -24,9 +24,9 @@ from assistant_bridge.settings import Settings
 from assistant_bridge.store import SQLiteStore
 
 log = logging.getLogger(__name__)
-# A blended lexical search (a conversation turn's rewrite beside the message as asked) weighs the rewrite's BM25
-# by this much: the words a rewrite carries over (a page an earlier answer cited: "xz", "gitfaq") are rare, so
-# BM25 weighs them far more than a vector does. Chosen on the FiQA conversations in hybrid mode (gain
+# A blended lexical search (a conversation turn's rewrite beside the message as asked) weighs the BM25 of a
+# rewrite that only adds words to the message by this much: the words it carries over (a page an earlier
+# answer cited: "xz", "gitfaq") are rare, so BM25 weighs them far more than a vector does. Chosen on the FiQA conversations in hybrid mode (gain
 # recovered / recall lost at 1.0, 0.5, 0.25: 130 / 5.8 %, 142 / 2.8 %, 92 / 5.8 %); docs/benchmarks.md.
 BLENDED_BM25_QUERY_WEIGHT = 0.5
 
@@ -153,8 +153,7 @@ class Services:
         :param blend: ``(other text, weight)``: a dense or hybrid search looks for the sum of the query's
             vector and ``weight`` times the other text's vector (both unit length), normalised: chunks close
             to both texts come first. A lexical search adds ``weight`` times the other text's BM25 scores to
-            :data:`BLENDED_BM25_QUERY_WEIGHT` times the query's
-            (:func:`~assistant_bridge.backends.base.summed_fuse`). A conversation turn blends its rewritten query
+            the query's, weighed down when the query only adds words to the other text (:meth:`_blended_lexical`). A conversation turn blends its rewritten query
             with the message as asked (``docs/conversation-and-safety.md``). A weighted hybrid search blends both
             of its sides so (a backend's own ``rrf`` fusion: its dense side only).
         """
@@ -187,12 +186,15 @@ class Services:
         return hits
 
     def _blended_lexical(self, query: SearchQuery, blend: tuple[str, float], limit: int) -> list[SearchHit]:
-        """:data:`BLENDED_BM25_QUERY_WEIGHT` × BM25 of the query plus ``weight`` × BM25 of the blended text,
-        both to ``search.hybrid_depth`` (:func:`~assistant_bridge.backends.base.summed_fuse`); the ``limit``
-        best."""
+        """BM25 of the query plus ``weight`` × BM25 of the blended text, both to ``search.hybrid_depth``
+        (:func:`~assistant_bridge.backends.base.summed_fuse`); the ``limit`` best. A query that is the blended
+        text with words added (the embedded rewriter's "message — carried / terms") counts
+        :data:`BLENDED_BM25_QUERY_WEIGHT`; one that rephrases it (an LLM's rewrite, which resolves "it" into
+        what it stands for) counts in full."""
         lexical = replace(query, mode="lexical", limit=max(limit, self.settings.search.hybrid_depth))
         runs = [self.backend.search(replace(lexical, text=t)) for t in (query.text, blend[0])]
-        return summed_fuse(runs, (BLENDED_BM25_QUERY_WEIGHT, blend[1]), limit)
+        own = BLENDED_BM25_QUERY_WEIGHT if query.text.startswith(blend[0].strip()) else 1.0
+        return summed_fuse(runs, (own, blend[1]), limit)
 
     def _hybrid(self, query: SearchQuery, blend: tuple[str, float] | None = None) -> list[SearchHit]:
         """A hybrid search as ``search.hybrid_fusion`` says: the backend's own fusion, or a dense and a lexical

@@ -93,10 +93,21 @@ def test_a_blended_lexical_search_adds_the_other_texts_scores(tmp_path: Path, mo
     blended = svc.search(drifted, SCOPE, mode="lexical", limit=2, blend=("password reset code", 1.0))
     assert texts == [(drifted, 7), ("password reset code", 7)]  # both searched to the depth
     runs = [svc.search(t, SCOPE, mode="lexical", limit=7) for t in (drifted, "password reset code")]
-    expected = summed_fuse(runs, (BLENDED_BM25_QUERY_WEIGHT, 1.0), 2)
-    assert BLENDED_BM25_QUERY_WEIGHT < 1.0  # the rewrite's carried words weigh less than the message as asked
-    assert [h.chunk.id for h in blended] == [h.chunk.id for h in expected]
+    assert [h.chunk.id for h in blended] == [h.chunk.id for h in summed_fuse(runs, (1.0, 1.0), 2)]
     assert "Reset your password" in [h.chunk.title for h in blended]
+
+
+def test_a_rewrite_that_only_adds_words_weighs_its_bm25_down(tmp_path: Path) -> None:
+    """The embedded rewriter's "message — carried / terms": the carried words weigh less than the message's."""
+    svc = loaded(tmp_path)
+    asked = "How long is the code valid?"
+    carried = f"{asked} — VPN client / badge number"
+    blended = svc.search(carried, SCOPE, mode="lexical", limit=3, blend=(asked, 1.0))
+    runs = [svc.search(t, SCOPE, mode="lexical", limit=50) for t in (carried, asked)]
+    assert BLENDED_BM25_QUERY_WEIGHT < 1.0
+    expected = summed_fuse(runs, (BLENDED_BM25_QUERY_WEIGHT, 1.0), 3)
+    assert [h.chunk.id for h in blended] == [h.chunk.id for h in expected]
+    assert [h.score for h in blended] == [h.score for h in expected]
 
 
 def test_the_message_as_asked_keeps_what_it_finds_beside_a_rewrite_that_drifted(tmp_path: Path) -> None:
