@@ -328,6 +328,19 @@ _ASKS_QUANTITY = re.compile(
     re.IGNORECASE,
 )
 _NUMBER = re.compile(r"\d")
+_ASKS_TIME = re.compile(
+    r"\b(?:when|deadline|due date|quand|date limite|délai)\b|いつ|締め切り|締切|期限|期日", re.IGNORECASE
+)
+_KANJI_NUMBER = "〇一二三四五六七八九十百千"
+# a date, a year or a length of time: "within 30 days", "in 1923", "d'ici le 15 mars", "三十日以内", "翌月二十五日"
+_TIME = re.compile(
+    r"\b(?:1[0-9]|20)\d\d\b|\d\s*(?:days?|weeks?|months?|years?|hours?|minutes?|jours?|semaines?|mois|ans?|"
+    r"années?|heures?)\b|\b(?:january|february|march|april|may|june|july|august|september|october|november|"
+    r"december|monday|tuesday|wednesday|thursday|friday|saturday|sunday|janvier|février|mars|avril|mai|juin|"
+    r"juillet|août|septembre|octobre|novembre|décembre|lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche)\b|"
+    rf"[0-9{_KANJI_NUMBER}]\s*(?:日|か月|ヶ月|カ月|週|年|時|分)",
+    re.IGNORECASE,
+)
 
 
 def asks_quantity(query: str) -> bool:
@@ -335,8 +348,16 @@ def asks_quantity(query: str) -> bool:
     return _ASKS_QUANTITY.search(query) is not None
 
 
+def asks_time(query: str) -> bool:
+    """The query asks when: a date, a year, a deadline, a length of time."""
+    return _ASKS_TIME.search(query) is not None
+
+
 def number_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
-    """1.0 for each sentence holding a number when the query asks for one (:func:`asks_quantity`), else 0."""
-    if not asks_quantity(query):
-        return np.zeros(len(cands))
-    return np.array([1.0 if _NUMBER.search(c.text) else 0.0 for c in cands])
+    """1.0 for each sentence holding what the query asks for: a number when it asks for one
+    (:func:`asks_quantity`), a date or a length of time when it asks when (:func:`asks_time`); else 0."""
+    if asks_quantity(query):
+        return np.array([1.0 if _NUMBER.search(c.text) else 0.0 for c in cands])
+    if asks_time(query):
+        return np.array([1.0 if _TIME.search(c.text) else 0.0 for c in cands])
+    return np.zeros(len(cands))

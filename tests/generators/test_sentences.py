@@ -7,7 +7,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assistant_bridge.core.snippets import Snippet
-from assistant_bridge.generators.sentences import candidates, entry_term, flatten, is_label, query_terms, terms
+from assistant_bridge.generators.sentences import (
+    candidates,
+    entry_term,
+    flatten,
+    is_label,
+    number_match,
+    query_terms,
+    terms,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -155,3 +163,19 @@ def test_list_items_are_flagged_but_markdown_headings_are_not() -> None:
     flags = {c.text: c.item for c in candidates([snip])}
     assert flags["First item."] and flags["Second item."] and not flags["Intro sentence here."]
     assert not flags.get("Next section", False)
+
+
+@pytest.mark.parametrize(
+    ("question", "answers", "others"),
+    [
+        ("When are expense reports due?", "Reports must be filed within 30 days.", "Reports go to finance."),
+        ("When was the first vaccine developed?", "It was developed in 1923.", "It protects children."),
+        ("Quand faut-il déclarer les frais ?", "Déclarez-les avant le 15 mars.", "Joignez les reçus."),
+        ("経費精算の締め切りはいつですか", "経費は三十日以内に申請してください。", "領収書を添付します。"),
+    ],
+)
+def test_a_question_that_asks_when_prefers_a_date_or_a_length_of_time(question: str, answers: str, others: str) -> None:
+    cands = candidates([Snippet(f"{others}\n\n{answers}", "T", 0)])
+    match = dict(zip([c.text for c in cands], number_match(question, cands), strict=True))
+    assert match[answers] == 1.0 and match[others] == 0.0
+    assert not number_match("How do I file expense reports?", cands).any()
