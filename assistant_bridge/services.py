@@ -26,8 +26,9 @@ from assistant_bridge.store import SQLiteStore
 log = logging.getLogger(__name__)
 # A blended lexical search (a conversation turn's rewrite beside the message as asked) weighs the BM25 of a
 # rewrite that only adds words to the message by this much: the words it carries over (a page an earlier
-# answer cited: "xz", "gitfaq") are rare, so BM25 weighs them far more than a vector does. Chosen on the FiQA conversations in hybrid mode (gain
-# recovered / recall lost at 1.0, 0.5, 0.25: 130 / 5.8 %, 142 / 2.8 %, 92 / 5.8 %); docs/benchmarks.md.
+# answer cited: "xz", "gitfaq") are rare, so BM25 weighs them far more than a vector does. Chosen on the FiQA
+# conversations in hybrid mode (gain recovered / recall lost at 1.0, 0.5, 0.25: 130 / 5.8 %, 142 / 2.8 %,
+# 92 / 5.8 %); docs/benchmarks.md.
 BLENDED_BM25_QUERY_WEIGHT = 0.5
 
 
@@ -153,9 +154,10 @@ class Services:
         :param blend: ``(other text, weight)``: a dense or hybrid search looks for the sum of the query's
             vector and ``weight`` times the other text's vector (both unit length), normalised: chunks close
             to both texts come first. A lexical search adds ``weight`` times the other text's BM25 scores to
-            the query's, weighed down when the query only adds words to the other text (:meth:`_blended_lexical`). A conversation turn blends its rewritten query
-            with the message as asked (``docs/conversation-and-safety.md``). A weighted hybrid search blends both
-            of its sides so (a backend's own ``rrf`` fusion: its dense side only).
+            the query's, weighed down when the query only adds words to the other text
+            (:meth:`_blended_lexical`). A conversation turn blends its rewritten query with the message as asked
+            (``docs/conversation-and-safety.md``). A weighted hybrid search blends both of its sides so (a
+            backend's own ``rrf`` fusion: its dense side only).
         """
         mode = mode or self.settings.backend.default_mode
         limit = limit or self.settings.search.default_limit
