@@ -18,11 +18,15 @@ MAX_EXAMPLES = 20
 # Where a schema-valid request may still be refused: a filter string that does not parse, a file whose
 # content cannot be ingested, retriever ids and options that only the settings know.
 SEMANTIC_400 = ["2xx", "400", "401", "403", "404", "429"]
+# schemathesis's own list of the statuses that reject schema-violating data
+NEGATIVE_REJECTED = ["400", "401", "403", "404", "405", "406", "409", "415", "422", "428", "429", "5xx"]
 CONFIG = {
     # strings are UTF-8 and without NUL: the service refuses both at the edge (OpenAPI description, tests
     # in tests/web/test_bad_input.py), which a JSON Schema cannot say of every string
     "generation": {"max-examples": MAX_EXAMPLES, "database": "none", "allow-x00": False, "codec": "utf-8"},
     "phases": {"stateful": {"enabled": False}},
+    # an invalid body over a route's size limit is refused before it is read: 413 is a rejection too
+    "checks": {"negative_data_rejection": {"expected-statuses": NEGATIVE_REJECTED + ["413"]}},
     "operations": [
         # ... and a listing's cursor is opaque: only a next_cursor of the service is one
         # ... and the Bedrock operations refuse, with a modelled ValidationException, what the service model
