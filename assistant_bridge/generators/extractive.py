@@ -14,7 +14,7 @@ The candidates are the snippets' sentences as :mod:`~assistant_bridge.generators
           + w_phrase * phrase match                   # idf-weighted share of the query's adjacent term pairs
           - w_position * log(1 + index in its snippet)
           - w_rank * log(1 + snippet order)
-          - w_similarity_gap * (best snippet similarity - its snippet's similarity)   # dense search only
+          - w_similarity_gap * (best snippet similarity - its snippet's similarity)   # own dense/hybrid search
           - fragment_penalty                          # chunk edges cut mid-sentence
           - 10 for a label or a line shorter than min_chars (used only when nothing else exists)
 
@@ -146,9 +146,9 @@ class Tuning:
         "machine-readable format"), each pair weighing the idf of its more common term.
     :ivar w_similarity_gap: penalty per unit of cosine by which a sentence's snippet falls short of the most
         similar snippet, when every snippet carries the dense search's similarity
-        (:attr:`~assistant_bridge.core.snippets.Snippet.similarity`; the service's own dense search sets it). A
-        passage the search ranked far below the best one must match much better to answer; one that scored
-        about as high is not held back by its rank alone. Snippets holding definition entries are exempt
+        (:attr:`~assistant_bridge.core.snippets.Snippet.similarity`; the service's own dense or weighted hybrid
+        search sets it). A passage the search ranked far below the best one must match much better to answer;
+        one that scored about as high is not held back by its rank alone. Snippets holding definition entries are exempt
         (:func:`_similarity_gap`). Chosen on CLAPNQ train questions, reported on dev
         (``docs/conversational-search.md``).
     """
@@ -399,10 +399,11 @@ def _phrase_match(sequence: Sequence[str], cands: Sequence[Candidate], idf: dict
 def _similarity_gap(cands: Sequence[Candidate], snippets: Sequence[Snippet]) -> np.ndarray:
     """Per candidate, how far its snippet's dense similarity falls below the best snippet's.
 
-    Zeros unless every snippet has one (a lexical or fused search, a custom search server: their scores have no
-    common scale), and for the sentences of a snippet that holds definition entries: a reference page's chunk
-    lists many options, and its similarity to the question says little about the one entry asked for (on the
-    real-documents benchmark, weighing them lost ``find -mtime`` and ``nano --backup``)."""
+    Zeros unless every snippet has one (a lexical search, a backend's ``rrf`` fusion, a custom search server:
+    their scores have no common scale), and for the sentences of a snippet that holds definition entries: a
+    reference page's chunk lists many options, and its similarity to the question says little about the one
+    entry asked for (on the real-documents benchmark, weighing them lost ``find -mtime`` and ``nano
+    --backup``)."""
     sims = [s.similarity for s in snippets]
     if not sims or any(s is None for s in sims):
         return np.zeros(len(cands))
