@@ -36,6 +36,16 @@ class Lru(Generic[K, V]):
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
 
+    def items(self) -> list[tuple[K, V]]:
+        """A snapshot of the entries, least recently used first (to save a cache to disk)."""
+        with self._lock:
+            return list(self._items.items())
+
+    def update(self, entries: dict[K, V]) -> None:
+        """Put every entry of ``entries`` (to fill a cache from disk)."""
+        for key, value in entries.items():
+            self.put(key, value)
+
     def clear(self) -> None:
         with self._lock:
             self._items.clear()

@@ -42,7 +42,7 @@ def save_encoder_cache(enc: UseEncoder) -> None:
     CACHE_DIR.mkdir(parents=True, exist_ok=True)
     path = CACHE_DIR / "use_vectors.pkl"
     merged = pickle.loads(path.read_bytes()) if path.exists() else {}
-    merged.update(enc._cache)
+    merged.update(enc._cache.items())
     tmp = CACHE_DIR / f"use_vectors.pkl.{os.getpid()}"
     tmp.write_bytes(pickle.dumps(merged, protocol=pickle.HIGHEST_PROTOCOL))
     tmp.replace(path)

@@ -22,3 +22,13 @@ def test_the_least_recently_used_entry_goes_first() -> None:
     assert len(cache) == 2
     cache.clear()
     assert len(cache) == 0 and cache.get("a") is None
+
+
+def test_items_and_update_round_trip_a_cache_saved_to_disk() -> None:
+    lru: Lru[str, int] = Lru(3)
+    lru.update({"a": 1, "b": 2})
+    lru.get("a")  # now the most recent
+    assert lru.items() == [("b", 2), ("a", 1)]
+    other: Lru[str, int] = Lru(3)
+    other.update(dict(lru.items()))
+    assert other.get("a") == 1 and other.get("b") == 2
