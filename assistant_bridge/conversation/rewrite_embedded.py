@@ -628,17 +628,21 @@ def social(message: str) -> str | None:
 
 # --- carrying terms over ------------------------------------------------------------------------------------------
 _TITLE_CUT = re.compile(r"\s*(?::|\s[|–—-]\s|\(\d\w*\)).*$")
+_MANUAL_PAGE = re.compile(r"\s*[\w.+-]+\(\d\w*\)")  # "find(1): search for files…", "tmux(1)"
 
 
 def title_term(title: str, lang: str) -> Term | None:
     """The topic a result's title names, as a term: the title before its first colon, dash or manual
     section (``git-stash(1): Stash the changes…`` → ``git-stash``); ``None`` for a title that is long or has
-    no content word."""
-    head = _TITLE_CUT.sub("", unicodedata.normalize("NFKC", title)).strip()
+    no content word, unless it is a manual page's: ``find(1)`` names the command ``find``."""
+    title = unicodedata.normalize("NFKC", title)
+    head = _TITLE_CUT.sub("", title).strip()
     if not head:
         return None
     if lang == "ja" or _JA_CHARS.search(head):
         return Term(head, True, (head.lower(),)) if len(head) <= 20 else None
+    if _MANUAL_PAGE.match(title):
+        return _topic_term(head, lang)  # a command's name, even when it is an English word: find, file, time
     toks = _tokens(head)
     if not toks or len(toks) > 6 or all(_is_stop(t, lang) or t.lower() in _GENERIC for t in toks):
         return None

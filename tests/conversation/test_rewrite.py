@@ -198,6 +198,14 @@ def test_cited_titles_name_the_topic() -> None:
     assert title_term("A very long title that says a great many things at once", "en") is None
 
 
+def test_a_manual_page_names_its_command_even_when_it_is_an_english_word() -> None:
+    title = "find(1): search for files in a directory hierarchy"
+    assert title_term(title, "en").text == "find"  # type: ignore[union-attr]
+    assert title_term("Find more", "en") is None  # a title of generic words names nothing
+    history = [_turn("How can I find files modified in the last 7 days?", "Use -mtime -7.", titles=(title,))]
+    assert "find" in rewrite("Only those bigger than 100 MB?", history).split(" — ")[1].split(" / ")
+
+
 def test_what_about_x_replaces_what_it_is_like() -> None:
     sickle = [_turn("What is sickle cell disease?", "Sickle cell disease is a group of blood disorders.")]
     assert rewrite("What about Huntington's disease?", sickle) == "What about Huntington's disease?"
