@@ -10,7 +10,8 @@ The candidates are the snippets' sentences as :mod:`~assistant_bridge.generators
                                                       # the query names, or of the kind it asks for
     score = relevance
           + w_number * holds a number                 # when the query asks how many, how large, which port…
-                                                      # (a date or a length of time when it asks when)
+                                                      # (a date or a length of time when it asks when;
+                                                      # twice with the unit it counts: "how many days")
           + w_phrase * phrase match                   # idf-weighted share of the query's adjacent term pairs
           - w_position * log(1 + index in its snippet)
           - w_rank * log(1 + snippet order)
@@ -141,7 +142,8 @@ class Tuning:
         (:func:`~assistant_bridge.generators.sentences.entry_match`: the option the query names, an option when
         it asks which option does something).
     :ivar w_number: weight of holding a number when the query asks for one (how many, how large, which port), or
-        a date or a length of time when it asks when (``when``, ``quand``, ``いつ``, a deadline).
+        a date or a length of time when it asks when (``when``, ``quand``, ``いつ``, a deadline); twice for a
+        number with the unit the query counts ("how many days", :func:`~.sentences.asked_unit`).
     :ivar w_phrase: weight of holding the query's pairs of adjacent terms in the same order ("Format field",
         "machine-readable format"), each pair weighing the idf of its more common term.
     :ivar w_similarity_gap: penalty per unit of cosine by which a sentence's snippet falls short of the most

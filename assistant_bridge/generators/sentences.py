@@ -353,11 +353,45 @@ def asks_time(query: str) -> bool:
     return _ASKS_TIME.search(query) is not None
 
 
+# the unit a count asks for: "how many days", "how much memory", "combien de jours", "何日"
+_COUNTED = re.compile(
+    r"\bhow (?:many|much)\s+([^\W\d_]{3,})|\bcombien\s+(?:de|d['’])\s*([^\W\d_]{3,})|何([日回年件秒分人])",
+    re.IGNORECASE,
+)
+# "how many times": a count of events, which an answer gives as a number alone ("lost twice", "a 19-0 season")
+_NOT_UNITS = frozenset("does did do is are was were can could should would will has have had the of times fois".split())
+
+
+def asked_unit(query: str) -> str | None:
+    """The matching term (:func:`terms`) of the unit a count asks for: ``days`` in "How many days can an upload
+    wait?", ``jours`` in "combien de jours", 日 in 何日; ``None`` when the query names none."""
+    m = _COUNTED.search(unicodedata.normalize("NFKC", query))
+    word = next((g for g in m.groups() if g), None) if m else None
+    if word is None or word.casefold() in _NOT_UNITS:
+        return None
+    if len(word) == 1:  # a counter kanji
+        return word
+    word = word.casefold()
+    return (word[:-1] if word.endswith("s") and len(word) > 3 else word)[:5]
+
+
 def number_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
     """1.0 for each sentence holding what the query asks for: a number when it asks for one
-    (:func:`asks_quantity`), a date or a length of time when it asks when (:func:`asks_time`); else 0."""
+    (:func:`asks_quantity`), a date or a length of time when it asks when (:func:`asks_time`); else 0. A
+    sentence holding a number and the unit the query counts (:func:`asked_unit`: "how many days" and
+    "X-day (X between 0 and 15)") gets 2.0."""
     if asks_quantity(query):
-        return np.array([1.0 if _NUMBER.search(c.text) else 0.0 for c in cands])
+        unit = asked_unit(query)
+        # a word starting with the unit ("days", "X-day"), not one holding it ("today"); a counter kanji as is
+        named = re.compile(re.escape(unit) if len(unit) == 1 else rf"(?<![^\W\d_]){re.escape(unit)}") if unit else None
+        return np.array(
+            [
+                (2.0 if named is not None and named.search(c.text.casefold()) else 1.0)
+                if _NUMBER.search(c.text)
+                else 0.0
+                for c in cands
+            ]
+        )
     if asks_time(query):
         return np.array([1.0 if _TIME.search(c.text) else 0.0 for c in cands])
     return np.zeros(len(cands))

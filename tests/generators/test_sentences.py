@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from assistant_bridge.core.snippets import Snippet
 from assistant_bridge.generators.sentences import (
+    asked_unit,
     candidates,
     entry_term,
     flatten,
@@ -179,3 +180,27 @@ def test_a_question_that_asks_when_prefers_a_date_or_a_length_of_time(question: 
     match = dict(zip([c.text for c in cands], number_match(question, cands), strict=True))
     assert match[answers] == 1.0 and match[others] == 0.0
     assert not number_match("How do I file expense reports?", cands).any()
+
+
+@pytest.mark.parametrize(
+    ("question", "unit", "counted", "other_number"),
+    [
+        (
+            "How many days can an upload wait in the DELAYED queue at most?",
+            "day",
+            "Uploads go to DELAYED/X-day (X between 0 and 15).",
+            "The queue is processed at 10:00 today.",
+        ),
+        ("Combien de jours faut-il attendre ?", "jour", "Il faut attendre 3 jours.", "Le formulaire 12 est requis."),
+        ("何日以内に申請しますか", "日", "申請は30日以内です。", "書類は2部必要です。"),
+    ],
+)
+def test_a_count_prefers_a_number_with_the_unit_it_asks_for(
+    question: str, unit: str, counted: str, other_number: str
+) -> None:
+    assert asked_unit(question) == unit
+    cands = candidates([Snippet(f"{other_number}\n\n{counted}", "T", 0)])
+    match = dict(zip([c.text for c in cands], number_match(question, cands), strict=True))
+    assert match[counted] == 2.0 and match[other_number] == 1.0  # "today" does not count as a day
+    assert asked_unit("How much does it cost?") is None and asked_unit("How many are there?") is None
+    assert asked_unit("How many times have the Patriots lost to the Giants?") is None  # a count of events
