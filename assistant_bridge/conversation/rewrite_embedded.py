@@ -317,9 +317,17 @@ def _stem(word: str) -> str:
     return w
 
 
+_JOINERS = frozenset({"vs", "versus"})  # "buying vs renting": joins two terms as "or" does ("VS Code" is a name)
+
+
 def _is_stop(word: str, lang: str) -> bool:
     w = word.lower()
-    return w in _EN_STOP or (lang == "fr" and w in _FR_STOP) or w.isdigit() and len(w) < 3
+    return (
+        w in _EN_STOP
+        or (w in _JOINERS and not word.isupper())
+        or (lang == "fr" and w in _FR_STOP)
+        or (w.isdigit() and len(w) < 3)
+    )
 
 
 def _is_acronym(word: str) -> bool:

@@ -363,8 +363,9 @@ _NOT_UNITS = frozenset("does did do is are was were can could should would will 
 
 
 def asked_unit(query: str) -> str | None:
-    """The matching term (:func:`terms`) of the unit a count asks for: ``days`` in "How many days can an upload
-    wait?", ``jours`` in "combien de jours", 日 in 何日; ``None`` when the query names none."""
+    """The unit a count asks for, lower case, singular and cut to five characters as :func:`terms` cuts words:
+    ``day`` for "How many days can an upload wait?", ``jour`` for "combien de jours", 日 for 何日; ``None``
+    when the query counts no unit ("how many are there", "how many times")."""
     m = _COUNTED.search(unicodedata.normalize("NFKC", query))
     word = next((g for g in m.groups() if g), None) if m else None
     if word is None or word.casefold() in _NOT_UNITS:

@@ -283,6 +283,8 @@ def test_terms_and_language() -> None:
     assert language("Quel est le taux ?") == "fr" and language("消費税") == "ja" and language("What is it?") == "en"
     assert [t.text for t in terms_of("What's the difference between Market Cap and NAV?")] == ["Market Cap", "NAV"]
     assert [t.text for t in terms_of("大阪の消費税率は何パーセントですか？")] == ["大阪", "消費税率", "パーセント"]
+    # "vs" joins two things as "and" does: it starts no term ("vs renting" is no topic)
+    assert [t.text for t in terms_of("Buying vs renting a home.")] == ["Buying", "renting", "home"]
 
 
 def test_modes() -> None:
