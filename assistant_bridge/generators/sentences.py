@@ -54,8 +54,9 @@ _IDENTIFIER_TERM = re.compile(
 )
 
 
-# command-line options, kept as written: "-P" is not "-p", and a one-letter option has no stemmed word at all
-_OPTION_WORD = re.compile(r"(?<![\w-])-{1,2}[A-Za-z0-9][A-Za-z0-9-]*")
+# a command-line option as written ("-P", "--files0-from", "--max-count=NUM" up to its "="): a term of its own,
+# since "-P" is not "-p" and a one-letter option has no stemmed word at all; what the query names (entry_match)
+_OPTION = re.compile(r"(?<![\w-])-{1,2}[A-Za-z0-9][\w-]*")
 
 
 def terms(text: str) -> list[str]:
@@ -71,7 +72,7 @@ def terms(text: str) -> list[str]:
         elif token.isdigit() or len(token) > 2:
             out.append(token[:5])
     out.extend(m.casefold() for m in _IDENTIFIER_TERM.findall(normal) if len(m) > 5)
-    out.extend(_OPTION_WORD.findall(normal))
+    out.extend(_OPTION.findall(normal))
     return out
 
 
@@ -275,7 +276,6 @@ def query_terms(query: str) -> set[str]:
 
 
 _WHICH = frozenset({"which", "what", "quel", "quell", "quels"})  # "which option…": asks, does not describe
-_QUERY_OPTION = re.compile(r"(?<![\w-])(-{1,2}[A-Za-z0-9][\w-]*)")
 _ASKS_OPTION = re.compile(r"\b(?:options?|flags?|switch(?:es)?|arguments?)\b|オプション|引数", re.IGNORECASE)
 _ASKS_NAME = re.compile(
     r"\b(?:variables?|settings?|keys?|fields?|attributes?|parameters?|properties)\b|変数|設定", re.IGNORECASE
@@ -283,7 +283,7 @@ _ASKS_NAME = re.compile(
 
 
 def _option_names(term: str) -> set[str]:
-    return {m.split("=")[0].split("[")[0] for m in _QUERY_OPTION.findall(term)}
+    return {m.split("=")[0].split("[")[0] for m in _OPTION.findall(term)}
 
 
 def answer_type_terms(query: str) -> set[str]:
@@ -297,7 +297,7 @@ def entry_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
     """How much each definition entry answers the kind of thing the query asks for: 1.0 for an entry of an
     option the query names ("what does --key do"), 0.5 for an option entry when the query asks which option
     or flag does something, or for a named entry when it asks for a variable or setting; 0 otherwise."""
-    named = {m.split("=")[0] for m in _QUERY_OPTION.findall(query)}
+    named = {m.split("=")[0] for m in _OPTION.findall(query)}
     asks_option = bool(_ASKS_OPTION.search(query))
     asks_name = bool(_ASKS_NAME.search(query))
     out = np.zeros(len(cands))
