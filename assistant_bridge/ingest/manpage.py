@@ -13,7 +13,9 @@ the title, the footer a chunk of its own, and an option's description loses its 
   line end (U+2010, as groff breaks them) joined again;
 * each option entry as one line, ``-l, --lines: print the newline counts``, so the option and what it does
   stay in one sentence, one chunk and one answer; so is each keyword entry of a configuration page
-  (``ServerAliveCountMax: Sets the number of server alive messages … The default value is 3.``).
+  (``ServerAliveCountMax: Sets the number of server alive messages … The default value is 3.``) and each
+  option that a page lists under bullets (``○   --version:``, ``○   -k, --keep: keep source file(s)…`` in
+  jq(1) and zstd(1)), without its bullet.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ _HYPHEN_BREAK = "\u2010"
 _TERM_INDENT_MAX = 8
 _TAG_MAX = 60  # characters: a keyword or a command with its arguments, not a line of prose
 _TAG_WORD_MAX = 24  # characters of a one-word tag with its description on the same line ("port   You can …")
+# a list bullet as groff renders it, then its item: "○   -k, --keep: keep source file(s)…" (zstd(1), jq(1))
+_BULLET = re.compile(r"^[•◦○●▪‣·]\s+(?=\S)")
 
 
 def _header(line: str) -> str | None:
@@ -123,6 +127,14 @@ def man_to_text(text: str) -> tuple[str, str | None]:
             continue
         if section == "NAME" and name_line is None:
             name_line = stripped
+        bullet = _BULLET.match(stripped)
+        item = stripped[bullet.end() :] if bullet else ""
+        if item.startswith("-") and (item.endswith(":") or ": " in item) and not current and term is None:
+            # an option under a bullet: "--version:", its description below, or "-k, --keep: keep source…"
+            term, _, rest = item.rstrip(":").partition(": ")
+            if rest:
+                current.append(rest)
+            continue
         if not current and term is None and indent <= _TERM_INDENT_MAX and stripped.startswith("-"):
             gap = _SPACES.search(stripped)
             if gap is None:  # the term alone; its description follows, indented

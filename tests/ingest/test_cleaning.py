@@ -381,3 +381,28 @@ def test_configuration_keywords_of_a_manual_page_become_entries() -> None:
     assert (
         "Host: Restricts the following declarations to be only for those hosts that match one of the patterns." in paras
     )
+
+
+@pytest.mark.unit
+def test_options_listed_under_bullets_become_entries() -> None:
+    page = "\n".join(
+        [
+            "JQ(1)                                                                    JQ(1)",
+            "",
+            "INVOKING JQ",
+            "       ○   --version:",
+            "",
+            "           Output the jq version and exit with zero.",
+            "",
+            "       ○   -k, --keep: keep source file(s) after successful compression or",
+            "           decompression.",
+            "",
+            "       •   Case insensitive matching will use Unicode case folding.",
+            "",
+            "                                  December 2023                          JQ(1)",
+        ]
+    )
+    paras = man_to_text(page)[0].split("\n\n")
+    assert "--version: Output the jq version and exit with zero." in paras
+    assert "-k, --keep: keep source file(s) after successful compression or decompression." in paras
+    assert "• Case insensitive matching will use Unicode case folding." in paras  # a list item stays one
