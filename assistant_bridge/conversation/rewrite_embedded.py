@@ -635,8 +635,9 @@ def social(message: str) -> str | None:
 
 
 # --- carrying terms over ------------------------------------------------------------------------------------------
-_TITLE_CUT = re.compile(r"\s*(?::|\s[|–—-]\s|\(\d\w*\)).*$")
-_MANUAL_PAGE = re.compile(r"\s*[\w.+-]+\(\d\w*\)")  # "find(1): search for files…", "tmux(1)"
+_SECTION = r"\(\d\w*\)"  # a manual page's section: "(1)", "(3p)"
+_TITLE_CUT = re.compile(rf"\s*(?::|\s[|–—-]\s|{_SECTION}).*$")
+_MANUAL_PAGE = re.compile(rf"\s*[\w.+-]+{_SECTION}")  # "find(1): search for files…", "tmux(1)"
 
 
 def title_term(title: str, lang: str) -> Term | None:
