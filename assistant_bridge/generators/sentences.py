@@ -367,12 +367,11 @@ def asked_unit(query: str) -> str | None:
     ``day`` for "How many days can an upload wait?", ``jour`` for "combien de jours", 日 for 何日; ``None``
     when the query counts no unit ("how many are there", "how many times")."""
     m = _COUNTED.search(unicodedata.normalize("NFKC", query))
-    word = next((g for g in m.groups() if g), None) if m else None
-    if word is None or word.casefold() in _NOT_UNITS:
+    word = next((g for g in m.groups() if g), "").casefold() if m else ""
+    if not word or word in _NOT_UNITS:
         return None
     if len(word) == 1:  # a counter kanji
         return word
-    word = word.casefold()
     return (word[:-1] if word.endswith("s") and len(word) > 3 else word)[:5]
 
 
