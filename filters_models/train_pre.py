@@ -68,11 +68,32 @@ def evaluate(model: object, X: np.ndarray, ex: list, mask: np.ndarray) -> dict[s
     return out
 
 
+def source_weights(src: np.ndarray) -> np.ndarray:
+    """Sample weights under which every source weighs the same in the fit (they sum to ``len(src)``): part A
+    holds 1,574 SQuAD 2.0 items and 93 HotpotQA ones, and the thresholds must hold in each source."""
+    names = sorted(set(src.tolist()))
+    w = np.ones(len(src))
+    for s in names:
+        w[src == s] = len(src) / (len(names) * int((src == s).sum()))
+    return w
+
+
+def per_source_auc(y: np.ndarray, p: np.ndarray, src: np.ndarray) -> dict[str, float]:
+    return {s: common.roc_auc(y[src == s], p[src == s]) for s in sorted(set(src.tolist()))}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--data", type=Path, required=True)
     ap.add_argument("--out", type=Path, default=HERE)
     ap.add_argument("--model", choices=["logreg", "gb", "mlp"], default="logreg")
+    ap.add_argument(
+        "--weights",
+        choices=["balanced", "pooled"],
+        default="pooled",
+        help="pooled: every example weighs the same (the shipped model); balanced: every source weighs the "
+        "same, as each must meet the threshold rule (measured and not shipped: MODEL_CARD_pre.md)",
+    )
     args = ap.parse_args()
     t0 = time.time()
     enc = common.encoder()
@@ -107,15 +128,20 @@ def main() -> None:
     held = ok & ~part_a
     print(f"features ready in {time.time() - t0:.0f} s: part A {train.sum()}, part B {held.sum()}", flush=True)
 
-    models = common.fit_candidates(X[train], y[train], None)
+    src_a = np.array([e.source for e in ex])[train]
+    models = common.fit_candidates(X[train], y[train], source_weights(src_a) if args.weights == "balanced" else None)
     model = models[args.model]
     p_dev = model.predict_proba(Xd)[:, 1]
     p_held = model.predict_proba(X[held])[:, 1]
     p_a = model.predict_proba(X[train])[:, 1]
+    src_b = np.array([e.source for e in ex])[held]
     for name, m in models.items():
+        pb = m.predict_proba(X[held])[:, 1]
+        per = per_source_auc(y[held], pb, src_b)
         print(
             f"{name}: CLAPNQ dev AUC {common.roc_auc(yd, m.predict_proba(Xd)[:, 1]):.3f}, "
-            f"part B AUC {common.roc_auc(y[held], m.predict_proba(X[held])[:, 1]):.3f}"
+            f"part B AUC {common.roc_auc(y[held], pb):.3f}, mean over its sources {np.mean(list(per.values())):.3f} "
+            + " ".join(f"{k} {v:.3f}" for k, v in per.items())
         )
     ce_only = Xd[:, len(BASE_PRE_FEATURES)]
     print(f"cross-encoder alone (ce_max): CLAPNQ dev AUC {common.roc_auc(yd, ce_only):.3f}")
@@ -125,7 +151,6 @@ def main() -> None:
     # thresholds: from part A's answerable items of the training sources (CLAPNQ dev is never used); every
     # source must keep its false-IDK rate within the level's target (the rule was their average until
     # layout 4, which then refused 16% of CLAPNQ dev's answerable questions at less_often against 10%)
-    src_a = np.array([e.source for e in ex])[train]
     thresholds = {lvl: round(common.threshold_worst(y[train], p_a, src_a, r), 4) for lvl, r in PRE_FALSE_IDK.items()}
     metrics = {
         "model": args.model,
@@ -136,7 +161,9 @@ def main() -> None:
         "reported_on": "held-out part B and CLAPNQ dev",
         "clapnq_dev_cross_encoder_alone_auc": common.roc_auc(yd, ce_only),
         "clapnq_dev_dense_alone_auc": common.roc_auc(yd, e5_only),
+        "weights": args.weights,
         "heldout": evaluate(model, X, ex, held),
+        "heldout_per_source": per_source_auc(y[held], p_held, src_b),
         "clapnq_dev": {
             "auc": common.roc_auc(yd, p_dev),
             "per_level": {
