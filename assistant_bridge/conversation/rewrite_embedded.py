@@ -64,7 +64,7 @@ mentioned said tell anything something everything someone anyone lot get got rid
 using take give find keep put set start try help consider considered apply comply provide include including
 allow seem look feel become come see say ask call move believe hold bring write show turn change create
 maybe sounds sound off check request year years last within time times money comes going want told says
-pays pay open lots kind thanks hello hi wow oh omg
+pays pay open lots kind thanks hello hi wow oh omg now later soon yet anymore afterwards
 différence différences mieux meilleur meilleure pire important importante exemple exemples expliquer
 chose choses façon avantage avantages inconvénient inconvénients raison raisons cas question réponse
 possible vrai faux""".split()

@@ -285,6 +285,9 @@ def test_terms_and_language() -> None:
     assert [t.text for t in terms_of("大阪の消費税率は何パーセントですか？")] == ["大阪", "消費税率", "パーセント"]
     # "vs" joins two things as "and" does: it starts no term ("vs renting" is no topic)
     assert [t.text for t in terms_of("Buying vs renting a home.")] == ["Buying", "renting", "home"]
+    # an adverb of time says when, not what: "passphrase later" is no topic
+    assert [t.text for t in terms_of("How do I change the passphrase later?")] == ["passphrase"]
+    assert [t.text for t in terms_of("Is the fee still charged now?")] == ["fee"]
 
 
 def test_modes() -> None:
