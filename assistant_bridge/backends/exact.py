@@ -40,6 +40,7 @@ import re
 import sqlite3
 import threading
 import time
+import unicodedata
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -269,6 +270,17 @@ def _rows(chunks: Sequence[Chunk], vectors: np.ndarray | None) -> list[tuple[Any
 
 
 _TOKEN = re.compile(r"(?u)\b\w+\b")
+# a command-line option as written ("--hard", "-L"): one more token besides its word, so that a question naming
+# the option finds the chunks that name it before those that only hold the word ("hard links"); a one-letter
+# option keeps its case (rsync's -P is not its -p)
+_OPTION_TOKEN = re.compile(r"(?<![\w-])(?:--[^\W\d_][\w-]*|-[^\W\d_](?![\w-]))")
+
+
+def _option_tokens(text: str) -> list[str]:
+    found = _OPTION_TOKEN.findall(unicodedata.normalize("NFKC", text))
+    return [t if len(t) == 2 else t.lower() for t in found]
+
+
 LEXICAL_REBUILD_DELAY = 2.0  # seconds of quiet after a change before the BM25 index is rebuilt
 
 
@@ -283,7 +295,7 @@ class LexicalIndex:
 
     @staticmethod
     def tokens(text: str) -> list[str]:
-        return _TOKEN.findall(lexical_form(text))
+        return _TOKEN.findall(lexical_form(text)) + _option_tokens(text)
 
     @classmethod
     def build(cls, rows: np.ndarray, texts: Sequence[str], version: int) -> LexicalIndex:

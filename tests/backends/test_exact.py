@@ -318,3 +318,24 @@ def test_staged_chunks_are_found_by_words_then_by_vector_once_written(two_proces
     a.stage([Chunk(id="z0", document_id="dz", title="Draft", text="Parking draft.", ownership=Ownership())])
     a.delete_document("dz")
     assert b.get_chunks(["z0"], scope) == [] and "z0" not in lexical(b)
+
+
+@pytest.mark.unit
+def test_a_question_naming_an_option_finds_the_chunks_that_name_it() -> None:
+    """The BM25 index counts "--hard" as a token besides "hard": "what does --hard do?" finds git-reset's
+    option before git-clone's "hard links"; "-L" and "--location" are tokens, a hyphenated word is not, and a
+    one-letter option keeps its case (rsync's -P is not its -p)."""
+    from assistant_bridge.backends.exact import LexicalIndex
+
+    assert LexicalIndex.tokens("Use -L, --Location; -p; e-mail, 10-year") == [
+        *("use", "l", "location", "p", "e", "mail", "10", "year"),
+        *("-L", "--location", "-p"),
+    ]
+    texts = [
+        "-s, --shared: hard links are hard to undo, so hard links are shared.",
+        "--hard: Resets the index and the working tree; changes are discarded.",
+        "Unrelated text about tags.",
+    ]
+    index = LexicalIndex.build(np.arange(3), texts, version=1)
+    assert [row for row, _ in index.top("What does --hard do?", np.ones(3, dtype=bool), 3)][0] == 1
+    assert [row for row, _ in index.top("hard links", np.ones(3, dtype=bool), 3)][0] == 0
