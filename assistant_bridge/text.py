@@ -1,4 +1,4 @@
-"""The text rules every part of the service shares: script ranges and the sentence splitter.
+"""The text rules every part of the service shares: script ranges, the sentence splitter and command-line options.
 
 One place, so that a chunk boundary, a citation span, a generator's answer unit and a passage window agree on
 where a sentence ends. The pre-filter's features keep their own frozen copy
@@ -133,6 +133,18 @@ def sentence_spans(
 def split_sentences(text: str) -> list[str]:
     """The sentences of ``text`` as strings (see :func:`sentence_spans`)."""
     return [text[s:e] for s, e in sentence_spans(text)]
+
+
+# --- command-line options ------------------------------------------------------------------------------------
+# an option as written ("-P", "--files0-from", "--max-count=NUM" up to its "="): a term of its own wherever words
+# are matched (the generator's sentence terms, the in-process BM25 index), since "-P" is not "-p" and a
+# one-letter option has no word at all
+OPTION_WORD = re.compile(r"(?<![\w-])-{1,2}[A-Za-z0-9][\w-]*")
+
+
+def option_words(text: str) -> list[str]:
+    """The command-line options ``text`` names, as written (:data:`OPTION_WORD`)."""
+    return OPTION_WORD.findall(unicodedata.normalize("NFKC", text))
 
 
 _POSSESSIVE = re.compile(r"\s*['’]\s*s\b")

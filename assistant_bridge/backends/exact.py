@@ -40,7 +40,6 @@ import re
 import sqlite3
 import threading
 import time
-import unicodedata
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -54,6 +53,7 @@ from assistant_bridge.core.scope import chunk_visible, scope_clauses
 from assistant_bridge.core.textnorm import lexical_form
 from assistant_bridge.domain import Chunk, Scope, SearchHit, SearchQuery
 from assistant_bridge.store import SQLiteStore
+from assistant_bridge.text import option_words
 
 log = logging.getLogger(__name__)
 
@@ -270,17 +270,6 @@ def _rows(chunks: Sequence[Chunk], vectors: np.ndarray | None) -> list[tuple[Any
 
 
 _TOKEN = re.compile(r"(?u)\b\w+\b")
-# a command-line option as written ("--hard", "-L"): one more token besides its word, so that a question naming
-# the option finds the chunks that name it before those that only hold the word ("hard links"); a one-letter
-# option keeps its case (rsync's -P is not its -p)
-_OPTION_TOKEN = re.compile(r"(?<![\w-])(?:--[^\W\d_][\w-]*|-[^\W\d_](?![\w-]))")
-
-
-def _option_tokens(text: str) -> list[str]:
-    found = _OPTION_TOKEN.findall(unicodedata.normalize("NFKC", text))
-    return [t if len(t) == 2 else t.lower() for t in found]
-
-
 LEXICAL_REBUILD_DELAY = 2.0  # seconds of quiet after a change before the BM25 index is rebuilt
 
 
@@ -295,7 +284,10 @@ class LexicalIndex:
 
     @staticmethod
     def tokens(text: str) -> list[str]:
-        return _TOKEN.findall(lexical_form(text)) + _option_tokens(text)
+        """BM25's tokens: the words of the lexical form, and each command-line option as written ("--hard",
+        "-P"), so that a question naming an option finds the chunks that name it before those that only hold
+        its word ("hard links"), and rsync's -P is not its -p."""
+        return _TOKEN.findall(lexical_form(text)) + option_words(text)
 
     @classmethod
     def build(cls, rows: np.ndarray, texts: Sequence[str], version: int) -> LexicalIndex:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from assistant_bridge.core.snippets import Snippet
-from assistant_bridge.text import CJK_CHARS, HIRAGANA_ONLY, sentence_spans
+from assistant_bridge.text import CJK_CHARS, HIRAGANA_ONLY, OPTION_WORD, sentence_spans
 
 _TERM = re.compile(rf"[{CJK_CHARS}]+|[^\W_{CJK_CHARS}]+")
 _CJK_RUN = re.compile(rf"[{CJK_CHARS}]")
@@ -54,11 +54,6 @@ _IDENTIFIER_TERM = re.compile(
 )
 
 
-# a command-line option as written ("-P", "--files0-from", "--max-count=NUM" up to its "="): a term of its own,
-# since "-P" is not "-p" and a one-letter option has no stemmed word at all; what the query names (entry_match)
-_OPTION = re.compile(r"(?<![\w-])-{1,2}[A-Za-z0-9][\w-]*")
-
-
 def terms(text: str) -> list[str]:
     """Matching terms of ``text``, in order: stemmed words (3+ chars, cut to five characters), numbers, CJK
     bigrams, and whole identifiers (``ServerAliveCountMax``, ``threadpool_limits``, ``typer.run``, keywords of six
@@ -72,7 +67,7 @@ def terms(text: str) -> list[str]:
         elif token.isdigit() or len(token) > 2:
             out.append(token[:5])
     out.extend(m.casefold() for m in _IDENTIFIER_TERM.findall(normal) if len(m) > 5)
-    out.extend(_OPTION.findall(normal))
+    out.extend(OPTION_WORD.findall(normal))
     return out
 
 
@@ -283,7 +278,7 @@ _ASKS_NAME = re.compile(
 
 
 def _option_names(term: str) -> set[str]:
-    return {m.split("=")[0].split("[")[0] for m in _OPTION.findall(term)}
+    return {m.split("=")[0].split("[")[0] for m in OPTION_WORD.findall(term)}
 
 
 def answer_type_terms(query: str) -> set[str]:
@@ -297,7 +292,7 @@ def entry_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
     """How much each definition entry answers the kind of thing the query asks for: 1.0 for an entry of an
     option the query names ("what does --key do"), 0.5 for an option entry when the query asks which option
     or flag does something, or for a named entry when it asks for a variable or setting; 0 otherwise."""
-    named = {m.split("=")[0] for m in _OPTION.findall(query)}
+    named = {m.split("=")[0] for m in OPTION_WORD.findall(query)}
     asks_option = bool(_ASKS_OPTION.search(query))
     asks_name = bool(_ASKS_NAME.search(query))
     out = np.zeros(len(cands))

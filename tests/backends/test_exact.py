@@ -327,9 +327,9 @@ def test_a_question_naming_an_option_finds_the_chunks_that_name_it() -> None:
     one-letter option keeps its case (rsync's -P is not its -p)."""
     from assistant_bridge.backends.exact import LexicalIndex
 
-    assert LexicalIndex.tokens("Use -L, --Location; -p; e-mail, 10-year") == [
-        *("use", "l", "location", "p", "e", "mail", "10", "year"),
-        *("-L", "--location", "-p"),
+    assert LexicalIndex.tokens("Use -L, --location; -p; e-mail, 10-year, gzip -9") == [
+        *("use", "l", "location", "p", "e", "mail", "10", "year", "gzip", "9"),
+        *("-L", "--location", "-p", "-9"),
     ]
     texts = [
         "-s, --shared: hard links are hard to undo, so hard links are shared.",
