@@ -278,7 +278,8 @@ _ASKS_NAME = re.compile(
 
 
 def _option_names(term: str) -> set[str]:
-    return {m.split("=")[0].split("[")[0] for m in OPTION_WORD.findall(term)}
+    """The options ``term`` names; :data:`OPTION_WORD` stops before "=NUM" and "[=WHEN]"."""
+    return set(OPTION_WORD.findall(term))
 
 
 def answer_type_terms(query: str) -> set[str]:
@@ -292,7 +293,7 @@ def entry_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
     """How much each definition entry answers the kind of thing the query asks for: 1.0 for an entry of an
     option the query names ("what does --key do"), 0.5 for an option entry when the query asks which option
     or flag does something, or for a named entry when it asks for a variable or setting; 0 otherwise."""
-    named = {m.split("=")[0] for m in OPTION_WORD.findall(query)}
+    named = _option_names(query)
     asks_option = bool(_ASKS_OPTION.search(query))
     asks_name = bool(_ASKS_NAME.search(query))
     out = np.zeros(len(cands))
