@@ -128,13 +128,13 @@ def main() -> None:
     held = ok & ~part_a
     print(f"features ready in {time.time() - t0:.0f} s: part A {train.sum()}, part B {held.sum()}", flush=True)
 
-    src_a = np.array([e.source for e in ex])[train]
+    src = np.array([e.source for e in ex])
+    src_a, src_b = src[train], src[held]
     models = common.fit_candidates(X[train], y[train], source_weights(src_a) if args.weights == "balanced" else None)
     model = models[args.model]
     p_dev = model.predict_proba(Xd)[:, 1]
     p_held = model.predict_proba(X[held])[:, 1]
     p_a = model.predict_proba(X[train])[:, 1]
-    src_b = np.array([e.source for e in ex])[held]
     for name, m in models.items():
         pb = m.predict_proba(X[held])[:, 1]
         per = per_source_auc(y[held], pb, src_b)
