@@ -1,7 +1,7 @@
 """Which sentences the extractive generator answers with, on reading-comprehension sets in three languages.
 
     python bench/sentence_choice.py --data ../shared/data [--questions 1500] [--seed 0] [--param k=v ...]
-                                    [--json out.json]
+                                    [--kind all|time|quantity] [--json out.json]
 
 For each answerable question of SQuAD 2.0 (English, ``squad2/``), PIAF (French, ``piaf_fr/``) and JSQuAD
 (Japanese, ``jsquad/``), up to ``--questions`` per set in a seeded random order, the generator gets five
@@ -12,7 +12,8 @@ otherwise, roughly where dense search puts the answering passage.
 
 The answer is the product's own :meth:`~assistant_bridge.generators.extractive.ExtractiveGenerator.generate`
 (its default settings and the USE sentence encoder; ``--param key=value`` overrides one
-setting, the value read as JSON). Reported per set:
+setting, the value read as JSON; ``--kind time`` or ``quantity`` keeps only the questions that ask when or for a
+number, as the generator reads them). Reported per set:
 
 * ``best_sentence``: the ``concise`` answer (the one sentence the generator scores best) holds a reference
   answer (the span that answers);
@@ -35,6 +36,7 @@ import logging
 import random
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from assistant_bridge.core.snippets import Snippet  # noqa: E402
 from assistant_bridge.generators import make_generator  # noqa: E402
-from assistant_bridge.generators.sentences import candidates  # noqa: E402
+from assistant_bridge.generators.sentences import asks_quantity, asks_time, candidates  # noqa: E402
 from bench._common import emit  # noqa: E402
 
 SETS = {
@@ -54,8 +56,17 @@ SETS = {
 PLACES = ((0.6, 0), (0.8, 1))
 
 
-def items(path: Path, limit: int, rng: random.Random) -> list[dict[str, Any]]:
-    """``limit`` answerable questions with five snippets each, the question's paragraph at a random place."""
+#: ``--kind``: which questions to keep, by what they ask for (the generator's own tests)
+KINDS: dict[str, Callable[[str], bool]] = {
+    "all": lambda q: True,
+    "time": lambda q: asks_time(q) and not asks_quantity(q),
+    "quantity": asks_quantity,
+}
+
+
+def items(path: Path, limit: int, rng: random.Random, kind: str = "all") -> list[dict[str, Any]]:
+    """``limit`` answerable questions of ``kind`` with five snippets each, the question's paragraph at a random
+    place."""
     data = json.loads(path.read_text(encoding="utf-8"))
     pool = []
     for article in data["data"]:
@@ -63,7 +74,7 @@ def items(path: Path, limit: int, rng: random.Random) -> list[dict[str, Any]]:
         for i, paragraph in enumerate(article["paragraphs"]):
             for qa in paragraph["qas"]:
                 answers = sorted({a["text"].strip() for a in qa.get("answers", ()) if a["text"].strip()})
-                if answers and not qa.get("is_impossible"):
+                if answers and not qa.get("is_impossible") and KINDS[kind](qa["question"]):
                     pool.append((article.get("title", ""), paragraphs, i, qa["question"], answers))
     rng.shuffle(pool)
     out = []
@@ -118,6 +129,12 @@ def main() -> int:
     ap.add_argument("--data", type=Path, required=True, help="the folder that holds squad2/, piaf_fr/, jsquad/")
     ap.add_argument("--questions", type=int, default=1500, help="questions per set")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--kind",
+        choices=sorted(KINDS),
+        default="all",
+        help="only the questions that ask when (time) or for a number (quantity), as the generator reads them",
+    )
     ap.add_argument("--param", action="append", default=[], help="a generator setting, key=value (JSON value)")
     ap.add_argument("--json")
     args = ap.parse_args()
@@ -125,9 +142,15 @@ def main() -> int:
     options = {k: json.loads(v) for k, v in (p.split("=", 1) for p in args.param)}
     generator = make_generator("extractive", **options)
     generator.warm_up()
-    report: dict[str, Any] = {"generator": generator.model, "params": options, "seed": args.seed, "sets": {}}
+    report: dict[str, Any] = {
+        "generator": generator.model,
+        "params": options,
+        "seed": args.seed,
+        "kind": args.kind,
+        "sets": {},
+    }
     for name, rel in SETS.items():
-        rows = items(args.data / rel, args.questions, random.Random(args.seed))
+        rows = items(args.data / rel, args.questions, random.Random(args.seed), args.kind)
         report["sets"][name] = score(generator, rows)
         print(name, json.dumps(report["sets"][name]), file=sys.stderr, flush=True)
     emit(report, args.json)
