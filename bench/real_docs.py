@@ -264,7 +264,7 @@ def main() -> int:
         "mode": settings.backend.default_mode,
         "turn_ms_p50": sorted(r["ms"] for r in rows)[len(rows) // 2],
         "load_average": round(os.getloadavg()[0], 2),
-        **{split: summary([r for r in rows if r["split"] == split]) for split in ("dev", "test")},
+        **{split: summary([r for r in rows if r["split"] == split]) for split in dict.fromkeys(r["split"] for r in rows)},
         "all": summary(rows),
     }
     if args.show:

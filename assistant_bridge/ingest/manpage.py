@@ -33,6 +33,8 @@ _TAG_MAX = 60  # characters: a keyword or a command with its arguments, not a li
 _TAG_WORD_MAX = 24  # characters of a one-word tag with its description on the same line ("port   You can …")
 # a list bullet as groff renders it, then its item: "○   -k, --keep: keep source file(s)…" (zstd(1), jq(1))
 _BULLET = re.compile(r"^[•◦○●▪‣·]\s+(?=\S)")
+# a list's bullet (groff's ASCII rendering of a bullet is "o") or number, where a tag would stand
+_LIST_MARK = re.compile(r"[•◦○●▪‣·o*+-]|\d{1,2}[.)]|[a-z][.)]")
 
 
 def _header(line: str) -> str | None:
@@ -75,6 +77,30 @@ def line_indent(line: str) -> int:
 def _next_line(body: list[str], index: int) -> str:
     """The first non-blank line after ``body[index]``, or ""."""
     return next((line for line in body[index + 1 :] if line.strip()), "")
+
+
+def _description_column(line: str) -> int:
+    """Where a one-word tag's description starts on ``line`` ("NR          The total number…"), or -1; a list
+    bullet or number is no tag ("o   does not require super-user privileges", "1.  A session ID…")."""
+    stripped = line.strip()
+    gap = _SPACES.search(stripped)
+    if not stripped or gap is None or gap.start() > _TAG_WORD_MAX or " " in stripped[: gap.start()]:
+        return -1
+    if _LIST_MARK.fullmatch(stripped[: gap.start()]):
+        return -1
+    return line_indent(line) + gap.end()
+
+
+def _in_list(body: list[str], index: int, indent: int, column: int) -> bool:
+    """``body[index]``, a line alone in its paragraph, is an entry of a list of one-word tags whose descriptions
+    start at ``column`` (gawk(1)'s variables: "NF          The number of fields in the current input record.").
+    A paragraph's last line is not justified, so its wide gap is the list's layout; a neighbour shows the
+    column: the line above, the end of a description that ran over several lines, or the entry below."""
+    above = next((line for line in reversed(body[:index]) if line.strip()), "")
+    below = _next_line(body, index)
+    if line_indent(above) == column or _description_column(above) == column:
+        return True
+    return line_indent(below) == indent and _description_column(below) == column
 
 
 def _is_tag(stripped: str, indent: int, nxt: str) -> bool:
@@ -151,7 +177,8 @@ def man_to_text(text: str) -> tuple[str, str | None]:
             gap = _SPACES.search(stripped)
             if gap is not None and gap.start() <= _TAG_WORD_MAX and " " not in stripped[: gap.start()]:
                 column = indent + gap.end()  # "port   You can override …", its next line at the description's column
-                if line_indent(nxt) == column:
+                one_line = not nxt.strip() and _description_column(raw) == column
+                if line_indent(nxt) == column or (one_line and _in_list(body, index, indent, column)):
                     term = stripped[: gap.start()]
                     current.append(stripped[gap.end() :])
                     continue

@@ -29,6 +29,7 @@ from typing import Any
 from assistant_bridge.core.document import Segment
 from assistant_bridge.domain import BBox
 from assistant_bridge.errors import DocumentParseError, NoContent
+from assistant_bridge.ingest.text import ascii_typesetting
 
 _ASCENT = 0.8
 _DESCENT = 0.2
@@ -59,7 +60,7 @@ class _Page:
 
 
 def _clean(text: str) -> str:
-    return _DROP.sub("", unicodedata.normalize("NFC", text)).replace("\t", " ")
+    return ascii_typesetting(_DROP.sub("", unicodedata.normalize("NFC", text))).replace("\t", " ")
 
 
 class _Chars:

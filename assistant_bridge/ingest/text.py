@@ -30,6 +30,9 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f\u200b\u200c\u200d\u2060\ufef
 _TRAILING_SPACE = re.compile(r"[ \t\u00a0\u3000]+\n")
 _MANY_BLANK_LINES = re.compile(r"\n{3,}")
 _INLINE_SPACE = re.compile(r"[ \t]+")
+# typeset forms of ASCII characters, which a reader copies into a shell and a question types as ASCII: groff's
+# PDFs set the dash of every option as a minus sign ("−l", "−−login") and "~" as a small tilde ("˜/.bashrc")
+_TYPESET_ASCII = str.maketrans({"\u2212": "-", "\u02dc": "~"})
 
 
 def decode_bytes(data: bytes, *, declared: str | None = None) -> str:
@@ -105,11 +108,16 @@ def plausibility(text: str, encoding: str) -> float:
     return good / total
 
 
+def ascii_typesetting(text: str) -> str:
+    """The minus sign and the small tilde as ASCII ``-`` and ``~``, one character for one (offsets hold)."""
+    return text.translate(_TYPESET_ASCII)
+
+
 def clean_text(text: str) -> str:
-    """Normalise newlines and Unicode (NFC), drop control and zero-width characters, trim trailing spaces,
-    and keep at most one blank line in a row."""
+    """Normalise newlines and Unicode (NFC, :func:`ascii_typesetting`), drop control and zero-width characters,
+    trim trailing spaces, and keep at most one blank line in a row."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n\n")
-    text = unicodedata.normalize("NFC", text)
+    text = ascii_typesetting(unicodedata.normalize("NFC", text))
     text = _CONTROL.sub("", text).replace("\t", " ")
     text = _TRAILING_SPACE.sub("\n", text + "\n")
     text = _MANY_BLANK_LINES.sub("\n\n", text)
@@ -167,13 +175,19 @@ def _table_row(line: str) -> str:
     return " | ".join(cell for cell in cells if cell)
 
 
+_HTML_H1 = re.compile(r"^\s*<h1\b[^>]*>(.*?)</h1>\s*$", re.IGNORECASE)
+_TITLE_AFTER_LINES = 2  # a title may follow a line or two (a logo's alt text, a tagline), not the text
+
+
 def markdown_to_text(source: str) -> tuple[str, str | None]:
     """Strip Markdown markup lightly and return ``(text, title)``.
 
     Headings become their own paragraphs (so chunks break before them), link targets, emphasis markers,
     code fences, HTML tags, table rules and lines of badges (images only) go, and so do images in a heading
-    (badges beside a README's title); list markers become ``- ``. The title is the first level-1 heading, else
-    a front-matter ``title:``, else ``None``.
+    (badges beside a README's title); list markers become ``- ``. The title is the first level-1 heading
+    (Markdown or an HTML ``<h1>`` line) that comes before the text does (a package's long description often
+    ends with its changelog, whose ``# Changelog`` names no more than that part), else a front-matter
+    ``title:``, else ``None``.
     """
     source = source.replace("\r\n", "\n").replace("\r", "\n")
     lines = source.split("\n")
@@ -188,6 +202,7 @@ def markdown_to_text(source: str) -> tuple[str, str | None]:
     out: list[str] = []
     title = None
     in_code = False
+    text_lines = 0  # lines of text so far: a level-1 heading after them is no title
     for line in lines:
         if _FENCE.match(line):
             in_code = not in_code
@@ -199,12 +214,12 @@ def markdown_to_text(source: str) -> tuple[str, str | None]:
         atx = _ATX.match(line)
         if atx:
             heading = " ".join(_inline(_ANY_IMAGE.sub("", atx.group(2))).split())
-            if title is None and len(atx.group(1)) == 1 and heading:
+            if title is None and len(atx.group(1)) == 1 and heading and text_lines <= _TITLE_AFTER_LINES:
                 title = heading
             out.extend(["", heading, ""])
             continue
         if _SETEXT.match(line) and out and out[-1].strip():
-            if title is None and line.strip().startswith("="):
+            if title is None and line.strip().startswith("=") and text_lines <= _TITLE_AFTER_LINES + 1:
                 title = out[-1].strip()
             out[-1:] = ["", out[-1], ""]
             continue
@@ -215,7 +230,12 @@ def markdown_to_text(source: str) -> tuple[str, str | None]:
             continue
         line = _QUOTE.sub("", line)
         line = _BULLET.sub(r"\1- ", line)
+        h1 = _HTML_H1.match(line)
+        if h1 and title is None and text_lines <= _TITLE_AFTER_LINES:
+            title = " ".join(_inline(h1.group(1)).split()) or None
         if line.lstrip().startswith("|"):
             line = _table_row(line)
-        out.append(_inline(line))
+        line = _inline(line)
+        text_lines += bool(line.strip())
+        out.append(line)
     return clean_text("\n".join(out)), title or front_title

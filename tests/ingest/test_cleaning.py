@@ -384,6 +384,51 @@ def test_configuration_keywords_of_a_manual_page_become_entries() -> None:
 
 
 @pytest.mark.unit
+def test_one_line_entries_of_a_list_become_entries() -> None:
+    page = "\n".join(
+        [
+            "GAWK(1)                    Utility Commands                    GAWK(1)",
+            "",
+            "VARIABLES",
+            '       CONVFMT     The conversion format for numbers, "%.6g", by default.',
+            "",
+            "       ENVIRON     An array containing the values of the current environment.",
+            "                   The array is indexed by the environment variables.",
+            "",
+            "       NF          The number of fields in the current input record.",
+            "",
+            "       NR          The total number of input records seen so far.",
+            "",
+            "EXIT STATUS",
+            "       0      No problems occurred.",
+            "",
+            "       1      Generic error code.",
+            "",
+            "FEATURES",
+            "       o      exclude and exclude-from options similar to GNU tar",
+            "",
+            "       o      does not require super-user privileges",
+            "",
+            "       The  default  is  to  read  the  whole  file.",
+            "",
+            "GNU Awk 5.2.1               Mar 23 2022                        GAWK(1)",
+        ]
+    )
+    paras = man_to_text(page)[0].split("\n\n")
+    assert 'CONVFMT: The conversion format for numbers, "%.6g", by default.' in paras
+    assert "NF: The number of fields in the current input record." in paras
+    assert "NR: The total number of input records seen so far." in paras
+    assert (
+        "ENVIRON: An array containing the values of the current environment. The array is indexed by the environment variables."
+        in paras
+    )
+    assert "0: No problems occurred." in paras and "1: Generic error code." in paras
+    # a bullet is no tag, and a prose line's justification spaces are no list's layout
+    assert "o exclude and exclude-from options similar to GNU tar" in paras
+    assert "The default is to read the whole file." in paras
+
+
+@pytest.mark.unit
 def test_options_listed_under_bullets_become_entries() -> None:
     page = "\n".join(
         [

@@ -27,6 +27,15 @@ def test_plain_text_title_from_first_line_and_text_cleaned() -> None:
     assert doc.segments == ()
 
 
+def test_minus_signs_of_options_are_read_as_ascii_dashes() -> None:
+    # manuals typeset an option's dashes as minus signs; a question, a shell and BM25 read "-l", "--login"
+    text = "\u2212l, \u2212\u2212login\n\nMake bash act as a login shell; it reads \u02dc/.profile."
+    doc = parse_file("bash.txt", text.encode())
+    assert doc.text.endswith("-l, --login\n\nMake bash act as a login shell; it reads ~/.profile.")
+    html = "<html><body><p>Use &minus;f to follow forks.</p></body></html>"
+    assert parse_file("strace.html", html.encode()).text == "Use -f to follow forks."
+
+
 def test_plain_text_without_title_line_uses_filename_stem() -> None:
     doc = parse_file("notes/meeting-2026.txt", b"We agreed on the roadmap.\nNext meeting in May.")
     assert doc.title == "meeting-2026"
@@ -57,6 +66,18 @@ def test_markdown_badge_lines_go_and_inline_images_keep_their_text() -> None:
     )
     text = parse_file("README.md", source.encode()).text
     assert text == "tool\n\nParses files fast. diagram of the pipeline"
+
+
+def test_a_changelog_heading_after_the_text_is_no_title_and_an_html_h1_on_top_is() -> None:
+    # a package's long description: its README, then its changelog under "# Change Log"
+    source = (
+        '<h2 align="center">The Uncompromising Code Formatter</h2>\n\n'
+        "Black is the uncompromising Python code formatter.\n\nIt requires Python 3.10+ to run.\n\n"
+        "Install it with pip.\n\n# Change Log\n\n## 26.1.0\n\n- Faster.\n"
+    )
+    assert parse_file("black-README.md", source.encode()).title == "black-README"
+    source = '<p><img src="logo.svg"></p>\n<h1 align="center">PyrateLimiter</h1>\n\nRate limits.\n\n# Usage\n'
+    assert parse_file("README.md", source.encode()).title == "PyrateLimiter"
 
 
 def test_badges_beside_a_markdown_title_are_not_part_of_it() -> None:

@@ -83,6 +83,12 @@ def test_non_latin1_text_round_trips() -> None:
     assert doc.language == "fr"
 
 
+def test_a_typeset_tilde_is_read_as_the_one_a_shell_takes() -> None:
+    # groff's PDFs set "~" as a small tilde (WinAnsi 0x98, U+02DC): a reader copies the path into a shell
+    doc = parse_file("bash.pdf", make_pdf([[Line("It reads \u02dc/.bashrc when it starts.", 72, 700)]]))
+    assert doc.text == "It reads ~/.bashrc when it starts."
+
+
 @pytest.mark.parametrize(
     ("name", "message"),
     [
