@@ -162,6 +162,15 @@ def match_form(text: str) -> str:
     return f" {_NOT_WORD.sub(' ', text).strip()} "
 
 
+_MANUAL_PAGE_TITLE = re.compile(r"\s*([\w.+-]+)\(\d\w*\)")  # "find(1): search for files…", "tmux(1)"
+
+
+def manual_page_name(title: str) -> str | None:
+    """The command a manual page's title names (``find`` for "find(1): search for files…"), else ``None``."""
+    match = _MANUAL_PAGE_TITLE.match(unicodedata.normalize("NFKC", title))
+    return match.group(1) if match else None
+
+
 def mentions(form: str, phrase: str) -> bool:
     """Whether ``form`` (a :func:`match_form`) holds ``phrase`` as whole words."""
     needle = match_form(phrase)

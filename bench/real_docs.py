@@ -12,11 +12,18 @@ long descriptions of the wheels of :data:`WHEELS` (``pip download``); downloads 
 default settings into a fresh data directory, then each question of ``bench/data/real_docs_questions.json``
 is asked as a ``/message`` turn (the default level ``less_often``, the extractive generator).
 
+Splits: ``dev`` (used while improving the product), ``test`` (written afterwards, never tuned on), ``fresh``
+(25 + 6 questions on documents added later: strace, gawk, htop, screen, ncdu, lsof, mtr and socat manual pages,
+the Bash reference manual in HTML and PDF, four chapters of the Debian Reference, the tqdm, httpx and Black
+READMEs; measured once before any change made for it, then used like ``dev``) and ``fresh2`` (17 + 5 questions
+on tcpdump, tree, iperf3 and parted, three more Debian Reference chapters, the uvicorn and pydantic READMEs;
+written after the changes made for ``fresh``, reported apart). ``docs/benchmarks.md`` has the figures.
+
 Scored: an answerable question is *correct* when the answer holds one of its answer strings, *refused* when
 the turn declined, else *wrong* (and, stricter, *first sentence correct* when the answer's first cited
 sentence holds it); an unanswerable one is *declined* or *answered* (invented). Also counted: answers that
-carry page chrome (navigation, contents-page dot leaders, manual-page headers). Reported per split: ``dev``
-(used while improving the product) and ``test`` (written afterwards, never tuned on), and per language.
+carry page chrome (navigation, contents-page dot leaders, manual-page headers). Reported per split and per
+language.
 """
 
 from __future__ import annotations
@@ -89,6 +96,23 @@ DEBIAN: dict[str, tuple[str, ...]] = {
         for n in ("tar", "find", "grep", "gzip", "sed", "xargs", "crontab", "nano", "diff", "file")
     ),
     "manpages-ja": tuple(f"usr/share/man/ja/man1/{n}.1.gz" for n in ("gzip", "tar", "crontab", "diff", "bc")),
+    # added with the "fresh" split
+    "bash-doc": ("usr/share/doc/bash/bashref.html", "usr/share/doc/bash/bash.pdf"),
+    "debian-reference-en": tuple(f"usr/share/debian-reference/{c}.en.html" for c in ("ch02", "ch05", "ch09", "ch10"))
+    # added with the "fresh2" split
+    + tuple(f"usr/share/debian-reference/{c}.en.html" for c in ("ch03", "ch04", "ch06")),
+    "socat": ("usr/share/doc/socat/socat.html", "usr/share/man/man1/socat.1.gz"),
+    "strace": ("usr/share/man/man1/strace.1.gz",),
+    "gawk": ("usr/share/man/man1/gawk.1.gz",),
+    "htop": ("usr/share/man/man1/htop.1.gz",),
+    "screen": ("usr/share/man/man1/screen.1.gz",),
+    "ncdu": ("usr/share/man/man1/ncdu.1.gz",),
+    "lsof": ("usr/share/man/man8/lsof.8.gz",),
+    "mtr-tiny": ("usr/share/man/man8/mtr.8.gz",),
+    "tcpdump": ("usr/share/man/man8/tcpdump.8.gz",),
+    "tree": ("usr/share/man/man1/tree.1.gz",),
+    "iperf3": ("usr/share/man/man1/iperf3.1.gz",),
+    "parted": ("usr/share/man/man8/parted.8.gz",),
 }
 #: Wheels whose long description (Markdown, in ``METADATA``) is a document of the corpus.
 WHEELS = (
@@ -107,6 +131,13 @@ WHEELS = (
     "fsspec==2026.9.0",
     "charset-normalizer==3.5.3",
     "orjson==3.13.0",
+    # added with the "fresh" split
+    "tqdm==4.70.1",
+    "httpx==0.29.0",
+    "black==26.10.1",
+    # added with the "fresh2" split
+    "uvicorn==0.55.0",
+    "pydantic==2.14.4",
 )
 CHROME = re.compile(
     r"Keyboard shortcuts|Previous: |Next: |Table of Contents|(?:\. ){5}|User Commands|"
@@ -179,8 +210,11 @@ def collect(out: Path, cache: Path, man_source: bool = False) -> list[str]:
             continue
         with zipfile.ZipFile(found[0]) as z:
             meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
-            body = email.message_from_bytes(z.read(meta)).get_payload(decode=True)
-        (out / f"{dist}-README.md").write_bytes(body if isinstance(body, bytes) else b"")
+            message = email.message_from_bytes(z.read(meta))
+            body = message.get_payload(decode=True)
+        # the long description's own format: Markdown, or reStructuredText (tqdm's)
+        ext = ".rst" if "x-rst" in str(message.get("Description-Content-Type", "")) else ".md"
+        (out / f"{dist}-README{ext}").write_bytes(body if isinstance(body, bytes) else b"")
     return missing
 
 
@@ -264,7 +298,10 @@ def main() -> int:
         "mode": settings.backend.default_mode,
         "turn_ms_p50": sorted(r["ms"] for r in rows)[len(rows) // 2],
         "load_average": round(os.getloadavg()[0], 2),
-        **{split: summary([r for r in rows if r["split"] == split]) for split in dict.fromkeys(r["split"] for r in rows)},
+        **{
+            split: summary([r for r in rows if r["split"] == split])
+            for split in dict.fromkeys(r["split"] for r in rows)
+        },
         "all": summary(rows),
     }
     if args.show:

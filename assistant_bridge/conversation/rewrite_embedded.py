@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from assistant_bridge.conversation.memory import MemoryTurn
-from assistant_bridge.text import JAPANESE_CHARS
+from assistant_bridge.text import JAPANESE_CHARS, manual_page_name
 
 MAX_QUERY_CHARS = 2048
 
@@ -637,7 +637,6 @@ def social(message: str) -> str | None:
 # --- carrying terms over ------------------------------------------------------------------------------------------
 _SECTION = r"\(\d\w*\)"  # a manual page's section: "(1)", "(3p)"
 _TITLE_CUT = re.compile(rf"\s*(?::|\s[|–—-]\s|{_SECTION}).*$")
-_MANUAL_PAGE = re.compile(rf"\s*[\w.+-]+{_SECTION}")  # "find(1): search for files…", "tmux(1)"
 
 
 def title_term(title: str, lang: str) -> Term | None:
@@ -650,7 +649,7 @@ def title_term(title: str, lang: str) -> Term | None:
         return None
     if lang == "ja" or _JA_CHARS.search(head):
         return Term(head, True, (head.lower(),)) if len(head) <= 20 else None
-    if _MANUAL_PAGE.match(title):
+    if manual_page_name(title) is not None:
         return _topic_term(head, lang)  # a command's name, even when it is an English word: find, file, time
     toks = _tokens(head)
     if not toks or len(toks) > 6 or all(_is_stop(t, lang) or t.lower() in _GENERIC for t in toks):

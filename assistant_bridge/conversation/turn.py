@@ -235,6 +235,7 @@ class Turn:
             thresholds=self.thresholds,
             clock=self.clock,
             must_mention=asked_names(self.question),
+            message=self.question,
         )
         if not isinstance(prepared, Prepared):
             return self._outcome(prepared)

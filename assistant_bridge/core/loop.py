@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 from assistant_bridge.core.citations import Citation, extractiveness
 from assistant_bridge.core.results import SearchResult
 from assistant_bridge.core.snippets import Snippet, build_snippets
-from assistant_bridge.text import match_form, mentions
+from assistant_bridge.text import manual_page_name, match_form, mentions
 
 if TYPE_CHECKING:
     from assistant_bridge.core.generation import Generation, Generator
@@ -174,6 +174,7 @@ class Prepared:
     timings: Mapping[str, float]
     started: float
     names: tuple[str, ...] = ()  # what the question names (``must_mention``): the answer's passages must too
+    pages: tuple[str, ...] = ()  # the results' manual pages the question names (:func:`named_pages`)
     first_look: float | None = None  # the pre-filter's score when its second look let the turn through
 
 
@@ -203,13 +204,29 @@ def _mentioned(form: str, name: str) -> bool:
     return len(words) > 1 and len(longest) >= 5 and mentions(form, longest)
 
 
-def _off_subject(names: Sequence[str], generation: Generation) -> bool:
+def named_pages(message: str, results: Sequence[SearchResult]) -> tuple[str, ...]:
+    """The commands whose manual pages are among ``results`` and that ``message`` names as a word: ``htop`` for
+    "What is the default port of the htop web interface?" when htop(1) was found."""
+    form = match_form(message)
+    pages = {name for r in results if (name := manual_page_name(r.title or ""))}
+    return tuple(sorted(p for p in pages if mentions(form, p)))
+
+
+def _off_subject(names: Sequence[str], pages: Sequence[str], generation: Generation) -> bool:
     """The answer is drawn only from passages that never name what the question asks about: "What is the
     default port of PostgreSQL?" answered from a page about Debian's ports, which other results tied to
     PostgreSQL. Acronyms are left out ("Which TCP port does rsync listen on?" is answered by a passage that
-    says "port 873" without "TCP"): they qualify the question more often than they are its subject."""
+    says "port 873" without "TCP"): they qualify the question more often than they are its subject. The
+    same for the manual pages the question names (:func:`named_pages`), any one of them: "the default port of
+    the htop web interface" answered from wget(1)'s FTPS port."""
+    if not generation.citations:
+        return False
+    texts = [f"{c.title} {c.body}" for c in generation.citations]
     named = [n for n in names if not n.replace(" ", "").isupper()]
-    return bool(generation.citations) and _unnamed(named, (f"{c.title} {c.body}" for c in generation.citations))
+    if _unnamed(named, texts):
+        return True
+    form = match_form(" ".join(texts))
+    return bool(pages) and not any(mentions(form, p) for p in pages)
 
 
 def _second_look(prefilter: PreFilterLike, query: str, snippets: Sequence[Snippet]) -> list[tuple[int, float]]:
@@ -232,6 +249,7 @@ def prepare_generation(
     thresholds: ThresholdsLike,
     clock: Clock = time.perf_counter,
     must_mention: Sequence[str] = (),
+    message: str | None = None,
 ) -> Prepared | NoResults | IDontKnow | SearchFailed:
     """Steps 1–4. Returns :class:`Prepared` when the generator should run, or the outcome that ends the turn.
 
@@ -239,6 +257,9 @@ def prepare_generation(
     mention one of them (titles and passages, :func:`_mentioned`), the turn is an "I don't know" for
     retrieval confidence whatever the pre-generation score. In a conversation the query also carries the
     topic of earlier turns, which finds on-topic passages that say nothing of what was asked.
+
+    ``message``: the user's own words (default ``query``; a conversation turn's query is its rewrite), for the
+    manual pages the answer must come from or name (:func:`named_pages`, checked by :func:`finish_generation`).
 
     Split from :func:`run_conversational_search` so that a streaming caller can run
     ``generator.stream`` itself between this and :func:`finish_generation`.
@@ -282,6 +303,7 @@ def prepare_generation(
         timings=dict(timer.timings),
         started=timer.started,
         names=tuple(must_mention),
+        pages=named_pages(query if message is None else message, all_results),
     )
 
 
@@ -313,7 +335,7 @@ def finish_generation(
         return IDontKnow(
             reason="generator_declined", timings=timings, scores=scores, generated_text=generation.text, **common
         )
-    if _off_subject(prepared.names, generation):
+    if _off_subject(prepared.names, prepared.pages, generation):
         timings["total"] = (clock() - prepared.started) * 1000.0
         return IDontKnow(
             reason="response_confidence", timings=timings, scores=scores, generated_text=generation.text, **common
@@ -365,6 +387,7 @@ def run_conversational_search(
     response_length: ResponseLength = "moderate",
     clock: Clock = time.perf_counter,
     must_mention: Sequence[str] = (),
+    message: str | None = None,
 ) -> Outcome:
     """Run the whole loop for one turn (see the module docstring for the steps).
 
@@ -372,6 +395,7 @@ def run_conversational_search(
     :param results: the search results, in rank order; all of them are returned with an answer.
     :param response_length: ``concise``, ``moderate`` (IBM's default) or ``verbose``.
     :param must_mention: names the user asked about (see :func:`prepare_generation`).
+    :param message: the user's own words when ``query`` is a rewrite (see :func:`prepare_generation`).
     :raises GeneratorError: when the generator fails (not caught here).
     """
     prepared = prepare_generation(
@@ -382,6 +406,7 @@ def run_conversational_search(
         thresholds=thresholds,
         clock=clock,
         must_mention=must_mention,
+        message=message,
     )
     if not isinstance(prepared, Prepared):
         return prepared

@@ -276,6 +276,7 @@ def run_rag_search(
         generator=c.generator,
         thresholds=c.thresholds,
         clock=clock,
+        message=inputs.query,
     )
     kept = _kept(prepared)
     emit(

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from assistant_bridge.core.generation import Generation
 from assistant_bridge.core.loop import (
     Answer,
     IDontKnow,
@@ -14,6 +15,7 @@ from assistant_bridge.core.loop import (
     Prepared,
     SearchFailed,
     finish_generation,
+    named_pages,
     prepare_generation,
     run_conversational_search,
 )
@@ -240,6 +242,50 @@ def test_a_name_the_results_do_not_mention_is_idk_whatever_the_score() -> None:
     assert isinstance(run(results=people, must_mention=["Franklin D. Roosevelt"]), Answer)  # its longest word
     assert isinstance(run(results=people, must_mention=["Roosevelt's"]), Answer)  # possessives either way
     assert isinstance(run(results=people, must_mention=["Deal Street"]), IDontKnow)
+
+
+class PagesAloneFail(Pre):
+    """Accepts the results together, not the snippets of a named page alone (which do not answer)."""
+
+    def score(self, query: str, snippets: Sequence[str]) -> float:
+        return 0.9 if len(snippets) > 1 else 0.1
+
+
+class FirstSnippetOnly(FakeGenerator):
+    """Answers from the first snippet alone, as a generator that found its answer there."""
+
+    def generate(self, query: str, snippets: Sequence[Snippet], response_length: str = "moderate") -> Generation:
+        return super().generate(query, snippets[:1], response_length)  # type: ignore[arg-type]
+
+
+def test_an_answer_from_passages_that_never_name_what_was_asked_is_idk() -> None:
+    ports = SearchResult("Debian ports", "A port is Debian on another architecture, such as arm64.")
+    sql = SearchResult("PostgreSQL", "PostgreSQL listens on TCP port 5432 by default.")
+    out = run(results=[ports, sql], generator=FirstSnippetOnly(), must_mention=["PostgreSQL"])
+    assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
+    assert isinstance(run(results=[sql, ports], generator=FirstSnippetOnly(), must_mention=["PostgreSQL"]), Answer)
+    # acronyms qualify a question more often than they are its subject
+    assert isinstance(run(results=[ports, sql], generator=FirstSnippetOnly(), must_mention=["TCP"]), Answer)
+
+
+def test_an_answer_must_come_from_or_name_a_manual_page_the_question_names() -> None:
+    wget = SearchResult("wget(1): The non-interactive network downloader", "The default port for FTPS is 990.")
+    htop = SearchResult("htop(1): interactive process viewer", "htop shows processes in a tree with -t.")
+    question = "What is the default port of the htop web interface?"
+    pre = PagesAloneFail(0.9)  # htop(1)'s snippet alone does not answer: all snippets go to the generator
+    out = run(results=[wget, htop], pre=pre, generator=FirstSnippetOnly(), message=question)
+    assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
+    assert isinstance(run(results=[htop, wget], pre=pre, generator=FirstSnippetOnly(), message=question), Answer)
+    # any of the pages it names will do, or a passage that names one
+    both = "Does wget or htop have a default port?"
+    assert isinstance(run(results=[wget, htop], pre=pre, generator=FirstSnippetOnly(), message=both), Answer)
+    named = SearchResult("curl(1): transfer a URL", "Unlike htop, curl uses port 443 for HTTPS by default.")
+    assert isinstance(run(results=[named, htop], pre=pre, generator=FirstSnippetOnly(), message=question), Answer)
+    # a page the question does not name, or no manual page at all, asks nothing of the answer
+    other = "Which port for FTPS?"
+    assert isinstance(run(results=[wget, htop], pre=pre, generator=FirstSnippetOnly(), message=other), Answer)
+    assert named_pages(question, [wget, htop]) == ("htop",)
+    assert named_pages("What does ssh-keygen -p do?", [SearchResult("ssh-keygen(1): key tool", "x")]) == ("ssh-keygen",)
 
 
 class LookingPre(Pre):
