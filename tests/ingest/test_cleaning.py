@@ -356,24 +356,26 @@ def test_sphinx_cross_references_keep_their_text_and_wiki_citation_marks_go() ->
     assert _text(f"<p>When preparing a {link}, wait.{mark}</p>")[0] == "When preparing a Non-Maintainer Upload, wait."
 
 
+def _man_paragraphs(*lines: str) -> list[str]:
+    """The paragraphs :func:`man_to_text` makes of a rendered manual page given line by line."""
+    return man_to_text("\n".join(lines))[0].split("\n\n")
+
+
 @pytest.mark.unit
 def test_configuration_keywords_of_a_manual_page_become_entries() -> None:
-    page = "\n".join(
-        [
-            "SSH_CONFIG(5)            File Formats Manual            SSH_CONFIG(5)",
-            "",
-            "DESCRIPTION",
-            "     ServerAliveCountMax",
-            "             Sets the number of server alive messages which may be sent.",
-            "             The default value is 3.",
-            "",
-            "     Host    Restricts the following declarations to be only for those",
-            "             hosts that match one of the patterns.",
-            "",
-            "Debian                    2023-12-18                    SSH_CONFIG(5)",
-        ]
+    paras = _man_paragraphs(
+        "SSH_CONFIG(5)            File Formats Manual            SSH_CONFIG(5)",
+        "",
+        "DESCRIPTION",
+        "     ServerAliveCountMax",
+        "             Sets the number of server alive messages which may be sent.",
+        "             The default value is 3.",
+        "",
+        "     Host    Restricts the following declarations to be only for those",
+        "             hosts that match one of the patterns.",
+        "",
+        "Debian                    2023-12-18                    SSH_CONFIG(5)",
     )
-    paras = man_to_text(page)[0].split("\n\n")
     assert (
         "ServerAliveCountMax: Sets the number of server alive messages which may be sent. The default value is 3."
         in paras
@@ -385,36 +387,33 @@ def test_configuration_keywords_of_a_manual_page_become_entries() -> None:
 
 @pytest.mark.unit
 def test_one_line_entries_of_a_list_become_entries() -> None:
-    page = "\n".join(
-        [
-            "GAWK(1)                    Utility Commands                    GAWK(1)",
-            "",
-            "VARIABLES",
-            '       CONVFMT     The conversion format for numbers, "%.6g", by default.',
-            "",
-            "       ENVIRON     An array containing the values of the current environment.",
-            "                   The array is indexed by the environment variables.",
-            "",
-            "       NF          The number of fields in the current input record.",
-            "",
-            "       NR          The total number of input records seen so far.",
-            "",
-            "EXIT STATUS",
-            "       0      No problems occurred.",
-            "",
-            "       1      Generic error code.",
-            "",
-            "FEATURES",
-            "       o      exclude and exclude-from options similar to GNU tar",
-            "",
-            "       o      does not require super-user privileges",
-            "",
-            "       The  default  is  to  read  the  whole  file.",
-            "",
-            "GNU Awk 5.2.1               Mar 23 2022                        GAWK(1)",
-        ]
+    paras = _man_paragraphs(
+        "GAWK(1)                    Utility Commands                    GAWK(1)",
+        "",
+        "VARIABLES",
+        '       CONVFMT     The conversion format for numbers, "%.6g", by default.',
+        "",
+        "       ENVIRON     An array containing the values of the current environment.",
+        "                   The array is indexed by the environment variables.",
+        "",
+        "       NF          The number of fields in the current input record.",
+        "",
+        "       NR          The total number of input records seen so far.",
+        "",
+        "EXIT STATUS",
+        "       0      No problems occurred.",
+        "",
+        "       1      Generic error code.",
+        "",
+        "FEATURES",
+        "       o      exclude and exclude-from options similar to GNU tar",
+        "",
+        "       o      does not require super-user privileges",
+        "",
+        "       The  default  is  to  read  the  whole  file.",
+        "",
+        "GNU Awk 5.2.1               Mar 23 2022                        GAWK(1)",
     )
-    paras = man_to_text(page)[0].split("\n\n")
     assert 'CONVFMT: The conversion format for numbers, "%.6g", by default.' in paras
     assert "NF: The number of fields in the current input record." in paras
     assert "NR: The total number of input records seen so far." in paras
@@ -430,24 +429,21 @@ def test_one_line_entries_of_a_list_become_entries() -> None:
 
 @pytest.mark.unit
 def test_options_listed_under_bullets_become_entries() -> None:
-    page = "\n".join(
-        [
-            "JQ(1)                                                                    JQ(1)",
-            "",
-            "INVOKING JQ",
-            "       ○   --version:",
-            "",
-            "           Output the jq version and exit with zero.",
-            "",
-            "       ○   -k, --keep: keep source file(s) after successful compression or",
-            "           decompression.",
-            "",
-            "       •   Case insensitive matching will use Unicode case folding.",
-            "",
-            "                                  December 2023                          JQ(1)",
-        ]
+    paras = _man_paragraphs(
+        "JQ(1)                                                                    JQ(1)",
+        "",
+        "INVOKING JQ",
+        "       ○   --version:",
+        "",
+        "           Output the jq version and exit with zero.",
+        "",
+        "       ○   -k, --keep: keep source file(s) after successful compression or",
+        "           decompression.",
+        "",
+        "       •   Case insensitive matching will use Unicode case folding.",
+        "",
+        "                                  December 2023                          JQ(1)",
     )
-    paras = man_to_text(page)[0].split("\n\n")
     assert "--version: Output the jq version and exit with zero." in paras
     assert "-k, --keep: keep source file(s) after successful compression or decompression." in paras
     assert "• Case insensitive matching will use Unicode case folding." in paras  # a list item stays one
