@@ -81,7 +81,6 @@ _LABEL_WORDS = 10  # a line of at most this many words without a full stop is a 
 _QUESTION_LINE = re.compile(r"[?？][\"'”’»)\]」』）]*$")
 _QUESTION_WORDS_MAX = 30
 _ITEM_WORDS = 5
-_ROW_DESCRIPTION_WORDS = 3  # a table cell of this many words describes what its row names
 _INTRODUCER_WORDS = 6  # a line of this many words ending with a colon is a sentence ("Here's an example:" is not)
 _LABEL_CJK_CHARS = 24
 
@@ -125,16 +124,6 @@ def introduces(text: str) -> bool:
     return _INTRODUCES.search(text) is not None
 
 
-def describes(row: str) -> bool:
-    """A table row that says what something is or does: two cells or more, one of them a description of
-    :data:`_ROW_DESCRIPTION_WORDS` words or more ("apt-mark showmanual | list manually installed packages").
-    A row of names, numbers or headers ("package | popcon | size") is a label."""
-    cells = [c.strip() for c in re.split(r"\||\t", row) if c.strip()]
-    return len(cells) >= 2 and any(
-        sum(1 for w in c.split() if any(ch.isalpha() for ch in w)) >= _ROW_DESCRIPTION_WORDS for c in cells
-    )
-
-
 def is_label(text: str, title: str) -> bool:
     """A heading, a list label or a table row: no sentence of its own (no full stop and short), the title,
     or a question (a FAQ's question heads its answer; it answers nothing). A definition entry
@@ -145,7 +134,7 @@ def is_label(text: str, title: str) -> bool:
     if not any(ch.isalpha() for ch in folded) or (title and folded == _fold(title)):
         return True
     if "|" in text or "\t" in text.strip():
-        return not describes(text)
+        return True
     if _QUESTION_LINE.search(text) and len(folded.split()) <= _QUESTION_WORDS_MAX:
         return True  # "6.2.2. Where do these codenames come from?": a question asks; it heads its answer
     if ENDS_SENTENCE.search(text):
