@@ -19,7 +19,8 @@ READMEs; measured once before any change made for it, then used like ``dev``) an
 on tcpdump, tree, iperf3 and parted, three more Debian Reference chapters, the uvicorn and pydantic READMEs;
 written after the changes made for ``fresh``, reported apart). ``docs/benchmarks.md`` has the figures.
 
-Scored: an answerable question is *correct* when the answer holds one of its answer strings, *refused* when
+Scored: an answerable question is *correct* when the answer holds one of its answer strings (an option such as
+``-n`` as a whole option, with its case: not in ``-N`` or ``--name``), *refused* when
 the turn declined, else *wrong* (and, stricter, *first sentence correct* when the answer's first cited
 sentence holds it); an unanswerable one is *declined* or *answered* (invented). Also counted: answers that
 carry page chrome (navigation, contents-page dot leaders, manual-page headers). Reported per split and per
@@ -284,9 +285,9 @@ def main() -> int:
         if r["expected"] is None:
             r["verdict"] = "declined" if r["declined"] else "answered"
         else:
-            hit = any(a.lower() in r["answer"].lower() for a in r["expected"])
+            hit = any(holds(r["answer"], a) for a in r["expected"])
             r["verdict"] = "refused" if r["declined"] else ("correct" if hit else "wrong")
-            r["first_correct"] = not r["declined"] and any(a.lower() in r["first"].lower() for a in r["expected"])
+            r["first_correct"] = not r["declined"] and any(holds(r["first"], a) for a in r["expected"])
         r["chrome"] = bool(not r["declined"] and CHROME.search(r["answer"]))
     report: dict[str, Any] = {
         "files": len(files),
@@ -315,6 +316,17 @@ def main() -> int:
     svc.backend.close()
     emit(report, args.json)
     return 0
+
+
+_OPTION = re.compile(r"-{1,2}[A-Za-z0-9][\w-]*(?: [\w-]+)?")  # "-n", "--one-file-system", "-P port"
+
+
+def holds(answer: str, expected: str) -> bool:
+    """``answer`` holds the answer string ``expected``: case-insensitive, except a command-line option, which
+    must stand as a whole option with its case ("-n" is neither "-N" nor a piece of "--name")."""
+    if _OPTION.fullmatch(expected):
+        return re.search(rf"(?<![\w-]){re.escape(expected)}(?![\w-])", answer) is not None
+    return expected.lower() in answer.lower()
 
 
 def _about(item: dict[str, Any]) -> dict[str, Any]:
