@@ -162,7 +162,8 @@ def match_form(text: str) -> str:
     return f" {_NOT_WORD.sub(' ', text).strip()} "
 
 
-_MANUAL_PAGE_TITLE = re.compile(r"\s*([\w.+-]+)\(\d\w*\)")  # "find(1): search for files…", "tmux(1)"
+MANUAL_SECTION = r"\(\d\w*\)"  # a manual page's section in its title: "(1)", "(3p)"
+_MANUAL_PAGE_TITLE = re.compile(rf"\s*([\w.+-]+){MANUAL_SECTION}")  # "find(1): search for files…", "tmux(1)"
 
 
 def manual_page_name(title: str) -> str | None:

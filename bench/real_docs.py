@@ -47,6 +47,7 @@ from assistant_bridge.domain import Ownership, Scope  # noqa: E402
 from assistant_bridge.errors import BridgeError, NoContent  # noqa: E402
 from assistant_bridge.services import Services  # noqa: E402
 from assistant_bridge.settings import load_settings  # noqa: E402
+from assistant_bridge.text import OPTION_WORD  # noqa: E402
 from bench._common import emit, render_man  # noqa: E402
 
 QUESTIONS = Path(__file__).resolve().parent / "data" / "real_docs_questions.json"
@@ -318,13 +319,11 @@ def main() -> int:
     return 0
 
 
-_OPTION = re.compile(r"-{1,2}[A-Za-z0-9][\w-]*(?: [\w-]+)?")  # "-n", "--one-file-system", "-P port"
-
-
 def holds(answer: str, expected: str) -> bool:
-    """``answer`` holds the answer string ``expected``: case-insensitive, except a command-line option, which
-    must stand as a whole option with its case ("-n" is neither "-N" nor a piece of "--name")."""
-    if _OPTION.fullmatch(expected):
+    """``answer`` holds the answer string ``expected``: case-insensitive, except a command-line option
+    (:data:`~assistant_bridge.text.OPTION_WORD`, with its argument: "-P port"), which must stand as a whole
+    option with its case ("-n" is neither "-N" nor a piece of "--name")."""
+    if OPTION_WORD.fullmatch(expected.split(" ", 1)[0]):
         return re.search(rf"(?<![\w-]){re.escape(expected)}(?![\w-])", answer) is not None
     return expected.lower() in answer.lower()
 

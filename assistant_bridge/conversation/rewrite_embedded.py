@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from assistant_bridge.conversation.memory import MemoryTurn
-from assistant_bridge.text import JAPANESE_CHARS, manual_page_name
+from assistant_bridge.text import JAPANESE_CHARS, MANUAL_SECTION, manual_page_name
 
 MAX_QUERY_CHARS = 2048
 
@@ -635,8 +635,7 @@ def social(message: str) -> str | None:
 
 
 # --- carrying terms over ------------------------------------------------------------------------------------------
-_SECTION = r"\(\d\w*\)"  # a manual page's section: "(1)", "(3p)"
-_TITLE_CUT = re.compile(rf"\s*(?::|\s[|–—-]\s|{_SECTION}).*$")
+_TITLE_CUT = re.compile(rf"\s*(?::|\s[|–—-]\s|{MANUAL_SECTION}).*$")
 
 
 def title_term(title: str, lang: str) -> Term | None:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -183,14 +183,16 @@ def _thresholds_json(thresholds: ThresholdsLike) -> dict[str, float]:
 
 
 def _unmentioned(names: Sequence[str], results: Sequence[SearchResult]) -> bool:
-    return _unnamed(names, (f"{r.title} {r.body} {' '.join(r.highlight_body or ())}" for r in results))
-
-
-def _unnamed(names: Sequence[str], texts: Iterable[str]) -> bool:
-    """One of ``names`` is not mentioned by ``texts`` taken together (:func:`_mentioned`)."""
+    """One of ``names`` is not mentioned by ``results`` taken together (titles and passages)."""
     if not names:
         return False
-    form = match_form(" ".join(texts))
+    form = match_form(" ".join(f"{r.title} {r.body} {' '.join(r.highlight_body or ())}" for r in results))
+    return _unnamed(names, form)
+
+
+def _unnamed(names: Sequence[str], form: str) -> bool:
+    """One of ``names`` is not mentioned by the :func:`~assistant_bridge.text.match_form` ``form``
+    (:func:`_mentioned`)."""
     return any(not _mentioned(form, name) for name in names)
 
 
@@ -219,14 +221,11 @@ def _off_subject(names: Sequence[str], pages: Sequence[str], generation: Generat
     says "port 873" without "TCP"): they qualify the question more often than they are its subject. The
     same for the manual pages the question names (:func:`named_pages`), any one of them: "the default port of
     the htop web interface" answered from wget(1)'s FTPS port."""
-    if not generation.citations:
-        return False
-    texts = [f"{c.title} {c.body}" for c in generation.citations]
     named = [n for n in names if not n.replace(" ", "").isupper()]
-    if _unnamed(named, texts):
-        return True
-    form = match_form(" ".join(texts))
-    return bool(pages) and not any(mentions(form, p) for p in pages)
+    if not generation.citations or not (named or pages):
+        return False
+    form = match_form(" ".join(f"{c.title} {c.body}" for c in generation.citations))
+    return _unnamed(named, form) or (bool(pages) and not any(mentions(form, p) for p in pages))
 
 
 def _second_look(prefilter: PreFilterLike, query: str, snippets: Sequence[Snippet]) -> list[tuple[int, float]]:

@@ -79,14 +79,20 @@ def _next_line(body: list[str], index: int) -> str:
     return next((line for line in body[index + 1 :] if line.strip()), "")
 
 
+def _tag_gap(stripped: str) -> re.Match[str] | None:
+    """The gap after a one-word tag that a stripped line starts with ("port   You can override …"), or None."""
+    gap = _SPACES.search(stripped)
+    if gap is None or gap.start() > _TAG_WORD_MAX or " " in stripped[: gap.start()]:
+        return None
+    return gap
+
+
 def _description_column(line: str) -> int:
     """Where a one-word tag's description starts on ``line`` ("NR          The total number…"), or -1; a list
     bullet or number is no tag ("o   does not require super-user privileges", "1.  A session ID…")."""
     stripped = line.strip()
-    gap = _SPACES.search(stripped)
-    if not stripped or gap is None or gap.start() > _TAG_WORD_MAX or " " in stripped[: gap.start()]:
-        return -1
-    if _LIST_MARK.fullmatch(stripped[: gap.start()]):
+    gap = _tag_gap(stripped)
+    if gap is None or _LIST_MARK.fullmatch(stripped[: gap.start()]):
         return -1
     return line_indent(line) + gap.end()
 
@@ -174,8 +180,8 @@ def man_to_text(text: str) -> tuple[str, str | None]:
             if _is_tag(stripped, indent, nxt):
                 term = stripped  # "ServerAliveCountMax", "max connections": a keyword, its description below
                 continue
-            gap = _SPACES.search(stripped)
-            if gap is not None and gap.start() <= _TAG_WORD_MAX and " " not in stripped[: gap.start()]:
+            gap = _tag_gap(stripped)
+            if gap is not None:
                 column = indent + gap.end()  # "port   You can override …", its next line at the description's column
                 one_line = not nxt.strip() and _description_column(raw) == column
                 if line_indent(nxt) == column or (one_line and _in_list(body, index, indent, column)):
