@@ -147,6 +147,12 @@ def option_words(text: str) -> list[str]:
     return OPTION_WORD.findall(unicodedata.normalize("NFKC", text))
 
 
+def without_accents(text: str) -> str:
+    """``text`` with its combining accents dropped (``décompresser`` reads ``decompresser``), so that a French word
+    meets the English name it was borrowed from."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
 _POSSESSIVE = re.compile(r"\s*['’]\s*s\b")
 _NOT_WORD = re.compile(r"[\W_]+")
 _DOTTED = re.compile(r"\b(?:[^\W\d_]\.){2,}")

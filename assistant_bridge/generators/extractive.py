@@ -220,7 +220,7 @@ class ExtractiveGenerator:
             return cands, np.zeros(0), np.zeros(0), np.zeros(0)
         n = len(cands)
         qterms = query_terms(query)
-        entries = entry_match(query, cands)
+        entries = entry_match(query, cands, [s.title for s in snippets])
         if entries.any():  # "which option…": the answer is an entry, not a sentence about options
             qterms -= answer_type_terms(query)
         df = {t: sum(1 for c in cands if t in c.terms) for t in qterms}
@@ -297,7 +297,14 @@ class ExtractiveGenerator:
                 own[i] = True
             keep &= ((entries >= entries[top]) & (relevance >= ENTRY_PEER_RATIO * relevance[top])) | own
         chosen: list[Candidate] = [best]
-        used = len(best.text) + 1
+        antecedent = _antecedent(cands, top)
+        if antecedent is not None:
+            # "This causes data to be sent from the server to the client." answers with what "this" is: the
+            # sentence or the command right before it ("… specifying the -R flag on the client.", "$ pip install
+            # 'uvicorn[standard]'")
+            chosen.insert(0, cands[antecedent])
+            keep[antecedent] = False
+        used = sum(len(c.text) + 1 for c in chosen)
         if not entries[top] and not best.item:
             # a sentence that introduces a list ("The search follows this list:", "libffi is missing a few
             # features.") answers with the list: its items join it, in order, as far as the length allows
@@ -412,6 +419,25 @@ def _similarity_gap(cands: Sequence[Candidate], snippets: Sequence[Snippet]) -> 
     top = max(s for s in sims if s is not None)
     reference = {c.snippet for c in cands if c.entry}
     return np.array([0.0 if c.snippet in reference else top - (sims[c.snippet] or 0.0) for c in cands])
+
+
+_ANAPHOR = re.compile(r"(?:This|These|Those|Such|It|They|Ceci|Cela|Cette|Ces)\b|これ|この|それ|その")
+_COMMAND_LINE = re.compile(r"\$\s|[a-z][\w.-]*\s")  # "$ pip install …", "iperf3 -c host -R": not a heading
+
+
+def _antecedent(cands: Sequence[Candidate], top: int) -> int | None:
+    """The candidate a sentence opening with a pronoun or a demonstrative ("This causes…", "It has the same
+    effect…", "Cette option…") refers back to: the one right before it in its snippet, when that is a sentence,
+    or a line of code or a command (a label, but no heading); else ``None``."""
+    best = cands[top]
+    if top == 0 or best.position == 0 or not _ANAPHOR.match(best.text):
+        return None
+    prev = cands[top - 1]
+    if prev.snippet != best.snippet or best.item or prev.item:
+        return None
+    if prev.label and not _COMMAND_LINE.match(prev.text):
+        return None
+    return top - 1
 
 
 def _as_far_as_fits(chosen: list[Candidate], following: Sequence[Candidate], max_chars: int) -> list[Candidate]:

@@ -23,7 +23,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from assistant_bridge.core.snippets import Snippet
-from assistant_bridge.text import CJK_CHARS, HIRAGANA_ONLY, OPTION_WORD, sentence_spans
+from assistant_bridge.text import (
+    CJK_CHARS,
+    HIRAGANA_ONLY,
+    OPTION_WORD,
+    manual_page_name,
+    match_form,
+    mentions,
+    sentence_spans,
+    without_accents,
+)
 
 _TERM = re.compile(rf"[{CJK_CHARS}]+|[^\W_{CJK_CHARS}]+")
 _CJK_RUN = re.compile(rf"[{CJK_CHARS}]")
@@ -93,12 +102,13 @@ def _is_cjk(text: str) -> bool:
     return len(_CJK_RUN.findall(text)) * 2 > len(text.strip())
 
 
-# A definition entry: an option ("-l, --lines: print …", "--help display …"), or an identifier defined after a
+# A definition entry: an option ("-l, --lines: print …", "--help display …", "-d --decompress: …", "-i or
+# --ignore-case: …"), or an identifier defined after a
 # colon or a dash ("CARGO_TARGET_DIR — Location of …", "opt-level: the optimization level"). It answers a
 # question about its term although it is short and has no full stop, as a reference page writes it.
 _OPTION_ARG = r"(?:\[?=[^\s,:]*\]?|\[[^\]\s]*\]|\s[A-Z][A-Z_]*)?"  # "=FILE", "[=SUFFIX]", "[SUFFIX]", " NUM"
 _OPTION_TERM = re.compile(
-    rf"^(-{{1,2}}[A-Za-z0-9?][\w?-]*{_OPTION_ARG}(?:,\s*-{{1,2}}[A-Za-z0-9?][\w?-]*{_OPTION_ARG})*)(?::\s+|\s+)"
+    rf"^(-{{1,2}}[A-Za-z0-9?][\w?-]*{_OPTION_ARG}(?:(?:,\s*|\s+or\s+|\s+)-{{1,2}}[A-Za-z0-9?][\w?-]*{_OPTION_ARG})*)(?::\s+|\s+)"
     rf"(?=\S+\s+\S|[{CJK_CHARS}])"  # a description of words, or of CJK text (no spaces)
 )
 _NAMED_TERM = re.compile(
@@ -289,13 +299,24 @@ def answer_type_terms(query: str) -> set[str]:
     return {t for word in found for t in terms(word)} | _WHICH if found else set()
 
 
-def entry_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
+def entry_match(query: str, cands: Sequence[Candidate], titles: Sequence[str] = ()) -> np.ndarray:
     """How much each definition entry answers the kind of thing the query asks for: 1.0 for an entry of an
-    option the query names ("what does --key do"), 0.5 for an option entry when the query asks which option
-    or flag does something, or for a named entry when it asks for a variable or setting; 0 otherwise."""
+    option the query names ("what does --key do") or whose long name the query spells out in its words
+    ("make less ignore case": ``--ignore-case``; "le mode POSIX": ``--posix``), 0.75 for one that shares half of
+    such a name's words, 0.5 for any other option entry when the query asks which option or flag does
+    something, or for a named entry when it asks for a variable or setting; 0 otherwise.
+
+    A long name is matched by the query's plain words only, not by the words of a name it holds
+    ("charset-normalizer" does not ask for ``--normalize``), and only on a page the query names when the
+    entry is on a manual page (``titles``, one per snippet: "indented output from orjson" does not ask for
+    jq(1)'s ``--indent``)."""
     named = _option_names(query)
     asks_option = bool(_ASKS_OPTION.search(query))
     asks_name = bool(_ASKS_NAME.search(query))
+    plain = " ".join(word for word in query.split() if not _NAME_WORD.search(word))
+    words = {without_accents(t) for t in query_terms(plain) - answer_type_terms(query)}
+    form = match_form(query)
+    spelled = [(page := manual_page_name(title)) is None or mentions(form, page) for title in titles]
     out = np.zeros(len(cands))
     for i, c in enumerate(cands):
         if not c.entry:
@@ -303,6 +324,10 @@ def entry_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
         if c.entry.startswith("-"):
             if named & _option_names(c.entry):
                 out[i] = 1.0
+                continue
+            share = _name_share(words, c.entry) if c.snippet >= len(spelled) or spelled[c.snippet] else 0.0
+            if share >= 0.5:
+                out[i] = 0.5 + 0.5 * share
             elif asks_option:
                 out[i] = 0.5
         elif _names(query, c.entry):
@@ -310,6 +335,22 @@ def entry_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
         elif asks_name:
             out[i] = 0.5
     return out
+
+
+_NAME_WORD = re.compile(r"\w[-_.]\w|[a-z][A-Z]")  # "charset-normalizer", "orjson.dumps", "ServerAlive"
+
+
+def _name_share(words: set[str], term: str) -> float:
+    """The largest share of the words of one of the long options ``term`` names (``--ignore-case``: "ignore",
+    "case", as :func:`terms` cuts them) that are among the query's ``words``; 0 for short options alone."""
+    best = 0.0
+    for name in _option_names(term):
+        if not name.startswith("--"):
+            continue
+        parts = {t for t in terms(name[2:].replace("-", " ").casefold()) if not t.isdigit()}
+        if parts:
+            best = max(best, len(parts & words) / len(parts))
+    return best
 
 
 def _names(query: str, term: str) -> bool:

@@ -32,7 +32,7 @@ from typing import Any, Protocol
 
 from assistant_bridge.errors import ConfigurationError
 from assistant_bridge.safety import lexicon as lx
-from assistant_bridge.text import HAN, KANA
+from assistant_bridge.text import HAN, KANA, without_accents
 
 DEFAULT_THRESHOLD = 0.5
 DIRECTED_WEIGHT = 0.75
@@ -78,8 +78,7 @@ class HapScore:
 
 
 def _fold_latin(text: str) -> str:
-    text = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text).casefold())
-    return "".join(c for c in text if not unicodedata.combining(c)).replace("’", "'")
+    return without_accents(unicodedata.normalize("NFKC", text).casefold()).replace("’", "'")
 
 
 def _variants(token: str) -> set[str]:

@@ -282,6 +282,46 @@ def test_a_one_letter_option_the_question_names_is_matched_as_written() -> None:
     assert out.text.startswith('-P: The -P option is equivalent to "--partial --progress".')
 
 
+def test_the_option_whose_long_name_the_question_spells_out_answers() -> None:
+    """A prose sentence sharing more of the question's words ("gzip", "décompressent") outranked the entry of
+    ``--decompress``, whose long name the question says ("décompresser"), accents aside."""
+    page = Snippet(
+        "Avec gzip, les fichiers créés avec zip, compress ou pack se décompressent aussi.\n\n"
+        "-c --stdout: écrire la sortie sur la sortie standard\n\n"
+        "-d --decompress --uncompress: décompresser\n\n"
+        "-k --keep: conserver les fichiers d'entrée durant la compression ou la décompression.",
+        "gzip(1)",
+        0,
+    )
+    out = ExtractiveGenerator().generate("Quelle option de gzip permet de décompresser ?", [page], "concise")
+    assert out.text == "-d --decompress --uncompress: décompresser"
+    less = Snippet(
+        "Searches in less are case-sensitive unless the pattern holds no capitals and you search again.\n\n"
+        "-i, --ignore-case: Causes searches to ignore case; that is, uppercase and lowercase are equal.\n\n"
+        "-j, --jump-target: Specifies a line on the screen where the target line is to be positioned.",
+        "less(1)",
+        0,
+    )
+    out = ExtractiveGenerator().generate("How do I make less ignore case in searches?", [less], "concise")
+    assert out.text.startswith("-i, --ignore-case:")
+
+
+def test_a_sentence_opening_with_this_answers_with_what_it_refers_to() -> None:
+    readme = Snippet(
+        "Install with pip:\n\n$ pip install uvicorn\n\nThis will install uvicorn with minimal dependencies.\n\n"
+        "$ pip install 'uvicorn[standard]'\n\nThis will install uvicorn with its optional extras.",
+        "uvicorn",
+        0,
+    )
+    out = gen().generate("How do I install uvicorn with its optional extras?", [readme], "concise")
+    assert out.text.startswith("$ pip install 'uvicorn[standard]' This will install uvicorn with its optional extras.")
+    assert out.citations[0].text == "$ pip install 'uvicorn[standard]'"
+    heading = Snippet("Installation\n\nThis package needs Python 3.10 or later.", "pkg", 0)
+    assert gen().generate("Which Python does the package need?", [heading], "concise").text == (
+        "This package needs Python 3.10 or later."
+    )
+
+
 def test_a_sentence_that_introduces_a_list_answers_with_its_items() -> None:
     text = (
         "libffi is missing a few features. We welcome patches to add support for these.\n"

@@ -10,6 +10,7 @@ from assistant_bridge.core.snippets import Snippet
 from assistant_bridge.generators.sentences import (
     asked_unit,
     candidates,
+    entry_match,
     entry_term,
     flatten,
     is_label,
@@ -204,3 +205,26 @@ def test_a_count_prefers_a_number_with_the_unit_it_asks_for(
     assert match[counted] == 2.0 and match[other_number] == 1.0  # "today" does not count as a day
     assert asked_unit("How much does it cost?") is None and asked_unit("How many are there?") is None
     assert asked_unit("How many times have the Patriots lost to the Giants?") is None  # a count of events
+
+
+def test_an_option_whose_long_name_the_question_spells_out_is_asked_for() -> None:
+    page = Snippet(
+        "-i or --ignore-case: Causes searches to ignore case.\n\n-d --decompress --uncompress: decompress.\n\n"
+        "-n, --normalize: Permit to normalize input file.\n\n--indent n: Use the given number of spaces.",
+        "less(1): opposite of more",
+        0,
+    )
+    cands = candidates([page])
+    assert [c.entry for c in cands] == ["-i or --ignore-case", "-d --decompress", "-n, --normalize", "--indent"]
+
+    def match(query: str, title: str = page.title) -> list[float]:
+        return entry_match(query, cands, [title]).tolist()
+
+    assert match("How do I make less ignore case in searches?") == [1.0, 0.0, 0.0, 0.0]
+    assert match("Quelle option de less permet de décompresser ?") == [0.5, 1.0, 0.5, 0.5]  # accents aside
+    assert match("How does less search in case of doubt?") == [0.75, 0.0, 0.0, 0.0]  # half the name
+    # a name the question holds is no description ("charset-normalizer"); a manual page the question does not
+    # name is not asked about
+    assert match("What is the command of charset-normalizer in less?") == [0.0, 0.0, 0.0, 0.0]
+    assert match("How do I get indented output from orjson?") == [0.0, 0.0, 0.0, 0.0]
+    assert match("How do I get indented output from orjson?", "orjson") == [0.0, 0.0, 0.0, 1.0]
