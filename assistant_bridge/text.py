@@ -169,13 +169,20 @@ def match_form(text: str) -> str:
 
 
 MANUAL_SECTION = r"\(\d\w*\)"  # a manual page's section in its title: "(1)", "(3p)"
-_MANUAL_PAGE_TITLE = re.compile(rf"\s*([\w.+-]+){MANUAL_SECTION}")  # "find(1): search for files…", "tmux(1)"
+_MANUAL_PAGE_TITLE = re.compile(r"\s*([\w.+-]+)\((\d\w*)\)")  # "find(1): search for files…", "tmux(1)"
 
 
 def manual_page_name(title: str) -> str | None:
     """The command a manual page's title names (``find`` for "find(1): search for files…"), else ``None``."""
     match = _MANUAL_PAGE_TITLE.match(unicodedata.normalize("NFKC", title))
     return match.group(1) if match else None
+
+
+def manual_page_section(title: str) -> str | None:
+    """The section of the manual page a title names (``1`` for "find(1): …", ``7`` for "gitfaq(7): …"), else
+    ``None``."""
+    match = _MANUAL_PAGE_TITLE.match(unicodedata.normalize("NFKC", title))
+    return match.group(2) if match else None
 
 
 def mentions(form: str, phrase: str) -> bool:

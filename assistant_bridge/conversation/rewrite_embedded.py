@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from assistant_bridge.conversation.memory import MemoryTurn
-from assistant_bridge.text import JAPANESE_CHARS, MANUAL_SECTION, manual_page_name
+from assistant_bridge.text import JAPANESE_CHARS, MANUAL_SECTION, manual_page_name, manual_page_section
 
 MAX_QUERY_CHARS = 2048
 
@@ -641,8 +641,12 @@ _TITLE_CUT = re.compile(rf"\s*(?::|\s[|–—-]\s|{MANUAL_SECTION}).*$")
 def title_term(title: str, lang: str) -> Term | None:
     """The topic a result's title names, as a term: the title before its first colon, dash or manual
     section (``git-stash(1): Stash the changes…`` → ``git-stash``); ``None`` for a title that is long or has
-    no content word, unless it is a manual page's: ``find(1)`` names the command ``find``."""
+    no content word, unless it is a manual page's: ``find(1)`` names the command ``find``. A page of section 7
+    (overviews, tutorials, conventions: ``gitcore-tutorial(7)``, ``gitfaq(7)``) names no topic: it is about
+    everything its commands do, so carrying it draws the next question to the overview."""
     title = unicodedata.normalize("NFKC", title)
+    if (manual_page_section(title) or "").startswith("7"):
+        return None
     head = _TITLE_CUT.sub("", title).strip()
     if not head:
         return None

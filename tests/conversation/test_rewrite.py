@@ -206,6 +206,14 @@ def test_a_manual_page_names_its_command_even_when_it_is_an_english_word() -> No
     assert "find" in rewrite("Only those bigger than 100 MB?", history).split(" — ")[1].split(" / ")
 
 
+def test_an_overview_page_names_no_topic() -> None:
+    """A section-7 page (a tutorial, a FAQ) answers many questions; carried, it draws the next one to itself."""
+    title = "gitcore-tutorial(7): A Git core tutorial for developers"
+    assert title_term(title, "en") is None
+    history = [_turn("How do I add a remote repository?", "Use git remote add.", titles=(title,))]
+    assert "gitcore-tutorial" not in rewrite("How do I change its URL?", history)
+
+
 def test_what_about_x_replaces_what_it_is_like() -> None:
     sickle = [_turn("What is sickle cell disease?", "Sickle cell disease is a group of blood disorders.")]
     assert rewrite("What about Huntington's disease?", sickle) == "What about Huntington's disease?"
