@@ -364,7 +364,16 @@ _ASKS_QUANTITY = re.compile(
     r"niveau|maximum|minimum|port|version|année)\b|いくつ|何[個人日回年件秒分時]|最大|最小|ポート|レベル|サイズ",
     re.IGNORECASE,
 )
-_NUMBER = re.compile(r"\d")
+# a number, not a digit of a Latin name ("iperf3", "ext4", "sha256sum"); "は2部" and "第3章" hold numbers
+_NUMBER = re.compile(r"(?<![A-Za-z\u00c0-\u024f_])\d")
+# "what is the default…", "by default", "par défaut", "デフォルト", "既定": the value asked for is the default one
+_ASKS_DEFAULT = re.compile(r"\bdefault\b|\bpar d[ée]faut\b|デフォルト|既定", re.IGNORECASE)
+# a number a few words from "default": "(default 10 secs)", "defaults to 27", "The default is 80x24", "デフォルトは 500"
+_DEFAULT_NUMBER = re.compile(
+    r"\bdefault\w*\W+(?:\w+\W+){0,4}?\d|(?<![A-Za-z\u00c0-\u024f_])\d[\w.,]*\W+(?:\w+\W+){0,2}?(?:by |is the |as )?default\b|"
+    r"d[ée]faut\w*\W+(?:\w+\W+){0,3}?\d|(?:デフォルト|既定)\D{0,8}\d",
+    re.IGNORECASE,
+)
 _ASKS_TIME = re.compile(
     r"\b(?:when|deadline|due date|quand|date limite|délai)\b|いつ|締め切り|締切|期限|期日", re.IGNORECASE
 )
@@ -419,11 +428,17 @@ def number_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
     "X-day (X between 0 and 15)") gets 2.0."""
     if asks_quantity(query):
         unit = asked_unit(query)
+        default = _ASKS_DEFAULT.search(query) is not None
         # a word starting with the unit ("days", "X-day"), not one holding it ("today"); a counter kanji as is
         named = re.compile(re.escape(unit) if len(unit) == 1 else rf"(?<![^\W\d_]){re.escape(unit)}") if unit else None
         return np.array(
             [
-                (2.0 if named is not None and named.search(c.text.casefold()) else 1.0)
+                (
+                    2.0
+                    if (named is not None and named.search(c.text.casefold()))
+                    or (default and _DEFAULT_NUMBER.search(c.text))
+                    else 1.0
+                )
                 if _NUMBER.search(c.text)
                 else 0.0
                 for c in cands

@@ -207,6 +207,21 @@ def test_a_count_prefers_a_number_with_the_unit_it_asks_for(
     assert asked_unit("How many times have the Patriots lost to the Giants?") is None  # a count of events
 
 
+def test_a_default_value_is_a_number_next_to_default_and_a_name_holds_no_number() -> None:
+    page = Snippet(
+        "Note that many iperf3 parameters have both short and long forms.\n\n"
+        "By default, the iperf3 server listens on TCP port 5201 for connections from an iperf3 client.\n\n"
+        "-t, --time n: time in seconds to transmit for (default 10 secs)",
+        "iperf3(1)",
+        0,
+    )
+    cands = candidates([page])
+    assert number_match("How long does an iperf3 test transmit by default?", cands).tolist() == [0.0, 1.0, 2.0]
+    assert number_match("How long does an iperf3 test transmit?", cands).tolist() == [0.0, 1.0, 1.0]
+    french = candidates([Snippet("Le niveau de compression par défaut est -6.", "gzip(1)", 0)])
+    assert number_match("Quel est le niveau de compression par défaut ?", french).tolist() == [2.0]
+
+
 def test_an_option_whose_long_name_the_question_spells_out_is_asked_for() -> None:
     page = Snippet(
         "-i or --ignore-case: Causes searches to ignore case.\n\n-d --decompress --uncompress: decompress.\n\n"
