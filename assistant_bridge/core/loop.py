@@ -190,6 +190,16 @@ def _unmentioned(names: Sequence[str], results: Sequence[SearchResult]) -> bool:
     return _unnamed(names, form)
 
 
+def _unqualified(names: Sequence[str], pages: Sequence[str], message: str) -> list[str]:
+    """``names`` without the acronyms that qualify a manual page the message names: "GNU" in "How do I create a
+    new window in GNU screen?" when screen(1) was found. The page names what is asked about; its manual need
+    not say "GNU" anywhere near the answer."""
+    form = match_form(message)
+    return [
+        n for n in names if not (n.replace(" ", "").isupper() and any(mentions(form, f"{n} {page}") for page in pages))
+    ]
+
+
 def _unnamed(names: Sequence[str], form: str) -> bool:
     """One of ``names`` is not mentioned by the :func:`~assistant_bridge.text.match_form` ``form``
     (:func:`_mentioned`)."""
@@ -272,6 +282,9 @@ def prepare_generation(
     pre = float(prefilter.score(query, [s.text for s in snippets]))
     timer.lap("pre_filter")
     scores: dict[str, Any] = {"pre_gen": pre}
+    message = query if message is None else message
+    pages = named_pages(message, all_results)
+    must_mention = _unqualified(must_mention, pages, message)
     unmentioned = _unmentioned(must_mention, all_results)
     if pre < thresholds.pre_gen + SECOND_LOOK_MARGIN and not unmentioned:
         vouched = _second_look(prefilter, query, snippets)
@@ -302,7 +315,7 @@ def prepare_generation(
         timings=dict(timer.timings),
         started=timer.started,
         names=tuple(must_mention),
-        pages=named_pages(query if message is None else message, all_results),
+        pages=pages,
     )
 
 

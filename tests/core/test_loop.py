@@ -288,6 +288,16 @@ def test_an_answer_must_come_from_or_name_a_manual_page_the_question_names() -> 
     assert named_pages("What does ssh-keygen -p do?", [SearchResult("ssh-keygen(1): key tool", "x")]) == ("ssh-keygen",)
 
 
+def test_an_acronym_that_qualifies_a_named_page_need_not_be_mentioned() -> None:
+    screen = SearchResult("screen(1): screen manager", "C-a c: Create a new window with a shell and switch to it.")
+    question = "How do I create a new window in GNU screen?"
+    assert isinstance(run(results=[screen], must_mention=["GNU"], message=question), Answer)
+    # an acronym that qualifies nothing the results hold is still asked about
+    gpu = "How do I enable GPU usage monitoring in screen?"
+    out = run(results=[screen], must_mention=["GPU"], message=gpu)
+    assert isinstance(out, IDontKnow) and out.reason == "retrieval_confidence"
+
+
 class LookingPre(Pre):
     """A pre-filter with a second look that vouches for the given (snippet index, probability) pairs."""
 
