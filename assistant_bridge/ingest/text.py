@@ -138,6 +138,8 @@ _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _LINK_DEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s+\S+.*$")
 _QUOTE = re.compile(r"^\s{0,3}>\s?")
 _BULLET = re.compile(r"^(\s*)[*+-]\s+")
+# a list item that is nothing but a link to a heading of the same page: a table of contents ("- [Usage](#usage)")
+_TOC_ITEM = re.compile(r"^\s*(?:[*+-]|\d{1,3}[.)])\s+\[[^\]]+\]\(#[^)\s]*\)\s*$")
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 # an image, linked or not, as a whole: in a heading it is a badge ("# Thread-pool Controls [![Build Status](…)](…)")
 _ANY_IMAGE = re.compile(r"\[?!\[[^\]]*\](?:\([^)]*\)|\[[^\]]*\])(?:\]\([^)]*\)|\]\[[^\]]*\])?")
@@ -183,8 +185,9 @@ def markdown_to_text(source: str) -> tuple[str, str | None]:
     """Strip Markdown markup lightly and return ``(text, title)``.
 
     Headings become their own paragraphs (so chunks break before them), link targets, emphasis markers,
-    code fences, HTML tags, table rules and lines of badges (images only) go, and so do images in a heading
-    (badges beside a README's title); list markers become ``- ``. The title is the first level-1 heading
+    code fences, HTML tags, table rules, lines of badges (images only) and the items of a table of contents
+    (a list item that is only a link to a heading of the page, ``- [Usage](#usage)``) go, and so do images in a
+    heading (badges beside a README's title); list markers become ``- ``. The title is the first level-1 heading
     (Markdown or an HTML ``<h1>`` line) that comes before the text does (a package's long description often
     ends with its changelog, whose ``# Changelog`` names no more than that part), else a front-matter
     ``title:``, else ``None``.
@@ -226,7 +229,7 @@ def markdown_to_text(source: str) -> tuple[str, str | None]:
         if _RULE.match(line):
             out.append("")
             continue
-        if _TABLE_RULE.match(line) or _LINK_DEF.match(line) or _BADGES.match(line):
+        if _TABLE_RULE.match(line) or _LINK_DEF.match(line) or _BADGES.match(line) or _TOC_ITEM.match(line):
             continue
         line = _QUOTE.sub("", line)
         line = _BULLET.sub(r"\1- ", line)

@@ -68,6 +68,15 @@ def test_markdown_badge_lines_go_and_inline_images_keep_their_text() -> None:
     assert text == "tool\n\nParses files fast. diagram of the pipeline"
 
 
+def test_a_markdown_table_of_contents_goes() -> None:
+    source = (
+        "# Tomli\n\n**Table of Contents**\n\n- [Intro](#intro)\n- [Usage](#usage)\n  - [Parse a TOML string](#parse)\n"
+        "1. [FAQ](#faq)\n\n## Intro\n\nSee [Usage](#usage) below.\n\n- [The TOML spec](https://toml.io)\n"
+    )
+    text = parse_file("README.md", source.encode()).text
+    assert text == "Tomli\n\nTable of Contents\n\nIntro\n\nSee Usage below.\n\n- The TOML spec"
+
+
 def test_a_changelog_heading_after_the_text_is_no_title_and_an_html_h1_on_top_is() -> None:
     # a package's long description: its README, then its changelog under "# Change Log"
     source = (
