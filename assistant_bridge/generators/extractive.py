@@ -422,7 +422,8 @@ def _similarity_gap(cands: Sequence[Candidate], snippets: Sequence[Snippet]) -> 
 
 
 _ANAPHOR = re.compile(r"(?:This|These|Those|Such|It|They|Ceci|Cela|Cette|Ces)\b|これ|この|それ|その")
-_COMMAND_LINE = re.compile(r"\$\s|[a-z][\w.-]*\s")  # "$ pip install …", "iperf3 -c host -R": not a heading
+# "$ pip install …", "iperf3 -c host -R", "pip install 'uvicorn[standard]'": a command, not a heading
+_COMMAND_LINE = re.compile(r"\$\s|[a-z][\w.-]*\s.*(?:(?<![\w-])-{1,2}\w|[\[\]'\"=/<>|{}])")
 
 
 def _antecedent(cands: Sequence[Candidate], top: int) -> int | None:

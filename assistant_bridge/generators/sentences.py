@@ -299,6 +299,9 @@ def answer_type_terms(query: str) -> set[str]:
     return {t for word in found for t in terms(word)} | _WHICH if found else set()
 
 
+_NAME_WORD = re.compile(r"\w[-_.]\w|[a-z][A-Z]")  # "charset-normalizer", "orjson.dumps", "ServerAlive"
+
+
 def entry_match(query: str, cands: Sequence[Candidate], titles: Sequence[str] = ()) -> np.ndarray:
     """How much each definition entry answers the kind of thing the query asks for: 1.0 for an entry of an
     option the query names ("what does --key do") or whose long name the query spells out in its words
@@ -335,9 +338,6 @@ def entry_match(query: str, cands: Sequence[Candidate], titles: Sequence[str] = 
         elif asks_name:
             out[i] = 0.5
     return out
-
-
-_NAME_WORD = re.compile(r"\w[-_.]\w|[a-z][A-Z]")  # "charset-normalizer", "orjson.dumps", "ServerAlive"
 
 
 def _name_share(words: set[str], term: str) -> float:

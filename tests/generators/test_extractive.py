@@ -316,10 +316,11 @@ def test_a_sentence_opening_with_this_answers_with_what_it_refers_to() -> None:
     out = gen().generate("How do I install uvicorn with its optional extras?", [readme], "concise")
     assert out.text.startswith("$ pip install 'uvicorn[standard]' This will install uvicorn with its optional extras.")
     assert out.citations[0].text == "$ pip install 'uvicorn[standard]'"
-    heading = Snippet("Installation\n\nThis package needs Python 3.10 or later.", "pkg", 0)
-    assert gen().generate("Which Python does the package need?", [heading], "concise").text == (
-        "This package needs Python 3.10 or later."
-    )
+    for line in ("Installation", "requirements of the package"):  # a heading, even in lower case
+        heading = Snippet(f"{line}\n\nThis package needs Python 3.10 or later.", "pkg", 0)
+        assert gen().generate("Which Python does the package need?", [heading], "concise").text == (
+            "This package needs Python 3.10 or later."
+        )
 
 
 def test_a_sentence_that_introduces_a_list_answers_with_its_items() -> None:
