@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 
 # --- scripts -------------------------------------------------------------------------------------------------
 HIRAGANA = "\u3040-\u309f"
@@ -169,7 +170,7 @@ def match_form(text: str) -> str:
 
 
 MANUAL_SECTION = r"\(\d\w*\)"  # a manual page's section in its title: "(1)", "(3p)"
-_MANUAL_PAGE_TITLE = re.compile(r"\s*([\w.+-]+)\((\d\w*)\)")  # "find(1): search for files…", "tmux(1)"
+_MANUAL_PAGE_TITLE = re.compile(rf"\s*([\w.+-]+)({MANUAL_SECTION})")  # "find(1): search for files…", "tmux(1)"
 
 
 def manual_page_name(title: str) -> str | None:
@@ -182,7 +183,14 @@ def manual_page_section(title: str) -> str | None:
     """The section of the manual page a title names (``1`` for "find(1): …", ``7`` for "gitfaq(7): …"), else
     ``None``."""
     match = _MANUAL_PAGE_TITLE.match(unicodedata.normalize("NFKC", title))
-    return match.group(2) if match else None
+    return match.group(2)[1:-1] if match else None
+
+
+def named_manual_pages(message: str, titles: Iterable[str]) -> set[str]:
+    """The commands whose manual pages ``titles`` hold and that ``message`` names as a word: ``htop`` for "What
+    is the default port of the htop web interface?" among the titles "wget(1): …" and "htop(1): …"."""
+    form = match_form(message)
+    return {name for title in titles if (name := manual_page_name(title)) and mentions(form, name)}
 
 
 def mentions(form: str, phrase: str) -> bool:

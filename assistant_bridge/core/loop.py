@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 from assistant_bridge.core.citations import Citation, extractiveness
 from assistant_bridge.core.results import SearchResult
 from assistant_bridge.core.snippets import Snippet, build_snippets
-from assistant_bridge.text import manual_page_name, match_form, mentions
+from assistant_bridge.text import match_form, mentions, named_manual_pages
 
 if TYPE_CHECKING:
     from assistant_bridge.core.generation import Generation, Generator
@@ -219,9 +219,7 @@ def _mentioned(form: str, name: str) -> bool:
 def named_pages(message: str, results: Sequence[SearchResult]) -> tuple[str, ...]:
     """The commands whose manual pages are among ``results`` and that ``message`` names as a word: ``htop`` for
     "What is the default port of the htop web interface?" when htop(1) was found."""
-    form = match_form(message)
-    pages = {name for r in results if (name := manual_page_name(r.title or ""))}
-    return tuple(sorted(p for p in pages if mentions(form, p)))
+    return tuple(sorted(named_manual_pages(message, (r.title or "" for r in results))))
 
 
 def _off_subject(names: Sequence[str], pages: Sequence[str], generation: Generation) -> bool:

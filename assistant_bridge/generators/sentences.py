@@ -28,8 +28,7 @@ from assistant_bridge.text import (
     HIRAGANA_ONLY,
     OPTION_WORD,
     manual_page_name,
-    match_form,
-    mentions,
+    named_manual_pages,
     sentence_spans,
     without_accents,
 )
@@ -318,8 +317,8 @@ def entry_match(query: str, cands: Sequence[Candidate], titles: Sequence[str] = 
     asks_name = bool(_ASKS_NAME.search(query))
     plain = " ".join(word for word in query.split() if not _NAME_WORD.search(word))
     words = {without_accents(t) for t in query_terms(plain) - answer_type_terms(query)}
-    form = match_form(query)
-    spelled = [(page := manual_page_name(title)) is None or mentions(form, page) for title in titles]
+    named_pages = named_manual_pages(query, titles)
+    spelled = [(page := manual_page_name(title)) is None or page in named_pages for title in titles]
     out = np.zeros(len(cands))
     for i, c in enumerate(cands):
         if not c.entry:
@@ -364,13 +363,15 @@ _ASKS_QUANTITY = re.compile(
     r"niveau|maximum|minimum|port|version|année)\b|いくつ|何[個人日回年件秒分時]|最大|最小|ポート|レベル|サイズ",
     re.IGNORECASE,
 )
-# a number, not a digit of a Latin name ("iperf3", "ext4", "sha256sum"); "は2部" and "第3章" hold numbers
-_NUMBER = re.compile(r"(?<![A-Za-z\u00c0-\u024f_])\d")
+# not right after a Latin letter: a number, not a digit of a name ("iperf3", "ext4", "sha256sum"); "は2部" and
+# "第3章" hold numbers
+_NOT_IN_NAME = r"(?<![A-Za-z\u00c0-\u024f_])"
+_NUMBER = re.compile(_NOT_IN_NAME + r"\d")
 # "what is the default…", "by default", "par défaut", "デフォルト", "既定": the value asked for is the default one
 _ASKS_DEFAULT = re.compile(r"\bdefault\b|\bpar d[ée]faut\b|デフォルト|既定", re.IGNORECASE)
 # a number a few words from "default": "(default 10 secs)", "defaults to 27", "The default is 80x24", "デフォルトは 500"
 _DEFAULT_NUMBER = re.compile(
-    r"\bdefault\w*\W+(?:\w+\W+){0,4}?\d|(?<![A-Za-z\u00c0-\u024f_])\d[\w.,]*\W+(?:\w+\W+){0,2}?(?:by |is the |as )?default\b|"
+    r"\bdefault\w*\W+(?:\w+\W+){0,4}?\d|" + _NOT_IN_NAME + r"\d[\w.,]*\W+(?:\w+\W+){0,2}?(?:by |is the |as )?default\b|"
     r"d[ée]faut\w*\W+(?:\w+\W+){0,3}?\d|(?:デフォルト|既定)\D{0,8}\d",
     re.IGNORECASE,
 )
