@@ -4,8 +4,10 @@ up once after gunicorn forks (``warm_up``), never at import."""
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, cast
@@ -14,6 +16,7 @@ import numpy as np
 
 from assistant_bridge.backends.base import SearchBackend, summed_fuse, weighted_fuse
 from assistant_bridge.backends.factory import make_backend
+from assistant_bridge.core.language import detect_language
 from assistant_bridge.domain import Scope, SearchHit, SearchQuery
 from assistant_bridge.embedders.base import Embedder
 from assistant_bridge.embedders.factory import make_embedder
@@ -22,6 +25,7 @@ from assistant_bridge.ingest.queue import IngestQueue
 from assistant_bridge.ingest.service import Ingestor
 from assistant_bridge.settings import Settings
 from assistant_bridge.store import SQLiteStore
+from assistant_bridge.text import manual_page_name, match_form, mentions
 
 log = logging.getLogger(__name__)
 # A blended lexical search (a conversation turn's rewrite beside the message as asked) weighs the BM25 of a
@@ -30,6 +34,14 @@ log = logging.getLogger(__name__)
 # conversations in hybrid mode (gain recovered / recall lost at 1.0, 0.5, 0.25: 130 / 5.8 %, 142 / 2.8 %,
 # 92 / 5.8 %); docs/benchmarks.md.
 BLENDED_BM25_QUERY_WEIGHT = 0.5
+# A message that names a manual page only in another language than its own ("ssh で踏み台ホストを経由して接続
+# するオプションは？" and ssh(1) in English) finds pages in its own language by its words: when none of the
+# first NAMED_PAGE_WINDOW results (the passages an answer is drawn from) comes from the page, the page's own
+# best NAMED_PAGE_PASSAGES for the same search come first (:meth:`Services.with_named_pages`).
+NAMED_PAGE_WINDOW = 5
+NAMED_PAGE_PASSAGES = 4
+_COMMAND_WORD = re.compile(r"[a-z][a-z0-9_.+-]*")  # what may name a command in a message (NFKC, lower case)
+_COMMAND_WORDS = 16  # the message's first this many such words are looked up
 
 
 @dataclass
@@ -186,6 +198,46 @@ class Services:
             timings.embed_ms = (t1 - t0) * 1000
             timings.backend_ms = (time.perf_counter() - t1) * 1000
         return hits
+
+    def with_named_pages(
+        self,
+        message: str,
+        hits: list[SearchHit],
+        text: str,
+        scope: Scope,
+        *,
+        mode: str | None = None,
+        filter: Any = None,
+        blend: tuple[str, float] | None = None,
+    ) -> list[SearchHit]:
+        """``hits`` (the results of :meth:`search` for ``text``) with the best passages of the manual pages
+        ``message`` names first, for a page that none of the first :data:`NAMED_PAGE_WINDOW` hits comes from and
+        that the corpus holds only in other languages than the message's (a page in its language is found by
+        its words). Each page's passages come from the same search within that page (and ``scope``); as many
+        hits as before."""
+        words = [w.rstrip(".-") for w in _COMMAND_WORD.findall(unicodedata.normalize("NFKC", message).lower())]
+        pages = self.store.manual_pages(dict.fromkeys(words[:_COMMAND_WORDS]))
+        if not pages:
+            return hits
+        form, language = match_form(message), detect_language(message)
+        shown = {manual_page_name(h.chunk.title or "") for h in hits[:NAMED_PAGE_WINDOW]}
+        named: dict[str, list[tuple[str, str]]] = {}
+        for document, title, lang in pages:
+            name = manual_page_name(title)
+            if name is not None and mentions(form, name):
+                named.setdefault(name, []).append((document, lang))
+        first: list[SearchHit] = []
+        for name, documents in sorted(named.items()):
+            if name in shown or any(lang == language for _, lang in documents):
+                continue
+            ids = tuple(d for d, _ in documents if scope.document_ids is None or d in scope.document_ids)
+            if ids:
+                within = replace(scope, document_ids=ids)
+                first += self.search(text, within, mode=mode, limit=NAMED_PAGE_PASSAGES, filter=filter, blend=blend)
+        if not first:
+            return hits
+        moved = {h.chunk.id for h in first}
+        return (first + [h for h in hits if h.chunk.id not in moved])[: max(len(hits), len(first))]
 
     def _blended_lexical(self, query: SearchQuery, blend: tuple[str, float], limit: int) -> list[SearchHit]:
         """BM25 of the query plus ``weight`` × BM25 of the blended text, both to ``search.hybrid_depth``

@@ -43,6 +43,7 @@ CREATE TABLE IF NOT EXISTS documents (
 CREATE INDEX IF NOT EXISTS documents_hash ON documents(content_hash);
 CREATE INDEX IF NOT EXISTS documents_session ON documents(session_id);
 CREATE INDEX IF NOT EXISTS documents_listing ON documents(created_at, id);
+CREATE INDEX IF NOT EXISTS documents_title ON documents(title);
 CREATE TABLE IF NOT EXISTS ingest_intents (
   document_id TEXT PRIMARY KEY, kind TEXT NOT NULL, worker TEXT NOT NULL, started_at REAL NOT NULL
 );
@@ -62,7 +63,8 @@ CREATE TABLE IF NOT EXISTS embeddings (
 """
 
 
-SCHEMA_VERSION = 2  # 2: ingest_jobs.searchable (a column added to _SCHEMA: the upgrade completes the table)
+SCHEMA_VERSION = 3  # 2: ingest_jobs.searchable (a column added to _SCHEMA: the upgrade completes the table);
+# 3: documents_title (an index: completing the tables creates it)
 # later versions: append ``(version, sql)`` steps here for what completing the tables cannot do (data); never
 # edit a released one
 _STEPS: tuple[tuple[int, str], ...] = ()
@@ -86,6 +88,7 @@ _DOC_COLUMNS = (
 _DOC_SELECT = f"SELECT {', '.join(_DOC_COLUMNS)} FROM documents"
 _TABLE = re.compile(r"CREATE TABLE IF NOT EXISTS (\w+) \((.*?)\);", re.S)
 _COMPONENTS = "CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
+_COMMAND_NAME = re.compile(r"[\w.+-]+")  # a manual page's name (text.manual_page_name): no GLOB wildcard
 _CONSTRAINT = re.compile(r"^(PRIMARY|UNIQUE|CHECK|FOREIGN|CONSTRAINT)\b", re.I)
 
 
@@ -195,6 +198,17 @@ class SQLiteStore:
         """The oldest ``limit`` documents of anyone (maintenance and tests; requests use :meth:`documents_page`)."""
         rows = self.execute(f"{_DOC_SELECT} ORDER BY created_at LIMIT ?", (limit,)).fetchall()
         return [_doc(r) for r in rows]
+
+    def manual_pages(self, names: Iterable[str]) -> list[tuple[str, str, str]]:
+        """``(id, title, language)`` of the documents that are the manual page of one of ``names`` (the title
+        "ssh(1): OpenSSH remote login client" for ``ssh``), anyone's: a caller searches them within its scope.
+        A name is a command's (letters, digits, ``._+-``); anything else matches nothing."""
+        found: list[tuple[str, str, str]] = []
+        for name in dict.fromkeys(names):
+            if _COMMAND_NAME.fullmatch(name):
+                rows = self.execute("SELECT id, title, language FROM documents WHERE title GLOB ?", (f"{name}(*",))
+                found.extend((str(i), str(t), str(lang or "")) for i, t, lang in rows)
+        return found
 
     def documents_page(
         self,

@@ -131,3 +131,60 @@ def test_a_dense_search_tells_the_cosine_of_each_hit_and_the_others_do_not(tmp_p
     cosines = {h.chunk.id: h.score for h in svc.search("expense receipts", SCOPE, mode="dense", limit=50)}
     for hit in svc.search("expense receipts", SCOPE, mode="hybrid"):  # fused: the dense run's cosine
         assert hit.similarity == cosines.get(hit.chunk.id, min(cosines.values()))
+
+
+MANUAL = {
+    "ssh(1): OpenSSH remote login client": "-J destination Connect to the target host by first making an ssh "
+    "connection to the jump host described by destination and then establishing a TCP forwarding.",
+    "tar(1)": "tar は、アーカイブを作成したり展開したりするためのプログラムです。オプション -x でファイルを抽出します。",
+    "gzip(1)": "gzip は、ファイルを圧縮するプログラムです。オプション -d でファイルを伸長します。",
+    "tar(1): an archiving utility": "-x, --extract Extract files from an archive.",
+    **{
+        f"{name}(1)": f"{name} のオプション: 接続するホストを経由してファイルを送ります。踏み台のホストを使うオプションです。"
+        for name in ("rsync", "scp", "sftp", "wget", "curl")
+    },
+}
+ASKED_IN_JAPANESE = "ssh で踏み台ホストを経由して接続するオプションは？"
+
+
+def manuals(tmp_path: Path, **owners: str) -> Any:
+    svc = make_services(make_settings(tmp_path))
+    for title, text in MANUAL.items():
+        svc.ingestor.ingest_text(text, title=title, ownership=Ownership(owner_user_id=owners.get(title[:3], "")))
+    return svc
+
+
+def named(svc: Any, message: str, scope: Scope = SCOPE) -> list[str]:
+    hits = svc.search(message, scope, mode="hybrid", limit=6)
+    return [h.chunk.title for h in svc.with_named_pages(message, hits, message, scope, mode="hybrid")]
+
+
+def test_a_manual_page_named_in_another_language_comes_first(tmp_path: Path) -> None:
+    """A Japanese question about ssh(1), whose manual the corpus holds in English only, finds pages in
+    Japanese by its words; the page it names comes first, with as many results as before."""
+    svc = manuals(tmp_path)
+    assert svc.store.manual_pages(["ssh", "*", "tar"]) and not svc.store.manual_pages(["*", "ss?", "[s]sh"])
+    assert [t for _, t, _ in svc.store.manual_pages(["ssh"])] == ["ssh(1): OpenSSH remote login client"]
+    asked = svc.search(ASKED_IN_JAPANESE, SCOPE, mode="hybrid", limit=6)
+    assert "ssh(1): OpenSSH remote login client" not in [h.chunk.title for h in asked[:5]]
+    titles = named(svc, ASKED_IN_JAPANESE)
+    assert titles[0] == "ssh(1): OpenSSH remote login client" and len(titles) == len(asked) == 6
+
+
+def test_a_named_page_in_the_messages_language_or_among_the_results_is_left_where_it_is(tmp_path: Path) -> None:
+    svc = manuals(tmp_path)
+    for message in (
+        "tar でアーカイブからファイルを抽出するオプションは何ですか？",  # tar(1) in Japanese: found by its words
+        "Which ssh option connects through a jump host?",  # ssh(1) in English
+        "Which option of the program extracts files?",  # no page named
+    ):
+        hits = svc.search(message, SCOPE, mode="hybrid", limit=3)
+        assert svc.with_named_pages(message, hits, message, SCOPE, mode="hybrid") == hits
+
+
+def test_a_named_page_comes_only_from_what_the_caller_may_read(tmp_path: Path) -> None:
+    svc = manuals(tmp_path, ssh="alice")
+    bob = Scope(principal=Principal("bob"))
+    assert "ssh(1): OpenSSH remote login client" not in named(svc, ASKED_IN_JAPANESE, bob)
+    alice = Scope(principal=Principal("alice"))
+    assert named(svc, ASKED_IN_JAPANESE, alice)[0] == "ssh(1): OpenSSH remote login client"

@@ -83,11 +83,25 @@ def test_a_version_1_data_directory_gets_the_searchable_column_and_keeps_its_job
     conn.commit()
     conn.close()
     store = SQLiteStore(path)
-    assert store.schema_version() == SCHEMA_VERSION == 2
+    assert store.schema_version() == SCHEMA_VERSION == 3
     job = store.get_job("j1")
     assert job is not None and job["searchable"] == "" and job["state"] == "queued"
     store.update_job("j1", searchable="lexical")
     assert store.get_job("j1")["searchable"] == "lexical"  # type: ignore[index]
+
+
+def test_a_version_2_data_directory_gets_the_title_index(tmp_path: Path) -> None:
+    path = tmp_path / "meta.sqlite3"
+    SQLiteStore(path)
+    conn = sqlite3.connect(path)  # as version 2 wrote it: no index on the titles
+    conn.execute("DROP INDEX documents_title")
+    conn.execute("PRAGMA user_version = 2")
+    conn.commit()
+    conn.close()
+    store = SQLiteStore(path)
+    assert store.schema_version() == 3
+    plan = store.execute("EXPLAIN QUERY PLAN SELECT id FROM documents WHERE title GLOB 'ssh(*'").fetchall()
+    assert "documents_title" in str(plan)
 
 
 def test_a_newer_data_directory_is_refused(tmp_path: Path) -> None:

@@ -74,7 +74,10 @@ class BuiltinSource:
         self.index = services.settings.backend.collection
 
     def search(self, query: str, scope: Scope, blend: tuple[str, float] | None = None) -> list[SearchResult]:
-        hits = self._services.search(query, scope, mode=self._mode, limit=self._limit, filter=self._filter, blend=blend)
+        s = self._services
+        hits = s.search(query, scope, mode=self._mode, limit=self._limit, filter=self._filter, blend=blend)
+        message = blend[0] if blend is not None else query
+        hits = s.with_named_pages(message, hits, query, scope, mode=self._mode, filter=self._filter, blend=blend)
         return [result_of_hit(hit, query, self._passage) for hit in hits]
 
 
