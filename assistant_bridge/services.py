@@ -211,10 +211,10 @@ class Services:
         blend: tuple[str, float] | None = None,
     ) -> list[SearchHit]:
         """``hits`` (the results of :meth:`search` for ``text``) with the best passages of the manual pages
-        ``message`` names first, for a page that none of the first :data:`NAMED_PAGE_WINDOW` hits comes from and
-        that the corpus holds only in other languages than the message's (a page in its language is found by
-        its words). Each page's passages come from the same search within that page (and ``scope``); as many
-        hits as before."""
+        ``message`` names first, when none of the first :data:`NAMED_PAGE_WINDOW` hits comes from a page it
+        names, for each page the corpus holds only in other languages than the message's (a page in its
+        language is found by its words). Each page's passages come from the same search within that page (and
+        ``scope``); as many hits as before."""
         words = [w.rstrip(".-") for w in _COMMAND_WORD.findall(unicodedata.normalize("NFKC", message).lower())]
         pages = self.store.manual_pages(dict.fromkeys(words[:_COMMAND_WORDS]))
         if not pages:
@@ -226,9 +226,11 @@ class Services:
             name = manual_page_name(title)
             if name is not None and mentions(form, name):
                 named.setdefault(name, []).append((document, lang))
+        if shown & named.keys():  # the search found a page the message names: its subject
+            return hits
         first: list[SearchHit] = []
         for name, documents in sorted(named.items()):
-            if name in shown or any(lang == language for _, lang in documents):
+            if any(lang == language for _, lang in documents):
                 continue
             ids = tuple(d for d, _ in documents if scope.document_ids is None or d in scope.document_ids)
             if ids:

@@ -188,3 +188,16 @@ def test_a_named_page_comes_only_from_what_the_caller_may_read(tmp_path: Path) -
     assert "ssh(1): OpenSSH remote login client" not in named(svc, ASKED_IN_JAPANESE, bob)
     alice = Scope(principal=Principal("alice"))
     assert named(svc, ASKED_IN_JAPANESE, alice)[0] == "ssh(1): OpenSSH remote login client"
+
+
+def test_no_page_comes_first_when_the_results_hold_one_the_message_names(tmp_path: Path) -> None:
+    """lsof(8) among the first results is the message's subject; rsync(1), held only in Japanese, is not
+    brought in for an English message that names both."""
+    svc = manuals(tmp_path)
+    for name in ("lsof", "fuser", "pgrep", "ps", "top"):
+        text = f"{name} can list the open files of a process: -p pid selects the files a process started."
+        svc.ingestor.ingest_text(text, title=f"{name}(8)", ownership=Ownership())
+    message = "How do I make lsof list the open files of a process started by rsync?"
+    hits = svc.search(message, SCOPE, mode="hybrid", limit=6)
+    assert "lsof(8)" in [h.chunk.title for h in hits[:5]] and "rsync(1)" not in [h.chunk.title for h in hits[:5]]
+    assert svc.with_named_pages(message, hits, message, SCOPE, mode="hybrid") == hits
