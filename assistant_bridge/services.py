@@ -229,7 +229,7 @@ class Services:
         if shown & named.keys():  # the search found a page the message names: its subject
             return hits
         first: list[SearchHit] = []
-        for name, documents in sorted(named.items()):
+        for _, documents in sorted(named.items()):
             if any(lang == language for _, lang in documents):
                 continue
             ids = tuple(d for d, _ in documents if scope.document_ids is None or d in scope.document_ids)
