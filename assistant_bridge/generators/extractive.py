@@ -84,6 +84,7 @@ from assistant_bridge.generators.sentences import (
     flatten,
     introduces,
     number_match,
+    page_terms,
     query_terms,
     section_match,
     terms,
@@ -223,14 +224,14 @@ class ExtractiveGenerator:
         entries = entry_match(query, cands, [s.title for s in snippets])
         if entries.any():  # "which option…": the answer is an entry, not a sentence about options
             qterms -= answer_type_terms(query)
-        df = {t: sum(1 for c in cands if t in c.terms) for t in qterms}
+        implied = page_terms(query, [s.title for s in snippets])
+        said = [c.terms | implied[c.snippet] for c in cands]
+        df = {t: sum(1 for ts in said if t in ts) for t in qterms}
         idf = {t: max(0.0, math.log((n + 1) / (df[t] + 0.5))) for t in qterms}
         total = sum(idf.values())
         phrases = _phrase_match([t for t in terms(query) if t in qterms], cands, idf)
         relevance = (
-            np.array(
-                [sum(idf[t] for t in qterms & c.terms) / total if total > 0 else 0.0 for c in cands], dtype=np.float64
-            )
+            np.array([sum(idf[t] for t in qterms & ts) / total if total > 0 else 0.0 for ts in said], dtype=np.float64)
             + self.tuning.w_entry * entries
         )
         # ranking cues, not measures of relevance: they choose the best sentence but do not raise the floor

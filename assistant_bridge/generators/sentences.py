@@ -301,6 +301,18 @@ def answer_type_terms(query: str) -> set[str]:
 _NAME_WORD = re.compile(r"\w[-_.]\w|[a-z][A-Z]")  # "charset-normalizer", "orjson.dumps", "ServerAlive"
 
 
+def page_terms(query: str, titles: Sequence[str]) -> list[frozenset[str]]:
+    """Per snippet (``titles``, one each), the terms every sentence of it says without writing them: the name
+    of the manual page it comes from, when the query names that page. "How do I make the iperf3 server send
+    data to the client instead?" is about iperf3 in each sentence of iperf3(1), not most in the ones that
+    happen to write "iperf3" ("If the iperf3 server is running on a non-default TCP port…")."""
+    named = named_manual_pages(query, titles)
+    return [
+        frozenset(terms(page)) if (page := manual_page_name(title)) is not None and page in named else frozenset()
+        for title in titles
+    ]
+
+
 def entry_match(query: str, cands: Sequence[Candidate], titles: Sequence[str] = ()) -> np.ndarray:
     """How much each definition entry answers the kind of thing the query asks for: 1.0 for an entry of an
     option the query names ("what does --key do") or whose long name the query spells out in its words

@@ -456,3 +456,18 @@ def test_a_reference_pages_entries_are_not_weighed_by_their_chunks_similarity() 
     )
     out = ExtractiveGenerator(None).generate(query, [first, later], "concise")
     assert out.text.startswith("-mtime n")
+
+
+def test_the_name_of_a_page_the_question_names_is_said_by_each_of_its_sentences() -> None:
+    """Every sentence of iperf3(1) is about iperf3: the one that happens to write "iperf3" does not outrank the
+    one that says what is asked ("data")."""
+    page = Snippet(
+        "The iperf3 client can connect to the server on another port.\n\n"
+        "-R, --reverse: the server sends data to the client.",
+        "iperf3(1): perform network throughput tests",
+        0,
+    )
+    question = "How do I make the iperf3 server send data to the client?"
+    assert ExtractiveGenerator().generate(question, [page], "concise").text.startswith("-R, --reverse")
+    other = Snippet(page.text, "Network tools", 0)  # no page the question names: the name is a word like others
+    assert ExtractiveGenerator().generate(question, [other], "concise").text.startswith("The iperf3 client")
