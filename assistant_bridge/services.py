@@ -36,8 +36,8 @@ log = logging.getLogger(__name__)
 BLENDED_BM25_QUERY_WEIGHT = 0.5
 # A message that names a manual page only in another language than its own ("ssh で踏み台ホストを経由して接続
 # するオプションは？" and ssh(1) in English) finds pages in its own language by its words: when none of the
-# first NAMED_PAGE_WINDOW results (the passages an answer is drawn from) comes from the page, the page's own
-# best NAMED_PAGE_PASSAGES for the same search come first (:meth:`Services.with_named_pages`).
+# first NAMED_PAGE_WINDOW results (the passages an answer is drawn from) comes from a page it names, that
+# page's own best NAMED_PAGE_PASSAGES for the same search come first (:meth:`Services.with_named_pages`).
 NAMED_PAGE_WINDOW = 5
 NAMED_PAGE_PASSAGES = 4
 _COMMAND_WORD = re.compile(r"[a-z][a-z0-9_.+-]*")  # what may name a command in a message (NFKC, lower case)
@@ -212,11 +212,11 @@ class Services:
     ) -> list[SearchHit]:
         """``hits`` (the results of :meth:`search` for ``text``) with the best passages of the manual pages
         ``message`` names first, when none of the first :data:`NAMED_PAGE_WINDOW` hits comes from a page it
-        names, for each page the corpus holds only in other languages than the message's (a page in its
-        language is found by its words). Each page's passages come from the same search within that page (and
-        ``scope``); as many hits as before."""
+        names, for each page ``scope`` may read only in other languages than the message's (a page in its
+        language is found by its words). Each page's passages come from the same search within that page; as
+        many hits as before."""
         words = [w.rstrip(".-") for w in _COMMAND_WORD.findall(unicodedata.normalize("NFKC", message).lower())]
-        pages = self.store.manual_pages(dict.fromkeys(words[:_COMMAND_WORDS]))
+        pages = self.store.manual_pages(dict.fromkeys(words[:_COMMAND_WORDS]), scope)
         if not pages:
             return hits
         form, language = match_form(message), detect_language(message)
@@ -232,10 +232,8 @@ class Services:
         for _, documents in sorted(named.items()):
             if any(lang == language for _, lang in documents):
                 continue
-            ids = tuple(d for d, _ in documents if scope.document_ids is None or d in scope.document_ids)
-            if ids:
-                within = replace(scope, document_ids=ids)
-                first += self.search(text, within, mode=mode, limit=NAMED_PAGE_PASSAGES, filter=filter, blend=blend)
+            within = replace(scope, document_ids=tuple(d for d, _ in documents))  # narrower: what scope may read
+            first += self.search(text, within, mode=mode, limit=NAMED_PAGE_PASSAGES, filter=filter, blend=blend)
         if not first:
             return hits
         moved = {h.chunk.id for h in first}

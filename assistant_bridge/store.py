@@ -199,14 +199,17 @@ class SQLiteStore:
         rows = self.execute(f"{_DOC_SELECT} ORDER BY created_at LIMIT ?", (limit,)).fetchall()
         return [_doc(r) for r in rows]
 
-    def manual_pages(self, names: Iterable[str]) -> list[tuple[str, str, str]]:
-        """``(id, title, language)`` of the documents that are the manual page of one of ``names`` (the title
-        "ssh(1): OpenSSH remote login client" for ``ssh``), anyone's: a caller searches them within its scope.
-        A name is a command's (letters, digits, ``._+-``); anything else matches nothing."""
+    def manual_pages(self, names: Iterable[str], scope: Scope) -> list[tuple[str, str, str]]:
+        """``(id, title, language)`` of the documents ``scope`` may see that are the manual page of one of
+        ``names`` (the title "ssh(1): OpenSSH remote login client" for ``ssh``; the rule of
+        :meth:`documents_page`). A name is a command's (letters, digits, ``._+-``); anything else matches
+        nothing."""
+        where, params = _scope_sql(scope_clauses(scope))
         found: list[tuple[str, str, str]] = []
         for name in dict.fromkeys(names):
             if _COMMAND_NAME.fullmatch(name):
-                rows = self.execute("SELECT id, title, language FROM documents WHERE title GLOB ?", (f"{name}(*",))
+                sql = f"SELECT id, title, language FROM documents WHERE title GLOB ? AND {' AND '.join(where)}"
+                rows = self.execute(sql, [f"{name}(*", *params])
                 found.extend((str(i), str(t), str(lang or "")) for i, t, lang in rows)
         return found
 

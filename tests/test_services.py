@@ -163,8 +163,9 @@ def test_a_manual_page_named_in_another_language_comes_first(tmp_path: Path) -> 
     """A Japanese question about ssh(1), whose manual the corpus holds in English only, finds pages in
     Japanese by its words; the page it names comes first, with as many results as before."""
     svc = manuals(tmp_path)
-    assert svc.store.manual_pages(["ssh", "*", "tar"]) and not svc.store.manual_pages(["*", "ss?", "[s]sh"])
-    assert [t for _, t, _ in svc.store.manual_pages(["ssh"])] == ["ssh(1): OpenSSH remote login client"]
+    assert svc.store.manual_pages(["ssh", "*", "tar"], SCOPE)
+    assert not svc.store.manual_pages(["*", "ss?", "[s]sh"], SCOPE)
+    assert [t for _, t, _ in svc.store.manual_pages(["ssh"], SCOPE)] == ["ssh(1): OpenSSH remote login client"]
     asked = svc.search(ASKED_IN_JAPANESE, SCOPE, mode="hybrid", limit=6)
     assert "ssh(1): OpenSSH remote login client" not in [h.chunk.title for h in asked[:5]]
     titles = named(svc, ASKED_IN_JAPANESE)
@@ -185,6 +186,7 @@ def test_a_named_page_in_the_messages_language_or_among_the_results_is_left_wher
 def test_a_named_page_comes_only_from_what_the_caller_may_read(tmp_path: Path) -> None:
     svc = manuals(tmp_path, ssh="alice")
     bob = Scope(principal=Principal("bob"))
+    assert not svc.store.manual_pages(["ssh"], bob)
     assert "ssh(1): OpenSSH remote login client" not in named(svc, ASKED_IN_JAPANESE, bob)
     alice = Scope(principal=Principal("alice"))
     assert named(svc, ASKED_IN_JAPANESE, alice)[0] == "ssh(1): OpenSSH remote login client"
