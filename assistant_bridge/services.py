@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 # conversations in hybrid mode (gain recovered / recall lost at 1.0, 0.5, 0.25: 130 / 5.8 %, 142 / 2.8 %,
 # 92 / 5.8 %); docs/benchmarks.md.
 BLENDED_BM25_QUERY_WEIGHT = 0.5
-# A message that names a manual page only in another language than its own ("ssh で踏み台ホストを経由して接続
+# A French or Japanese message that names a manual page only in another language ("ssh で踏み台ホストを経由して接続
 # するオプションは？" and ssh(1) in English) finds pages in its own language by its words: when none of the
 # first NAMED_PAGE_WINDOW results (the passages an answer is drawn from) comes from a page it names, that
 # page's own best NAMED_PAGE_PASSAGES for the same search come first (:meth:`Services.with_named_pages`).
@@ -214,12 +214,16 @@ class Services:
         ``message`` names first, when none of the first :data:`NAMED_PAGE_WINDOW` hits comes from a page it
         names, for each page ``scope`` may read only in other languages than the message's (a page in its
         language is found by its words). Each page's passages come from the same search within that page; as
-        many hits as before."""
+        many hits as before. Not for an English message: English uses many commands' names as words ("How
+        can a new contributor find a sponsor?" is not about find(1), held in French)."""
+        language = detect_language(message)
+        if language == "en":  # "find a sponsor", "less than", "which file": English names commands as words
+            return hits
         words = [w.rstrip(".-") for w in _COMMAND_WORD.findall(unicodedata.normalize("NFKC", message).lower())]
         pages = self.store.manual_pages(dict.fromkeys(words[:_COMMAND_WORDS]), scope)
         if not pages:
             return hits
-        form, language = match_form(message), detect_language(message)
+        form = match_form(message)
         shown = {manual_page_name(h.chunk.title or "") for h in hits[:NAMED_PAGE_WINDOW]}
         named: dict[str, list[tuple[str, str]]] = {}
         for document, title, lang in pages:

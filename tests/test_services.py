@@ -177,7 +177,9 @@ def test_a_named_page_in_the_messages_language_or_among_the_results_is_left_wher
     for message in (
         "tar でアーカイブからファイルを抽出するオプションは何ですか？",  # tar(1) in Japanese: found by its words
         "Which ssh option connects through a jump host?",  # ssh(1) in English
-        "Which option of the program extracts files?",  # no page named
+        "どのプログラムがファイルを抽出しますか？",  # no page named
+        "How can I find a host to connect through with rsync?",  # English: rsync(1) is Japanese, but English
+        # names commands as words ("find", "less", "file"), and its words find its pages
     ):
         hits = svc.search(message, SCOPE, mode="hybrid", limit=3)
         assert svc.with_named_pages(message, hits, message, SCOPE, mode="hybrid") == hits
@@ -194,12 +196,12 @@ def test_a_named_page_comes_only_from_what_the_caller_may_read(tmp_path: Path) -
 
 def test_no_page_comes_first_when_the_results_hold_one_the_message_names(tmp_path: Path) -> None:
     """lsof(8) among the first results is the message's subject; rsync(1), held only in Japanese, is not
-    brought in for an English message that names both."""
+    brought in for a French message that names both."""
     svc = manuals(tmp_path)
     for name in ("lsof", "fuser", "pgrep", "ps", "top"):
-        text = f"{name} can list the open files of a process: -p pid selects the files a process started."
+        text = f"{name} liste les fichiers ouverts d'un processus : -p pid choisit les fichiers d'un processus lancé."
         svc.ingestor.ingest_text(text, title=f"{name}(8)", ownership=Ownership())
-    message = "How do I make lsof list the open files of a process started by rsync?"
+    message = "Comment lister avec lsof les fichiers ouverts par un processus lancé par rsync ?"
     hits = svc.search(message, SCOPE, mode="hybrid", limit=6)
     assert "lsof(8)" in [h.chunk.title for h in hits[:5]] and "rsync(1)" not in [h.chunk.title for h in hits[:5]]
     assert svc.with_named_pages(message, hits, message, SCOPE, mode="hybrid") == hits
