@@ -240,6 +240,7 @@ class Services:
             first += self.search(text, within, mode=mode, limit=NAMED_PAGE_PASSAGES, filter=filter, blend=blend)
         if not first:
             return hits
+        log.debug("search.named_pages", extra={"language": language, "pages": sorted(named), "first": len(first)})
         moved = {h.chunk.id for h in first}
         return (first + [h for h in hits if h.chunk.id not in moved])[: max(len(hits), len(first))]
 
