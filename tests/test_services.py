@@ -205,3 +205,15 @@ def test_no_page_comes_first_when_the_results_hold_one_the_message_names(tmp_pat
     hits = svc.search(message, SCOPE, mode="hybrid", limit=6)
     assert "lsof(8)" in [h.chunk.title for h in hits[:5]] and "rsync(1)" not in [h.chunk.title for h in hits[:5]]
     assert svc.with_named_pages(message, hits, message, SCOPE, mode="hybrid") == hits
+
+
+def test_a_long_message_looks_up_a_bounded_number_of_names(tmp_path: Path, monkeypatch: Any) -> None:
+    svc = manuals(tmp_path)
+    asked: list[list[str]] = []
+    lookup = svc.store.manual_pages
+    monkeypatch.setattr(
+        svc.store, "manual_pages", lambda names, scope: asked.append(list(names)) or lookup(names, scope)
+    )
+    message = "".join(f"w{i} のオプションと" for i in range(2000)) + "？"  # Japanese, with 2,000 Latin words
+    assert svc.with_named_pages(message, [], message, SCOPE, mode="hybrid") == []
+    assert len(asked) == 1 and len(asked[0]) == 16
