@@ -222,18 +222,36 @@ def named_pages(message: str, results: Sequence[SearchResult]) -> tuple[str, ...
     return tuple(sorted(named_manual_pages(message, (r.title or "" for r in results))))
 
 
-def _off_subject(names: Sequence[str], pages: Sequence[str], generation: Generation) -> bool:
+def _off_subject(
+    names: Sequence[str], pages: Sequence[str], generation: Generation, results: Sequence[SearchResult] = ()
+) -> bool:
     """The answer is drawn only from passages that never name what the question asks about: "What is the
     default port of PostgreSQL?" answered from a page about Debian's ports, which other results tied to
     PostgreSQL. Acronyms are left out ("Which TCP port does rsync listen on?" is answered by a passage that
     says "port 873" without "TCP"): they qualify the question more often than they are its subject. The
     same for the manual pages the question names (:func:`named_pages`), any one of them: "the default port of
-    the htop web interface" answered from wget(1)'s FTPS port."""
+    the htop web interface" answered from wget(1)'s FTPS port. A cited passage's page names its subject for
+    it: the other passages of that page among ``results`` count (:func:`_same_pages`)."""
     named = [n for n in names if not n.replace(" ", "").isupper()]
     if not generation.citations or not (named or pages):
         return False
-    form = match_form(" ".join(f"{c.title} {c.body}" for c in generation.citations))
+    form = match_form(
+        " ".join(f"{c.title} {c.body}" for c in generation.citations) + " " + _same_pages(generation, results)
+    )
     return _unnamed(named, form) or (bool(pages) and not any(mentions(form, p) for p in pages))
+
+
+def _same_pages(generation: Generation, results: Sequence[SearchResult]) -> str:
+    """The passages among ``results`` of the pages the answer cites (same title and link): a page names its
+    subject somewhere, not in each passage. "Which SQLite syntax changes the name of a column of a table?" is
+    answered by "The RENAME COLUMN TO syntax changes the column-name…", whose page (ALTER TABLE) says
+    "SQLite" in its other passages."""
+    cited = {
+        (results[c.search_result_index].title, results[c.search_result_index].url)
+        for c in generation.citations
+        if 0 <= c.search_result_index < len(results)
+    }
+    return " ".join(f"{r.body} {' '.join(r.highlight_body or ())}" for r in results if (r.title, r.url) in cited)
 
 
 def _second_look(prefilter: PreFilterLike, query: str, snippets: Sequence[Snippet]) -> list[tuple[int, float]]:
@@ -345,7 +363,7 @@ def finish_generation(
         return IDontKnow(
             reason="generator_declined", timings=timings, scores=scores, generated_text=generation.text, **common
         )
-    if _off_subject(prepared.names, prepared.pages, generation):
+    if _off_subject(prepared.names, prepared.pages, generation, prepared.results):
         timings["total"] = (clock() - prepared.started) * 1000.0
         return IDontKnow(
             reason="response_confidence", timings=timings, scores=scores, generated_text=generation.text, **common

@@ -268,6 +268,19 @@ def test_an_answer_from_passages_that_never_name_what_was_asked_is_idk() -> None
     assert isinstance(run(results=[ports, sql], generator=FirstSnippetOnly(), must_mention=["TCP"]), Answer)
 
 
+def test_the_page_of_a_cited_passage_names_its_subject_for_it() -> None:
+    """ "Which SQLite syntax changes the name of a column?" answered from a passage of the ALTER TABLE page that
+    does not say "SQLite", while another passage of that page among the results does."""
+    rename = SearchResult("ALTER TABLE", "The RENAME COLUMN TO syntax changes the column-name of a table.", "u/alter")
+    intro = SearchResult("ALTER TABLE", "SQLite supports a limited subset of ALTER TABLE.", "u/alter")
+    elsewhere = SearchResult("ALTER TABLE", "SQLite supports a limited subset of ALTER TABLE.", "u/other")
+    asked = ["SQLite"]
+    assert isinstance(run(results=[rename, intro], generator=FirstSnippetOnly(), must_mention=asked), Answer)
+    # a passage of another page (another link) names nothing for it
+    out = run(results=[rename, elsewhere], generator=FirstSnippetOnly(), must_mention=asked)
+    assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
+
+
 def test_an_answer_must_come_from_or_name_a_manual_page_the_question_names() -> None:
     wget = SearchResult("wget(1): The non-interactive network downloader", "The default port for FTPS is 990.")
     htop = SearchResult("htop(1): interactive process viewer", "htop shows processes in a tree with -t.")
