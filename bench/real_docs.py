@@ -18,8 +18,9 @@ the Bash reference manual in HTML and PDF, four chapters of the Debian Reference
 READMEs; measured once before any change made for it, then used like ``dev``) and ``fresh2`` (17 + 5 questions
 on tcpdump, tree, iperf3 and parted, three more Debian Reference chapters, the uvicorn and pydantic READMEs;
 written after the changes made for ``fresh``, reported apart), ``fresh3`` (23 + 6 questions on documents and
-manual-page options no question had used, written before the changes it measured) and ``fresh4`` (15 + 5 more,
-held out for the next changes). ``docs/benchmarks.md`` has the figures.
+manual-page options no question had used, written before the changes it measured), ``fresh4`` (15 + 5 more,
+measured once, then read for one change) and ``fresh5`` (15 + 5 more, written after that change: held out for
+the next changes). ``docs/benchmarks.md`` has the figures.
 
 Scored: an answerable question is *correct* when the answer holds one of its answer strings (an option such as
 ``-n`` as a whole option, with its case: not in ``-N`` or ``--name``), *refused* when
