@@ -230,15 +230,25 @@ def _off_subject(
     PostgreSQL. Acronyms are left out ("Which TCP port does rsync listen on?" is answered by a passage that
     says "port 873" without "TCP"): they qualify the question more often than they are its subject. The
     same for the manual pages the question names (:func:`named_pages`), any one of them: "the default port of
-    the htop web interface" answered from wget(1)'s FTPS port. A cited passage's page names its subject for
-    it: the other passages of that page among ``results`` count (:func:`_same_pages`)."""
+    the htop web interface" answered from wget(1)'s FTPS port. A name that most of ``results`` mention (the
+    product the documents are about: "SQLite" over SQLite's documentation) is named for a cited passage by
+    its page: the other passages of that page among ``results`` count (:func:`_same_pages`)."""
     named = [n for n in names if not n.replace(" ", "").isupper()]
     if not generation.citations or not (named or pages):
         return False
-    form = match_form(
-        " ".join(f"{c.title} {c.body}" for c in generation.citations) + " " + _same_pages(generation, results)
+    cited = " ".join(f"{c.title} {c.body}" for c in generation.citations)
+    form = match_form(cited)
+    common = [n for n in named if _mostly_mentioned(n, results)]
+    paged = match_form(f"{cited} {_same_pages(generation, results)}") if common else form
+    return any(not _mentioned(paged if n in common else form, n) for n in named) or (
+        bool(pages) and not any(mentions(form, p) for p in pages)
     )
-    return _unnamed(named, form) or (bool(pages) and not any(mentions(form, p) for p in pages))
+
+
+def _mostly_mentioned(name: str, results: Sequence[SearchResult]) -> bool:
+    """At least half of ``results`` mention ``name`` (:func:`_mentioned`), in their titles or passages."""
+    said = sum(_mentioned(match_form(f"{r.title} {r.body} {' '.join(r.highlight_body or ())}"), name) for r in results)
+    return 2 * said >= len(results) > 0
 
 
 def _same_pages(generation: Generation, results: Sequence[SearchResult]) -> str:

@@ -279,6 +279,11 @@ def test_the_page_of_a_cited_passage_names_its_subject_for_it() -> None:
     # a passage of another page (another link) names nothing for it
     out = run(results=[rename, elsewhere], generator=FirstSnippetOnly(), must_mention=asked)
     assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
+    # only a name most of the results mention (the documents' product), not one that qualifies the question
+    editors = SearchResult("ALTER TABLE", "Some editors on Windows show the schema.", "u/alter")
+    others = [SearchResult(f"Page {i}", "Nothing about it here.", f"u/{i}") for i in range(3)]
+    out = run(results=[rename, editors, *others], generator=FirstSnippetOnly(), must_mention=["Windows"])
+    assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
 
 
 def test_an_answer_must_come_from_or_name_a_manual_page_the_question_names() -> None:
