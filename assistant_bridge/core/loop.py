@@ -186,8 +186,13 @@ def _unmentioned(names: Sequence[str], results: Sequence[SearchResult]) -> bool:
     """One of ``names`` is not mentioned by ``results`` taken together (titles and passages)."""
     if not names:
         return False
-    form = match_form(" ".join(f"{r.title} {r.body} {' '.join(r.highlight_body or ())}" for r in results))
+    form = match_form(" ".join(f"{r.title} {_passages(r)}" for r in results))
     return _unnamed(names, form)
+
+
+def _passages(result: SearchResult) -> str:
+    """A result's passage and its highlights, as one text to look for names in."""
+    return f"{result.body} {' '.join(result.highlight_body or ())}"
 
 
 def _unqualified(names: Sequence[str], pages: Sequence[str], message: str) -> list[str]:
@@ -247,7 +252,7 @@ def _off_subject(
 
 def _mostly_mentioned(name: str, results: Sequence[SearchResult]) -> bool:
     """At least half of ``results`` mention ``name`` (:func:`_mentioned`), in their titles or passages."""
-    said = sum(_mentioned(match_form(f"{r.title} {r.body} {' '.join(r.highlight_body or ())}"), name) for r in results)
+    said = sum(_mentioned(match_form(f"{r.title} {_passages(r)}"), name) for r in results)
     return 2 * said >= len(results) > 0
 
 
@@ -261,7 +266,7 @@ def _same_pages(generation: Generation, results: Sequence[SearchResult]) -> str:
         for c in generation.citations
         if 0 <= c.search_result_index < len(results)
     }
-    return " ".join(f"{r.body} {' '.join(r.highlight_body or ())}" for r in results if (r.title, r.url) in cited)
+    return " ".join(_passages(r) for r in results if (r.title, r.url) in cited)
 
 
 def _second_look(prefilter: PreFilterLike, query: str, snippets: Sequence[Snippet]) -> list[tuple[int, float]]:
