@@ -315,7 +315,7 @@ class ExtractiveGenerator:
             items = list(itertools.takewhile(lambda c: c.item, after[lead:]))
             if len(items) >= 2:
                 return _as_far_as_fits(chosen, after[:lead] + items, policy.max_chars)
-            if introduces(best.text) and after:
+            if (introduces(best.text) or _shown_command(cands, top) is not None) and after:
                 # "Run the following to test Rich output on your terminal:" answers with what it introduces:
                 # the block that follows it (a command, a code sample), up to the next blank line
                 text = snippets[best.snippet].text
@@ -342,6 +342,13 @@ class ExtractiveGenerator:
                 continue
             chosen.append(cand)
             used += len(cand.text) + 1
+            shown = _shown_command(cands, pick)
+            if shown is not None and cands[shown] not in chosen and used + len(cands[shown].text) <= policy.max_chars:
+                # "To learn the status of all the packages, execute the command" answers with the command
+                chosen.append(cands[shown])
+                used += len(cands[shown].text) + 1
+                if shown in pool:
+                    pool.remove(shown)
         rank = {best.snippet: -1}
         chosen.sort(key=lambda c: (rank.get(c.snippet, c.snippet), c.position))
         return chosen
@@ -425,6 +432,20 @@ def _similarity_gap(cands: Sequence[Candidate], snippets: Sequence[Snippet]) -> 
 _ANAPHOR = re.compile(r"(?:This|These|Those|Such|It|They|Ceci|Cela|Cette|Ces)\b|これ|この|それ|その")
 # "$ pip install …", "iperf3 -c host -R", "pip install 'uvicorn[standard]'": a command, not a heading
 _COMMAND_LINE = re.compile(r"\$\s|[a-z][\w.-]*\s.*(?:(?<![\w-])-{1,2}\w|[\[\]'\"=/<>|{}])")
+
+
+# a sentence that ends by introducing what follows: "…:", "…, execute the command", "…la commande", "…コマンド"
+_INTRODUCES_COMMAND = re.compile(r"(?:[:：]|\b(?:command|commande)|コマンド)\s*$", re.IGNORECASE)
+
+
+def _shown_command(cands: Sequence[Candidate], i: int) -> int | None:
+    """The command line the sentence ``cands[i]`` introduces ("To learn the status of all the packages, execute
+    the command" then ``dpkg --list``): the candidate right after it in its snippet, when that is a command
+    line; else ``None``."""
+    if i + 1 >= len(cands) or not _INTRODUCES_COMMAND.search(cands[i].text):
+        return None
+    nxt = cands[i + 1]
+    return i + 1 if nxt.snippet == cands[i].snippet and _COMMAND_LINE.match(nxt.text) else None
 
 
 def _antecedent(cands: Sequence[Candidate], top: int) -> int | None:

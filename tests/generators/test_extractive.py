@@ -471,3 +471,21 @@ def test_the_name_of_a_page_the_question_names_is_said_by_each_of_its_sentences(
     assert ExtractiveGenerator().generate(question, [page], "concise").text.startswith("-R, --reverse")
     other = Snippet(page.text, "Network tools", 0)  # no page the question names: the name is a word like others
     assert ExtractiveGenerator().generate(question, [other], "concise").text.startswith("The iperf3 client")
+
+
+def test_a_sentence_that_introduces_a_command_answers_with_it() -> None:
+    """The Debian FAQ's "…, execute the command" has no colon and its command is a block of its own, a line
+    too short to answer alone: a sentence that joins the best one from another passage brings its command
+    along."""
+    guide = Snippet("The command dpkg-query lists the packages installed on a Debian system.", "Chapter 2", 0)
+    faq = Snippet(
+        "Packages can be removed at any time.\n"
+        "To learn the status of all the packages installed on a Debian system, execute the command\n\n"
+        "dpkg --list\n\n"
+        "This prints out a one-line summary for each package.",
+        "The Debian GNU/Linux FAQ",
+        1,
+    )
+    out = ExtractiveGenerator().generate("Which command lists the packages installed on a Debian system?", [guide, faq])
+    assert out.text.startswith("The command dpkg-query")
+    assert "execute the command dpkg --list" in out.text
