@@ -17,6 +17,7 @@ import numpy as np
 from assistant_bridge.backends.base import SearchBackend, summed_fuse, weighted_fuse
 from assistant_bridge.backends.factory import make_backend
 from assistant_bridge.core.language import detect_language
+from assistant_bridge.core.snippets import MAX_SNIPPETS
 from assistant_bridge.domain import Scope, SearchHit, SearchQuery
 from assistant_bridge.embedders.base import Embedder
 from assistant_bridge.embedders.factory import make_embedder
@@ -25,7 +26,7 @@ from assistant_bridge.ingest.queue import IngestQueue
 from assistant_bridge.ingest.service import Ingestor
 from assistant_bridge.settings import Settings
 from assistant_bridge.store import SQLiteStore
-from assistant_bridge.text import manual_page_name, match_form, mentions
+from assistant_bridge.text import manual_page_name, named_manual_pages
 
 log = logging.getLogger(__name__)
 # A blended lexical search (a conversation turn's rewrite beside the message as asked) weighs the BM25 of a
@@ -36,9 +37,8 @@ log = logging.getLogger(__name__)
 BLENDED_BM25_QUERY_WEIGHT = 0.5
 # A French or Japanese message that names a manual page only in another language ("ssh で踏み台ホストを経由して接続
 # するオプションは？" and ssh(1) in English) finds pages in its own language by its words: when none of the
-# first NAMED_PAGE_WINDOW results (the passages an answer is drawn from) comes from a page it names, that
-# page's own best NAMED_PAGE_PASSAGES for the same search come first (:meth:`Services.with_named_pages`).
-NAMED_PAGE_WINDOW = 5
+# first MAX_SNIPPETS results (the passages an answer is drawn from) comes from a page it names, that page's own
+# best NAMED_PAGE_PASSAGES for the same search come first (:meth:`Services.with_named_pages`).
 NAMED_PAGE_PASSAGES = 4
 _COMMAND_WORD = re.compile(r"[a-z][a-z0-9_.+-]*")  # what may name a command in a message (NFKC, lower case)
 _COMMAND_WORDS = 16  # the message's first this many such words are looked up
@@ -211,9 +211,9 @@ class Services:
         blend: tuple[str, float] | None = None,
     ) -> list[SearchHit]:
         """``hits`` (the results of :meth:`search` for ``text``) with the best passages of the manual pages
-        ``message`` names first, when none of the first :data:`NAMED_PAGE_WINDOW` hits comes from a page it
-        names, for each page ``scope`` may read only in other languages than the message's (a page in its
-        language is found by its words). Each page's passages come from the same search within that page; as
+        ``message`` names first, when none of the first hits (as many as an answer draws from,
+        :data:`~assistant_bridge.core.snippets.MAX_SNIPPETS`) comes from a page it names, for each page ``scope``
+        may read only in other languages than the message's (a page in its language is found by its words). Each page's passages come from the same search within that page; as
         many hits as before. Not for an English message: English uses many commands' names as words ("How
         can a new contributor find a sponsor?" is not about find(1), held in French)."""
         language = detect_language(message)
@@ -223,15 +223,13 @@ class Services:
         pages = self.store.manual_pages(dict.fromkeys(words[:_COMMAND_WORDS]), scope)
         if not pages:
             return hits
-        form = match_form(message)
-        shown = {manual_page_name(h.chunk.title or "") for h in hits[:NAMED_PAGE_WINDOW]}
+        names = named_manual_pages(message, (title for _, title, _ in pages))
+        if names & {manual_page_name(h.chunk.title or "") for h in hits[:MAX_SNIPPETS]}:
+            return hits  # the search found a page the message names: its subject
         named: dict[str, list[tuple[str, str]]] = {}
         for document, title, lang in pages:
-            name = manual_page_name(title)
-            if name is not None and mentions(form, name):
+            if (name := manual_page_name(title)) in names:
                 named.setdefault(name, []).append((document, lang))
-        if shown & named.keys():  # the search found a page the message names: its subject
-            return hits
         first: list[SearchHit] = []
         for _, documents in sorted(named.items()):
             if any(lang == language for _, lang in documents):

@@ -33,6 +33,7 @@ import numpy as np
 from assistant_bridge.core.scope import ScopeClauses, scope_clauses
 from assistant_bridge.domain import Document, Ownership, Scope
 from assistant_bridge.errors import ConfigurationError, InsufficientStorage
+from assistant_bridge.text import MANUAL_PAGE_NAME
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -88,7 +89,7 @@ _DOC_COLUMNS = (
 _DOC_SELECT = f"SELECT {', '.join(_DOC_COLUMNS)} FROM documents"
 _TABLE = re.compile(r"CREATE TABLE IF NOT EXISTS (\w+) \((.*?)\);", re.S)
 _COMPONENTS = "CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
-_COMMAND_NAME = re.compile(r"[\w.+-]+")  # a manual page's name (text.manual_page_name): no GLOB wildcard
+_COMMAND_NAME = re.compile(MANUAL_PAGE_NAME)  # holds no GLOB wildcard
 _CONSTRAINT = re.compile(r"^(PRIMARY|UNIQUE|CHECK|FOREIGN|CONSTRAINT)\b", re.I)
 
 

@@ -169,8 +169,9 @@ def match_form(text: str) -> str:
     return f" {_NOT_WORD.sub(' ', text).strip()} "
 
 
+MANUAL_PAGE_NAME = r"[\w.+-]+"  # a command's name as its manual page's title spells it: "ssh-keygen", "g++"
 MANUAL_SECTION = r"\(\d\w*\)"  # a manual page's section in its title: "(1)", "(3p)"
-_MANUAL_PAGE_TITLE = re.compile(rf"\s*([\w.+-]+)({MANUAL_SECTION})")  # "find(1): search for files…", "tmux(1)"
+_MANUAL_PAGE_TITLE = re.compile(rf"\s*({MANUAL_PAGE_NAME})({MANUAL_SECTION})")  # "find(1): search for files…"
 
 
 def manual_page_name(title: str) -> str | None:

@@ -200,9 +200,12 @@ def _unqualified(names: Sequence[str], pages: Sequence[str], message: str) -> li
     new window in GNU screen?" when screen(1) was found. The page names what is asked about; its manual need
     not say "GNU" anywhere near the answer."""
     form = match_form(message)
-    return [
-        n for n in names if not (n.replace(" ", "").isupper() and any(mentions(form, f"{n} {page}") for page in pages))
-    ]
+    return [n for n in names if not (_acronym(n) and any(mentions(form, f"{n} {page}") for page in pages))]
+
+
+def _acronym(name: str) -> bool:
+    """All capitals, spaces aside: "GNU", "TCP", not "VS Code"."""
+    return name.replace(" ", "").isupper()
 
 
 def _unnamed(names: Sequence[str], form: str) -> bool:
@@ -238,7 +241,7 @@ def _off_subject(
     the htop web interface" answered from wget(1)'s FTPS port. A name that most of ``results`` mention (the
     product the documents are about: "SQLite" over SQLite's documentation) is named for a cited passage by
     its page: the other passages of that page among ``results`` count (:func:`_same_pages`)."""
-    named = [n for n in names if not n.replace(" ", "").isupper()]
+    named = [n for n in names if not _acronym(n)]
     if not generation.citations or not (named or pages):
         return False
     cited = " ".join(f"{c.title} {c.body}" for c in generation.citations)

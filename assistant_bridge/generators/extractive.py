@@ -221,10 +221,11 @@ class ExtractiveGenerator:
             return cands, np.zeros(0), np.zeros(0), np.zeros(0)
         n = len(cands)
         qterms = query_terms(query)
-        entries = entry_match(query, cands, [s.title for s in snippets])
+        titles = [s.title for s in snippets]
+        entries = entry_match(query, cands, titles)
         if entries.any():  # "which option…": the answer is an entry, not a sentence about options
             qterms -= answer_type_terms(query)
-        implied = page_terms(query, [s.title for s in snippets])
+        implied = page_terms(query, titles)
         said = [c.terms | implied[c.snippet] for c in cands]
         df = {t: sum(1 for ts in said if t in ts) for t in qterms}
         idf = {t: max(0.0, math.log((n + 1) / (df[t] + 0.5))) for t in qterms}
