@@ -435,15 +435,16 @@ _ANAPHOR = re.compile(r"(?:This|These|Those|Such|It|They|Ceci|Cela|Cette|Ces)\b|
 _COMMAND_LINE = re.compile(r"\$\s|[a-z][\w.-]*\s.*(?:(?<![\w-])-{1,2}\w|[\[\]'\"=/<>|{}])")
 
 
-# a sentence that ends by introducing what follows: "…:", "…, execute the command", "…la commande", "…コマンド"
-_INTRODUCES_COMMAND = re.compile(r"(?:[:：]|\b(?:command|commande)|コマンド)\s*$", re.IGNORECASE)
+# a sentence that ends on the word for a command ("…, execute the command", "…la commande", "…コマンド"): it
+# introduces what follows, as one ending with a colon does (:func:`~.sentences.introduces`)
+_ENDS_ON_COMMAND = re.compile(r"(?:\b(?:command|commande)|コマンド)\s*$", re.IGNORECASE)
 
 
 def _shown_command(cands: Sequence[Candidate], i: int) -> int | None:
     """The command line the sentence ``cands[i]`` introduces ("To learn the status of all the packages, execute
     the command" then ``dpkg --list``): the candidate right after it in its snippet, when that is a command
     line; else ``None``."""
-    if i + 1 >= len(cands) or not _INTRODUCES_COMMAND.search(cands[i].text):
+    if i + 1 >= len(cands) or not (introduces(cands[i].text) or _ENDS_ON_COMMAND.search(cands[i].text)):
         return None
     nxt = cands[i + 1]
     return i + 1 if nxt.snippet == cands[i].snippet and _COMMAND_LINE.match(nxt.text) else None
