@@ -190,10 +190,15 @@ def _text_len(el: Any) -> int:
     return len(" ".join(el.text_content().split()))
 
 
+_MARKUP_IN_TITLE = re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]*)?>")  # "<title><strong>socat</strong></title>"
+
+
 def _title(doc: Any) -> str | None:
+    """The text of ``<title>``, else of the first ``<h1>``. A ``<title>`` holds text only: tags written in it
+    (a generator's "<strong>socat</strong>") are its text to a parser, and are dropped here."""
     for path in ("//title", "//h1"):
         for el in doc.xpath(path):
-            text = " ".join(el.text_content().split())
+            text = " ".join(_MARKUP_IN_TITLE.sub("", el.text_content()).split())
             if text:
                 return text
     return None

@@ -447,3 +447,13 @@ def test_options_listed_under_bullets_become_entries() -> None:
     assert "--version: Output the jq version and exit with zero." in paras
     assert "-k, --keep: keep source file(s) after successful compression or decompression." in paras
     assert "• Case insensitive matching will use Unicode case folding." in paras  # a list item stays one
+
+
+@pytest.mark.unit
+def test_tags_written_inside_an_html_title_are_not_its_title() -> None:
+    """``<title>`` holds text only, so "<strong>socat</strong>" there is text to a parser; the title is "socat"."""
+    page = "<html><head><title><strong>socat</strong></title></head><body><p>socat relays.</p></body></html>"
+    assert main_content(page)[1] == "socat"
+    assert main_content("<html><head><title>a < b and c > d</title></head><body><p>x</p></body></html>")[1] == (
+        "a < b and c > d"
+    )
