@@ -16,6 +16,7 @@ import numpy as np
 
 from assistant_bridge.backends.base import SearchBackend, summed_fuse, weighted_fuse
 from assistant_bridge.backends.factory import make_backend
+from assistant_bridge.core.filters import matches, stored_record
 from assistant_bridge.core.language import detect_language
 from assistant_bridge.core.snippets import MAX_SNIPPETS
 from assistant_bridge.domain import Scope, SearchHit, SearchQuery
@@ -26,7 +27,15 @@ from assistant_bridge.ingest.queue import IngestQueue
 from assistant_bridge.ingest.service import Ingestor
 from assistant_bridge.settings import Settings
 from assistant_bridge.store import SQLiteStore
-from assistant_bridge.text import manual_page_name, named_manual_pages
+from assistant_bridge.text import (
+    defines_in_prose,
+    manual_page_name,
+    match_form,
+    named_manual_pages,
+    overview_subject,
+    split_sentences,
+    titled_subject,
+)
 
 log = logging.getLogger(__name__)
 # A blended lexical search (a conversation turn's rewrite beside the message as asked) weighs the BM25 of a
@@ -40,6 +49,7 @@ BLENDED_BM25_QUERY_WEIGHT = 0.5
 # first MAX_SNIPPETS results (the passages an answer is drawn from) comes from a page it names, that page's own
 # best NAMED_PAGE_PASSAGES for the same search come first (:meth:`Services.with_named_pages`).
 NAMED_PAGE_PASSAGES = 4
+OPENING_CHUNKS = 3  # where a document says what it is about (:meth:`Services.with_opening`)
 _COMMAND_WORD = re.compile(r"[a-z][a-z0-9_.+-]*")  # what may name a command in a message (NFKC, lower case)
 _COMMAND_WORDS = 16  # the message's first this many such words are looked up
 
@@ -241,6 +251,41 @@ class Services:
         log.debug("search.named_pages", extra={"language": language, "pages": sorted(named), "first": len(first)})
         moved = {h.chunk.id for h in first}
         return (first + [h for h in hits if h.chunk.id not in moved])[: max(len(hits), len(first))]
+
+    def with_opening(self, message: str, hits: list[SearchHit], scope: Scope, *, filter: Any = None) -> list[SearchHit]:
+        """``hits`` with the opening passage of the document ``message`` asks about first, when it asks what a
+        named thing is or does (:func:`~assistant_bridge.text.overview_subject`: "What does git rebase do?") and
+        one of the hits comes from a document whose title names it (:func:`~assistant_bridge.text.titled_subject`:
+        git-rebase(1)). A document starts with what it is about (a manual page's NAME line and description, a
+        README's first paragraph); a search for the subject's name finds its later passages as often, since each
+        of them names it too. Among several such documents, the first in the message's language, else the best
+        ranked. The opening passages are its first chunk and, when that one says what the subject is only in a
+        line without a sentence, the first of its first :data:`OPENING_CHUNKS` chunks that says it in a sentence
+        (:func:`~assistant_bridge.text.defines_subject`); they must pass ``filter`` as the hits did. As many hits
+        as before."""
+        subject = overview_subject(message)
+        if subject is None or not hits:
+            return hits
+        wanted = match_form(subject)
+        named = [h for h in hits if titled_subject(h.chunk.title or "") == wanted]
+        if not named:
+            return hits
+        language = detect_language(message)
+        best = next((h for h in named if h.chunk.language == language), named[0])
+        chunks = self.backend.document_chunks(best.chunk.document_id, scope)[:OPENING_CHUNKS]
+        chunks = [c for c in chunks if matches(filter, stored_record(c))]
+        if not chunks:
+            return hits
+        # the first chunk, and the one whose prose says what the subject is when the first does not: a manual
+        # page's synopsis may fill its first chunk after the NAME line ("tar - Utilitaire d'archivage"), and its
+        # description ("GNU tar est un programme d'archivage…") comes next
+        prose = (c for c in chunks if any(defines_in_prose(subject, t) for t in split_sentences(c.text)))
+        opening = list(dict.fromkeys([chunks[0], next(prose, chunks[0])]))
+        log.debug("search.opening", extra={"subject": subject, "document": chunks[0].document_id})
+        similarity = max((h.similarity or 0.0) for h in named)
+        first = [SearchHit(c, hits[0].score, similarity=similarity) for c in opening]
+        ids = {c.id for c in opening}
+        return [*first, *(h for h in hits if h.chunk.id not in ids)][: len(hits)]
 
     def _blended_lexical(self, query: SearchQuery, blend: tuple[str, float], limit: int) -> list[SearchHit]:
         """BM25 of the query plus ``weight`` × BM25 of the blended text, both to ``search.hybrid_depth``

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+from typing import Literal
 
 # --- scripts -------------------------------------------------------------------------------------------------
 HIRAGANA = "\u3040-\u309f"
@@ -213,3 +214,128 @@ def pieces_at_spaces(text: str, size: int) -> list[str]:
         out.append(text[start:end])
         start = end
     return out
+
+
+# "What is tmux?", "What does git rebase do?", "À quoi sert rsync ?", "tmux とは何ですか？": the message asks what a
+# named thing is or does, and nothing more. The subject is at most three words, none of them a question word, an
+# article or a preposition ("What is the default port of PostgreSQL?" asks about a port, not a subject).
+_SUBJECT = r"(?P<s>[^\s?？]+(?: [^\s?？]+){0,2}?)"
+_KIND = r"(?: (?:command|tool|program|utility|library|package|module|project|format))?"
+_EN_ARTICLE = r"(?:(?:the|an?) )?"
+_FR_ARTICLE = r"(?:(?:la commande|le programme|l['’]outil|la bibliothèque|le paquet|les?|la|une?) |l['’])?"
+_JA_SUBJECT = r"(?P<s>[A-Za-z0-9._+-]+(?: [A-Za-z0-9._+-]+){0,2})"
+_JA_WHAT = (
+    r"(?:何|なに|なん)(?:ですか|でしょうか|をしますか|をする(?:もの|コマンド|ツール)(?:ですか)?"
+    r"|に使いますか|に使う(?:もの|コマンド|ツール)(?:ですか)?|のための(?:もの|コマンド|ツール)(?:ですか)?)?"
+)
+_OVERVIEW = (
+    re.compile(rf"^what(?:'s| is| are) {_EN_ARTICLE}{_SUBJECT}{_KIND}(?: (?:used )?for| about)?\s*\??$", re.I),
+    re.compile(rf"^what does {_EN_ARTICLE}{_SUBJECT}{_KIND} do\s*\??$", re.I),
+    re.compile(rf"^(?:tell me about|describe) {_EN_ARTICLE}{_SUBJECT}{_KIND}\s*[?.]?$", re.I),
+    re.compile(rf"^qu['’]est[- ]ce qu(?:e |['’]){_FR_ARTICLE}{_SUBJECT}\s*\??$", re.I),
+    re.compile(rf"^(?:à|a) quoi sert {_FR_ARTICLE}{_SUBJECT}\s*\??$", re.I),
+    re.compile(rf"^que fait {_FR_ARTICLE}{_SUBJECT}\s*\??$", re.I),
+    re.compile(rf"^c['’]est quoi {_FR_ARTICLE}{_SUBJECT}\s*\??$", re.I),
+    re.compile(  # "tmux とは", "tmux とは何ですか", "rsync は何をするコマンドですか", "zstd って何"
+        rf"^「?{_JA_SUBJECT}」?\s*(?:コマンド|ツール|ライブラリ|パッケージ)?\s*(?:とは\s*(?:{_JA_WHAT})?|(?:って|は)\s*{_JA_WHAT})"
+        r"\s*[?？]?$"
+    ),
+    re.compile(rf"^「?{_JA_SUBJECT}」?\s*(?:コマンド|ツール)?\s*の(?:役割|用途)\s*(?:は(?:何ですか)?)?\s*[?？]?$"),
+)
+_NOT_SUBJECT = frozenset(
+    "a an the of in on for to from with by at about and or is are be do does what which who how when where why "
+    "default difference best way option options value size number name maximum minimum limit "
+    "le la les un une des de du d au aux et ou en par pour sur dans".split()
+)
+
+
+def overview_subject(message: str) -> str | None:
+    """What ``message`` asks to be told about when it asks only what a named thing is, does or is for
+    (``"git rebase"`` for "What does git rebase do?", ``"tmux"`` for "tmux とは何ですか？"), else ``None``."""
+    text = " ".join(unicodedata.normalize("NFKC", message).split())
+    for pattern in _OVERVIEW:
+        if match := pattern.match(text):
+            subject = match.group("s").strip(" \"'«»「」")
+            words = subject.lower().split()
+            if words and len(subject) <= 40 and not any(w in _NOT_SUBJECT or w.startswith("-") for w in words):
+                return subject
+    return None
+
+
+_TITLE_HEAD = re.compile(r"\s+[—–-]\s+|:\s|\(")  # "tqdm: fast progress bars", "Tomli — TOML parser", "ssh(1)"
+_GENERIC_TITLE_WORDS = frozenset("readme documentation docs doc manual reference guide user home page homepage".split())
+
+
+def titled_subject(title: str) -> str:
+    """What a document's title names, as :func:`match_form` spells it: the command of a manual page
+    (`` git rebase `` for "git-rebase(1): Reapply commits…"), else the title's head without generic words after
+    it (`` attrs `` for "attrs-README", `` bash `` for "Bash Reference Manual"); ``" "`` when nothing is left."""
+    name = manual_page_name(title)
+    words = match_form(name if name else _TITLE_HEAD.split(title, maxsplit=1)[0]).split()
+    while name is None and len(words) > 1 and words[-1] in _GENERIC_TITLE_WORDS:
+        words.pop()
+    return f" {' '.join(words)} "
+
+
+# what follows a subject in the sentence that says what it is: a manual page's NAME line ("rsync - a fast,
+# versatile… tool"), a verb ("Rsync is a fast…", "jq can transform JSON…", "Tcpdump prints out…", "GNU find
+# parcourt…"), "attrs は…", "gzip コマンドは…"; a parenthesis may come first ("ncdu (NCurses Disk Usage) is…",
+# "ripgrep (rg) recursively searches…"). Not "Lsof was written by…" nor "rsync and…": what it is, not its history.
+_GLOSS = r"(?:\s(?:command|program|tool|utility|library|package|commande|programme))?(?:\s*\([^()]{1,40}\))?"
+_NAME_LINE = re.compile(rf"{_GLOSS}\s[-—–]\s")  # "rsync - a fast, versatile, local/remote file-copying tool"
+_SAYS_WHAT = re.compile(
+    rf"{_GLOSS}(?:,\s+(?:an?|the|une?|la|le)\s|\s(?:is|are|provides|lets|allows|est|sont|permet)\s"
+    r"|\s?(?:コマンド|ツール)?(?:は|とは|って))",
+    re.IGNORECASE,
+)
+_SAYS_WHAT_IT_DOES = re.compile(  # any other verb: a lower-case word that is not a preposition or "was"
+    rf"{_GLOSS}\s+(?!(?:was|were|had|and|or|of|in|on|at|to|for|with|from|by|et|ou|de|du|des|dans|avec|pour)\b)"
+    r"[a-zà-öø-ÿ]"
+)
+DefinitionKind = Literal["name", "what", "does"]
+_SECTION_LABEL = re.compile(r"^[^\W\d_]{1,12}[:：]\s*")  # a manual page's section as a label: "説明: ", "Description: "
+_ARTICLE = re.compile(r"^(?:(?:the|les?|la)\s+|l['’])", re.IGNORECASE)  # "The Debian FAQ is…"
+_NAMING = re.compile(  # what may name the subject before its name: "GNU tar", "La commande gzip", "The sqlite3 command"
+    r"^(?:gnu|the (?:command|program|tool)|la commande|le programme|l['’]outil)\s+", re.IGNORECASE
+)
+
+
+def definition_kind(subject: str, sentence: str) -> DefinitionKind | None:
+    """How ``sentence`` says what ``subject`` is, when it starts with the subject's name and goes on as a
+    definition does: ``"name"``, a manual page's NAME line ("rsync - a fast, versatile, local/remote
+    file-copying tool"); ``"what"``, what it is ("tmux is a terminal multiplexer", "GNU tar est un programme
+    d'archivage", "gzip コマンドは…"); ``"does"``, what it does ("jq can transform JSON in various ways",
+    "Tcpdump prints out a description of the contents of packets"); else ``None``. After an article only
+    ``"what"`` counts: "The rsync algorithm is…" is about something else."""
+    wanted = match_form(subject).strip()
+    if not wanted:
+        return None
+    text = unicodedata.normalize("NFKC", sentence).lstrip("`*_\"' ")
+    for start in (text, _SECTION_LABEL.sub("", text, count=1)):  # "説明: GNU tar は、アーカイブプログラムです。"
+        naming = _NAMING.match(start)
+        article = None if naming else _ARTICLE.match(start)
+        lead = naming or article
+        start = start[lead.end() :] if lead else start
+        limit = min(len(start), len(wanted) + 2)
+        size = next((n for n in range(1, limit + 1) if match_form(start[:n]).strip() == wanted), 0)
+        if not size:
+            continue
+        rest = start[size:].lstrip("`*_\"'")  # after the shortest head that reads as the subject
+        if _SAYS_WHAT.match(rest):
+            return "what"
+        if not article and _NAME_LINE.match(rest):
+            return "name"
+        if not article and _SAYS_WHAT_IT_DOES.match(rest):
+            return "does"
+    return None
+
+
+def defines_subject(subject: str, sentence: str) -> bool:
+    """Whether ``sentence`` says what ``subject`` is or does, or names it as a NAME line does
+    (:func:`definition_kind`)."""
+    return definition_kind(subject, sentence) is not None
+
+
+def defines_in_prose(subject: str, sentence: str) -> bool:
+    """Whether ``sentence`` says what ``subject`` is or does in a sentence, not in a NAME line."""
+    return definition_kind(subject, sentence) in ("what", "does")

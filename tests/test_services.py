@@ -217,3 +217,42 @@ def test_a_long_message_looks_up_a_bounded_number_of_names(tmp_path: Path, monke
     message = "".join(f"w{i} のオプションと" for i in range(2000)) + "？"  # Japanese, with 2,000 Latin words
     assert svc.with_named_pages(message, [], message, SCOPE, mode="hybrid") == []
     assert len(asked) == 1 and len(asked[0]) == 16
+
+
+RSYNC_PAGE = "\n\n".join(
+    [
+        "Name\n\nrsync - a fast, versatile, local/remote file-copying tool\n\nSynopsis\n\nrsync [OPTION...] SRC DEST",
+        "Description\n\nRsync is a fast and extraordinarily versatile file copying tool. It can copy locally or to "
+        "a remote host, and it is widely used for backups and mirroring.",
+        *(
+            f"--option-{i} makes rsync do step {i} of the transfer differently; rsync then reports step {i}. "
+            + "This paragraph describes what rsync does in that mode, and how rsync behaves. " * 3
+            for i in range(12)
+        ),
+    ]
+)
+
+
+def rsync_pages(tmp_path: Path) -> Any:
+    svc = make_services(make_settings(tmp_path))
+    svc.ingestor.ingest_text(RSYNC_PAGE, title="rsync(1): a fast, versatile, local/remote file-copying tool",
+                             ownership=Ownership())  # fmt: skip
+    svc.ingestor.ingest_text("cp copies files and directories.", title="cp(1): copy files", ownership=Ownership())
+    return svc
+
+
+def test_a_question_about_what_a_named_thing_is_starts_from_its_documents_opening(tmp_path: Path) -> None:
+    svc = rsync_pages(tmp_path)
+    message = "What does rsync do?"
+    hits = svc.search(message, SCOPE, mode="hybrid", limit=5)
+    assert len({h.chunk.document_id for h in hits}) >= 1 and hits[0].chunk.position > 0
+    opened = svc.with_opening(message, hits, SCOPE)
+    assert opened[0].chunk.position == 0 and "Rsync is a fast" in " ".join(h.chunk.text for h in opened[:2])
+    assert len(opened) == len(hits) and len({h.chunk.id for h in opened}) == len(opened)
+    for other in ("What is the default port of rsync?", "What does tar do?", "How do I copy with rsync?"):
+        hits = svc.search(other, SCOPE, mode="hybrid", limit=5)
+        assert svc.with_opening(other, hits, SCOPE) == hits  # not asked what it is, or no document of it found
+    from assistant_bridge.core.filters import parse_filter
+
+    hits = svc.search(message, SCOPE, mode="hybrid", limit=5)
+    assert svc.with_opening(message, hits, SCOPE, filter=parse_filter('title == "elsewhere"')) == hits

@@ -6,7 +6,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assistant_bridge.text import pieces_at_spaces
+from assistant_bridge.text import (
+    defines_in_prose,
+    defines_subject,
+    definition_kind,
+    overview_subject,
+    pieces_at_spaces,
+    titled_subject,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -21,3 +28,84 @@ def test_pieces_concatenate_to_the_text_and_stay_small(text: str, size: int) -> 
 def test_pieces_end_at_spaces_where_there_are_any() -> None:
     assert pieces_at_spaces("one two three four", 9) == ["one two ", "three ", "four"]
     assert pieces_at_spaces("abcdefghij", 4) == ["abcd", "efgh", "ij"]
+
+
+@pytest.mark.parametrize(
+    ("message", "subject"),
+    [
+        ("What does rsync do?", "rsync"),
+        ("What is tmux?", "tmux"),
+        ("What's zstd?", "zstd"),
+        ("What is the attrs library for?", "attrs"),
+        ("What does the wget command do?", "wget"),
+        ("What is git worktree used for?", "git worktree"),
+        ("Tell me about bisect", "bisect"),
+        ("Qu'est-ce que tmux ?", "tmux"),
+        ("À quoi sert rsync ?", "rsync"),
+        ("Que fait la commande tar ?", "tar"),
+        ("tmux とは何ですか？", "tmux"),
+        ("git stash とは？", "git stash"),
+        ("rsyncは何をするコマンドですか？", "rsync"),
+        ("zstdって何？", "zstd"),
+        ("tar の用途は？", "tar"),
+        # questions about something else than what a thing is
+        ("What is the default port of PostgreSQL?", None),
+        ("What does the rsync option -P do?", None),
+        ("What is the largest possible ROWID in SQLite?", None),
+        ("What does the SQLite ANALYZE command collect?", None),
+        ("What is the difference between merge and rebase?", None),
+        ("How do I use rsync?", None),
+        ("tar でアーカイブからファイルを抽出するオプションは何ですか？", None),
+        ("tmuxは？", None),
+        ("What is a very long name of more than three words?", None),
+    ],
+)
+def test_the_subject_of_a_question_that_asks_what_a_thing_is(message: str, subject: str | None) -> None:
+    assert overview_subject(message) == subject
+
+
+@pytest.mark.parametrize(
+    ("title", "subject"),
+    [
+        ("git-rebase(1): Reapply commits on top of another base tip", " git rebase "),
+        ("tmux(1)", " tmux "),
+        ("attrs-README", " attrs "),
+        ("Bash Reference Manual", " bash "),
+        ("Tomli — a TOML parser", " tomli "),
+        ("tqdm: fast progress bars", " tqdm "),
+        ("SQLite Foreign Key Support", " sqlite foreign key support "),
+        ("README", " readme "),
+    ],
+)
+def test_what_a_documents_title_names(title: str, subject: str) -> None:
+    assert titled_subject(title) == subject
+
+
+@pytest.mark.parametrize(
+    ("subject", "sentence", "kind"),
+    [
+        ("rsync", "rsync - a fast, versatile, local/remote file-copying tool", "name"),
+        ("git rebase", "git-rebase - Reapply commits on top of another base tip", "name"),
+        ("wget", "Wget - The non-interactive network downloader.", "name"),
+        ("rsync", "Rsync is a fast and extraordinarily versatile file copying tool.", "what"),
+        ("tmux", "tmux is a terminal multiplexer: it enables a number of terminals to be created.", "what"),
+        ("tar", "GNU tar est un programme d'archivage conçu pour stocker plusieurs fichiers dans un seul.", "what"),
+        ("tar", "説明: GNU tar は、アーカイブプログラムです。", "what"),
+        ("sqlite3", "The sqlite3 command is a terminal-based front-end.", "what"),
+        ("ncdu", "ncdu (NCurses Disk Usage) is a curses-based version of the well-known du.", "what"),
+        ("less", "Less is a program similar to more(1), but it has many more features.", "what"),
+        ("jq", "jq can transform JSON in various ways.", "does"),
+        ("gzip", "La commande gzip réduit la taille des fichiers nommés.", "does"),
+        ("lsof", "Lsof revision 4.95.0 lists on its standard output file information.", "does"),
+        ("lsof", "Lsof was written by Victor A. Abell of Purdue University.", None),
+        ("rsync", "Thus rsync looks for the file.", None),
+        ("rsync", "The rsync algorithm is described elsewhere.", None),
+        ("rsync", "rsyncd.conf is the configuration file.", None),
+        ("rsync", "rsync -aiv host:'a simple file.pdf' /dest/", None),
+        ("tmux", "tmux [-2CDluvV] [-c shell-command] [-f file]", None),
+    ],
+)
+def test_how_a_sentence_says_what_its_subject_is(subject: str, sentence: str, kind: str | None) -> None:
+    assert definition_kind(subject, sentence) == kind
+    assert defines_subject(subject, sentence) is (kind is not None)
+    assert defines_in_prose(subject, sentence) is (kind in ("what", "does"))

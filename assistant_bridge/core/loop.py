@@ -7,7 +7,8 @@ Steps, each timed:
 3. pre-generation filter ("retrieval confidence") below ``thresholds.pre_gen``, or less than
    :data:`SECOND_LOOK_MARGIN` above it: the filter's second look (:func:`_second_look`) may still find
    snippets that answer, which then are the only ones generated from; below the threshold and without them,
-   :class:`IDontKnow` with ``reason="retrieval_confidence"``;
+   a question that asks only what a named thing is gets the passages of that thing's own document that say
+   what it is (:func:`_defining`); without those, :class:`IDontKnow` with ``reason="retrieval_confidence"``;
 4. truncation: while the prompt is longer than ``generator.context_tokens``, drop the **last** snippet;
    nothing left → :class:`SearchFailed` with ``reason="prompt_too_long"`` (IBM: "the search fails");
 5. generation; the generator declining (its answer is "I don't know") → ``reason="generator_declined"``;
@@ -39,7 +40,15 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 from assistant_bridge.core.citations import Citation, extractiveness
 from assistant_bridge.core.results import SearchResult
 from assistant_bridge.core.snippets import Snippet, build_snippets
-from assistant_bridge.text import match_form, mentions, named_manual_pages
+from assistant_bridge.text import (
+    defines_subject,
+    match_form,
+    mentions,
+    named_manual_pages,
+    overview_subject,
+    split_sentences,
+    titled_subject,
+)
 
 if TYPE_CHECKING:
     from assistant_bridge.core.generation import Generation, Generator
@@ -176,6 +185,7 @@ class Prepared:
     names: tuple[str, ...] = ()  # what the question names (``must_mention``): the answer's passages must too
     pages: tuple[str, ...] = ()  # the results' manual pages the question names (:func:`named_pages`)
     first_look: float | None = None  # the pre-filter's score when its second look let the turn through
+    defined: bool = False  # let through because the snippets define what the question asks about (:func:`_defining`)
 
 
 def _thresholds_json(thresholds: ThresholdsLike) -> dict[str, float]:
@@ -283,6 +293,24 @@ def _second_look(prefilter: PreFilterLike, query: str, snippets: Sequence[Snippe
     return [(i, p) for i, p in prefilter.second_look(query, [s.text for s in snippets]) if 0 <= i < len(snippets)]
 
 
+def _defining(message: str, snippets: Sequence[Snippet]) -> list[int]:
+    """The snippets that say what the message asks about when it asks only what a named thing is or does
+    ("What does rsync do?", :func:`~assistant_bridge.text.overview_subject`): passages of the subject's own
+    document (its title names it, :func:`~assistant_bridge.text.titled_subject`) holding a sentence that defines
+    it (:func:`~assistant_bridge.text.defines_subject`). Such a question is answerable by what the document
+    says first, whatever the pre-filter makes of a question with no words but the name (a French question about
+    an English page scores low)."""
+    subject = overview_subject(message)
+    if subject is None:
+        return []
+    wanted = match_form(subject)
+    return [
+        i
+        for i, s in enumerate(snippets)
+        if titled_subject(s.title) == wanted and any(defines_subject(subject, t) for t in split_sentences(s.text))
+    ]
+
+
 def prepare_generation(
     query: str,
     results: Sequence[SearchResult],
@@ -326,6 +354,9 @@ def prepare_generation(
         if vouched:
             scores = {"pre_gen": max(p for _, p in vouched), "pre_gen_first_look": pre}
             snippets = [snippets[i] for i in sorted(i for i, _ in vouched)]
+        elif pre < thresholds.pre_gen and (defining := _defining(message, snippets)):
+            scores = {"pre_gen": thresholds.pre_gen, "pre_gen_first_look": pre, "defined": 1.0}
+            snippets = [snippets[i] for i in defining]
     if scores["pre_gen"] < thresholds.pre_gen or unmentioned:
         return IDontKnow(
             reason="retrieval_confidence",
@@ -346,6 +377,7 @@ def prepare_generation(
         snippets=tuple(snippets),
         pre_gen=scores["pre_gen"],
         first_look=scores.get("pre_gen_first_look"),
+        defined="defined" in scores,
         timings=dict(timer.timings),
         started=timer.started,
         names=tuple(must_mention),
@@ -371,6 +403,8 @@ def finish_generation(
     scores: dict[str, Any] = {"pre_gen": prepared.pre_gen}
     if prepared.first_look is not None:
         scores["pre_gen_first_look"] = prepared.first_look
+    if prepared.defined:
+        scores["defined"] = 1.0
     common: dict[str, Any] = {
         "search_results": prepared.results,
         "snippets_used": prepared.snippets,

@@ -80,6 +80,7 @@ from assistant_bridge.generators.sentences import (
     Candidate,
     answer_type_terms,
     candidates,
+    defines,
     entry_match,
     flatten,
     introduces,
@@ -147,6 +148,9 @@ class Tuning:
         number with the unit the query counts ("how many days", :func:`~.sentences.asked_unit`).
     :ivar w_phrase: weight of holding the query's pairs of adjacent terms in the same order ("Format field",
         "machine-readable format"), each pair weighing the idf of its more common term.
+    :ivar w_define: weight of saying what the query's subject is when the query asks only that ("What does
+        rsync do?" → "rsync - a fast, versatile, local/remote file-copying tool";
+        :func:`~assistant_bridge.generators.sentences.defines`).
     :ivar w_similarity_gap: penalty per unit of cosine by which a sentence's snippet falls short of the most
         similar snippet, when every snippet carries the dense search's similarity
         (:attr:`~assistant_bridge.core.snippets.Snippet.similarity`; the service's own dense or weighted hybrid
@@ -172,6 +176,7 @@ class Tuning:
     w_number: float = 0.2
     w_phrase: float = 0.3
     w_similarity_gap: float = 20.0
+    w_define: float = 1.0
 
 
 class ExtractiveGenerator:
@@ -237,7 +242,11 @@ class ExtractiveGenerator:
         )
         # ranking cues, not measures of relevance: they choose the best sentence but do not raise the floor
         # that the others must clear
-        cues = self.tuning.w_number * number_match(query, cands) + self.tuning.w_phrase * phrases
+        cues = (
+            self.tuning.w_number * number_match(query, cands)
+            + self.tuning.w_phrase * phrases
+            + self.tuning.w_define * defines(query, cands, titles)
+        )
         prior = cues + np.array(
             [
                 -self.tuning.w_position * math.log1p(c.position)
@@ -299,6 +308,11 @@ class ExtractiveGenerator:
                 own[i] = True
             keep &= ((entries >= entries[top]) & (relevance >= ENTRY_PEER_RATIO * relevance[top])) | own
         chosen: list[Candidate] = [best]
+        if defines(query, cands, [s.title for s in snippets])[top]:
+            # "What does rsync do?" answers with what its document says first about it: the sentence that says what
+            # it is and the ones after it in its paragraph, up to the next heading
+            paragraph = itertools.takewhile(lambda c: c.snippet == best.snippet and not c.label, cands[top + 1 :])
+            return _as_far_as_fits(chosen, list(paragraph)[: policy.sentences - 1], policy.max_chars)
         antecedent = _antecedent(cands, top)
         if antecedent is not None:
             # "This causes data to be sent from the server to the client." answers with what "this" is: the

@@ -27,9 +27,13 @@ from assistant_bridge.text import (
     CJK_CHARS,
     HIRAGANA_ONLY,
     OPTION_WORD,
+    definition_kind,
     manual_page_name,
+    match_form,
     named_manual_pages,
+    overview_subject,
     sentence_spans,
+    titled_subject,
     without_accents,
 )
 
@@ -460,3 +464,29 @@ def number_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
     if asks_time(query):
         return np.array([1.0 if _TIME.search(c.text) else 0.0 for c in cands])
     return np.zeros(len(cands))
+
+
+def defines(query: str, cands: Sequence[Candidate], titles: Sequence[str]) -> np.ndarray:
+    """For a query that asks only what a named thing is (:func:`~assistant_bridge.text.overview_subject`:
+    "What does rsync do?"), how well each sentence of that thing's own documents (their titles name it,
+    :func:`~assistant_bridge.text.titled_subject`) says it (:func:`~assistant_bridge.text.defines_subject`):
+    1.0 for the first sentence of a snippet that says what it is ("Rsync is a fast and extraordinarily
+    versatile file copying tool."), 0.8 for one that says what it does ("Tcpdump prints out a description…"),
+    0.5 for a manual page's NAME line ("Wget - The non-interactive network downloader."); else 0. Only a
+    snippet's first such sentence counts: the later ones ("orjson supports CPython 3.10…") tell details."""
+    out = np.zeros(len(cands))
+    subject = overview_subject(query)
+    if subject is None:
+        return out
+    wanted = match_form(subject)
+    told: set[int] = set()
+    for i, c in enumerate(cands):
+        if c.snippet in told or titled_subject(titles[c.snippet]) != wanted:
+            continue
+        kind = definition_kind(subject, c.text)
+        if kind == "name":
+            out[i] = 0.5
+        elif kind is not None:
+            told.add(c.snippet)
+            out[i] = 1.0 if kind == "what" else 0.8
+    return out

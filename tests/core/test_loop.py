@@ -377,3 +377,42 @@ def test_a_second_look_does_not_override_an_unmentioned_name_or_a_higher_thresho
 def test_out_of_range_vouched_indices_are_ignored() -> None:
     out = run(pre=LookingPre(0.2, [(7, 0.99), (-1, 0.99)]))
     assert isinstance(out, IDontKnow) and out.scores == {"pre_gen": 0.2}
+
+
+DEFINED = [
+    SearchResult("rsync(1): options", "--delete removes files that are not on the sending side."),
+    SearchResult("rsync(1): a fast file-copying tool", "Rsync is a fast and versatile file copying tool. It copies."),
+    SearchResult("cp(1)", "cp is a command that copies files and directories from one place to another."),
+]
+
+
+def test_a_question_about_what_a_named_thing_is_answers_from_its_own_definition() -> None:
+    """A low first look, nothing vouched: "What does rsync do?" is answered from the passages of rsync's own
+    document that say what it is (cp's definition is another subject's); the threshold is reported as the score."""
+    gen = FakeGenerator()
+    out = run_conversational_search(
+        "What does rsync do?",
+        DEFINED,
+        prefilter=LookingPre(0.1, []),
+        postfilter=Post(0.9),
+        generator=gen,
+        thresholds=T(0.5, 0.5),
+        clock=Clock(),
+    )
+    assert isinstance(out, Answer) and [s.result_index for s in gen.calls[0][1]] == [1]
+    assert out.scores["pre_gen_first_look"] == 0.1 and out.scores["defined"] == 1.0
+    assert out.confidence_scores.pre_gen == 0.5 and out.search_results == tuple(DEFINED)
+
+
+def test_a_definition_does_not_answer_another_question_or_override_a_name() -> None:
+    for message in ("What is the default port of rsync?", "What does cp do with links?"):
+        out = run_conversational_search(
+            message, DEFINED, prefilter=Pre(0.1), postfilter=Post(0.9), generator=FakeGenerator(),
+            thresholds=T(0.5, 0.5), clock=Clock(),
+        )  # fmt: skip
+        assert isinstance(out, IDontKnow) and out.scores == {"pre_gen": 0.1}
+    out = run_conversational_search(
+        "What does rsync do?", DEFINED, prefilter=Pre(0.1), postfilter=Post(0.9), generator=FakeGenerator(),
+        thresholds=T(0.5, 0.5), clock=Clock(), must_mention=["VS Code"],
+    )  # fmt: skip
+    assert isinstance(out, IDontKnow)

@@ -489,3 +489,30 @@ def test_a_sentence_that_introduces_a_command_answers_with_it() -> None:
     out = ExtractiveGenerator().generate("Which command lists the packages installed on a Debian system?", [guide, faq])
     assert out.text.startswith("The command dpkg-query")
     assert "execute the command dpkg --list" in out.text
+
+
+def test_a_question_about_what_a_thing_is_answers_with_the_sentence_that_says_it() -> None:
+    """Every sentence of rsync's page names rsync; the one that says what it is answers, with the rest of its
+    paragraph, not an option's sentence that happens to match better, nor the NAME line when prose says it."""
+    options = Snippet(
+        "If you use rsync with the --old-args option, rsync lets your script handle the extra escaping.",
+        "rsync(1): a fast, versatile, local/remote file-copying tool",
+        0,
+    )
+    opening = Snippet(
+        "rsync - a fast, versatile, local/remote file-copying tool\n\nSynopsis\n\nLocal: rsync [OPTION...] SRC\n\n"
+        "Description\n\nRsync is a fast and extraordinarily versatile file copying tool. It can copy locally or "
+        "to a remote host. It offers a large number of options.\n\nGeneral\n\nRsync copies files.",
+        "rsync(1): a fast, versatile, local/remote file-copying tool",
+        1,
+    )
+    out = ExtractiveGenerator().generate("What does rsync do?", [options, opening])
+    assert out.text == (
+        "Rsync is a fast and extraordinarily versatile file copying tool. It can copy locally or to a remote "
+        "host. It offers a large number of options."
+    )
+    assert {c.search_result_index for c in out.citations} == {1}
+    name_only = Snippet("Wget - The non-interactive network downloader.\n\nSynopsis", "wget(1)", 0)
+    other = Snippet("With wget you can download files over HTTP. Wget retries.", "wget(1)", 1)
+    out = ExtractiveGenerator().generate("What does the wget command do?", [other, name_only])
+    assert out.text.startswith("Wget - The non-interactive network downloader.")
