@@ -19,8 +19,10 @@ READMEs; measured once before any change made for it, then used like ``dev``) an
 on tcpdump, tree, iperf3 and parted, three more Debian Reference chapters, the uvicorn and pydantic READMEs;
 written after the changes made for ``fresh``, reported apart), ``fresh3`` (23 + 6 questions on documents and
 manual-page options no question had used, written before the changes it measured), ``fresh4`` (15 + 5 more,
-measured once, then read for one change) and ``fresh5`` (15 + 5 more, written after that change: held out for
-the next changes). ``docs/benchmarks.md`` has the figures.
+measured once, then read for one change), ``fresh5`` (15 + 5 more, written after that change: held out for
+the next changes), ``overview`` (26 + 5 questions that ask only what a named command or library is or does,
+"What does rsync do?", in three languages; their misses were read) and ``overview2`` (18 + 5 more of that kind
+on other documents; totals only). ``docs/benchmarks.md`` has the figures.
 
 Scored: an answerable question is *correct* when the answer holds one of its answer strings (an option such as
 ``-n`` as a whole option, with its case: not in ``-N`` or ``--name``), *refused* when
