@@ -218,7 +218,8 @@ def pieces_at_spaces(text: str, size: int) -> list[str]:
 
 # "What is tmux?", "What does git rebase do?", "À quoi sert rsync ?", "tmux とは何ですか？": the message asks what a
 # named thing is or does, and nothing more. The subject is at most three words, none of them a question word, an
-# article or a preposition ("What is the default port of PostgreSQL?" asks about a port, not a subject).
+# article, a pronoun or a preposition ("What is the default port of PostgreSQL?" asks about a port, not a subject;
+# "What does it do?" is a follow-up that names nothing).
 _SUBJECT = r"(?P<s>[^\s?？]+(?: [^\s?？]+){0,2}?)"
 _KIND = r"(?: (?:command|tool|program|utility|library|package|module|project|format))?"
 _EN_ARTICLE = r"(?:(?:the|an?) )?"
@@ -244,6 +245,7 @@ _OVERVIEW = (
 )
 _NOT_SUBJECT = frozenset(
     "a an the of in on for to from with by at about and or is are be do does what which who how when where why "
+    "it this that these those they them one ones ça cela ceci ce c'est il elle ils elles "
     "default difference best way option options value size number name maximum minimum limit "
     "le la les un une des de du d au aux et ou en par pour sur dans".split()
 )

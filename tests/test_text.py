@@ -57,6 +57,8 @@ def test_pieces_end_at_spaces_where_there_are_any() -> None:
         ("How do I use rsync?", None),
         ("tar でアーカイブからファイルを抽出するオプションは何ですか？", None),
         ("tmuxは？", None),
+        ("What does it do?", None),
+        ("Qu'est-ce que c'est ?", None),
         ("What is a very long name of more than three words?", None),
     ],
 )
