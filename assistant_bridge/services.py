@@ -30,11 +30,10 @@ from assistant_bridge.store import SQLiteStore
 from assistant_bridge.text import (
     defines_in_prose,
     manual_page_name,
-    match_form,
     named_manual_pages,
     overview_subject,
     split_sentences,
-    titled_subject,
+    titles_subject,
 )
 
 log = logging.getLogger(__name__)
@@ -255,7 +254,7 @@ class Services:
     def with_opening(self, message: str, hits: list[SearchHit], scope: Scope, *, filter: Any = None) -> list[SearchHit]:
         """``hits`` with the opening passage of the document ``message`` asks about first, when it asks what a
         named thing is or does (:func:`~assistant_bridge.text.overview_subject`: "What does git rebase do?") and
-        one of the hits comes from a document whose title names it (:func:`~assistant_bridge.text.titled_subject`:
+        one of the hits comes from a document whose title names it (:func:`~assistant_bridge.text.titles_subject`:
         git-rebase(1)). A document starts with what it is about (a manual page's NAME line and description, a
         README's first paragraph); a search for the subject's name finds its later passages as often, since each
         of them names it too. Among several such documents, the first in the message's language, else the best
@@ -266,8 +265,7 @@ class Services:
         subject = overview_subject(message)
         if subject is None or not hits:
             return hits
-        wanted = match_form(subject)
-        named = [h for h in hits if titled_subject(h.chunk.title or "") == wanted]
+        named = [h for h in hits if titles_subject(h.chunk.title or "", subject)]
         if not named:
             return hits
         language = detect_language(message)

@@ -279,6 +279,13 @@ def titled_subject(title: str) -> str:
     return f" {' '.join(words)} "
 
 
+def titles_subject(title: str, subject: str) -> bool:
+    """Whether a document titled ``title`` is ``subject``'s own (:func:`titled_subject`), however the name is
+    split or joined: "PyrateLimiter" is the subject of "pyrate_limiter-README", "git rebase" of git-rebase(1)."""
+    wanted = match_form(subject).replace(" ", "")
+    return wanted != "" and titled_subject(title).replace(" ", "") == wanted
+
+
 # what follows a subject in the sentence that says what it is: a manual page's NAME line ("rsync - a fast,
 # versatile… tool"), a verb ("Rsync is a fast…", "jq can transform JSON…", "Tcpdump prints out…", "GNU find
 # parcourt…"), "attrs は…", "gzip コマンドは…"; a parenthesis may come first ("ncdu (NCurses Disk Usage) is…",
@@ -309,7 +316,7 @@ def definition_kind(subject: str, sentence: str) -> DefinitionKind | None:
     d'archivage", "gzip コマンドは…"); ``"does"``, what it does ("jq can transform JSON in various ways",
     "Tcpdump prints out a description of the contents of packets"); else ``None``. After an article only
     ``"what"`` counts: "The rsync algorithm is…" is about something else."""
-    wanted = match_form(subject).strip()
+    wanted = match_form(subject).replace(" ", "")  # "git-rebase" and "git rebase", "PyrateLimiter" and "Pyrate Limiter"
     if not wanted:
         return None
     text = unicodedata.normalize("NFKC", sentence).lstrip("`*_\"' ")
@@ -319,7 +326,7 @@ def definition_kind(subject: str, sentence: str) -> DefinitionKind | None:
         lead = naming or article
         start = start[lead.end() :] if lead else start
         limit = min(len(start), len(wanted) + 2)
-        size = next((n for n in range(1, limit + 1) if match_form(start[:n]).strip() == wanted), 0)
+        size = next((n for n in range(1, limit + 1) if match_form(start[:n]).replace(" ", "") == wanted), 0)
         if not size:
             continue
         rest = start[size:].lstrip("`*_\"'")  # after the shortest head that reads as the subject

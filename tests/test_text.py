@@ -13,6 +13,7 @@ from assistant_bridge.text import (
     overview_subject,
     pieces_at_spaces,
     titled_subject,
+    titles_subject,
 )
 
 pytestmark = pytest.mark.unit
@@ -111,3 +112,11 @@ def test_how_a_sentence_says_what_its_subject_is(subject: str, sentence: str, ki
     assert definition_kind(subject, sentence) == kind
     assert defines_subject(subject, sentence) is (kind is not None)
     assert defines_in_prose(subject, sentence) is (kind in ("what", "does"))
+
+
+def test_a_document_is_its_subjects_however_the_name_is_split() -> None:
+    assert titles_subject("pyrate_limiter-README", "PyrateLimiter")
+    assert titles_subject("git-rebase(1): Reapply commits", "git rebase")
+    assert titles_subject("attrs-README", "attrs") and not titles_subject("attrs-README", "cattrs")
+    assert not titles_subject("README", "") and not titles_subject("rg(1)", "ripgrep")
+    assert definition_kind("PyrateLimiter", "pyrate-limiter is a rate limiter for Python.") == "what"

@@ -47,7 +47,7 @@ from assistant_bridge.text import (
     named_manual_pages,
     overview_subject,
     split_sentences,
-    titled_subject,
+    titles_subject,
 )
 
 if TYPE_CHECKING:
@@ -296,18 +296,17 @@ def _second_look(prefilter: PreFilterLike, query: str, snippets: Sequence[Snippe
 def _defining(message: str, snippets: Sequence[Snippet]) -> list[int]:
     """The snippets that say what the message asks about when it asks only what a named thing is or does
     ("What does rsync do?", :func:`~assistant_bridge.text.overview_subject`): passages of the subject's own
-    document (its title names it, :func:`~assistant_bridge.text.titled_subject`) holding a sentence that defines
+    document (its title names it, :func:`~assistant_bridge.text.titles_subject`) holding a sentence that defines
     it (:func:`~assistant_bridge.text.defines_subject`). Such a question is answerable by what the document
     says first, whatever the pre-filter makes of a question with no words but the name (a French question about
     an English page scores low)."""
     subject = overview_subject(message)
     if subject is None:
         return []
-    wanted = match_form(subject)
     return [
         i
         for i, s in enumerate(snippets)
-        if titled_subject(s.title) == wanted and any(defines_subject(subject, t) for t in split_sentences(s.text))
+        if titles_subject(s.title, subject) and any(defines_subject(subject, t) for t in split_sentences(s.text))
     ]
 
 

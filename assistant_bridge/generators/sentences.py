@@ -29,11 +29,10 @@ from assistant_bridge.text import (
     OPTION_WORD,
     definition_kind,
     manual_page_name,
-    match_form,
     named_manual_pages,
     overview_subject,
     sentence_spans,
-    titled_subject,
+    titles_subject,
     without_accents,
 )
 
@@ -469,7 +468,7 @@ def number_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
 def defines(query: str, cands: Sequence[Candidate], titles: Sequence[str]) -> np.ndarray:
     """For a query that asks only what a named thing is (:func:`~assistant_bridge.text.overview_subject`:
     "What does rsync do?"), how well each sentence of that thing's own documents (their titles name it,
-    :func:`~assistant_bridge.text.titled_subject`) says it (:func:`~assistant_bridge.text.defines_subject`):
+    :func:`~assistant_bridge.text.titles_subject`) says it (:func:`~assistant_bridge.text.defines_subject`):
     1.0 for the first sentence of a snippet that says what it is ("Rsync is a fast and extraordinarily
     versatile file copying tool."), 0.8 for one that says what it does ("Tcpdump prints out a description…"),
     0.5 for a manual page's NAME line ("Wget - The non-interactive network downloader."); else 0. Only a
@@ -478,10 +477,9 @@ def defines(query: str, cands: Sequence[Candidate], titles: Sequence[str]) -> np
     subject = overview_subject(query)
     if subject is None:
         return out
-    wanted = match_form(subject)
     told: set[int] = set()
     for i, c in enumerate(cands):
-        if c.snippet in told or titled_subject(titles[c.snippet]) != wanted:
+        if c.snippet in told or not titles_subject(titles[c.snippet], subject):
             continue
         kind = definition_kind(subject, c.text)
         if kind == "name":
