@@ -468,11 +468,12 @@ def number_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
 def defines(query: str, cands: Sequence[Candidate], titles: Sequence[str]) -> np.ndarray:
     """For a query that asks only what a named thing is (:func:`~assistant_bridge.text.overview_subject`:
     "What does rsync do?"), how well each sentence of that thing's own documents (their titles name it,
-    :func:`~assistant_bridge.text.titles_subject`) says it (:func:`~assistant_bridge.text.defines_subject`):
+    :func:`~assistant_bridge.text.titles_subject`) says it (:func:`~assistant_bridge.text.definition_kind`):
     1.0 for the first sentence of a snippet that says what it is ("Rsync is a fast and extraordinarily
     versatile file copying tool."), 0.8 for one that says what it does ("Tcpdump prints out a description…"),
-    0.5 for a manual page's NAME line ("Wget - The non-interactive network downloader."); else 0. Only a
-    snippet's first such sentence counts: the later ones ("orjson supports CPython 3.10…") tell details."""
+    0.5 for a manual page's NAME line ("Wget - The non-interactive network downloader."); else 0. Of the
+    sentences that say what it is or does, only a snippet's first counts: the later ones ("orjson supports
+    CPython 3.10…") tell details."""
     out = np.zeros(len(cands))
     subject = overview_subject(query)
     if subject is None:
