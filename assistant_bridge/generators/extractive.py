@@ -79,6 +79,7 @@ from assistant_bridge.generators.sentences import (
     QUESTION_WORDS,  # noqa: F401  (re-exported)
     Candidate,
     answer_type_terms,
+    asked_commands,
     candidates,
     defines,
     entry_match,
@@ -266,7 +267,10 @@ class ExtractiveGenerator:
             relevance = relevance + self.tuning.w_embed * cosine
         relevance = relevance + self.tuning.w_heading * section_match(cands, relevance, snippets)
         scores = relevance + prior
-        unusable = np.array([len(c.text) < self.tuning.min_chars or c.label for c in cands])
+        asked = asked_commands(query, cands)  # "pip install httpx": short, a label, and the answer
+        unusable = np.array(
+            [(len(c.text) < self.tuning.min_chars or c.label) and not asked[i] for i, c in enumerate(cands)]
+        )
         if not unusable.all():
             scores = np.where(unusable, scores - 10.0, scores)
         return cands, scores, relevance, entries
@@ -314,6 +318,11 @@ class ExtractiveGenerator:
             paragraph = itertools.takewhile(lambda c: c.snippet == best.snippet and not c.label, cands[top + 1 :])
             return _as_far_as_fits(chosen, list(paragraph)[: policy.sentences - 1], policy.max_chars)
         antecedent = _antecedent(cands, top)
+        if antecedent is None and top > 0 and asked_commands(query, cands[top : top + 1])[0]:
+            # "pip install threadpoolctl" answers with the line that introduces it ("For users, install the last
+            # published version from PyPI:")
+            prev = cands[top - 1]
+            antecedent = top - 1 if prev.snippet == best.snippet and introduces(prev.text) else None
         if antecedent is not None:
             # "This causes data to be sent from the server to the client." answers with what "this" is: the
             # sentence or the command right before it ("… specifying the -R flag on the client.", "$ pip install

@@ -65,6 +65,9 @@ _IDENTIFIER_TERM = re.compile(
 )
 
 
+STEM_CHARS = 5  # a word's term is its first five characters
+
+
 def terms(text: str) -> list[str]:
     """Matching terms of ``text``, in order: stemmed words (3+ chars, cut to five characters), numbers, CJK
     bigrams, and whole identifiers (``ServerAliveCountMax``, ``threadpool_limits``, ``typer.run``, keywords of six
@@ -76,7 +79,7 @@ def terms(text: str) -> list[str]:
         if _CJK_RUN.match(token):
             out.extend(token[i : i + 2] for i in range(max(1, len(token) - 1)))
         elif token.isdigit() or len(token) > 2:
-            out.append(token[:5])
+            out.append(token[:STEM_CHARS])
     out.extend(m.casefold() for m in _IDENTIFIER_TERM.findall(normal) if len(m) > 5)
     out.extend(OPTION_WORD.findall(normal))
     return out
@@ -488,4 +491,30 @@ def defines(query: str, cands: Sequence[Candidate], titles: Sequence[str]) -> np
         elif kind is not None:
             told.add(c.snippet)
             out[i] = 1.0 if kind == "what" else 0.8
+    return out
+
+
+# a shell command line: "pip install httpx", "$ python -m pip install rich", "sudo apt install tree"
+_SHELL_LINE = re.compile(r"^(?:\$\s+)?(?:sudo\s+)?[a-z][\w.+-]*(?:\s+-m\s+[a-z][\w.-]*)?\s+[a-z][\w.+-]*(?:\s|$)")
+_SHELL_LINE_WORDS = 12
+
+
+def asked_commands(query: str, cands: Sequence[Candidate]) -> np.ndarray:
+    """1.0 for each command line that holds every term of the query ("pip install httpx" for "How do I install
+    httpx?", whose other words are question words), else 0. Such a line answers by itself, though it is short
+    and has no sentence of its own (a label). A term kept whole ("pyratelimiter") is also held by its stem
+    ("pyrate-limiter")."""
+    wanted = query_terms(query)
+    out = np.zeros(len(cands))
+    if len(wanted) < 2:
+        return out
+    for i, c in enumerate(cands):
+        text = c.text.strip()
+        if (
+            _SHELL_LINE.match(text)
+            and len(text.split()) <= _SHELL_LINE_WORDS
+            and not ENDS_SENTENCE.search(text)
+            and all(t in c.terms or t[:STEM_CHARS] in c.terms for t in wanted)
+        ):
+            out[i] = 1.0
     return out

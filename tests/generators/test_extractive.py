@@ -516,3 +516,19 @@ def test_a_question_about_what_a_thing_is_answers_with_the_sentence_that_says_it
     other = Snippet("With wget you can download files over HTTP. Wget retries.", "wget(1)", 1)
     out = ExtractiveGenerator().generate("What does the wget command do?", [other, name_only])
     assert out.text.startswith("Wget - The non-interactive network downloader.")
+
+
+def test_a_command_line_that_holds_every_word_of_the_question_answers_it() -> None:
+    """ "pip install threadpoolctl" is short and a label, yet it is the answer to "How do I install
+    threadpoolctl?", with the line that introduces it; a heading that holds the same words is not."""
+    readme = Snippet(
+        "Installation\n\nFor users, install the last published version from PyPI:\n\npip install threadpoolctl\n\n"
+        "For contributors, install from the source repository in developer mode:\n\npip install -r dev-requirements.txt",
+        "threadpoolctl-README",
+        0,
+    )
+    other = Snippet("threadpoolctl can be installed on any platform where Python runs, as many packages can.", "FAQ", 1)
+    out = ExtractiveGenerator().generate("How do I install threadpoolctl?", [readme, other])
+    assert out.text.startswith("For users, install the last published version from PyPI: pip install threadpoolctl")
+    heading = Snippet("Installing threadpoolctl\n\nIt works on Linux and macOS.", "Guide", 0)
+    assert not ExtractiveGenerator().generate("How do I install threadpoolctl?", [heading]).text.startswith("Install")
