@@ -318,7 +318,8 @@ class ExtractiveGenerator:
             paragraph = itertools.takewhile(lambda c: c.snippet == best.snippet and not c.label, cands[top + 1 :])
             return _as_far_as_fits(chosen, list(paragraph)[: policy.sentences - 1], policy.max_chars)
         antecedent = _antecedent(cands, top)
-        if antecedent is None and top > 0 and asked_commands(query, cands[top : top + 1])[0]:
+        asked = asked_commands(query, cands)
+        if antecedent is None and top > 0 and asked[top]:
             # "pip install threadpoolctl" answers with the line that introduces it ("For users, install the last
             # published version from PyPI:")
             prev = cands[top - 1]
@@ -339,7 +340,7 @@ class ExtractiveGenerator:
             items = list(itertools.takewhile(lambda c: c.item, after[lead:]))
             if len(items) >= 2:
                 return _as_far_as_fits(chosen, after[:lead] + items, policy.max_chars)
-            if (introduces(best.text) or _shown_command(cands, top) is not None) and after:
+            if (introduces(best.text) or _shown_command(cands, top, asked) is not None) and after:
                 # "Run the following to test Rich output on your terminal:" answers with what it introduces:
                 # the block that follows it (a command, a code sample), up to the next blank line
                 text = snippets[best.snippet].text
@@ -366,7 +367,7 @@ class ExtractiveGenerator:
                 continue
             chosen.append(cand)
             used += len(cand.text) + 1
-            shown = _shown_command(cands, pick)
+            shown = _shown_command(cands, pick, asked)
             if shown is not None and cands[shown] not in chosen and used + len(cands[shown].text) <= policy.max_chars:
                 # "To learn the status of all the packages, execute the command" answers with the command
                 chosen.append(cands[shown])
@@ -463,14 +464,19 @@ _COMMAND_LINE = re.compile(r"\$\s|[a-z][\w.-]*\s.*(?:(?<![\w-])-{1,2}\w|[\[\]'\"
 _ENDS_ON_COMMAND = re.compile(r"(?:\b(?:command|commande)|コマンド)\s*$", re.IGNORECASE)
 
 
-def _shown_command(cands: Sequence[Candidate], i: int) -> int | None:
+def _shown_command(cands: Sequence[Candidate], i: int, asked: np.ndarray) -> int | None:
     """The command line the sentence ``cands[i]`` introduces ("To learn the status of all the packages, execute
     the command" then ``dpkg --list``): the candidate right after it in its snippet, when that is a command
-    line; else ``None``."""
-    if i + 1 >= len(cands) or not (introduces(cands[i].text) or _ENDS_ON_COMMAND.search(cands[i].text)):
+    line; also, after any sentence, a command line that holds every term of the question (``asked``,
+    :func:`~.sentences.asked_commands`: "Install with pip or your favorite PyPI package manager." then
+    ``python -m pip install rich``); else ``None``."""
+    if i + 1 >= len(cands) or cands[i + 1].snippet != cands[i].snippet:
         return None
-    nxt = cands[i + 1]
-    return i + 1 if nxt.snippet == cands[i].snippet and _COMMAND_LINE.match(nxt.text) else None
+    if asked[i + 1]:
+        return i + 1
+    if not (introduces(cands[i].text) or _ENDS_ON_COMMAND.search(cands[i].text)):
+        return None
+    return i + 1 if _COMMAND_LINE.match(cands[i + 1].text) else None
 
 
 def _antecedent(cands: Sequence[Candidate], top: int) -> int | None:

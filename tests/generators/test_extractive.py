@@ -532,3 +532,16 @@ def test_a_command_line_that_holds_every_word_of_the_question_answers_it() -> No
     assert out.text.startswith("For users, install the last published version from PyPI: pip install threadpoolctl")
     heading = Snippet("Installing threadpoolctl\n\nIt works on Linux and macOS.", "Guide", 0)
     assert not ExtractiveGenerator().generate("How do I install threadpoolctl?", [heading]).text.startswith("Install")
+
+
+def test_a_command_line_that_holds_every_word_of_the_question_follows_the_sentence_before_it() -> None:
+    readme = Snippet(
+        "Install Rich with pip or your favorite PyPI package manager.\n\npython -m pip install rich\n\n"
+        "Rich works with Jupyter notebooks with no additional configuration required.",
+        "rich-README",
+        0,
+    )
+    out = ExtractiveGenerator().generate("How do I install Rich?", [readme])
+    assert out.text.startswith(
+        "Install Rich with pip or your favorite PyPI package manager. python -m pip install rich"
+    )
