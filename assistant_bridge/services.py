@@ -24,7 +24,7 @@ from assistant_bridge.embedders.base import Embedder
 from assistant_bridge.embedders.factory import make_embedder
 from assistant_bridge.errors import BridgeError
 from assistant_bridge.ingest.queue import IngestQueue
-from assistant_bridge.ingest.service import Ingestor
+from assistant_bridge.ingest.service import Ingestor, chunk_id
 from assistant_bridge.settings import Settings
 from assistant_bridge.store import SQLiteStore
 from assistant_bridge.text import (
@@ -270,7 +270,8 @@ class Services:
             return hits
         language = detect_language(message)
         best = next((h for h in named if h.chunk.language == language), named[0])
-        chunks = self.backend.document_chunks(best.chunk.document_id, scope)[:OPENING_CHUNKS]
+        wanted = [chunk_id(best.chunk.document_id, p) for p in range(OPENING_CHUNKS)]  # not the whole document
+        chunks = sorted(self.backend.get_chunks(wanted, scope), key=lambda c: c.position)
         chunks = [c for c in chunks if matches(filter, stored_record(c))]
         if not chunks:
             return hits
@@ -282,8 +283,8 @@ class Services:
         log.debug("search.opening", extra={"subject": subject, "document": chunks[0].document_id})
         similarity = max((h.similarity or 0.0) for h in named)
         first = [SearchHit(c, hits[0].score, similarity=similarity) for c in opening]
-        ids = {c.id for c in opening}
-        return [*first, *(h for h in hits if h.chunk.id not in ids)][: len(hits)]
+        moved = {c.id for c in opening}
+        return [*first, *(h for h in hits if h.chunk.id not in moved)][: len(hits)]
 
     def _blended_lexical(self, query: SearchQuery, blend: tuple[str, float], limit: int) -> list[SearchHit]:
         """BM25 of the query plus ``weight`` × BM25 of the blended text, both to ``search.hybrid_depth``

@@ -79,6 +79,12 @@ def document_id_for(content_hash: str, ownership: Ownership) -> str:
     return str(uuid.uuid5(NAMESPACE, key))
 
 
+def chunk_id(document_id: str, position: int) -> str:
+    """The id of a document's chunk at ``position``: derived from both, so a reindex keeps it and the opening
+    chunks of a document can be read by id without listing the document."""
+    return str(uuid.uuid5(uuid.UUID(document_id), str(position)))
+
+
 def document_ready(doc: Document | None) -> TypeGuard[Document]:
     """Whether ``doc`` is a finished document: every chunk written with its vector. A ``processing`` row is a
     staged write's, in progress (or a dead writer's, which recovery removes)."""
@@ -209,7 +215,7 @@ class Ingestor:
         doc_title = title or parsed.title or filename
         chunks = [
             Chunk(
-                id=str(uuid.uuid5(uuid.UUID(doc_id), str(d.position))),
+                id=chunk_id(doc_id, d.position),
                 document_id=doc_id,
                 title=doc_title,
                 text=d.text,

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from assistant_bridge.core.document import Segment
-from assistant_bridge.domain import Ownership, Scope
+from assistant_bridge.domain import Ownership, Principal, Scope
 from assistant_bridge.errors import DocumentParseError, NoContent
 from assistant_bridge.ingest import parsers
 from assistant_bridge.ingest.boilerplate import main_content
@@ -457,3 +457,16 @@ def test_tags_written_inside_an_html_title_are_not_its_title() -> None:
     assert main_content("<html><head><title>a < b and c > d</title></head><body><p>x</p></body></html>")[1] == (
         "a < b and c > d"
     )
+
+
+@pytest.mark.unit
+def test_a_chunks_id_derives_from_its_document_and_position(tmp_path: Path) -> None:
+    from assistant_bridge.ingest.service import chunk_id
+    from tests.conftest import make_services, make_settings
+
+    svc = make_services(make_settings(tmp_path))
+    doc = svc.ingestor.ingest_text(
+        "First part.\n\n" + "More text here. " * 400, title="t", ownership=Ownership()
+    ).document
+    chunks = svc.backend.document_chunks(doc.id, Scope(principal=Principal("admin", admin=True)))
+    assert len(chunks) > 1 and [c.id for c in chunks] == [chunk_id(doc.id, c.position) for c in chunks]
