@@ -28,11 +28,10 @@ from assistant_bridge.ingest.service import Ingestor, chunk_id
 from assistant_bridge.settings import Settings
 from assistant_bridge.store import SQLiteStore
 from assistant_bridge.text import (
-    defines_in_prose,
     manual_page_name,
     named_manual_pages,
     overview_subject,
-    split_sentences,
+    passage_defines,
     titles_subject,
 )
 
@@ -260,7 +259,7 @@ class Services:
         of them names it too. Among several such documents, the first in the message's language, else the best
         ranked. The opening passages are its first chunk and, when that one says what the subject is only in a
         line without a sentence, the first of its first :data:`OPENING_CHUNKS` chunks that says it in a sentence
-        (:func:`~assistant_bridge.text.defines_subject`); they must pass ``filter`` as the hits did. As many hits
+        (:func:`~assistant_bridge.text.passage_defines`); they must pass ``filter`` as the hits did. As many hits
         as before."""
         subject = overview_subject(message)
         if subject is None or not hits:
@@ -278,7 +277,7 @@ class Services:
         # the first chunk, and the one whose prose says what the subject is when the first does not: a manual
         # page's synopsis may fill its first chunk after the NAME line ("tar - Utilitaire d'archivage"), and its
         # description ("GNU tar est un programme d'archivage…") comes next
-        prose = (c for c in chunks if any(defines_in_prose(subject, t) for t in split_sentences(c.text)))
+        prose = (c for c in chunks if passage_defines(subject, c.text, in_prose=True))
         opening = list(dict.fromkeys([chunks[0], next(prose, chunks[0])]))
         log.debug("search.opening", extra={"subject": subject, "document": chunks[0].document_id})
         similarity = max((h.similarity or 0.0) for h in named)

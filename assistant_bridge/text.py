@@ -348,3 +348,10 @@ def defines_subject(subject: str, sentence: str) -> bool:
 def defines_in_prose(subject: str, sentence: str) -> bool:
     """Whether ``sentence`` says what ``subject`` is or does in a sentence, not in a NAME line."""
     return definition_kind(subject, sentence) in ("what", "does")
+
+
+def passage_defines(subject: str, passage: str, *, in_prose: bool = False) -> bool:
+    """Whether one of ``passage``'s sentences says what ``subject`` is (:func:`defines_subject`; with
+    ``in_prose``, in a sentence rather than a NAME line, :func:`defines_in_prose`)."""
+    says = defines_in_prose if in_prose else defines_subject
+    return any(says(subject, sentence) for sentence in split_sentences(passage))

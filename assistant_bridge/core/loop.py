@@ -41,12 +41,11 @@ from assistant_bridge.core.citations import Citation, extractiveness
 from assistant_bridge.core.results import SearchResult
 from assistant_bridge.core.snippets import Snippet, build_snippets
 from assistant_bridge.text import (
-    defines_subject,
     match_form,
     mentions,
     named_manual_pages,
     overview_subject,
-    split_sentences,
+    passage_defines,
     titles_subject,
 )
 
@@ -297,17 +296,13 @@ def _defining(message: str, snippets: Sequence[Snippet]) -> list[int]:
     """The snippets that say what the message asks about when it asks only what a named thing is or does
     ("What does rsync do?", :func:`~assistant_bridge.text.overview_subject`): passages of the subject's own
     document (its title names it, :func:`~assistant_bridge.text.titles_subject`) holding a sentence that defines
-    it (:func:`~assistant_bridge.text.defines_subject`). Such a question is answerable by what the document
+    it (:func:`~assistant_bridge.text.passage_defines`). Such a question is answerable by what the document
     says first, whatever the pre-filter makes of a question with no words but the name (a French question about
     an English page scores low)."""
     subject = overview_subject(message)
     if subject is None:
         return []
-    return [
-        i
-        for i, s in enumerate(snippets)
-        if titles_subject(s.title, subject) and any(defines_subject(subject, t) for t in split_sentences(s.text))
-    ]
+    return [i for i, s in enumerate(snippets) if titles_subject(s.title, subject) and passage_defines(subject, s.text)]
 
 
 def prepare_generation(

@@ -180,6 +180,22 @@ class Tuning:
     w_define: float = 1.0
 
 
+@dataclass(frozen=True)
+class _Scored:
+    """What :meth:`ExtractiveGenerator._scored` computes for each candidate sentence: its score; its relevance,
+    the query-match part of the score (no priors); its entry match
+    (:func:`~assistant_bridge.generators.sentences.entry_match`); how well it says what the query's subject is
+    (:func:`~assistant_bridge.generators.sentences.defines`); whether it is a command line holding every term
+    of the query (:func:`~assistant_bridge.generators.sentences.asked_commands`)."""
+
+    cands: list[Candidate]
+    scores: np.ndarray
+    relevance: np.ndarray
+    entries: np.ndarray
+    defined: np.ndarray
+    asked: np.ndarray
+
+
 class ExtractiveGenerator:
     """Sentence-selection answers with exact citations.
 
@@ -214,17 +230,14 @@ class ExtractiveGenerator:
 
     def score(self, query: str, snippets: Sequence[Snippet]) -> tuple[list[Candidate], np.ndarray]:
         """Score every candidate sentence; exposed for the benchmark and tests."""
-        cands, scores, _, _ = self._scored(query, snippets)
-        return cands, scores
+        scored = self._scored(query, snippets)
+        return scored.cands, scored.scores
 
-    def _scored(
-        self, query: str, snippets: Sequence[Snippet]
-    ) -> tuple[list[Candidate], np.ndarray, np.ndarray, np.ndarray]:
-        """``(candidates, score, relevance, entry match)``: relevance is the query-match part of the score (no
-        priors); the entry match is :func:`~assistant_bridge.generators.sentences.entry_match`."""
+    def _scored(self, query: str, snippets: Sequence[Snippet]) -> _Scored:
+        """Every candidate sentence with its score and the parts :meth:`_select` reads again (:class:`_Scored`)."""
         cands = candidates(snippets)
         if not cands:
-            return cands, np.zeros(0), np.zeros(0), np.zeros(0)
+            return _Scored(cands, *(np.zeros(0) for _ in range(5)))
         n = len(cands)
         qterms = query_terms(query)
         titles = [s.title for s in snippets]
@@ -243,10 +256,11 @@ class ExtractiveGenerator:
         )
         # ranking cues, not measures of relevance: they choose the best sentence but do not raise the floor
         # that the others must clear
+        defined = defines(query, cands, titles)
         cues = (
             self.tuning.w_number * number_match(query, cands)
             + self.tuning.w_phrase * phrases
-            + self.tuning.w_define * defines(query, cands, titles)
+            + self.tuning.w_define * defined
         )
         prior = cues + np.array(
             [
@@ -273,13 +287,14 @@ class ExtractiveGenerator:
         )
         if not unusable.all():
             scores = np.where(unusable, scores - 10.0, scores)
-        return cands, scores, relevance, entries
+        return _Scored(cands, scores, relevance, entries, defined, asked)
 
     def _select(self, query: str, snippets: Sequence[Snippet], response_length: ResponseLength) -> list[Candidate]:
         """The best sentence, then the best others that clear the relevance floor, grouped by snippet (the best
         sentence's snippet first) and in reading order within each."""
         policy = self.lengths[validate_response_length(response_length)]
-        cands, scores, relevance, entries = self._scored(query, snippets)
+        scored = self._scored(query, snippets)
+        cands, scores, relevance, entries = scored.cands, scored.scores, scored.relevance, scored.entries
         if not cands:
             return []
         top = int(np.argmax(scores))
@@ -312,13 +327,13 @@ class ExtractiveGenerator:
                 own[i] = True
             keep &= ((entries >= entries[top]) & (relevance >= ENTRY_PEER_RATIO * relevance[top])) | own
         chosen: list[Candidate] = [best]
-        if defines(query, cands, [s.title for s in snippets])[top]:
+        if scored.defined[top]:
             # "What does rsync do?" answers with what its document says first about it: the sentence that says what
             # it is and the ones after it in its paragraph, up to the next heading
             paragraph = itertools.takewhile(lambda c: c.snippet == best.snippet and not c.label, cands[top + 1 :])
             return _as_far_as_fits(chosen, list(paragraph)[: policy.sentences - 1], policy.max_chars)
         antecedent = _antecedent(cands, top)
-        asked = asked_commands(query, cands)
+        asked = scored.asked
         if antecedent is None and top > 0 and asked[top]:
             # "pip install threadpoolctl" answers with the line that introduces it ("For users, install the last
             # published version from PyPI:")
