@@ -223,6 +223,10 @@ def pieces_at_spaces(text: str, size: int) -> list[str]:
 _SUBJECT = r"(?P<s>[^\s?？]+(?: [^\s?？]+){0,2}?)"
 _KIND = r"(?: (?:command|tool|program|utility|library|package|module|project|format))?"
 _EN_ARTICLE = r"(?:(?:the|an?) )?"
+# where the subject lives, said after it ("What is REPLACE in SQLite?", "Que fait ORDER BY dans SQLite ?") or,
+# in Japanese, before it ("SQLite の REPLACE とは"): not part of the subject
+_WITHIN = r"(?: (?:in|within|dans|en|sous) (?P<w>[^\s?？]+(?: [^\s?？]+)?))?"
+_JA_WITHIN = r"(?:(?P<w>[A-Za-z0-9._+-]+)\s*の\s*)?"
 _FR_ARTICLE = r"(?:(?:la commande|le programme|l['’]outil|la bibliothèque|le paquet|les?|la|une?) |l['’])?"
 _JA_SUBJECT = r"(?P<s>[A-Za-z0-9._+-]+(?: [A-Za-z0-9._+-]+){0,2})"
 _JA_WHAT = (
@@ -230,15 +234,15 @@ _JA_WHAT = (
     r"|に使いますか|に使う(?:もの|コマンド|ツール)(?:ですか)?|のための(?:もの|コマンド|ツール)(?:ですか)?)?"
 )
 _OVERVIEW = (
-    re.compile(rf"^what(?:'s| is| are) {_EN_ARTICLE}{_SUBJECT}{_KIND}(?: (?:used )?for| about)?\s*\??$", re.I),
-    re.compile(rf"^what does {_EN_ARTICLE}{_SUBJECT}{_KIND} do\s*\??$", re.I),
+    re.compile(rf"^what(?:'s| is| are) {_EN_ARTICLE}{_SUBJECT}{_KIND}{_WITHIN}(?: (?:used )?for| about)?\s*\??$", re.I),
+    re.compile(rf"^what does {_EN_ARTICLE}{_SUBJECT}{_KIND} do{_WITHIN}\s*\??$", re.I),
     re.compile(rf"^(?:tell me about|describe) {_EN_ARTICLE}{_SUBJECT}{_KIND}\s*[?.]?$", re.I),
-    re.compile(rf"^qu['’]est[- ]ce qu(?:e |['’]){_FR_ARTICLE}{_SUBJECT}\s*\??$", re.I),
-    re.compile(rf"^(?:à|a) quoi sert {_FR_ARTICLE}{_SUBJECT}\s*\??$", re.I),
-    re.compile(rf"^que fait {_FR_ARTICLE}{_SUBJECT}\s*\??$", re.I),
-    re.compile(rf"^c['’]est quoi {_FR_ARTICLE}{_SUBJECT}\s*\??$", re.I),
+    re.compile(rf"^qu['’]est[- ]ce qu(?:e |['’]){_FR_ARTICLE}{_SUBJECT}{_WITHIN}\s*\??$", re.I),
+    re.compile(rf"^(?:à|a) quoi sert {_FR_ARTICLE}{_SUBJECT}{_WITHIN}\s*\??$", re.I),
+    re.compile(rf"^que fait {_FR_ARTICLE}{_SUBJECT}{_WITHIN}\s*\??$", re.I),
+    re.compile(rf"^c['’]est quoi {_FR_ARTICLE}{_SUBJECT}{_WITHIN}\s*\??$", re.I),
     re.compile(  # "tmux とは", "tmux とは何ですか", "rsync は何をするコマンドですか", "zstd って何"
-        rf"^「?{_JA_SUBJECT}」?\s*(?:コマンド|ツール|ライブラリ|パッケージ)?\s*(?:とは\s*(?:{_JA_WHAT})?|(?:って|は)\s*{_JA_WHAT})"
+        rf"^{_JA_WITHIN}「?{_JA_SUBJECT}」?\s*(?:コマンド|ツール|ライブラリ|パッケージ)?\s*(?:とは\s*(?:{_JA_WHAT})?|(?:って|は)\s*{_JA_WHAT})"
         r"\s*[?？]?$"
     ),
     re.compile(rf"^「?{_JA_SUBJECT}」?\s*(?:コマンド|ツール)?\s*の(?:役割|用途)\s*(?:は(?:何ですか)?)?\s*[?？]?$"),
@@ -246,21 +250,35 @@ _OVERVIEW = (
 _NOT_SUBJECT = frozenset(
     "a an the of in on for to from with by at about and or is are be do does what which who how when where why "
     "it this that these those they them one ones ça cela ceci ce c'est il elle ils elles "
-    "default difference best way option options value size number name maximum minimum limit "
+    "default difference best way option options value size number name maximum minimum limit new largest smallest "
+    "biggest highest lowest longest shortest most least possible first last latest current "
     "le la les un une des de du d au aux et ou en par pour sur dans".split()
 )
 
 
 def overview_subject(message: str) -> str | None:
     """What ``message`` asks to be told about when it asks only what a named thing is, does or is for
-    (``"git rebase"`` for "What does git rebase do?", ``"tmux"`` for "tmux とは何ですか？"), else ``None``."""
+    (``"git rebase"`` for "What does git rebase do?", ``"tmux"`` for "tmux とは何ですか？", ``"REPLACE"`` for
+    "What is REPLACE in SQLite?"), else ``None``."""
+    found = _overview(message)
+    return found[0] if found else None
+
+
+def overview_within(message: str) -> str | None:
+    """Where the subject of a :func:`overview_subject` question lives, when the question says it: ``"SQLite"``
+    for "What is REPLACE in SQLite?" and "SQLite の REPLACE とは何ですか"; else ``None``."""
+    found = _overview(message)
+    return found[1] if found else None
+
+
+def _overview(message: str) -> tuple[str, str | None] | None:
     text = " ".join(unicodedata.normalize("NFKC", message).split())
     for pattern in _OVERVIEW:
         if match := pattern.match(text):
             subject = match.group("s").strip(" \"'«»「」")
             words = subject.lower().split()
             if words and len(subject) <= 40 and not any(w in _NOT_SUBJECT or w.startswith("-") for w in words):
-                return subject
+                return subject, match.groupdict().get("w")
     return None
 
 

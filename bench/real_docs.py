@@ -22,8 +22,9 @@ manual-page options no question had used, written before the changes it measured
 measured once, then read for one change), ``fresh5`` (15 + 5 more, written after that change: held out for
 the next changes), ``overview`` (26 + 5 questions that ask only what a named command or library is or does,
 "What does rsync do?", in three languages; their misses were read) and ``overview2`` (18 + 5 more of that kind
-on other documents; totals only) and ``install`` (12 questions on how to install a library its README
-documents). ``docs/benchmarks.md`` has the figures.
+on other documents; totals only), ``install`` (12 questions on how to install a library its README
+documents) and ``fresh6`` (29 + 6 on the 60 documents no question had used, measured once, then read).
+``docs/benchmarks.md`` has the figures.
 
 Scored: an answerable question is *correct* when the answer holds one of its answer strings (an option such as
 ``-n`` as a whole option, with its case: not in ``-N`` or ``--name``), *refused* when

@@ -11,6 +11,7 @@ from assistant_bridge.text import (
     defines_subject,
     definition_kind,
     overview_subject,
+    overview_within,
     pieces_at_spaces,
     titled_subject,
     titles_subject,
@@ -49,6 +50,10 @@ def test_pieces_end_at_spaces_where_there_are_any() -> None:
         ("rsyncは何をするコマンドですか？", "rsync"),
         ("zstdって何？", "zstd"),
         ("tar の用途は？", "tar"),
+        ("What is REPLACE in SQLite?", "REPLACE"),
+        ("What does VACUUM do in SQLite?", "VACUUM"),
+        ("Qu'est-ce que REPLACE dans SQLite ?", "REPLACE"),
+        ("SQLite の REPLACE とは何ですか？", "REPLACE"),
         # questions about something else than what a thing is
         ("What is the default port of PostgreSQL?", None),
         ("What does the rsync option -P do?", None),
@@ -61,10 +66,26 @@ def test_pieces_end_at_spaces_where_there_are_any() -> None:
         ("What does it do?", None),
         ("Qu'est-ce que c'est ?", None),
         ("What is a very long name of more than three words?", None),
+        ("What is new in version 3?", None),
+        ("What is in the box?", None),
     ],
 )
 def test_the_subject_of_a_question_that_asks_what_a_thing_is(message: str, subject: str | None) -> None:
     assert overview_subject(message) == subject
+
+
+@pytest.mark.parametrize(
+    ("message", "within"),
+    [
+        ("What is REPLACE in SQLite?", "SQLite"),
+        ("Que fait VACUUM dans SQLite ?", "SQLite"),
+        ("SQLite の REPLACE とは何ですか？", "SQLite"),
+        ("What is REPLACE?", None),
+        ("How do I use REPLACE in SQLite?", None),
+    ],
+)
+def test_where_the_subject_of_such_a_question_lives(message: str, within: str | None) -> None:
+    assert overview_within(message) == within
 
 
 @pytest.mark.parametrize(

@@ -45,6 +45,7 @@ from assistant_bridge.text import (
     mentions,
     named_manual_pages,
     overview_subject,
+    overview_within,
     passage_defines,
     titles_subject,
 )
@@ -212,6 +213,13 @@ def _unqualified(names: Sequence[str], pages: Sequence[str], message: str) -> li
     return [n for n in names if not (_acronym(n) and any(mentions(form, f"{n} {page}") for page in pages))]
 
 
+def _within(name: str, message: str) -> bool:
+    """``name`` is where the subject of a question about what a thing is lives, not the subject
+    (:func:`~assistant_bridge.text.overview_within`)."""
+    within = overview_within(message)
+    return within is not None and mentions(match_form(within), name)
+
+
 def _acronym(name: str) -> bool:
     """All capitals, spaces aside: "GNU", "TCP", not "VS Code"."""
     return name.replace(" ", "").isupper()
@@ -374,7 +382,8 @@ def prepare_generation(
         defined="defined" in scores,
         timings=dict(timer.timings),
         started=timer.started,
-        names=tuple(must_mention),
+        # "What is REPLACE in SQLite?" over SQLite's documentation: the REPLACE page need not say "SQLite"
+        names=tuple(n for n in must_mention if not (_within(n, message) and _mostly_mentioned(n, all_results))),
         pages=pages,
     )
 

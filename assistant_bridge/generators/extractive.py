@@ -13,9 +13,11 @@ The candidates are the snippets' sentences as :mod:`~assistant_bridge.generators
                                                       # (a date or a length of time when it asks when;
                                                       # twice with the unit it counts: "how many days")
           + w_phrase * phrase match                   # idf-weighted share of the query's adjacent term pairs
+          + w_code_name * its snippet writes a name the query writes as code ("group_concat", "count(*)")
           - w_position * log(1 + index in its snippet)
           - w_rank * log(1 + snippet order)
           - w_similarity_gap * (best snippet similarity - its snippet's similarity)   # own dense/hybrid search
+                                                      # (not for a snippet of entries or of the code name)
           - fragment_penalty                          # chunk edges cut mid-sentence
           - 10 for a label or a line shorter than min_chars (used only when nothing else exists)
 
@@ -33,7 +35,8 @@ paragraphs too, up to the next entry or heading), joined only by
 entries that match as well (two options that do the same). When it introduces a list (the list items follow
 it), the items are the rest of the answer, in order, within the character cap; when it ends with a colon
 ("Run the following to test Rich output on your terminal:"), the block after it (up to a blank line: a
-command, a code sample) is.
+command, a code sample) is; so it is when it announces a block with a full stop ("Add the following lines to
+~/.bashrc.", "以下の行を…追加し…"), one sentence ending with a colon allowed between them.
 Otherwise, up to the response length (concise 1, moderate 3, verbose 5 sentences, with a character cap),
 the best other sentences whose relevance clears a floor
 relative to the best one's (``min_ratio_same`` in the best sentence's snippet from the sentence right
@@ -78,12 +81,14 @@ from assistant_bridge.generators.base import (
 from assistant_bridge.generators.sentences import (
     QUESTION_WORDS,  # noqa: F401  (re-exported)
     Candidate,
+    announces,
     answer_type_terms,
     asked_commands,
     candidates,
     defines,
     entry_match,
     flatten,
+    holds_code_names,
     introduces,
     number_match,
     page_terms,
@@ -152,6 +157,10 @@ class Tuning:
     :ivar w_define: weight of saying what the query's subject is when the query asks only that ("What does
         rsync do?" → "rsync - a fast, versatile, local/remote file-copying tool";
         :func:`~assistant_bridge.generators.sentences.defines`).
+    :ivar w_code_name: weight of belonging to a snippet that writes a name the query writes as code
+        (``group_concat``, ``count(*)``, ``os.path.join``: :func:`~assistant_bridge.generators.sentences.code_names`);
+        such a snippet is also exempt from ``w_similarity_gap``. A question about ``group_concat`` is answered by
+        the passage that names it, not by a passage about another separator that the search ranked higher.
     :ivar w_similarity_gap: penalty per unit of cosine by which a sentence's snippet falls short of the most
         similar snippet, when every snippet carries the dense search's similarity
         (:attr:`~assistant_bridge.core.snippets.Snippet.similarity`; the service's own dense or weighted hybrid
@@ -178,6 +187,7 @@ class Tuning:
     w_phrase: float = 0.3
     w_similarity_gap: float = 20.0
     w_define: float = 1.0
+    w_code_name: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -257,10 +267,12 @@ class ExtractiveGenerator:
         # ranking cues, not measures of relevance: they choose the best sentence but do not raise the floor
         # that the others must clear
         defined = defines(query, cands, titles)
+        named = np.array(holds_code_names(query, [s.text for s in snippets]), dtype=bool)
         cues = (
             self.tuning.w_number * number_match(query, cands)
             + self.tuning.w_phrase * phrases
             + self.tuning.w_define * defined
+            + self.tuning.w_code_name * np.array([named[c.snippet] for c in cands], dtype=np.float64)
         )
         prior = cues + np.array(
             [
@@ -270,7 +282,7 @@ class ExtractiveGenerator:
                 for c in cands
             ]
         )
-        prior = prior - self.tuning.w_similarity_gap * _similarity_gap(cands, snippets)
+        prior = prior - self.tuning.w_similarity_gap * _similarity_gap(cands, snippets, named)
         if self.embedder is not None and self.tuning.w_embed:
             lexical = relevance + self.tuning.w_heading * section_match(cands, relevance, snippets)
             chosen = np.argsort(-(lexical + prior), kind="stable")[: self.tuning.max_embedded]
@@ -289,11 +301,10 @@ class ExtractiveGenerator:
             scores = np.where(unusable, scores - 10.0, scores)
         return _Scored(cands, scores, relevance, entries, defined, asked)
 
-    def _select(self, query: str, snippets: Sequence[Snippet], response_length: ResponseLength) -> list[Candidate]:
+    def _select(self, scored: _Scored, snippets: Sequence[Snippet], response_length: ResponseLength) -> list[Candidate]:
         """The best sentence, then the best others that clear the relevance floor, grouped by snippet (the best
         sentence's snippet first) and in reading order within each."""
         policy = self.lengths[validate_response_length(response_length)]
-        scored = self._scored(query, snippets)
         cands, scores, relevance, entries = scored.cands, scored.scores, scored.relevance, scored.entries
         if not cands:
             return []
@@ -355,17 +366,24 @@ class ExtractiveGenerator:
             items = list(itertools.takewhile(lambda c: c.item, after[lead:]))
             if len(items) >= 2:
                 return _as_far_as_fits(chosen, after[:lead] + items, policy.max_chars)
-            if (introduces(best.text) or _shown_command(cands, top, asked) is not None) and after:
+            # "Add the following lines to ~/.bashrc." announces a block that may come after one more sentence
+            # ("The second line gives dquilt the same completion as quilt:")
+            between = after[:1] if len(after) > 1 and announces(best.text) and introduces(after[0].text) else []
+            rest = after[len(between) :]
+            announced = (
+                bool(rest) and announces(best.text) and (rest[0].label or bool(_COMMAND_LINE.match(rest[0].text)))
+            )
+            if (introduces(best.text) or announced or _shown_command(cands, top, asked) is not None) and rest:
                 # "Run the following to test Rich output on your terminal:" answers with what it introduces:
                 # the block that follows it (a command, a code sample), up to the next blank line
                 text = snippets[best.snippet].text
-                block = after[:1]
-                for prev, nxt in zip(after, after[1:], strict=False):
+                block = rest[:1]
+                for prev, nxt in zip(rest, rest[1:], strict=False):
                     if "\n\n" in text[prev.end : nxt.start]:
                         break
                     block.append(nxt)
-                if used + len(block[0].text) <= policy.max_chars:
-                    return _as_far_as_fits(chosen, block, policy.max_chars)
+                if used + sum(len(c.text) + 1 for c in between) + len(block[0].text) <= policy.max_chars:
+                    return _as_far_as_fits(chosen, between + block, policy.max_chars)
         pool = [i for i in np.argsort(-scores, kind="stable").tolist() if i != top and keep[i]]
         while pool and len(chosen) < policy.sentences:
             # a sentence of a snippet already used continues its passage: it gets a bonus over the others
@@ -423,7 +441,8 @@ class ExtractiveGenerator:
     def generate(
         self, query: str, snippets: Sequence[Snippet], response_length: ResponseLength = "moderate"
     ) -> Generation:
-        chosen = self._select(query, snippets, response_length)
+        scored = self._scored(query, snippets)
+        chosen = self._select(scored, snippets, response_length)
         return self._compose(chosen, snippets, self.lengths[response_length].max_chars)
 
     def stream(
@@ -453,7 +472,7 @@ def _phrase_match(sequence: Sequence[str], cands: Sequence[Candidate], idf: dict
     return np.array([sum(w for pair, w in pairs.items() if pair in c.pairs) / total for c in cands])
 
 
-def _similarity_gap(cands: Sequence[Candidate], snippets: Sequence[Snippet]) -> np.ndarray:
+def _similarity_gap(cands: Sequence[Candidate], snippets: Sequence[Snippet], exempt: np.ndarray) -> np.ndarray:
     """Per candidate, how far its snippet's dense similarity falls below the best snippet's.
 
     Zeros unless every snippet has one (a lexical search, a backend's ``rrf`` fusion, a custom search server:
@@ -465,7 +484,7 @@ def _similarity_gap(cands: Sequence[Candidate], snippets: Sequence[Snippet]) -> 
     if not sims or any(s is None for s in sims):
         return np.zeros(len(cands))
     top = max(s for s in sims if s is not None)
-    reference = {c.snippet for c in cands if c.entry}
+    reference = {c.snippet for c in cands if c.entry} | {int(i) for i in np.flatnonzero(exempt)}
     return np.array([0.0 if c.snippet in reference else top - (sims[c.snippet] or 0.0) for c in cands])
 
 

@@ -134,6 +134,19 @@ def entry_term(text: str) -> str:
     return ""
 
 
+# "add the following lines", "comme suit", "les lignes suivantes", "以下の行を", "次のように": the sentence announces
+# a block that follows it, though it ends with a full stop
+_ANNOUNCES = re.compile(
+    r"\b(?:the following|as follows)\b|\b(?:comme suit|ci-dessous)\b|\bsuivante?s?\b|以下の|次の(?:よう|行|コマンド)",
+    re.IGNORECASE,
+)
+
+
+def announces(text: str) -> bool:
+    """The sentence announces a block that follows it (:data:`_ANNOUNCES`)."""
+    return _ANNOUNCES.search(text) is not None
+
+
 def introduces(text: str) -> bool:
     """The line ends with a colon: it introduces what follows it (a list, a command, a code sample)."""
     return _INTRODUCES.search(text) is not None
@@ -295,6 +308,36 @@ _ASKS_NAME = re.compile(
 def _option_names(term: str) -> set[str]:
     """The options ``term`` names; :data:`OPTION_WORD` stops before "=NUM" and "[=WHEN]"."""
     return set(OPTION_WORD.findall(term))
+
+
+# a name written as code: "group_concat", "os.path.join", "count(*)", "sqlite3_limit()" (not "file(s)")
+_CODE_NAME = re.compile(r"[A-Za-z_]\w*(?:[_.]\w+)+(?:\([^()\s]{0,12}\))?|[A-Za-z_]\w*\((?!e?s\))[^()\s]{0,12}\)")
+
+
+def code_names(query: str) -> set[str]:
+    """The names the query writes as code (:data:`_CODE_NAME`), case-folded, the arguments of a call kept
+    ("count(*)" is not "count(x)"), empty parentheses dropped; not an abbreviation or a version ("e.g.",
+    "v1.2": a dotted name needs a word of three letters or a letter after its first dot)."""
+    out = set()
+    for m in _CODE_NAME.findall(unicodedata.normalize("NFKC", query)):
+        name = m.removesuffix("()").casefold()
+        head, _, rest = name.partition("(")[0].partition(".")
+        if "_" in name or "(" in name or (re.search(r"[a-z]", rest) and re.search(r"[a-z]{3}", name)):
+            out.add(name)
+    return out
+
+
+def holds_code_names(query: str, texts: Sequence[str]) -> list[bool]:
+    """Per text, whether it writes one of the query's :func:`code_names`: a question about ``group_concat``
+    is answered by a passage that names it, not by one about another separator. All false when the query
+    writes none."""
+    names = code_names(query)
+    if not names:
+        return [False] * len(texts)
+    pattern = re.compile(
+        "|".join(rf"(?<![\w.]){re.escape(n)}" + (r"(?![\w])" if n[-1].isalnum() else "") for n in names)
+    )
+    return [bool(pattern.search(unicodedata.normalize("NFKC", t).casefold())) for t in texts]
 
 
 def answer_type_terms(query: str) -> set[str]:

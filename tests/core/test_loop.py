@@ -286,6 +286,30 @@ def test_the_page_of_a_cited_passage_names_its_subject_for_it() -> None:
     assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
 
 
+def test_where_the_subject_of_a_what_is_question_lives_need_not_be_in_its_page() -> None:
+    """ "What is REPLACE in SQLite?" over SQLite's documentation: the REPLACE page never says "SQLite"; the
+    results do, so the answer stands. A place the results seldom mention ("in Oracle") is still asked of it."""
+    replace = SearchResult("REPLACE", "The REPLACE command is an alias for INSERT OR REPLACE.", "u/replace")
+    others = [SearchResult(f"Page {i}", f"SQLite page {i}.", f"u/{i}") for i in range(3)]
+    results = [replace, *others]
+    question = "What is REPLACE in SQLite?"
+    out = run(results=results, generator=FirstSnippetOnly(), must_mention=["SQLite"], message=question)
+    assert isinstance(out, Answer)
+    oracle = [replace, SearchResult("CREATE INDEX", "Oracle does the same.", "u/index"), *others]
+    out = run(
+        results=oracle, generator=FirstSnippetOnly(), must_mention=["Oracle"], message="What is REPLACE in Oracle?"
+    )
+    assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
+    # not a question about what a thing is: the page must name the product as before
+    out = run(
+        results=results,
+        generator=FirstSnippetOnly(),
+        must_mention=["SQLite"],
+        message="How does REPLACE work in SQLite?",
+    )
+    assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
+
+
 def test_an_answer_must_come_from_or_name_a_manual_page_the_question_names() -> None:
     wget = SearchResult("wget(1): The non-interactive network downloader", "The default port for FTPS is 990.")
     htop = SearchResult("htop(1): interactive process viewer", "htop shows processes in a tree with -t.")

@@ -545,3 +545,41 @@ def test_a_command_line_that_holds_every_word_of_the_question_follows_the_senten
     assert out.text.startswith(
         "Install Rich with pip or your favorite PyPI package manager. python -m pip install rich"
     )
+
+
+def test_a_passage_that_writes_the_name_the_question_writes_as_code_answers() -> None:
+    """ "group_concat" is written as code: the passage that writes it answers, though another passage about
+    separators matches the question's words better and the search ranked it higher."""
+    other = Snippet(
+        "--path-separator SEPARATOR: Set the path separator to use.\n\nThe separator may be any number of bytes.",
+        "rg(1): recursively search",
+        0,
+        similarity=0.88,
+    )
+    functions = Snippet(
+        "group_concat(X)\ngroup_concat(X,Y): The group_concat() function returns the concatenation of all non-NULL "
+        "values of X. A comma is used as the separator if Y is omitted.",
+        "Built-in Aggregate Functions",
+        1,
+        similarity=0.84,
+    )
+    out = ExtractiveGenerator().generate(
+        "What separator does group_concat use when I don't give one?", [other, functions]
+    )
+    assert "comma" in out.text
+    assert {c.search_result_index for c in out.citations} == {1}
+
+
+def test_a_sentence_that_announces_a_block_answers_with_it() -> None:
+    """ "Add the following lines to ~/.bashrc." ends with a full stop, and one more sentence comes before the
+    block it announces; the block's lines are too short to answer alone, yet they are the answer."""
+    guide = Snippet(
+        "Set up quilt first.\n\nTo use it for Debian packages, add the following lines to ~/.bashrc to create "
+        "the dquilt alias. The second line gives dquilt the same completion as quilt:\n\n"
+        'alias dquilt="quilt --quiltrc=${HOME}/.quiltrc-dpkg"\ncomplete -F _quilt_completion dquilt\n\n'
+        "Then create ~/.quiltrc-dpkg.",
+        "Chapter 3. Modifying the source",
+        0,
+    )
+    out = ExtractiveGenerator().generate("How do I define the dquilt alias?", [guide])
+    assert 'alias dquilt="quilt --quiltrc=${HOME}/.quiltrc-dpkg"' in out.text

@@ -8,11 +8,14 @@ from hypothesis import strategies as st
 
 from assistant_bridge.core.snippets import Snippet
 from assistant_bridge.generators.sentences import (
+    announces,
     asked_unit,
     candidates,
+    code_names,
     entry_match,
     entry_term,
     flatten,
+    holds_code_names,
     is_label,
     number_match,
     query_terms,
@@ -243,3 +246,40 @@ def test_an_option_whose_long_name_the_question_spells_out_is_asked_for() -> Non
     assert match("What is the command of charset-normalizer in less?") == [0.0, 0.0, 0.0, 0.0]
     assert match("How do I get indented output from orjson?") == [0.0, 0.0, 0.0, 0.0]
     assert match("How do I get indented output from orjson?", "orjson") == [0.0, 0.0, 0.0, 1.0]
+
+
+@pytest.mark.parametrize(
+    ("query", "names"),
+    [
+        ("What separator does group_concat use when I don't give one?", {"group_concat"}),
+        ("What is the difference between count(*) and count(X)?", {"count(*)", "count(x)"}),
+        ("What does sqlite3_limit() do?", {"sqlite3_limit"}),
+        ("How do I call os.path.join?", {"os.path.join"}),
+        ("Which file(s) does it read?", set()),
+        ("Is this, e.g. a list, fine?", set()),
+        ("What changed in v1.2?", set()),
+        ("How do I count lines?", set()),
+    ],
+)
+def test_the_names_a_question_writes_as_code(query: str, names: set[str]) -> None:
+    assert code_names(query) == names
+
+
+def test_which_passages_write_a_name_the_question_writes_as_code() -> None:
+    texts = ["group_concat(X,Y): returns a string", "The separator may be any number of bytes.", "xgroup_concat"]
+    assert holds_code_names("What separator does group_concat use?", texts) == [True, False, False]
+    assert holds_code_names("What does count(X) return?", ["count(X) counts", "count(*) counts"]) == [True, False]
+    assert holds_code_names("What separator does it use?", texts) == [False, False, False]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "announced"),
+    [
+        ("Add the following lines to ~/.bashrc.", True),
+        ("Ajoutez les lignes suivantes à votre fichier.", True),
+        ("以下の行を ~/.bashrc に追加しましょう。", True),
+        ("Add a line to ~/.bashrc.", False),
+    ],
+)
+def test_a_sentence_that_announces_a_block(sentence: str, announced: bool) -> None:
+    assert announces(sentence) is announced
