@@ -321,7 +321,7 @@ def code_names(query: str) -> set[str]:
     out = set()
     for m in _CODE_NAME.findall(unicodedata.normalize("NFKC", query)):
         name = m.removesuffix("()").casefold()
-        head, _, rest = name.partition("(")[0].partition(".")
+        rest = name.partition("(")[0].partition(".")[2]
         if "_" in name or "(" in name or (re.search(r"[a-z]", rest) and re.search(r"[a-z]{3}", name)):
             out.add(name)
     return out
