@@ -277,7 +277,7 @@ class Services:
         # the first chunk, and the one whose prose says what the subject is when the first does not: a manual
         # page's synopsis may fill its first chunk after the NAME line ("tar - Utilitaire d'archivage"), and its
         # description ("GNU tar est un programme d'archivage…") comes next
-        prose = (c for c in chunks if passage_defines(subject, c.text, in_prose=True))
+        prose = (c for c in chunks if passage_defines(subject, c.text, kinds=("what", "does")))
         opening = list(dict.fromkeys([chunks[0], next(prose, chunks[0])]))
         log.debug("search.opening", extra={"subject": subject, "document": chunks[0].document_id})
         similarity = max((h.similarity or 0.0) for h in named)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
 # --- scripts -------------------------------------------------------------------------------------------------
@@ -221,7 +221,7 @@ def pieces_at_spaces(text: str, size: int) -> list[str]:
 # article, a pronoun or a preposition ("What is the default port of PostgreSQL?" asks about a port, not a subject;
 # "What does it do?" is a follow-up that names nothing).
 _SUBJECT = r"(?P<s>[^\s?？]+(?: [^\s?？]+){0,2}?)"
-_KIND = r"(?: (?:command|tool|program|utility|library|package|module|project|format))?"
+_KIND = r"(?: (?:command|tool|program|utility|library|package|module|project|format|mailing list))?"
 _EN_ARTICLE = r"(?:(?:the|an?) )?"
 # where the subject lives, said after it ("What is REPLACE in SQLite?", "Que fait ORDER BY dans SQLite ?") or,
 # in Japanese, before it ("SQLite の REPLACE とは"): not part of the subject
@@ -251,7 +251,7 @@ _NOT_SUBJECT = frozenset(
     "a an the of in on for to from with by at about and or is are be do does what which who how when where why "
     "it this that these those they them one ones ça cela ceci ce c'est il elle ils elles "
     "default difference best way option options value size number name maximum minimum limit new largest smallest "
-    "biggest highest lowest longest shortest most least possible first last latest current "
+    "biggest highest lowest longest shortest most least possible first last latest current main primary "
     "le la les un une des de du d au aux et ou en par pour sur dans".split()
 )
 
@@ -311,7 +311,7 @@ def titles_subject(title: str, subject: str) -> bool:
 _GLOSS = r"(?:\s(?:command|program|tool|utility|library|package|commande|programme))?(?:\s*\([^()]{1,40}\))?"
 _NAME_LINE = re.compile(rf"{_GLOSS}\s[-—–]\s")  # "rsync - a fast, versatile, local/remote file-copying tool"
 _SAYS_WHAT = re.compile(
-    rf"{_GLOSS}(?:,\s+(?:an?|the|une?|la|le)\s|\s(?:is|are|provides|lets|allows|est|sont|permet)\s"
+    rf"(?:@[\w.-]+)?{_GLOSS}(?:,\s+(?:an?|the|une?|la|le)\s|\s(?:is|are|provides|lets|allows|est|sont|permet)\s"
     r"|\s?(?:コマンド|ツール)?(?:は|とは|って))",
     re.IGNORECASE,
 )
@@ -357,19 +357,10 @@ def definition_kind(subject: str, sentence: str) -> DefinitionKind | None:
     return None
 
 
-def defines_subject(subject: str, sentence: str) -> bool:
-    """Whether ``sentence`` says what ``subject`` is or does, or names it as a NAME line does
-    (:func:`definition_kind`)."""
-    return definition_kind(subject, sentence) is not None
+_ANY_DEFINITION: tuple[DefinitionKind, ...] = ("name", "what", "does")
 
 
-def defines_in_prose(subject: str, sentence: str) -> bool:
-    """Whether ``sentence`` says what ``subject`` is or does in a sentence, not in a NAME line."""
-    return definition_kind(subject, sentence) in ("what", "does")
-
-
-def passage_defines(subject: str, passage: str, *, in_prose: bool = False) -> bool:
-    """Whether one of ``passage``'s sentences says what ``subject`` is (:func:`defines_subject`; with
-    ``in_prose``, in a sentence rather than a NAME line, :func:`defines_in_prose`)."""
-    says = defines_in_prose if in_prose else defines_subject
-    return any(says(subject, sentence) for sentence in split_sentences(passage))
+def passage_defines(subject: str, passage: str, *, kinds: Sequence[DefinitionKind] = _ANY_DEFINITION) -> bool:
+    """Whether one of ``passage``'s sentences says what ``subject`` is, in one of the :func:`definition_kind`
+    ``kinds`` (any by default; ``("what", "does")`` for prose rather than a NAME line)."""
+    return any(definition_kind(subject, sentence) in kinds for sentence in split_sentences(passage))

@@ -7,11 +7,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from assistant_bridge.text import (
-    defines_in_prose,
-    defines_subject,
     definition_kind,
     overview_subject,
     overview_within,
+    passage_defines,
     pieces_at_spaces,
     titled_subject,
     titles_subject,
@@ -51,6 +50,7 @@ def test_pieces_end_at_spaces_where_there_are_any() -> None:
         ("zstdって何？", "zstd"),
         ("tar の用途は？", "tar"),
         ("What is REPLACE in SQLite?", "REPLACE"),
+        ("What is the debian-private mailing list for?", "debian-private"),
         ("What does VACUUM do in SQLite?", "VACUUM"),
         ("Qu'est-ce que REPLACE dans SQLite ?", "REPLACE"),
         ("SQLite の REPLACE とは何ですか？", "REPLACE"),
@@ -67,6 +67,7 @@ def test_pieces_end_at_spaces_where_there_are_any() -> None:
         ("Qu'est-ce que c'est ?", None),
         ("What is a very long name of more than three words?", None),
         ("What is new in version 3?", None),
+        ("what is the primary subsistence crop in latin america", None),
         ("What is in the box?", None),
     ],
 )
@@ -109,6 +110,7 @@ def test_what_a_documents_title_names(title: str, subject: str) -> None:
     ("subject", "sentence", "kind"),
     [
         ("rsync", "rsync - a fast, versatile, local/remote file-copying tool", "name"),
+        ("debian-private", "debian-private@lists.debian.org is a special mailing list for private discussions", "what"),
         ("git rebase", "git-rebase - Reapply commits on top of another base tip", "name"),
         ("wget", "Wget - The non-interactive network downloader.", "name"),
         ("rsync", "Rsync is a fast and extraordinarily versatile file copying tool.", "what"),
@@ -131,8 +133,8 @@ def test_what_a_documents_title_names(title: str, subject: str) -> None:
 )
 def test_how_a_sentence_says_what_its_subject_is(subject: str, sentence: str, kind: str | None) -> None:
     assert definition_kind(subject, sentence) == kind
-    assert defines_subject(subject, sentence) is (kind is not None)
-    assert defines_in_prose(subject, sentence) is (kind in ("what", "does"))
+    assert passage_defines(subject, sentence) is (kind is not None)
+    assert passage_defines(subject, sentence, kinds=("what", "does")) is (kind in ("what", "does"))
 
 
 def test_a_document_is_its_subjects_however_the_name_is_split() -> None:

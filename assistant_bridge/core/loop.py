@@ -313,6 +313,18 @@ def _defining(message: str, snippets: Sequence[Snippet]) -> list[int]:
     return [i for i, s in enumerate(snippets) if titles_subject(s.title, subject) and passage_defines(subject, s.text)]
 
 
+def _undefined(message: str, snippets: Sequence[Snippet]) -> bool:
+    """The message asks only what a named thing is (:func:`~assistant_bridge.text.overview_subject`) and no
+    snippet is that thing's own document (its title names it) or says what it is in a sentence: "What is
+    PostgreSQL?" over SQLite's documentation, whose pages compare SQLite with it but never say what it is."""
+    subject = overview_subject(message)
+    if subject is None:
+        return False
+    return not any(
+        titles_subject(s.title, subject) or passage_defines(subject, s.text, kinds=("what", "name")) for s in snippets
+    )
+
+
 def prepare_generation(
     query: str,
     results: Sequence[SearchResult],
@@ -349,7 +361,7 @@ def prepare_generation(
     message = query if message is None else message
     pages = named_pages(message, all_results)
     must_mention = _unqualified(must_mention, pages, message)
-    unmentioned = _unmentioned(must_mention, all_results)
+    unmentioned = _unmentioned(must_mention, all_results) or _undefined(message, snippets)
     if pre < thresholds.pre_gen + SECOND_LOOK_MARGIN and not unmentioned:
         vouched = _second_look(prefilter, query, snippets)
         timer.lap("second_look")

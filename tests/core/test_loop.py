@@ -440,3 +440,21 @@ def test_a_definition_does_not_answer_another_question_or_override_a_name() -> N
         thresholds=T(0.5, 0.5), clock=Clock(), must_mention=["VS Code"],
     )  # fmt: skip
     assert isinstance(out, IDontKnow)
+
+
+def test_a_question_about_what_a_thing_is_needs_its_document_or_a_definition() -> None:
+    """ "What is PostgreSQL?" over SQLite's documentation: its pages compare SQLite with PostgreSQL but never
+    say what it is, and no page is PostgreSQL's own. The thing's own page, or a sentence that says what it
+    is, lets the turn through."""
+    compare = [
+        SearchResult("UPSERT", "PostgreSQL has the ability to use a DML statement with a RETURNING clause."),
+        SearchResult("NULL Handling", "SQLite follows interpretation (1), as does PostgreSQL."),
+    ]
+    gen = FakeGenerator()
+    out = run(results=compare, generator=gen, message="What is PostgreSQL?")
+    assert isinstance(out, IDontKnow) and out.reason == "retrieval_confidence" and gen.calls == []
+    own = SearchResult("rsync(1): a fast, versatile, local/remote file-copying tool", "It offers many options.")
+    assert isinstance(run(results=[own], message="What does rsync do?"), Answer)
+    about = SearchResult("About SQLite", "SQLite is a C-language library that implements an SQL database engine.")
+    assert isinstance(run(results=[about], message="What is SQLite?"), Answer)
+    assert isinstance(run(results=compare, message="How does PostgreSQL differ?"), Answer)  # not such a question
