@@ -32,6 +32,7 @@ propagate unchanged: the HTTP layer turns them into the "connectivity issue" mes
 from __future__ import annotations
 
 import dataclasses
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -313,13 +314,20 @@ def _defining(message: str, snippets: Sequence[Snippet]) -> list[int]:
     return [i for i, s in enumerate(snippets) if titles_subject(s.title, subject) and passage_defines(subject, s.text)]
 
 
+# an article right before the subject (marked \0): a common noun, not a name ("the wget command" is a name)
+_COMMON_NOUN = re.compile(
+    r" (?:the|an?|les?|la|l|une?|des) \0"
+    r"(?! (?:command|tool|program|utility|library|package|module|project|format|mailing list|commande|programme|outil) )"
+)
+
+
 def _undefined(message: str, snippets: Sequence[Snippet]) -> bool:
     """The message asks only what a named thing is (:func:`~assistant_bridge.text.overview_subject`) and no
     snippet is that thing's own document (its title names it) or says what it is in a sentence: "What is
     PostgreSQL?" over SQLite's documentation, whose pages compare SQLite with it but never say what it is."""
     subject = overview_subject(message)
-    if subject is None:
-        return False
+    if subject is None or _COMMON_NOUN.search(match_form(message).replace(match_form(subject), " \0 ", 1)):
+        return False  # "What is a Roth IRA?", "What is the expense policy?": a thing is described, not named
     return not any(
         titles_subject(s.title, subject) or passage_defines(subject, s.text, kinds=("what", "name")) for s in snippets
     )

@@ -458,3 +458,7 @@ def test_a_question_about_what_a_thing_is_needs_its_document_or_a_definition() -
     about = SearchResult("About SQLite", "SQLite is a C-language library that implements an SQL database engine.")
     assert isinstance(run(results=[about], message="What is SQLite?"), Answer)
     assert isinstance(run(results=compare, message="How does PostgreSQL differ?"), Answer)  # not such a question
+    # with an article the subject is a thing described, not a name: no definition is asked of the passages
+    policy = [SearchResult("Travel", "Our expense policy covers trains and hotels.")]
+    assert isinstance(run(results=policy, message="What is the expense policy?"), Answer)
+    assert isinstance(run(results=compare, message="What is the PostgreSQL command?"), IDontKnow)
