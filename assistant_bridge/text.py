@@ -321,7 +321,8 @@ _SAYS_WHAT_IT_DOES = re.compile(  # any other verb: a lower-case word that is no
 )
 DefinitionKind = Literal["name", "what", "does"]
 _SECTION_LABEL = re.compile(r"^[^\W\d_]{1,12}[:：]\s*")  # a manual page's section as a label: "説明: ", "Description: "
-_ARTICLE = re.compile(r"^(?:(?:the|les?|la)\s+|l['’])", re.IGNORECASE)  # "The Debian FAQ is…"
+# "The Debian FAQ is…", "A Roth IRA is…"
+_ARTICLE = re.compile(r"^(?:(?:the|an?|les?|la|une?)\s+|l['’])", re.IGNORECASE)
 _NAMING = re.compile(  # what may name the subject before its name: "GNU tar", "La commande gzip", "The sqlite3 command"
     r"^(?:gnu|the (?:command|program|tool)|la commande|le programme|l['’]outil)\s+", re.IGNORECASE
 )

@@ -126,6 +126,8 @@ def test_what_a_documents_title_names(title: str, subject: str) -> None:
         ("lsof", "Lsof was written by Victor A. Abell of Purdue University.", None),
         ("rsync", "Thus rsync looks for the file.", None),
         ("rsync", "The rsync algorithm is described elsewhere.", None),
+        ("Roth IRA", "A Roth IRA is a retirement account funded with income that was already taxed.", "what"),
+        ("rsync", "An rsync process can copy files.", None),
         ("rsync", "rsyncd.conf is the configuration file.", None),
         ("rsync", "rsync -aiv host:'a simple file.pdf' /dest/", None),
         ("tmux", "tmux [-2CDluvV] [-c shell-command] [-f file]", None),
