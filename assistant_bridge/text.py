@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 # --- scripts -------------------------------------------------------------------------------------------------
@@ -221,13 +222,17 @@ def pieces_at_spaces(text: str, size: int) -> list[str]:
 # article, a pronoun or a preposition ("What is the default port of PostgreSQL?" asks about a port, not a subject;
 # "What does it do?" is a follow-up that names nothing).
 _SUBJECT = r"(?P<s>[^\s?？]+(?: [^\s?？]+){0,2}?)"
-_KIND = r"(?: (?:command|tool|program|utility|library|package|module|project|format|mailing list))?"
-_EN_ARTICLE = r"(?:(?:the|an?) )?"
+# the kind of thing named after the subject ("the wget command") and an article before it ("a Roth IRA"): an
+# article with no kind makes the subject a thing described rather than a name (:attr:`Overview.named`)
+_KIND = r"(?: (?P<k>command|tool|program|utility|library|package|module|project|format|mailing list))?"
+_EN_ARTICLE = r"(?:(?P<a>the|an?) )?"
 # where the subject lives, said after it ("What is REPLACE in SQLite?", "Que fait ORDER BY dans SQLite ?") or,
 # in Japanese, before it ("SQLite の REPLACE とは"): not part of the subject
 _WITHIN = r"(?: (?:in|within|dans|en|sous) (?P<w>[^\s?？]+(?: [^\s?？]+)?))?"
 _JA_WITHIN = r"(?:(?P<w>[A-Za-z0-9._+-]+)\s*の\s*)?"
-_FR_ARTICLE = r"(?:(?:la commande|le programme|l['’]outil|la bibliothèque|le paquet|les?|la|une?) |l['’])?"
+_FR_ARTICLE = (
+    r"(?:(?P<k>la commande|le programme|l['’]outil|la bibliothèque|le paquet) |(?P<a>(?:les?|la|une?) |l['’]))?"
+)
 _JA_SUBJECT = r"(?P<s>[A-Za-z0-9._+-]+(?: [A-Za-z0-9._+-]+){0,2})"
 _JA_WHAT = (
     r"(?:何|なに|なん)(?:ですか|でしょうか|をしますか|をする(?:もの|コマンド|ツール)(?:ですか)?"
@@ -256,30 +261,41 @@ _NOT_SUBJECT = frozenset(
 )
 
 
-def overview_subject(message: str) -> str | None:
-    """What ``message`` asks to be told about when it asks only what a named thing is, does or is for
-    (``"git rebase"`` for "What does git rebase do?", ``"tmux"`` for "tmux とは何ですか？", ``"REPLACE"`` for
-    "What is REPLACE in SQLite?"), else ``None``."""
-    found = _overview(message)
-    return found[0] if found else None
+@dataclass(frozen=True)
+class Overview:
+    """A message that asks only what a thing is, does or is for (:func:`overview`).
+
+    :ivar subject: what it asks about (``"git rebase"`` for "What does git rebase do?").
+    :ivar within: where the subject lives, when the message says it (``"SQLite"`` for "What is REPLACE in
+        SQLite?" and "SQLite の REPLACE とは何ですか"), else ``None``.
+    :ivar named: the subject is a name: no article before it, or one that goes with its kind ("the wget command",
+        "la commande file"); not a thing described ("What is a Roth IRA?", "What is the expense policy?").
+    """
+
+    subject: str
+    within: str | None
+    named: bool
 
 
-def overview_within(message: str) -> str | None:
-    """Where the subject of a :func:`overview_subject` question lives, when the question says it: ``"SQLite"``
-    for "What is REPLACE in SQLite?" and "SQLite の REPLACE とは何ですか"; else ``None``."""
-    found = _overview(message)
-    return found[1] if found else None
-
-
-def _overview(message: str) -> tuple[str, str | None] | None:
+def overview(message: str) -> Overview | None:
+    """The :class:`Overview` of ``message`` when it asks only what a thing is, does or is for, else ``None``."""
     text = " ".join(unicodedata.normalize("NFKC", message).split())
     for pattern in _OVERVIEW:
         if match := pattern.match(text):
             subject = match.group("s").strip(" \"'«»「」")
             words = subject.lower().split()
             if words and len(subject) <= 40 and not any(w in _NOT_SUBJECT or w.startswith("-") for w in words):
-                return subject, match.groupdict().get("w")
+                groups = match.groupdict()
+                return Overview(subject, groups.get("w"), not groups.get("a") or bool(groups.get("k")))
     return None
+
+
+def overview_subject(message: str) -> str | None:
+    """What ``message`` asks to be told about when it asks only what a named thing is, does or is for
+    (``"git rebase"`` for "What does git rebase do?", ``"tmux"`` for "tmux とは何ですか？", ``"REPLACE"`` for
+    "What is REPLACE in SQLite?"; :func:`overview`), else ``None``."""
+    found = overview(message)
+    return found.subject if found else None
 
 
 _TITLE_HEAD = re.compile(r"\s+[—–-]\s+|:\s|\(")  # "tqdm: fast progress bars", "Tomli — TOML parser", "ssh(1)"

@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from assistant_bridge.text import (
     definition_kind,
+    overview,
     overview_subject,
-    overview_within,
     passage_defines,
     pieces_at_spaces,
     titled_subject,
@@ -86,7 +86,27 @@ def test_the_subject_of_a_question_that_asks_what_a_thing_is(message: str, subje
     ],
 )
 def test_where_the_subject_of_such_a_question_lives(message: str, within: str | None) -> None:
-    assert overview_within(message) == within
+    found = overview(message)
+    assert (found.within if found else None) == within
+
+
+@pytest.mark.parametrize(
+    ("message", "named"),
+    [
+        ("What is PostgreSQL?", True),
+        ("What does the wget command do?", True),
+        ("What is the attrs library for?", True),
+        ("À quoi sert la commande file ?", True),
+        ("Qu'est-ce que le paquet foo ?", True),
+        ("SQLite の REPLACE とは何ですか？", True),
+        ("What is a Roth IRA?", False),
+        ("What is the expense policy?", False),
+        ("Qu'est-ce que l'IRA ?", False),
+    ],
+)
+def test_whether_the_subject_is_a_name_or_a_thing_described(message: str, named: bool) -> None:
+    found = overview(message)
+    assert found is not None and found.named is named
 
 
 @pytest.mark.parametrize(

@@ -32,7 +32,6 @@ propagate unchanged: the HTTP layer turns them into the "connectivity issue" mes
 from __future__ import annotations
 
 import dataclasses
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,11 +41,11 @@ from assistant_bridge.core.citations import Citation, extractiveness
 from assistant_bridge.core.results import SearchResult
 from assistant_bridge.core.snippets import Snippet, build_snippets
 from assistant_bridge.text import (
+    Overview,
     match_form,
     mentions,
     named_manual_pages,
-    overview_subject,
-    overview_within,
+    overview,
     passage_defines,
     titles_subject,
 )
@@ -214,11 +213,10 @@ def _unqualified(names: Sequence[str], pages: Sequence[str], message: str) -> li
     return [n for n in names if not (_acronym(n) and any(mentions(form, f"{n} {page}") for page in pages))]
 
 
-def _within(name: str, message: str) -> bool:
+def _within(asked: Overview | None, name: str) -> bool:
     """``name`` is where the subject of a question about what a thing is lives, not the subject
-    (:func:`~assistant_bridge.text.overview_within`)."""
-    within = overview_within(message)
-    return within is not None and mentions(match_form(within), name)
+    (:attr:`~assistant_bridge.text.Overview.within`)."""
+    return asked is not None and asked.within is not None and mentions(match_form(asked.within), name)
 
 
 def _acronym(name: str) -> bool:
@@ -301,33 +299,27 @@ def _second_look(prefilter: PreFilterLike, query: str, snippets: Sequence[Snippe
     return [(i, p) for i, p in prefilter.second_look(query, [s.text for s in snippets]) if 0 <= i < len(snippets)]
 
 
-def _defining(message: str, snippets: Sequence[Snippet]) -> list[int]:
+def _defining(asked: Overview | None, snippets: Sequence[Snippet]) -> list[int]:
     """The snippets that say what the message asks about when it asks only what a named thing is or does
-    ("What does rsync do?", :func:`~assistant_bridge.text.overview_subject`): passages of the subject's own
+    ("What does rsync do?", ``asked``: :func:`~assistant_bridge.text.overview`): passages of the subject's own
     document (its title names it, :func:`~assistant_bridge.text.titles_subject`) holding a sentence that defines
     it (:func:`~assistant_bridge.text.passage_defines`). Such a question is answerable by what the document
     says first, whatever the pre-filter makes of a question with no words but the name (a French question about
     an English page scores low)."""
-    subject = overview_subject(message)
-    if subject is None:
+    if asked is None:
         return []
+    subject = asked.subject
     return [i for i, s in enumerate(snippets) if titles_subject(s.title, subject) and passage_defines(subject, s.text)]
 
 
-# an article right before the subject (marked \0): a common noun, not a name ("the wget command" is a name)
-_COMMON_NOUN = re.compile(
-    r" (?:the|an?|les?|la|l|une?|des) \0"
-    r"(?! (?:command|tool|program|utility|library|package|module|project|format|mailing list|commande|programme|outil) )"
-)
-
-
-def _undefined(message: str, snippets: Sequence[Snippet]) -> bool:
-    """The message asks only what a named thing is (:func:`~assistant_bridge.text.overview_subject`) and no
+def _undefined(asked: Overview | None, snippets: Sequence[Snippet]) -> bool:
+    """The message asks only what a named thing is (:attr:`~assistant_bridge.text.Overview.named`; "What is a Roth
+    IRA?" and "What is the expense policy?" describe a thing, documents say what it is in many ways) and no
     snippet is that thing's own document (its title names it) or says what it is in a sentence: "What is
     PostgreSQL?" over SQLite's documentation, whose pages compare SQLite with it but never say what it is."""
-    subject = overview_subject(message)
-    if subject is None or _COMMON_NOUN.search(match_form(message).replace(match_form(subject), " \0 ", 1)):
-        return False  # "What is a Roth IRA?", "What is the expense policy?": a thing is described, not named
+    if asked is None or not asked.named:
+        return False
+    subject = asked.subject
     return not any(
         titles_subject(s.title, subject) or passage_defines(subject, s.text, kinds=("what", "name")) for s in snippets
     )
@@ -369,14 +361,15 @@ def prepare_generation(
     message = query if message is None else message
     pages = named_pages(message, all_results)
     must_mention = _unqualified(must_mention, pages, message)
-    unmentioned = _unmentioned(must_mention, all_results) or _undefined(message, snippets)
+    asked = overview(message)  # "What does rsync do?"
+    unmentioned = _unmentioned(must_mention, all_results) or _undefined(asked, snippets)
     if pre < thresholds.pre_gen + SECOND_LOOK_MARGIN and not unmentioned:
         vouched = _second_look(prefilter, query, snippets)
         timer.lap("second_look")
         if vouched:
             scores = {"pre_gen": max(p for _, p in vouched), "pre_gen_first_look": pre}
             snippets = [snippets[i] for i in sorted(i for i, _ in vouched)]
-        elif pre < thresholds.pre_gen and (defining := _defining(message, snippets)):
+        elif pre < thresholds.pre_gen and (defining := _defining(asked, snippets)):
             scores = {"pre_gen": thresholds.pre_gen, "pre_gen_first_look": pre, "defined": 1.0}
             snippets = [snippets[i] for i in defining]
     if scores["pre_gen"] < thresholds.pre_gen or unmentioned:
@@ -402,8 +395,9 @@ def prepare_generation(
         defined="defined" in scores,
         timings=dict(timer.timings),
         started=timer.started,
-        # "What is REPLACE in SQLite?" over SQLite's documentation: the REPLACE page need not say "SQLite"
-        names=tuple(n for n in must_mention if not (_within(n, message) and _mostly_mentioned(n, all_results))),
+        # "What is REPLACE in SQLite?" over SQLite's documentation: the REPLACE page need not say "SQLite", the
+        # place the subject lives (Overview.within) that most results name
+        names=tuple(n for n in must_mention if not (_within(asked, n) and _mostly_mentioned(n, all_results))),
         pages=pages,
     )
 
