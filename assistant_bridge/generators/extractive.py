@@ -368,11 +368,10 @@ class ExtractiveGenerator:
                 return _as_far_as_fits(chosen, after[:lead] + items, policy.max_chars)
             # "Add the following lines to ~/.bashrc." announces a block that may come after one more sentence
             # ("The second line gives dquilt the same completion as quilt:")
-            between = after[:1] if len(after) > 1 and announces(best.text) and introduces(after[0].text) else []
+            announcing = announces(best.text)
+            between = after[:1] if len(after) > 1 and announcing and introduces(after[0].text) else []
             rest = after[len(between) :]
-            announced = (
-                bool(rest) and announces(best.text) and (rest[0].label or bool(_COMMAND_LINE.match(rest[0].text)))
-            )
+            announced = announcing and bool(rest) and (rest[0].label or bool(_COMMAND_LINE.match(rest[0].text)))
             if (introduces(best.text) or announced or _shown_command(cands, top, asked) is not None) and rest:
                 # "Run the following to test Rich output on your terminal:" answers with what it introduces:
                 # the block that follows it (a command, a code sample), up to the next blank line

@@ -317,7 +317,7 @@ _CODE_NAME = re.compile(r"[A-Za-z_]\w*(?:[_.]\w+)+(?:\([^()\s]{0,12}\))?|[A-Za-z
 def code_names(query: str) -> set[str]:
     """The names the query writes as code (:data:`_CODE_NAME`), case-folded, the arguments of a call kept
     ("count(*)" is not "count(x)"), empty parentheses dropped; not an abbreviation or a version ("e.g.",
-    "v1.2": a dotted name needs a word of three letters or a letter after its first dot)."""
+    "v1.2": a dotted name needs a letter after its first dot and three letters in a row)."""
     out = set()
     for m in _CODE_NAME.findall(unicodedata.normalize("NFKC", query)):
         name = m.removesuffix("()").casefold()
