@@ -329,10 +329,15 @@ def main() -> int:
 def holds(answer: str, expected: str) -> bool:
     """``answer`` holds the answer string ``expected``: case-insensitive, except a command-line option
     (:data:`~assistant_bridge.text.OPTION_WORD`, with its argument: "-P port"), which must stand as a whole
-    option with its case ("-n" is neither "-N" nor a piece of "--name")."""
+    option with its case ("-n" is neither "-N" nor a piece of "--name"). A typographic apostrophe and a no-break
+    space count as their plain forms: "droits d’envoi" holds "droits d'envoi"."""
+    answer, expected = answer.translate(_PLAIN), expected.translate(_PLAIN)
     if OPTION_WORD.fullmatch(expected.split(" ", 1)[0]):
         return re.search(rf"(?<![\w-]){re.escape(expected)}(?![\w-])", answer) is not None
     return expected.lower() in answer.lower()
+
+
+_PLAIN = str.maketrans({"\u2019": "'", "\u02bc": "'", "\u00a0": " ", "\u202f": " "})
 
 
 def _about(item: dict[str, Any]) -> dict[str, Any]:
