@@ -10,7 +10,8 @@ The candidates are the snippets' sentences as :mod:`~assistant_bridge.generators
                                                       # the query names, or of the kind it asks for
     score = relevance
           + w_number * holds a number                 # when the query asks how many, how large, which port…
-                                                      # (a date or a length of time when it asks when;
+                                                      # (a date or a length of time when it asks when,
+                                                      # an e-mail address when it asks whom to write to;
                                                       # twice with the unit it counts: "how many days")
           + w_phrase * phrase match                   # idf-weighted share of the query's adjacent term pairs
           + w_code_name * its snippet writes a name the query writes as code ("group_concat", "count(*)")
@@ -90,7 +91,7 @@ from assistant_bridge.generators.sentences import (
     flatten,
     holds_code_names,
     introduces,
-    number_match,
+    asked_value_match,
     page_terms,
     query_terms,
     section_match,
@@ -150,8 +151,10 @@ class Tuning:
         (:func:`~assistant_bridge.generators.sentences.entry_match`: the option the query names, an option when
         it asks which option does something).
     :ivar w_number: weight of holding a number when the query asks for one (how many, how large, which port), or
-        a date or a length of time when it asks when (``when``, ``quand``, ``いつ``, a deadline); twice for a
-        number with the unit the query counts ("how many days", :func:`~.sentences.asked_unit`).
+        a date or a length of time when it asks when (``when``, ``quand``, ``いつ``, a deadline), or an e-mail
+        address when it asks whom to contact or where to send something ("Whom should I contact to offer a
+        mirror?"); twice for a number with the unit the query counts ("how many days",
+        :func:`~.sentences.asked_unit`).
     :ivar w_phrase: weight of holding the query's pairs of adjacent terms in the same order ("Format field",
         "machine-readable format"), each pair weighing the idf of its more common term.
     :ivar w_define: weight of saying what the query's subject is when the query asks only that ("What does
@@ -269,7 +272,7 @@ class ExtractiveGenerator:
         defined = defines(query, cands, titles)
         named = np.array(holds_code_names(query, [s.text for s in snippets]), dtype=bool)
         cues = (
-            self.tuning.w_number * number_match(query, cands)
+            self.tuning.w_number * asked_value_match(query, cands)
             + self.tuning.w_phrase * phrases
             + self.tuning.w_define * defined
             + self.tuning.w_code_name * np.array([named[c.snippet] for c in cands], dtype=np.float64)

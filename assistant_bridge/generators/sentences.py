@@ -436,8 +436,12 @@ _DEFAULT_NUMBER = re.compile(
     r"d[ée]faut\w*\W+(?:\w+\W+){0,3}?\d|(?:デフォルト|既定)\D{0,8}\d",
     re.IGNORECASE,
 )
+# "when" and "quand" ask when where they open the question or a clause of it ("When are reports due?", "And when
+# does it expire?"); inside one they join two clauses ("Where do I send reports when filing many bugs?")
 _ASKS_TIME = re.compile(
-    r"\b(?:when|deadline|due date|quand|date limite|délai)\b|いつ|締め切り|締切|期限|期日", re.IGNORECASE
+    r"(?:^|[,;]|\b(?:and|or|but|until|since|by|et|mais|depuis|jusqu'à)\b)\W*(?:when|quand)\b|"
+    r"\b(?:deadline|due date|date limite|délai)\b|いつ|締め切り|締切|期限|期日",
+    re.IGNORECASE,
 )
 _KANJI_NUMBER = "〇一二三四五六七八九十百千"
 # a date, a year or a length of time: "within 30 days", "in 1923", "d'ici le 15 mars", "三十日以内", "翌月二十五日"
@@ -451,6 +455,18 @@ _TIME = re.compile(
 )
 
 
+# "whom should I contact", "where do I send bug reports", "which e-mail address", "à qui écrire", "連絡先": the
+# answer is an address to write to
+_ASKS_ADDRESS = re.compile(
+    r"\bwhom?\b[^?]{0,60}?\b(?:contact|ask|write|e-?mail|notify|report)|\bwhere\b[^?]{0,60}?\b(?:send|report|"
+    r"write|e-?mail|mail|submit)\b|\b(?:e-?mail|mail|contact) address|\bmailing list\b|\bà qui\b|\bqui contacter\b|"
+    r"\badresse (?:e-?mail|électronique|de contact)|\bliste de diffusion\b|連絡先|問い合わせ先|宛先|メールアドレス|"
+    r"メーリングリスト|誰に(?:連絡|相談|送)|どこに(?:送|報告|連絡)",
+    re.IGNORECASE,
+)
+_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+
+
 def asks_quantity(query: str) -> bool:
     """The query asks for a number: a count, a size, a limit, a level, a port, a version, a year."""
     return _ASKS_QUANTITY.search(query) is not None
@@ -459,6 +475,11 @@ def asks_quantity(query: str) -> bool:
 def asks_time(query: str) -> bool:
     """The query asks when: a date, a year, a deadline, a length of time."""
     return _ASKS_TIME.search(query) is not None
+
+
+def asks_address(query: str) -> bool:
+    """The query asks whom to write to or where to send something: an e-mail address answers it."""
+    return _ASKS_ADDRESS.search(query) is not None
 
 
 # the unit a count asks for: "how many days", "how much memory", "combien de jours", "何日"
@@ -483,9 +504,10 @@ def asked_unit(query: str) -> str | None:
     return (word[:-1] if word.endswith("s") and len(word) > 3 else word)[:5]
 
 
-def number_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
+def asked_value_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
     """1.0 for each sentence holding what the query asks for: a number when it asks for one
-    (:func:`asks_quantity`), a date or a length of time when it asks when (:func:`asks_time`); else 0. A
+    (:func:`asks_quantity`), a date or a length of time when it asks when (:func:`asks_time`), an e-mail
+    address when it asks whom to write to or where to send something (:func:`asks_address`); else 0. A
     sentence holding a number and the unit the query counts (:func:`asked_unit`: "how many days" and
     "X-day (X between 0 and 15)") gets 2.0."""
     if asks_quantity(query):
@@ -508,6 +530,8 @@ def number_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
         )
     if asks_time(query):
         return np.array([1.0 if _TIME.search(c.text) else 0.0 for c in cands])
+    if asks_address(query):
+        return np.array([1.0 if _ADDRESS.search(c.text) else 0.0 for c in cands])
     return np.zeros(len(cands))
 
 

@@ -17,7 +17,7 @@ from assistant_bridge.generators.sentences import (
     flatten,
     holds_code_names,
     is_label,
-    number_match,
+    asked_value_match,
     query_terms,
     terms,
 )
@@ -181,9 +181,28 @@ def test_list_items_are_flagged_but_markdown_headings_are_not() -> None:
 )
 def test_a_question_that_asks_when_prefers_a_date_or_a_length_of_time(question: str, answers: str, others: str) -> None:
     cands = candidates([Snippet(f"{others}\n\n{answers}", "T", 0)])
-    match = dict(zip([c.text for c in cands], number_match(question, cands), strict=True))
+    match = dict(zip([c.text for c in cands], asked_value_match(question, cands), strict=True))
     assert match[answers] == 1.0 and match[others] == 0.0
-    assert not number_match("How do I file expense reports?", cands).any()
+    assert not asked_value_match("How do I file expense reports?", cands).any()
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Whom should I contact to offer a mirror of the archive?",
+        "Where should I send bug reports when filing many bugs on the same subject?",
+        "À qui faut-il écrire pour proposer un miroir ?",
+        "ミラーの連絡先はどこですか",
+    ],
+)
+def test_a_question_that_asks_whom_to_write_to_prefers_an_email_address(question: str) -> None:
+    answer = "Please contact <debian-admin@lists.debian.org>."
+    other = "Mirrors are needed, and most of the mirroring is done by scripts."
+    cands = candidates([Snippet(f"{other}\n\n{answer}", "T", 0)])
+    match = dict(zip([c.text for c in cands], asked_value_match(question, cands), strict=True))
+    assert match[answer] == 1.0 and match[other] == 0.0
+    for not_asked in ("How do I set up a mirror?", "Where is the configuration file?", "Who wrote the policy?"):
+        assert not asked_value_match(not_asked, cands).any()
 
 
 @pytest.mark.parametrize(
@@ -204,7 +223,7 @@ def test_a_count_prefers_a_number_with_the_unit_it_asks_for(
 ) -> None:
     assert asked_unit(question) == unit
     cands = candidates([Snippet(f"{other_number}\n\n{counted}", "T", 0)])
-    match = dict(zip([c.text for c in cands], number_match(question, cands), strict=True))
+    match = dict(zip([c.text for c in cands], asked_value_match(question, cands), strict=True))
     assert match[counted] == 2.0 and match[other_number] == 1.0  # "today" does not count as a day
     assert asked_unit("How much does it cost?") is None and asked_unit("How many are there?") is None
     assert asked_unit("How many times have the Patriots lost to the Giants?") is None  # a count of events
@@ -219,10 +238,10 @@ def test_a_default_value_is_a_number_next_to_default_and_a_name_holds_no_number(
         0,
     )
     cands = candidates([page])
-    assert number_match("How long does an iperf3 test transmit by default?", cands).tolist() == [0.0, 1.0, 2.0]
-    assert number_match("How long does an iperf3 test transmit?", cands).tolist() == [0.0, 1.0, 1.0]
+    assert asked_value_match("How long does an iperf3 test transmit by default?", cands).tolist() == [0.0, 1.0, 2.0]
+    assert asked_value_match("How long does an iperf3 test transmit?", cands).tolist() == [0.0, 1.0, 1.0]
     french = candidates([Snippet("Le niveau de compression par défaut est -6.", "gzip(1)", 0)])
-    assert number_match("Quel est le niveau de compression par défaut ?", french).tolist() == [2.0]
+    assert asked_value_match("Quel est le niveau de compression par défaut ?", french).tolist() == [2.0]
 
 
 def test_an_option_whose_long_name_the_question_spells_out_is_asked_for() -> None:
