@@ -10,6 +10,7 @@ from assistant_bridge.core.snippets import Snippet
 from assistant_bridge.generators.sentences import (
     announces,
     asked_unit,
+    asked_value_match,
     candidates,
     code_names,
     entry_match,
@@ -17,7 +18,6 @@ from assistant_bridge.generators.sentences import (
     flatten,
     holds_code_names,
     is_label,
-    asked_value_match,
     query_terms,
     terms,
 )
