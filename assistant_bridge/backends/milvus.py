@@ -15,10 +15,10 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from assistant_bridge.settings import Settings
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 SCALAR_FIELDS = [
     "id",
@@ -333,7 +334,7 @@ class MilvusBackend:
         from pymilvus.exceptions import MilvusException
 
         if isinstance(exc, MilvusException):
-            if "released" in str(exc) or "not loaded" in str(exc).lower():
+            if _released(exc):
                 self._reload()
             code = getattr(exc, "code", None)
             # the message can quote the query expression, scope clauses included: the log has it, a body never
@@ -436,14 +437,29 @@ class MilvusBackend:
         file, which is not safe to call from several threads."""
         return self._lock if not self._remote else contextlib.nullcontext()
 
+    def _read(self, what: str, call: Callable[[Any], _T]) -> _T:
+        """Runs one read with the client. A collection Milvus reports as released (the server restarted,
+        another client released it, or nothing loaded it yet) is loaded again by :meth:`_map_error`, and the
+        read is run once more: the request that found it released is answered, not failed."""
+        for attempt in range(2):
+            with self._lock:
+                client = self._connect()
+            try:
+                with self._reading(), self._errors(what):
+                    return call(client)
+            except BackendUnavailable as exc:
+                if attempt or not _released(exc.__cause__):
+                    raise
+                log.info("milvus.reloaded", extra={"op": what})
+        raise AssertionError("unreachable")
+
     def search(self, query: SearchQuery) -> list[SearchHit]:
         if query.scope.document_ids == ():
             return []
         expr = self._expr(query)
         limit = max(1, query.limit)
-        with self._lock:
-            client = self._connect()
-        with self._reading(), self._errors("search"):
+
+        def run(client: Any) -> list[tuple[Any, float]]:
             if query.mode == "lexical":
                 res = client.search(
                     self.collection,
@@ -454,8 +470,8 @@ class MilvusBackend:
                     output_fields=SCALAR_FIELDS,
                     search_params={"metric_type": "BM25"},
                 )
-                raw = [(h, abs(float(h["distance"]))) for h in res[0]]
-            elif query.mode == "dense":
+                return [(h, abs(float(h["distance"]))) for h in res[0]]
+            if query.mode == "dense":
                 res = client.search(
                     self.collection,
                     data=[list(query.vector or ())],
@@ -465,42 +481,39 @@ class MilvusBackend:
                     output_fields=SCALAR_FIELDS,
                     search_params={"metric_type": "COSINE", "params": {"ef": max(self._ef, limit)}},
                 )
-                raw = [(h, float(h["distance"])) for h in res[0]]
-            else:
-                from pymilvus import AnnSearchRequest, RRFRanker
+                return [(h, float(h["distance"])) for h in res[0]]
+            from pymilvus import AnnSearchRequest, RRFRanker
 
-                depth = max(limit * 4, 40)
-                reqs = [
-                    AnnSearchRequest(
-                        data=[list(query.vector or ())],
-                        anns_field="vector",
-                        param={"metric_type": "COSINE", "params": {"ef": max(self._ef, depth)}},
-                        limit=depth,
-                        expr=expr,
-                    ),
-                    AnnSearchRequest(
-                        data=[lexical_form(query.text)],
-                        anns_field="sparse",
-                        param={"metric_type": "BM25"},
-                        limit=depth,
-                        expr=expr,
-                    ),
-                ]
-                res = client.hybrid_search(
-                    self.collection, reqs=reqs, ranker=RRFRanker(RRF_K), limit=limit, output_fields=SCALAR_FIELDS
-                )
-                raw = [(h, float(h["distance"])) for h in res[0]]
-        hits = [SearchHit(chunk=self._chunk(h.get("entity", h)), score=s) for h, s in raw]
+            depth = max(limit * 4, 40)
+            reqs = [
+                AnnSearchRequest(
+                    data=[list(query.vector or ())],
+                    anns_field="vector",
+                    param={"metric_type": "COSINE", "params": {"ef": max(self._ef, depth)}},
+                    limit=depth,
+                    expr=expr,
+                ),
+                AnnSearchRequest(
+                    data=[lexical_form(query.text)],
+                    anns_field="sparse",
+                    param={"metric_type": "BM25"},
+                    limit=depth,
+                    expr=expr,
+                ),
+            ]
+            res = client.hybrid_search(
+                self.collection, reqs=reqs, ranker=RRFRanker(RRF_K), limit=limit, output_fields=SCALAR_FIELDS
+            )
+            return [(h, float(h["distance"])) for h in res[0]]
+
+        hits = [SearchHit(chunk=self._chunk(h.get("entity", h)), score=s) for h, s in self._read("search", run)]
         return [h for h in hits if chunk_visible(h.chunk, query.scope)]
 
     def _query(self, expr: str, limit: int | None = None) -> list[Chunk]:
-        with self._lock:
-            client = self._connect()
-        with self._reading(), self._errors("query"):
-            kwargs: dict[str, Any] = {"filter": expr, "output_fields": SCALAR_FIELDS}
-            if limit:
-                kwargs["limit"] = limit
-            rows = client.query(self.collection, **kwargs)
+        kwargs: dict[str, Any] = {"filter": expr, "output_fields": SCALAR_FIELDS}
+        if limit:
+            kwargs["limit"] = limit
+        rows = self._read("query", lambda client: client.query(self.collection, **kwargs))
         return [self._chunk(r) for r in rows]
 
     def get_chunks(self, chunk_ids: Sequence[str], scope: Scope) -> list[Chunk]:
@@ -534,10 +547,15 @@ class MilvusBackend:
                 it.close()
 
     def count(self) -> int:
-        with self._lock, self._errors("count"):
-            res = self._connect().query(self.collection, filter="", output_fields=["count(*)"])
+        res = self._read("count", lambda client: client.query(self.collection, filter="", output_fields=["count(*)"]))
         return int(res[0]["count(*)"]) if res else 0
 
     @staticmethod
     def _chunk(e: dict[str, Any]) -> Chunk:
         return chunk_from_record(e, json.loads(e.get("bboxes") or "[]"))
+
+
+def _released(exc: BaseException | None) -> bool:
+    """Milvus says the collection is not loaded ("collection … is in state 'released'", "collection not loaded")."""
+    text = str(exc or "")
+    return "released" in text or "not loaded" in text.lower()

@@ -81,3 +81,36 @@ def test_a_collection_another_process_created_meanwhile_is_used(
         assert late.count() == 0
     finally:
         late.close()
+
+
+def test_a_search_of_a_released_collection_loads_it_and_is_answered(tmp_path: Path) -> None:
+    """Milvus answers a read of a released collection with an error (a server that restarted, another client
+    that released it, a caller that never warmed up). The read that met it is answered: the collection is
+    loaded again and the read run once more."""
+    logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
+    backend = MilvusBackend(str(tmp_path / "milvus.db"), "chunks", 8, write_lock_path=tmp_path / "w.lock")
+    backend.warm_up()
+    try:
+        chunks = [
+            Chunk(
+                id=f"c{i}",
+                document_id=f"d{i}",
+                title=f"T{i}",
+                text=f"text number {i}",
+                position=0,
+                ownership=Ownership(),
+            )
+            for i in range(3)
+        ]
+        backend.upsert(chunks, np.eye(8, dtype=np.float32)[:3])
+        backend.flush()
+        scope = Scope(Principal("u"))
+        for read in (
+            lambda: backend.search(SearchQuery(text="number 2", scope=scope, mode="lexical", limit=3)),
+            lambda: backend.get_chunks(["c1"], scope),
+            backend.count,
+        ):
+            backend._connect().release_collection("chunks")
+            assert read()
+    finally:
+        backend.close()
