@@ -40,7 +40,9 @@ what which who whom whose when where why how not no nor so too very just only al
 both either neither such same own other another more most less least much many few lot lots s t d ll re ve m
 get gets got getting make makes made let lets go goes going went want wants need needs like one ones yes ok
 okay please thanks thank really actually still even ever again already else whether while because although
-though doesn don isn aren wasn weren didn won wouldn shouldn couldn hasn haven hadn cannot""".split()
+though doesn don isn aren wasn weren didn won wouldn shouldn couldn hasn haven hadn cannot without within
+upon toward towards via against across along around behind beside besides beyond inside outside throughout
+unless except despite aside instead""".split()
 )
 _FR_STOP = set(
     """le la les l un une des du de d au aux et ou mais donc or ni car à a en dans sur sous par pour
@@ -161,6 +163,7 @@ _ONE_BEFORE = {
     "one",
 }
 _POSSESSIVES = {"its", "their", "his", "her"}
+_PLURAL_ANAPHORA = {"they", "them", "their", "these", "those"}
 _OBJECTS = {"it", "them", "him", "her", "this", "that", "these", "those"}
 
 _SUBJECT_BEFORE = {
@@ -419,11 +422,13 @@ def _words_of(text: str, lang: str) -> set[str]:
 class FollowUp:
     """:param reason: ``anaphora``, ``continuation``, ``no_topic``, ``fragment``, ``definite_reference`` or
         ``bare`` (a short question with no topic of its own: only the conversation's topic is carried).
-    :param substitute: X of "what about X?" (it replaces a term of the previous turn)."""
+    :param substitute: X of "what about X?" (it replaces a term of the previous turn).
+    :param plural: the message refers back with a plural pronoun ("Can I follow them live?")."""
 
     follow_up: bool
     substitute: str | None = None
     reason: str = ""
+    plural: bool = False
 
 
 def content_words(question: str, lang: str | None = None) -> int:
@@ -449,8 +454,9 @@ def detect(question: str, lang: str | None = None) -> FollowUp:
         first = (_tokens(x) or [""])[0].lower()
         if x and len(_tokens(x)) <= 5 and first not in _QWORDS_EN and first not in _QWORDS_FR and first != "i":
             return FollowUp(True, substitute=x, reason="continuation")  # not "and how do I delete one?"
-    if _anaphors(q, low, lang):
-        return FollowUp(True, reason="anaphora")
+    anaphors = _anaphors(q, low, lang)
+    if anaphors:
+        return FollowUp(True, reason="anaphora", plural=any(w in _PLURAL_ANAPHORA for w in anaphors))
     if (_CONT_FR if lang == "fr" else _CONT_EN).search(q):
         return FollowUp(True, reason="continuation")
     content = [t for t in toks if not _is_stop(t, lang) and t.lower() not in _GENERIC]
@@ -693,6 +699,7 @@ def carried_terms(
     max_words: int = 6,
     topic_only: bool = False,
     topic_shift: float = 0.1,
+    plural: bool = False,
 ) -> list[tuple[str, float]]:
     """The terms of earlier turns that ``question`` lacks, best first, with their scores: the conversation's
     topic, not the details of the last question.
@@ -714,6 +721,10 @@ def carried_terms(
     and titles, an acronym acronyms, a phrase the terms that share a word with it ("Huntington's disease"
     replaces "sickle cell disease"), "ones" the details of the previous question; in Japanese X replaces
     the modifiers of the previous query (大阪 in 大阪の消費税率). The rest of the topic stays.
+
+    With ``plural`` (the message refers back with "they", "them", "these" or "those"), a plural noun of the
+    previous question is what the pronoun most likely means: it weighs as a phrase and is carried ("Where do I
+    see its logs?", then "Can I follow them live?" carries *logs*).
     """
     have = _words_of(question, lang)
     scored: dict[tuple[str, ...], _Scored] = {}
@@ -753,9 +764,11 @@ def carried_terms(
             continue
         if replaced(s):
             continue
-        if s.kind == "word" and (topic_only or len(t.text) < 4 or not (len(s.seen) >= 2 or s.noun or same_question)):
-            continue  # a lone lowercase word is a detail of one question ("how long"), not the topic
-        ranked.append((s.score * _KIND_WEIGHT[s.kind], t.text))
+        referent = plural and s.kind == "word" and s.noun and 0 in s.seen and _plural(t.text, shortest=4)
+        if s.kind == "word" and not referent:
+            if topic_only or len(t.text) < 4 or not (len(s.seen) >= 2 or s.noun or same_question):
+                continue  # a lone lowercase word is a detail of one question ("how long"), not the topic
+        ranked.append((s.score * _KIND_WEIGHT["phrase" if referent else s.kind], t.text))
     ranked.sort(key=lambda x: -x[0])
     if not ranked:
         return []
@@ -776,10 +789,11 @@ def carried_terms(
 
 
 def _after_article(word: str, text: str) -> bool:
-    """``word`` stands after an article, a quantifier or a possessive in ``text`` ("le taux", "all branches")."""
+    """``word`` stands after an article, a quantifier or a possessive in ``text`` ("le taux", "all branches",
+    "its logs")."""
     return bool(
         re.search(
-            r"(?:\b(?:the|a|an|all|every|each|some|any|both|several|le|la|les|un|une|des|du|my|your|our)\s+|\bl['’])"
+            r"(?:\b(?:the|a|an|all|every|each|some|any|both|several|le|la|les|un|une|des|du|my|your|our|its|their|his|her)\s+|\bl['’])"
             + re.escape(word)
             + r"\b",
             text,
@@ -788,9 +802,11 @@ def _after_article(word: str, text: str) -> bool:
     )
 
 
-def _plural(word: str) -> bool:
-    """A lowercase word that reads as a plural noun ("branches", "donors"); questions rarely hold verbs in -s."""
-    return len(word) > 4 and word.endswith("s") and not word.endswith(("ss", "us", "is"))
+def _plural(word: str, shortest: int = 5) -> bool:
+    """A lowercase word that reads as a plural noun ("branches", "donors"); questions rarely hold verbs in -s.
+    Words under ``shortest`` letters are not read as plurals ("uses", "runs") unless a caller knows the word is
+    a noun ("its logs")."""
+    return len(word) >= shortest and word.endswith("s") and not word.endswith(("ss", "us", "is"))
 
 
 def _topic_term(text: str, lang: str) -> Term | None:
@@ -865,6 +881,7 @@ class EmbeddedRewriter:
             recency=self.recency,
             answer_weight=self.answer_weight,
             topic_only=decision.reason == "bare",
+            plural=decision.plural,
         )
         return compose(question, scored, decision, lang), decision, [t for t, _ in scored]
 

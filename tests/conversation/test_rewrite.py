@@ -188,6 +188,20 @@ def test_the_topic_is_carried_not_the_details() -> None:
     assert rewrite("Is there a cure?", sickle) == "Is there a cure? — sickle cell disease"
 
 
+def test_a_plural_pronoun_carries_the_plural_noun_it_refers_to() -> None:
+    service = _turn("How can I check whether it is running?", "Use systemctl status.", "… — service / systemctl")
+    logs = _turn("Where do I see its logs?", "Use journalctl -u.", "Where do I see its logs? — service / systemctl")
+    carried = rewrite("Can I follow them live?", [service, logs]).split(" — ")[1].split(" / ")
+    assert "logs" in carried and "service" in carried
+    # a singular pronoun means the topic, not the previous question's plural noun
+    assert "logs" not in rewrite("Can I restart it?", [service, logs])
+
+
+def test_a_preposition_is_no_part_of_a_carried_phrase() -> None:
+    history = [_turn("How do I put my uncommitted changes aside without committing them?", "Use git stash.")]
+    assert rewrite("How do I get them back later?", history) == "How do I get them back later? — uncommitted changes"
+
+
 def test_cited_titles_name_the_topic() -> None:
     title = "git-stash(1): Stash the changes in a dirty working directory away"
     history = [_turn("How do I put my changes aside?", "Use git stash push.", titles=(title,))]
