@@ -381,3 +381,25 @@ def passage_defines(subject: str, passage: str, *, kinds: Sequence[DefinitionKin
     """Whether one of ``passage``'s sentences says what ``subject`` is, in one of the :func:`definition_kind`
     ``kinds`` (any by default; ``("what", "does")`` for prose rather than a NAME line)."""
     return any(definition_kind(subject, sentence) in kinds for sentence in split_sentences(passage))
+
+
+# "How many days…", "How much does it cost?", "Combien de…", "いくら", "何人": a count or an amount
+_ASKS_COUNT = re.compile(r"\bhow (?:many|much)\b|\bcombien\b|いくら|いくつ|何(?:[個人日回年件歳台本枚])", re.IGNORECASE)
+# a number however written: digits, number words, a kanji numeral, "free" for an amount
+_HOLDS_COUNT = re.compile(
+    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|"
+    r"thousand|million|billion|dozens?|half|once|twice|free|nothing|deux|trois|quatre|cinq|six|sept|huit|"
+    r"neuf|dix|vingt|trente|cent|mille|millions?|gratuite?s?|aucune?)\b|[〇一二三四五六七八九十百千万億]|無料",
+    re.IGNORECASE,
+)
+
+
+def asks_count(message: str) -> bool:
+    """The message asks how many or how much ("How much does a Debian support contract cost?")."""
+    return _ASKS_COUNT.search(unicodedata.normalize("NFKC", message)) is not None
+
+
+def holds_count(text: str) -> bool:
+    """``text`` gives a number in some form: digits, a number word ("twice", "three", "trois"), a kanji
+    numeral, or "free" for an amount."""
+    return _HOLDS_COUNT.search(unicodedata.normalize("NFKC", text)) is not None

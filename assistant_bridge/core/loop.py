@@ -42,6 +42,8 @@ from assistant_bridge.core.results import SearchResult
 from assistant_bridge.core.snippets import Snippet, build_snippets
 from assistant_bridge.text import (
     Overview,
+    asks_count,
+    holds_count,
     match_form,
     mentions,
     named_manual_pages,
@@ -432,7 +434,11 @@ def finish_generation(
         return IDontKnow(
             reason="generator_declined", timings=timings, scores=scores, generated_text=generation.text, **common
         )
-    if _off_subject(prepared.names, prepared.pages, generation, prepared.results):
+    # "How much does a Debian support contract cost?" answered with sentences that give no number: they answer
+    # another question
+    if _off_subject(prepared.names, prepared.pages, generation, prepared.results) or (
+        asks_count(prepared.query) and not holds_count(generation.text)
+    ):
         timings["total"] = (clock() - prepared.started) * 1000.0
         return IDontKnow(
             reason="response_confidence", timings=timings, scores=scores, generated_text=generation.text, **common

@@ -462,3 +462,36 @@ def test_a_question_about_what_a_thing_is_needs_its_document_or_a_definition() -
     policy = [SearchResult("Travel", "Our expense policy covers trains and hotels.")]
     assert isinstance(run(results=policy, message="What is the expense policy?"), Answer)
     assert isinstance(run(results=compare, message="What is the PostgreSQL command?"), IDontKnow)
+
+
+@pytest.mark.parametrize(
+    ("question", "answered"),
+    [
+        ("How much does a Debian support contract cost?", False),
+        ("Combien coûte un contrat de support ?", False),
+        ("サポート契約はいくらですか", False),
+        ("How do I get support?", True),  # not a count: answered as before
+    ],
+)
+def test_a_count_question_answered_without_any_number_is_idk(question: str, answered: bool) -> None:
+    """The question asks how many or how much; sentences that give no number in any form answer another
+    question ("How much does a Debian support contract cost?" → "Debian installs only free software…")."""
+    support = [SearchResult("Support", "Support is given on the mailing lists by volunteers.")]
+
+    def ask(results: list[SearchResult]) -> object:
+        return run_conversational_search(
+            question,
+            results,
+            prefilter=Pre(0.9),
+            postfilter=Post(0.9),
+            generator=FakeGenerator(),
+            thresholds=T(0.5, 0.5),
+            clock=Clock(),
+        )
+
+    out = ask(support)
+    assert isinstance(out, Answer) is answered
+    if not answered:
+        assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
+    for priced in ("A contract costs 500 EUR a year.", "Support contracts are free.", "契約は五万円です。"):
+        assert isinstance(ask([SearchResult("Support", priced)]), Answer)
