@@ -383,8 +383,13 @@ def passage_defines(subject: str, passage: str, *, kinds: Sequence[DefinitionKin
     return any(definition_kind(subject, sentence) in kinds for sentence in split_sentences(passage))
 
 
-# "How many days…", "How much does it cost?", "Combien de…", "いくら", "何人": a count or an amount
-_ASKS_COUNT = re.compile(r"\bhow (?:many|much)\b|\bcombien\b|いくら|いくつ|何(?:[個人日回年件歳台本枚])", re.IGNORECASE)
+# "How many days…", "How much does it cost?", "Combien de…", "いくら", "何人": a count or an amount ("how much
+# faster" asks a degree, which words can give)
+_ASKS_COUNT = re.compile(
+    r"\bhow (?:many|much(?!\s+(?:better|worse|faster|slower|easier|harder|safer|riskier|quicker)\b))\b|"
+    r"\bcombien\b|いくら|いくつ|何(?:[個人日回年件歳台本枚])",
+    re.IGNORECASE,
+)
 # a number however written: digits, number words, a kanji numeral, "free" for an amount
 _HOLDS_COUNT = re.compile(
     r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|"

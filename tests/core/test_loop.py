@@ -471,6 +471,7 @@ def test_a_question_about_what_a_thing_is_needs_its_document_or_a_definition() -
         ("Combien coûte un contrat de support ?", False),
         ("サポート契約はいくらですか", False),
         ("How do I get support?", True),  # not a count: answered as before
+        ("How much faster is the paid support?", True),  # a degree, which words can give
     ],
 )
 def test_a_count_question_answered_without_any_number_is_idk(question: str, answered: bool) -> None:
