@@ -708,7 +708,8 @@ def carried_terms(
     once stays the topic) and the title of the first result each earlier answer cited. Each scores
     ``recency ** age`` for every turn it appears in (age 0 = the previous turn), times ``topic_shift`` for
     each self-contained question between it and now (a question that opened a new topic leaves the older
-    ones behind); an answer that repeats it adds ``answer_weight * recency ** age`` per occurrence (at most
+    ones behind, unless its answer cites first the page the turn before it cited first: it stayed on that
+    topic); an answer that repeats it adds ``answer_weight * recency ** age`` per occurrence (at most
     3) and confirms it, but adds no term of its own. Names and carried topics count 1.3 times, phrases 1.2,
     titles 0.9 (the user's own words name the topic better than a cited page) and single lowercase words
     0.6; such a word is carried only when two turns name it, an article or a plural makes it a noun ("le
@@ -733,7 +734,8 @@ def carried_terms(
     for age, turn in enumerate(reversed(usable)):
         weight = era * recency**age
         query = turn.query or turn.question
-        if not detect(turn.question, lang).follow_up:
+        before = usable[-age - 2] if age + 1 < len(usable) else None
+        if not detect(turn.question, lang).follow_up and not _same_page(turn, before):
             era *= topic_shift
         own, _, carried = _WEAK_CARRY.sub("", query).partition(" — ")
         found = [(t, _kind(t, lang)) for t in terms_of(own, lang)]
@@ -786,6 +788,13 @@ def carried_terms(
         out.append((text, score))
         words += size
     return out
+
+
+def _same_page(turn: MemoryTurn, before: MemoryTurn | None) -> bool:
+    """Both answers cite the same page first: a self-contained question answered from the page the turn before
+    it was answered from ("How can I leave out some files?" after a question on tar archives, both from tar(1))
+    stays on that topic."""
+    return before is not None and bool(turn.titles[:1]) and turn.titles[:1] == before.titles[:1]
 
 
 def _after_article(word: str, text: str) -> bool:

@@ -202,6 +202,18 @@ def test_a_preposition_is_no_part_of_a_carried_phrase() -> None:
     assert rewrite("How do I get them back later?", history) == "How do I get them back later? — uncommitted changes"
 
 
+def test_a_self_contained_question_answered_from_the_same_page_keeps_the_topic() -> None:
+    """ "Which dynasty built most of what is left today?" stands alone, but its answer cites the page the
+    question before it was answered from: it did not open a new topic, and "it" still means the Great Wall."""
+    wall = "Great Wall of China"
+    where = _turn("Where is the Great Wall?", "The Great Wall of China is in northern China.", titles=(wall,))
+    dynasty = "Which dynasty built most of what is left today?"
+    same = [where, _turn(dynasty, "The Ming dynasty built most of it.", titles=(wall,))]
+    assert wall in rewrite("How long is it?", same)
+    other = [where, _turn(dynasty, "The Ming dynasty built most of it.", titles=("Ming dynasty",))]
+    assert wall not in rewrite("How long is it?", other)
+
+
 def test_cited_titles_name_the_topic() -> None:
     title = "git-stash(1): Stash the changes in a dirty working directory away"
     history = [_turn("How do I put my changes aside?", "Use git stash push.", titles=(title,))]
