@@ -800,15 +800,11 @@ def _same_page(turn: MemoryTurn, before: MemoryTurn | None) -> bool:
 def _after_article(word: str, text: str) -> bool:
     """``word`` stands after an article, a quantifier or a possessive in ``text`` ("le taux", "all branches",
     "its logs")."""
-    return bool(
-        re.search(
-            r"(?:\b(?:the|a|an|all|every|each|some|any|both|several|le|la|les|un|une|des|du|my|your|our|its|their|his|her)\s+|\bl['’])"
-            + re.escape(word)
-            + r"\b",
-            text,
-            re.IGNORECASE,
-        )
-    )
+    return re.search(_BEFORE_NOUN + re.escape(word) + r"\b", text, re.IGNORECASE) is not None
+
+
+_DETERMINERS = "the a an all every each some any both several le la les un une des du my your our".split()
+_BEFORE_NOUN = rf"(?:\b(?:{'|'.join(_DETERMINERS + sorted(_POSSESSIVES))})\s+|\bl['’])"
 
 
 def _plural(word: str, shortest: int = 5) -> bool:
