@@ -54,7 +54,15 @@ from assistant_bridge.domain import Ownership, Principal, Scope  # noqa: E402
 from assistant_bridge.errors import NoContent  # noqa: E402
 from assistant_bridge.services import Services  # noqa: E402
 from assistant_bridge.settings import load_settings  # noqa: E402
-from bench._common import bulk_load, ndcg_recall, passages_to_chunks, percentiles, read_jsonl, render_man  # noqa: E402
+from bench._common import (  # noqa: E402
+    bulk_load,
+    ndcg_recall,
+    passages_to_chunks,
+    percentiles,
+    read_jsonl,
+    render_man,
+    settle,
+)
 
 DATA = Path(__file__).resolve().parent / "data"
 DOMAINS = ("fiqa", "wiki", "gitdocs", "tools")
@@ -179,6 +187,7 @@ def _load_pages(name: str, work: Path) -> Callable[[Services], None]:
                 svc.ingestor.ingest_bytes(p.name, p.read_bytes(), Ownership())
             except NoContent:
                 pass
+        settle(svc)
         print(f"  {svc.backend.count()} chunks in {time.perf_counter() - t0:.0f} s", flush=True)
 
     return load

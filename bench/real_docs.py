@@ -55,7 +55,7 @@ from assistant_bridge.errors import BridgeError, NoContent  # noqa: E402
 from assistant_bridge.services import Services  # noqa: E402
 from assistant_bridge.settings import load_settings  # noqa: E402
 from assistant_bridge.text import OPTION_WORD  # noqa: E402
-from bench._common import emit, render_man  # noqa: E402
+from bench._common import emit, render_man, settle  # noqa: E402
 
 QUESTIONS = Path(__file__).resolve().parent / "data" / "real_docs_questions.json"
 #: Debian packages (bookworm) and the files of each that go into the corpus (globs under the unpacked tree).
@@ -282,6 +282,7 @@ def main() -> int:
         except BridgeError as exc:
             failed.append(f"{path.name}: {exc.code}")
     ingest_s: float | None = None if reuse else time.perf_counter() - t0
+    settle(svc)
     marker.write_text("ingested\n", encoding="utf-8")
     spec = json.loads(args.questions.read_text(encoding="utf-8"))
     rows: list[dict[str, Any]] = []

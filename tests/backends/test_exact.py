@@ -277,6 +277,26 @@ def test_lexical_search_is_answered_in_process_and_rebuilt_after_a_change(two_pr
 
 
 @pytest.mark.integration
+def test_settle_brings_the_lexical_index_up_to_date_at_once(two_processes: Any, monkeypatch: Any) -> None:
+    """A benchmark that ingests then asks settles first: its lexical searches are the in-process index's at
+    once, as a rerun's would be, not Milvus's for the few seconds before the rebuild."""
+    import assistant_bridge.backends.exact as exact
+
+    monkeypatch.setattr(exact, "LEXICAL_REBUILD_DELAY", 60.0)  # the background rebuild would come too late
+    a, _ = two_processes
+    chunks = [
+        Chunk(id="s0", document_id="ds0", title="Expenses", text="Claims are due by the fifth.", ownership=Ownership()),
+        Chunk(id="s1", document_id="ds1", title="Options", text="Use --hard to reset.", ownership=Ownership()),
+    ]
+    a.upsert(chunks, np.eye(DIM, dtype=np.float32)[:2])
+    query = SearchQuery(text="--hard", scope=Scope(Principal("u")), mode="lexical", limit=2)
+    assert a._ranking(a._ensure_index(), query, 2) is None  # stale: Milvus would answer
+    a.settle()
+    assert a._ranking(a._ensure_index(), query, 2) is not None
+    assert [h.chunk.id for h in a.search(query)] == ["s1"]
+
+
+@pytest.mark.integration
 def test_staged_chunks_are_found_by_words_then_by_vector_once_written(two_processes: Any, monkeypatch: Any) -> None:
     """Lexical first (``ingest/service.py``): staged rows are read by every process's lexical index and by chunk
     reads, skipped by dense searches, and replaced by the vectored rows; a delete removes them."""
