@@ -24,6 +24,7 @@ ITERATION_MARKS = "\u3005\u3006"  # 々 〆: parts of a Japanese word
 JAPANESE_CHARS = HIRAGANA + KATAKANA + HAN + HALFWIDTH_KATAKANA
 CJK_CHARS = JAPANESE_CHARS + HANGUL  # written without spaces between words: one token a character
 HIRAGANA_ONLY = re.compile(rf"^[{HIRAGANA}]+$")
+KANJI_DIGITS = "〇一二三四五六七八九十百千"  # a number written in kanji: "三十日", "二十五日"
 
 
 # --- sentences -----------------------------------------------------------------------------------------------
@@ -394,7 +395,7 @@ _ASKS_COUNT = re.compile(
 _HOLDS_COUNT = re.compile(
     r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|"
     r"thousand|million|billion|dozens?|half|once|twice|free|nothing|deux|trois|quatre|cinq|six|sept|huit|"
-    r"neuf|dix|vingt|trente|cent|mille|millions?|gratuite?s?|aucune?)\b|[〇一二三四五六七八九十百千万億]|無料",
+    rf"neuf|dix|vingt|trente|cent|mille|millions?|gratuite?s?|aucune?)\b|[{KANJI_DIGITS}万億]|無料",
     re.IGNORECASE,
 )
 

@@ -26,6 +26,7 @@ from assistant_bridge.core.snippets import Snippet
 from assistant_bridge.text import (
     CJK_CHARS,
     HIRAGANA_ONLY,
+    KANJI_DIGITS,
     OPTION_WORD,
     definition_kind,
     manual_page_name,
@@ -443,14 +444,13 @@ _ASKS_TIME = re.compile(
     r"\b(?:deadline|due date|date limite|délai)\b|いつ|締め切り|締切|期限|期日",
     re.IGNORECASE,
 )
-_KANJI_NUMBER = "〇一二三四五六七八九十百千"
 # a date, a year or a length of time: "within 30 days", "in 1923", "d'ici le 15 mars", "三十日以内", "翌月二十五日"
 _TIME = re.compile(
     r"\b(?:1[0-9]|20)\d\d\b|\d\s*(?:days?|weeks?|months?|years?|hours?|minutes?|jours?|semaines?|mois|ans?|"
     r"années?|heures?)\b|\b(?:january|february|march|april|may|june|july|august|september|october|november|"
     r"december|monday|tuesday|wednesday|thursday|friday|saturday|sunday|janvier|février|mars|avril|mai|juin|"
     r"juillet|août|septembre|octobre|novembre|décembre|lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche)\b|"
-    rf"[0-9{_KANJI_NUMBER}]\s*(?:日|か月|ヶ月|カ月|週|年|時|分)",
+    rf"[0-9{KANJI_DIGITS}]\s*(?:日|か月|ヶ月|カ月|週|年|時|分)",
     re.IGNORECASE,
 )
 
