@@ -326,7 +326,9 @@ def titles_subject(title: str, subject: str) -> bool:
 # parcourt…"), "attrs は…", "gzip コマンドは…"; a parenthesis may come first ("ncdu (NCurses Disk Usage) is…",
 # "ripgrep (rg) recursively searches…"). Not "Lsof was written by…" nor "rsync and…": what it is, not its history.
 _GLOSS = r"(?:\s(?:command|program|tool|utility|library|package|commande|programme))?(?:\s*\([^()]{1,40}\))?"
-_NAME_LINE = re.compile(rf"{_GLOSS}\s[-—–]\s")  # "rsync - a fast, versatile, local/remote file-copying tool"
+# "rsync - a fast, versatile, local/remote file-copying tool"; "grep, egrep, fgrep, rgrep - print lines that
+# match patterns": a page that documents several commands names them all before the dash
+_NAME_LINE = re.compile(rf"{_GLOSS}(?:,\s*[\w.+-]+){{0,6}}\s[-—–]\s")
 _SAYS_WHAT = re.compile(
     rf"(?:@[\w.-]+)?{_GLOSS}(?:,\s+(?:an?|the|une?|la|le)\s|\s(?:is|are|provides|lets|allows|est|sont|permet)\s"
     r"|\s?(?:コマンド|ツール)?(?:は|とは|って))",
@@ -334,6 +336,8 @@ _SAYS_WHAT = re.compile(
 )
 _SAYS_WHAT_IT_DOES = re.compile(  # any other verb: a lower-case word that is not a preposition or "was"
     rf"{_GLOSS}\s+(?!(?:was|were|had|and|or|of|in|on|at|to|for|with|from|by|et|ou|de|du|des|dans|avec|pour)\b)"
+    # nor what it needs or works with: "HTTPX requires Python 3.9+", "orjson supports…" are details, not what it does
+    r"(?!(?:requires?|needs?|supports?|depends|works|runs|ships|has|have|nécessite|requiert|prend en charge)\b)"
     r"[a-zà-öø-ÿ]"
 )
 DefinitionKind = Literal["name", "what", "does"]

@@ -297,8 +297,13 @@ class ExtractiveGenerator:
         relevance = relevance + self.tuning.w_heading * section_match(cands, relevance, snippets)
         scores = relevance + prior
         asked = asked_commands(query, cands)  # "pip install httpx": short, a label, and the answer
+        # a manual page's NAME line is a label, but it says what the page's command does ("diff - compare files
+        # line by line") when nothing else there does
         unusable = np.array(
-            [(len(c.text) < self.tuning.min_chars or c.label) and not asked[i] for i, c in enumerate(cands)]
+            [
+                (len(c.text) < self.tuning.min_chars or (c.label and not defined[i])) and not asked[i]
+                for i, c in enumerate(cands)
+            ]
         )
         if not unusable.all():
             scores = np.where(unusable, scores - 10.0, scores)

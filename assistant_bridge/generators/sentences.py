@@ -30,6 +30,7 @@ from assistant_bridge.text import (
     OPTION_WORD,
     definition_kind,
     manual_page_name,
+    match_form,
     named_manual_pages,
     overview_subject,
     sentence_spans,
@@ -542,8 +543,9 @@ def defines(query: str, cands: Sequence[Candidate], titles: Sequence[str]) -> np
     1.0 for the first sentence of a snippet that says what it is ("Rsync is a fast and extraordinarily
     versatile file copying tool."), 0.8 for one that says what it does ("Tcpdump prints out a description…"),
     0.5 for a manual page's NAME line ("Wget - The non-interactive network downloader."); else 0. Of the
-    sentences that say what it is or does, only a snippet's first counts: the later ones ("orjson supports
-    CPython 3.10…") tell details."""
+    sentences that say what it is or does, only a snippet's first counts: the later ones ("orjson serializes
+    dataclasses natively") tell details. A README's line under its name that opens with an article says what it
+    is (:func:`_tagline`)."""
     out = np.zeros(len(cands))
     subject = overview_subject(query)
     if subject is None:
@@ -552,13 +554,26 @@ def defines(query: str, cands: Sequence[Candidate], titles: Sequence[str]) -> np
     for i, c in enumerate(cands):
         if c.snippet in told or not titles_subject(titles[c.snippet], subject):
             continue
-        kind = definition_kind(subject, c.text)
+        kind = definition_kind(subject, c.text) or ("what" if _tagline(subject, cands, i) else None)
         if kind == "name":
             out[i] = 0.5
         elif kind is not None:
             told.add(c.snippet)
             out[i] = 1.0 if kind == "what" else 0.8
     return out
+
+
+_TAGLINE = re.compile(r"^(?:an?|the|une?)\s", re.IGNORECASE)  # "A fast, async-friendly rate limiter for Python"
+
+
+def _tagline(subject: str, cands: Sequence[Candidate], i: int) -> bool:
+    """Whether ``cands[i]`` is the line a README puts right under its name to say what it is: it opens with an
+    article and follows a heading that is the subject's name alone ("PyrateLimiter" / "A fast, async-friendly
+    rate limiter for Python — pluggable algorithms and backends.")."""
+    if i == 0 or cands[i].label or not _TAGLINE.match(cands[i].text):
+        return False
+    heading = cands[i - 1]
+    return heading.snippet == cands[i].snippet and heading.label and match_form(heading.text) == match_form(subject)
 
 
 # a shell command line: "pip install httpx", "$ python -m pip install rich", "sudo apt install tree"

@@ -518,6 +518,38 @@ def test_a_question_about_what_a_thing_is_answers_with_the_sentence_that_says_it
     assert out.text.startswith("Wget - The non-interactive network downloader.")
 
 
+def test_a_name_line_answers_what_a_command_does_when_no_sentence_of_its_page_says_it() -> None:
+    """A manual page's NAME line has no full stop (a label, never an answer by itself), but when no sentence
+    of the page says what the command does, it is the answer, not a sentence of another page that names it."""
+    page = Snippet(
+        "Nom\n\ndiff - Comparer des fichiers ligne à ligne\n\nSynopsis\n\ndiff [option] ... fichiers\n\n"
+        "Description\n\nComparer les fichiers ligne à ligne.",
+        "diff(1)",
+        0,
+    )
+    guide = Snippet(
+        "Vous pouvez comparer deux fichiers diff.gz avec la commande interdiff(1). C'est utile pour les paquets.",
+        "Chapitre 7. Contrôle des erreurs du paquet",
+        1,
+    )
+    out = ExtractiveGenerator().generate("Que fait la commande diff ?", [page, guide])
+    assert out.text == "diff - Comparer des fichiers ligne à ligne"
+    assert {c.search_result_index for c in out.citations} == {0}
+
+
+def test_a_readme_says_what_its_project_is_in_the_line_under_its_name() -> None:
+    """ "PyrateLimiter" / "A fast, async-friendly rate limiter…": the line under a README's name says what the
+    project is, though it does not name it; what the project requires does not."""
+    readme = Snippet(
+        "PyrateLimiter\n\nA fast, async-friendly rate limiter for Python, with pluggable backends.\n\n"
+        "Installation\n\nPyrateLimiter requires Python 3.10+.\n\npip install pyrate-limiter",
+        "PyrateLimiter",
+        0,
+    )
+    out = ExtractiveGenerator().generate("What is PyrateLimiter?", [readme])
+    assert out.text.startswith("A fast, async-friendly rate limiter for Python")
+
+
 def test_a_command_line_that_holds_every_word_of_the_question_answers_it() -> None:
     """ "pip install threadpoolctl" is short and a label, yet it is the answer to "How do I install
     threadpoolctl?", with the line that introduces it; a heading that holds the same words is not."""
