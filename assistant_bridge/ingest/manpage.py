@@ -25,6 +25,11 @@ import re
 _HEADER_START = re.compile(r"\s*([A-Za-z0-9_.:+@-]+)\(([0-9][A-Za-z0-9]*)\)\s{2,}\S")
 _HEADER_MAX = 300  # characters: a header line is as wide as the terminal it was rendered for
 _HEADING = re.compile(r"^[A-Z][A-Z0-9 ,/&()'-]*$")
+# a translated page's section headings are in its language: "NOM", "BEZEICHNUNG" are capitals, Japanese ones
+# ("名前", "書式", "説明", "関連項目") a few characters without space or full stop, at the left margin as all headings
+_CJK_HEADING = re.compile(r"^[\u3040-\u30ff\u3400-\u9fff]{1,8}$")
+# the NAME section, whose line gives the title its description ("find(1): Rechercher des fichiers…")
+_NAME_SECTIONS = frozenset({"NAME", "NOM", "NOMBRE", "NOME", "BEZEICHNUNG", "НАЗВАНИЕ", "名前", "名称"})
 _NAME_LINE = re.compile(r"^\s*(\S.*?)\s+(?:-|\\-|—|–)\s+(.+)$")
 _SPACES = re.compile(r"[ \t]{2,}")
 _HYPHEN_BREAK = "\u2010"
@@ -49,11 +54,24 @@ def _header(line: str) -> str | None:
     return token.lower() if rest.lower().endswith(token.lower()) and len(rest) > len(token) * 2 else None
 
 
+def _headless_name(lines: list[str], first: int) -> str | None:
+    """The command a page without its header names, when its first line is the NAME section's heading and the
+    next one its NAME line ("NOM" / "file — Déterminer le type d'un fichier": ``file``), else None."""
+    if lines[first].strip() not in _NAME_SECTIONS:
+        return None
+    nxt = next((line.strip() for line in lines[first + 1 : first + 4] if line.strip()), "")
+    match = _NAME_LINE.match(nxt) if len(nxt) <= _HEADER_MAX else None
+    name = match.group(1).split(",")[0].strip() if match else ""
+    return name.lower() if name and " " not in name else None
+
+
 def is_man_page(text: str) -> bool:
-    """The first non-blank line is a rendered manual page header (``NAME(SECTION) … NAME(SECTION)``)."""
-    for line in text.split("\n", 20)[:20]:
+    """The first non-blank line is a rendered manual page header (``NAME(SECTION) … NAME(SECTION)``), or the
+    page was rendered without it and starts with its NAME section (:func:`_headless_name`)."""
+    lines = text.split("\n", 20)[:20]
+    for i, line in enumerate(lines):
         if line.strip():
-            return _header(line) is not None
+            return _header(line) is not None or _headless_name(lines, i) is not None
     return False
 
 
@@ -122,11 +140,15 @@ def man_to_text(text: str) -> tuple[str, str | None]:
     lines = text.replace("\r\n", "\n").split("\n")
     first = next(i for i, line in enumerate(lines) if line.strip())
     token = _header(lines[first])
-    assert token is not None, "man_to_text needs a manual page (is_man_page)"
-    body = lines[first + 1 :]
-    last = max((i for i, line in enumerate(body) if line.strip()), default=-1)
-    if last >= 0 and body[last].strip().lower().endswith(token):
-        body = body[:last]
+    if token is None:  # no header: the page starts with its NAME section
+        token = _headless_name(lines, first)
+        assert token is not None, "man_to_text needs a manual page (is_man_page)"
+        body = lines[first:]
+    else:
+        body = lines[first + 1 :]
+        last = max((i for i, line in enumerate(body) if line.strip()), default=-1)
+        if last >= 0 and body[last].strip().lower().endswith(token):
+            body = body[:last]
     paragraphs: list[str] = []
     name_line: str | None = None
     section = ""
@@ -152,12 +174,12 @@ def man_to_text(text: str) -> tuple[str, str | None]:
         indent = line_indent(raw)
         if term is None:
             term_indent = indent
-        if indent == 0 and _HEADING.match(stripped):
+        if indent == 0 and (_HEADING.match(stripped) or _CJK_HEADING.match(stripped)):
             flush()
             section = stripped
             paragraphs.append(stripped.capitalize())
             continue
-        if section == "NAME" and name_line is None:
+        if section in _NAME_SECTIONS and name_line is None:
             name_line = stripped
         bullet = _BULLET.match(stripped)
         item = stripped[bullet.end() :] if bullet else ""
@@ -175,7 +197,7 @@ def man_to_text(text: str) -> tuple[str, str | None]:
             term, rest = stripped[: gap.start()], stripped[gap.end() :]  # "-C     list entries by columns"
             current.append(rest)
             continue
-        if not current and term is None and section != "NAME":
+        if not current and term is None and section not in _NAME_SECTIONS:
             nxt = body[index + 1] if index + 1 < len(body) else ""
             if _is_tag(stripped, indent, nxt):
                 term = stripped  # "ServerAliveCountMax", "max connections": a keyword, its description below

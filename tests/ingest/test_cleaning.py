@@ -177,6 +177,65 @@ def test_a_rendered_manual_page_becomes_paragraphs_and_option_entries() -> None:
     assert "User Commands" not in text and "September 2022" not in text
 
 
+FR_MAN = """FIND(1)                     General Commands Manual                    FIND(1)
+
+NOM
+       find - Rechercher des fichiers dans une hiérarchie de répertoires
+
+SYNOPSIS
+       find [-H] [-L] [-P] [point-départ...] [expression]
+
+DESCRIPTION
+       Cette  page  de  manuel  documente la version GNU de find.
+
+                                  3 mars 2024                          FIND(1)
+"""
+
+JA_MAN = """CRONTAB(1)                  General Commands Manual                 CRONTAB(1)
+
+名前
+       crontab - 各ユーザーのための crontab ファイルを管理する (V3)
+
+書式
+       crontab [ -u user ] file
+
+説明
+       crontab  は、Vixie  Cron  パッケージの cron(8) デーモンの運用に使われる
+       テーブルを表示するためのプログラムである。
+"""
+
+HEADLESS_MAN = """
+NOM
+     file — Déterminer le type d'un fichier
+
+DESCRIPTION
+     file teste chaque argument dans le but de les classer.
+"""
+
+
+@pytest.mark.unit
+def test_a_translated_manual_page_gets_its_name_line_as_title_and_its_sections_as_headings() -> None:
+    """The NAME section is "NOM" in French and "名前" in Japanese; Japanese headings are not capitals, and a
+    Japanese section's first line is its prose, not a keyword's description ("説明: crontab は…")."""
+    text, title = man_to_text(FR_MAN)
+    assert title == "find(1): Rechercher des fichiers dans une hiérarchie de répertoires"
+    assert text.split("\n\n")[:2] == ["Nom", "find - Rechercher des fichiers dans une hiérarchie de répertoires"]
+    text, title = man_to_text(JA_MAN)
+    assert title == "crontab(1): 各ユーザーのための crontab ファイルを管理する (V3)"
+    paras = text.split("\n\n")
+    assert "説明" in paras and "書式" in paras
+    assert any(p.startswith("crontab は、Vixie Cron パッケージの") for p in paras)
+
+
+@pytest.mark.unit
+def test_a_manual_page_rendered_without_its_header_is_still_one() -> None:
+    assert is_man_page(HEADLESS_MAN)
+    text, title = man_to_text(HEADLESS_MAN)
+    assert title == "file: Déterminer le type d'un fichier"
+    assert "file teste chaque argument dans le but de les classer." in text.split("\n\n")
+    assert not is_man_page("NOM\n\nLe nom du projet.\n") and not is_man_page("Name\n     foo - bar\n")
+
+
 @pytest.mark.unit
 def test_a_manual_page_file_gets_its_name_line_as_title() -> None:
     doc = parse_file("wc.1.txt", MAN.encode())
