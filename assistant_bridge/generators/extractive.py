@@ -96,6 +96,7 @@ from assistant_bridge.generators.sentences import (
     query_terms,
     section_match,
     terms,
+    text_width,
 )
 
 ENTRY_PEER_RATIO = 0.9
@@ -137,7 +138,8 @@ class Tuning:
     :ivar w_position: penalty per log position inside a snippet (leading sentences carry definitions).
     :ivar w_rank: penalty per log rank of the snippet (later results are less relevant).
     :ivar fragment_penalty: subtracted from a sentence cut by a chunk boundary.
-    :ivar min_chars: sentences shorter than this are used only when nothing else exists.
+    :ivar min_chars: sentences shorter than this are used only when nothing else exists (a CJK character counts
+        twice, :func:`~assistant_bridge.generators.sentences.text_width`).
     :ivar min_relevance: if set, decline ("I don't know") when the best score is below it.
     :ivar max_embedded: cap on sentences sent to the embedder (the best by lexical score); bounds latency.
     :ivar min_ratio: a sentence of another snippet than the best sentence's is added only when its relevance
@@ -301,7 +303,7 @@ class ExtractiveGenerator:
         # line by line") when nothing else there does
         unusable = np.array(
             [
-                (len(c.text) < self.tuning.min_chars or (c.label and not defined[i])) and not asked[i]
+                (text_width(c.text) < self.tuning.min_chars or (c.label and not defined[i])) and not asked[i]
                 for i, c in enumerate(cands)
             ]
         )

@@ -40,6 +40,14 @@ from assistant_bridge.text import (
 
 _TERM = re.compile(rf"[{CJK_CHARS}]+|[^\W_{CJK_CHARS}]+")
 _CJK_RUN = re.compile(rf"[{CJK_CHARS}]")
+
+
+def text_width(text: str) -> int:
+    """How long ``text`` reads, in Latin characters: a CJK character counts twice ("diff - ファイルの行単位での比較",
+    19 characters, says as much as "diff - compare files line by line")."""
+    return len(text) + len(_CJK_RUN.findall(text))
+
+
 ENDS_SENTENCE = re.compile(r"[.!?…。！？][\"'”’»)\]」』）]*$")
 _INTRODUCES = re.compile(r"[:：]\s*$")
 _BREAK = re.compile(r"[ \t]*\n\s*|[ \t]{2,}")

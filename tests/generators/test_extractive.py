@@ -8,7 +8,7 @@ from assistant_bridge.core.citations import extractiveness
 from assistant_bridge.core.snippets import Snippet
 from assistant_bridge.embedders.base import HashingEmbedder
 from assistant_bridge.generators.extractive import ExtractiveGenerator
-from assistant_bridge.generators.sentences import terms
+from assistant_bridge.generators.sentences import terms, text_width
 
 pytestmark = pytest.mark.unit
 
@@ -535,6 +535,19 @@ def test_a_name_line_answers_what_a_command_does_when_no_sentence_of_its_page_sa
     out = ExtractiveGenerator().generate("Que fait la commande diff ?", [page, guide])
     assert out.text == "diff - Comparer des fichiers ligne à ligne"
     assert {c.search_result_index for c in out.citations} == {0}
+
+
+def test_a_short_japanese_name_line_is_long_enough_to_answer() -> None:
+    """A CJK character counts twice against ``min_chars``: "diff - ファイルの行単位での比較" (19 characters) says
+    as much as "diff - compare files line by line"."""
+    page = Snippet(
+        "名前\n\ndiff - ファイルの行単位での比較\n\n書式\n\ndiff [OPTION]... FILES\n\n関連項目\n\n"
+        "diff の完全なドキュメントは Texinfo マニュアルとしてメンテナンスされています。",
+        "diff(1): ファイルの行単位での比較",
+        0,
+    )
+    assert ExtractiveGenerator().generate("diff とは何ですか？", [page]).text == "diff - ファイルの行単位での比較"
+    assert text_width("diff - ファイルの行単位での比較") == 31 and text_width("diff") == 4
 
 
 def test_a_readme_says_what_its_project_is_in_the_line_under_its_name() -> None:
