@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import re
 
+from assistant_bridge.text import CJK_CHARS
+
 _HEADER_START = re.compile(r"\s*([A-Za-z0-9_.:+@-]+)\(([0-9][A-Za-z0-9]*)\)\s{2,}\S")
 _HEADER_MAX = 300  # characters: a header line is as wide as the terminal it was rendered for
 _HEADING = re.compile(r"^[A-Z][A-Z0-9 ,/&()'-]*$")
 # a translated page's section headings are in its language: "NOM", "BEZEICHNUNG" are capitals, Japanese ones
 # ("名前", "書式", "説明", "関連項目") a few characters without space or full stop, at the left margin as all headings
-_CJK_HEADING = re.compile(r"^[\u3040-\u30ff\u3400-\u9fff]{1,8}$")
+_CJK_HEADING = re.compile(rf"^[{CJK_CHARS}]{{1,8}}$")
 # the NAME section, whose line gives the title its description ("find(1): Rechercher des fichiers…")
 _NAME_SECTIONS = frozenset({"NAME", "NOM", "NOMBRE", "NOME", "BEZEICHNUNG", "НАЗВАНИЕ", "名前", "名称"})
 _NAME_LINE = re.compile(r"^\s*(\S.*?)\s+(?:-|\\-|—|–)\s+(.+)$")
