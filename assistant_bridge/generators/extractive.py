@@ -318,7 +318,7 @@ class ExtractiveGenerator:
         cands, scores, relevance, entries = scored.cands, scored.scores, scored.relevance, scored.entries
         if not cands:
             return []
-        top = int(np.argmax(scores))
+        top = _with_what_follows(cands, int(np.argmax(scores)))
         if self.tuning.min_relevance is not None and scores[top] < self.tuning.min_relevance:
             return []
         best = cands[top]
@@ -393,6 +393,12 @@ class ExtractiveGenerator:
                     block.append(nxt)
                 if used + sum(len(c.text) + 1 for c in between) + len(block[0].text) <= policy.max_chars:
                     return _as_far_as_fits(chosen, between + block, policy.max_chars)
+        qualifier = _qualifier(cands, top)
+        if qualifier is not None and len(chosen) < policy.sentences:
+            if used + len(cands[qualifier].text) <= policy.max_chars:
+                chosen.append(cands[qualifier])
+                used += len(cands[qualifier].text) + 1
+            keep[qualifier] = False
         pool = [i for i in np.argsort(-scores, kind="stable").tolist() if i != top and keep[i]]
         while pool and len(chosen) < policy.sentences:
             # a sentence of a snippet already used continues its passage: it gets a bonus over the others
@@ -498,6 +504,12 @@ def _similarity_gap(cands: Sequence[Candidate], snippets: Sequence[Snippet], exe
 
 
 _ANAPHOR = re.compile(r"(?:This|These|Those|Such|It|They|Ceci|Cela|Cette|Ces)\b|これ|この|それ|その")
+# a sentence that opens by qualifying the one before it: "According to the SQL standard, PRIMARY KEY should
+# always imply NOT NULL. Unfortunately, due to a bug in some early versions, this is not the case in SQLite."
+_QUALIFIES = re.compile(
+    r"(?:However|But|Unfortunately|Nevertheless|Nonetheless|Yet|Except|Cependant|Mais|Toutefois|Néanmoins|Pourtant"
+    r"|Malheureusement|Sauf)\b|ただし|しかし|ところが"
+)
 # "$ pip install …", "iperf3 -c host -R", "pip install 'uvicorn[standard]'": a command, not a heading
 _COMMAND_LINE = re.compile(r"\$\s|[a-z][\w.-]*\s.*(?:(?<![\w-])-{1,2}\w|[\[\]'\"=/<>|{}])")
 
@@ -535,6 +547,30 @@ def _antecedent(cands: Sequence[Candidate], top: int) -> int | None:
     if prev.label and not _COMMAND_LINE.match(prev.text):
         return None
     return top - 1
+
+
+def _qualifier(cands: Sequence[Candidate], top: int) -> int | None:
+    """The sentence right after the best one in its snippet when it opens by qualifying it ("However, …",
+    "Unfortunately, …", "ただし…": :data:`_QUALIFIES`); else ``None``. What the best sentence says may hold only
+    with it."""
+    if top + 1 >= len(cands):
+        return None
+    nxt = cands[top + 1]
+    if nxt.snippet != cands[top].snippet or nxt.label or nxt.item or not _QUALIFIES.match(nxt.text):
+        return None
+    return top + 1
+
+
+def _with_what_follows(cands: Sequence[Candidate], top: int) -> int:
+    """``top``, or the copy of the same sentence in another snippet when ``top`` ends its snippet and that copy
+    does not: consecutive chunks overlap, and the sentence is read with what comes after it in the later one."""
+    if top + 1 < len(cands) and cands[top + 1].snippet == cands[top].snippet:
+        return top
+    for i, c in enumerate(cands):
+        if c.snippet != cands[top].snippet and c.text == cands[top].text:
+            if i + 1 < len(cands) and cands[i + 1].snippet == c.snippet:
+                return i
+    return top
 
 
 def _as_far_as_fits(chosen: list[Candidate], following: Sequence[Candidate], max_chars: int) -> list[Candidate]:

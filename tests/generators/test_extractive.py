@@ -537,6 +537,32 @@ def test_a_name_line_answers_what_a_command_does_when_no_sentence_of_its_page_sa
     assert {c.search_result_index for c in out.citations} == {0}
 
 
+def test_a_sentence_that_qualifies_the_best_one_comes_with_it() -> None:
+    """ "Unfortunately, … this is not the case in SQLite." is what the best sentence means in SQLite; and when
+    the best sentence ends its chunk, its copy at the start of the next chunk (chunks overlap) is read with what
+    follows it there."""
+    end = Snippet(
+        "The PRIMARY KEY clause must contain only column names. If a table has a single column primary key, the "
+        "column is known as an INTEGER PRIMARY KEY. According to the SQL standard, PRIMARY KEY should always "
+        "imply NOT NULL.",
+        "CREATE TABLE",
+        0,
+    )
+    start = Snippet(
+        "According to the SQL standard, PRIMARY KEY should always imply NOT NULL. Unfortunately, due to a bug in "
+        "some early versions, this is not the case in SQLite. A table may have at most one primary key.",
+        "CREATE TABLE",
+        1,
+    )
+    out = ExtractiveGenerator().generate("Does a PRIMARY KEY column imply NOT NULL in SQLite?", [end, start])
+    assert out.text.startswith(
+        "According to the SQL standard, PRIMARY KEY should always imply NOT NULL. Unfortunately, due to a bug"
+    )
+    assert out.citations[0].search_result_index == 1
+    alone = Snippet(start.text.replace("Unfortunately, due", "Due"), "CREATE TABLE", 0)
+    assert "Due to a bug" not in ExtractiveGenerator().generate("Does a PRIMARY KEY imply NOT NULL?", [alone]).text
+
+
 def test_a_short_japanese_name_line_is_long_enough_to_answer() -> None:
     """A CJK character counts twice against ``min_chars``: "diff - ファイルの行単位での比較" (19 characters) says
     as much as "diff - compare files line by line"."""
