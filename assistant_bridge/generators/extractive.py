@@ -549,28 +549,29 @@ def _antecedent(cands: Sequence[Candidate], top: int) -> int | None:
     return top - 1
 
 
+def _continues(cands: Sequence[Candidate], i: int) -> bool:
+    """Another candidate of the same snippet follows ``cands[i]``."""
+    return i + 1 < len(cands) and cands[i + 1].snippet == cands[i].snippet
+
+
 def _qualifier(cands: Sequence[Candidate], top: int) -> int | None:
     """The sentence right after the best one in its snippet when it opens by qualifying it ("However, …",
     "Unfortunately, …", "ただし…": :data:`_QUALIFIES`); else ``None``. What the best sentence says may hold only
     with it."""
-    if top + 1 >= len(cands):
+    if not _continues(cands, top):
         return None
     nxt = cands[top + 1]
-    if nxt.snippet != cands[top].snippet or nxt.label or nxt.item or not _QUALIFIES.match(nxt.text):
-        return None
-    return top + 1
+    return None if nxt.label or nxt.item or not _QUALIFIES.match(nxt.text) else top + 1
 
 
 def _with_what_follows(cands: Sequence[Candidate], top: int) -> int:
     """``top``, or the copy of the same sentence in another snippet when ``top`` ends its snippet and that copy
     does not: consecutive chunks overlap, and the sentence is read with what comes after it in the later one."""
-    if top + 1 < len(cands) and cands[top + 1].snippet == cands[top].snippet:
+    if _continues(cands, top):
         return top
-    for i, c in enumerate(cands):
-        if c.snippet != cands[top].snippet and c.text == cands[top].text:
-            if i + 1 < len(cands) and cands[i + 1].snippet == c.snippet:
-                return i
-    return top
+    best = cands[top]
+    copies = (i for i, c in enumerate(cands) if c.snippet != best.snippet and c.text == best.text)
+    return next((i for i in copies if _continues(cands, i)), top)
 
 
 def _as_far_as_fits(chosen: list[Candidate], following: Sequence[Candidate], max_chars: int) -> list[Candidate]:
