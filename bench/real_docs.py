@@ -24,8 +24,11 @@ the next changes), ``overview`` (26 + 5 questions that ask only what a named com
 "What does rsync do?", in three languages; their misses were read) and ``overview2`` (18 + 5 more of that kind
 on other documents; totals only), ``install`` (12 questions on how to install a library its README
 documents), ``fresh6`` (29 + 6 on the 60 documents no question had used, measured once, then read),
-``fresh7`` (44 + 7 on sections no question had used, measured once, then read) and ``fresh8`` (25 + 6, measured
-once with the code that fresh7 led to; totals only, held out). ``docs/benchmarks.md`` has the figures.
+``fresh7`` (44 + 7 on sections no question had used, measured once, then read), ``fresh8`` (25 + 6, measured
+once with the code that fresh7 led to, then read) and ``fresh9`` (38 + 6 on the documents and sections no question
+had used: SQLite's SELECT, UPDATE, DELETE and DROP pages, options of 23 manual pages in three languages, the
+Bash reference's shell options and variables, the Debian Reference's network chapter; measured once before the
+changes after it; totals only, held out). ``docs/benchmarks.md`` has the figures.
 
 Scored: an answerable question is *correct* when the answer holds one of its answer strings (an option such as
 ``-n`` as a whole option, with its case: not in ``-N`` or ``--name``), *refused* when
