@@ -162,6 +162,12 @@ def introduces(text: str) -> bool:
     return _INTRODUCES.search(text) is not None
 
 
+# a table row as ingestion writes it: cells joined by " | " ("exFAT | cross platform sharing…"); not the
+# operator of "The || operator is "concatenate"…" nor a pipe written without spaces ("a|b")
+_ROW_CELL_WORDS = 5
+_TABLE_CELLS = re.compile(r" \| |^\| | \|$")
+
+
 def is_label(text: str, title: str) -> bool:
     """A heading, a list label or a table row: no sentence of its own (no full stop and short), the title,
     or a question (a FAQ's question heads its answer; it answers nothing). A definition entry
@@ -171,8 +177,10 @@ def is_label(text: str, title: str) -> bool:
     folded = _fold(text)
     if not any(ch.isalpha() for ch in folded) or (title and folded == _fold(title)):
         return True
-    if "|" in text or "\t" in text.strip():
-        return True
+    if _TABLE_CELLS.search(text) or "\t" in text.strip():
+        # a row whose cell says something ("exFAT | cross platform sharing of data on the large hard disk like
+        # device…") answers as a sentence does; one of names and numbers only labels
+        return not any(len(_fold(cell).split()) >= _ROW_CELL_WORDS for cell in re.split(r" \| |\t", text))
     if _QUESTION_LINE.search(text) and len(folded.split()) <= _QUESTION_WORDS_MAX:
         return True  # "6.2.2. Where do these codenames come from?": a question asks; it heads its answer
     if ENDS_SENTENCE.search(text):

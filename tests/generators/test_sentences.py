@@ -80,6 +80,14 @@ def test_pdf_heading_lines_are_cut_from_the_paragraph_below_but_wrapped_lines_ar
         ("A long line without a full stop that still says a whole lot of things about the policy", False),
         ("6.2.2. Where do these codenames come from?", True),  # a FAQ's question heads its answer
         ("Run the following to test Rich output on your terminal:", False),  # it introduces the answer
+        # an operator or a pipe written in a sentence is no table row
+        ('The || operator is "concatenate" - it joins together the two strings of its operands.', False),
+        ("Use a|b to match either.", False),
+        # a table row answers when one of its cells says something; one of names and numbers labels
+        ("paperkey | V:1, I:13 | 58 | paperkey(1) | extract just the secret information out of OpenPGP keys", False),
+        ("exFAT | cross platform sharing of data on the large hard disk like device", False),
+        ("gpgv | V:897, I:999 | 917 | gpgv(1)", True),
+        ("Name\tSize\tOwner", True),
     ],
 )
 def test_is_label(text: str, label: bool) -> None:
