@@ -848,6 +848,19 @@ def _replacement(substitute: str | None, lang: str) -> Callable[[_Scored], bool]
     return replaced
 
 
+def _holds_topic(question: str, term: str, lang: str) -> bool:
+    """The question already says a word of the conversation's topic term: "Why do municipalities issue bonds?"
+    after a chat about *foreign bonds* names its topic, and the bracket would only add the earlier turn's
+    qualifier ("foreign"). Japanese: the term as written."""
+    if lang == "ja":
+        return term.lower() in question.lower()
+
+    def keys(text: str) -> set[str]:
+        return {_stem(t) for t in _tokens(text) if len(t) > 2 and not _is_stop(t, lang) and t.lower() not in _GENERIC}
+
+    return bool(keys(question) & keys(term))
+
+
 class EmbeddedRewriter:
     """Resolves follow-ups from the remembered turns without a model (see the module docstring).
 
@@ -855,8 +868,9 @@ class EmbeddedRewriter:
         leave out some files?") gets the conversation's best topic term (no lone word) in brackets:
         ``"How can I leave out some files? (tar archive)"``. In a chat about documentation such a question
         usually continues the topic; when it opens a new one, the bracketed term weighs little beside the
-        question's own words. The bracketed term is never carried further, and the question still counts as
-        a new topic for the turns before it (``query_rewrite.topic_for_short_questions``, default on).
+        question's own words. A question that already says a word of the term gets none (:func:`_holds_topic`).
+        The bracketed term is never carried further, and the question still counts as a new topic for the turns
+        before it (``query_rewrite.topic_for_short_questions``, default on).
     """
 
     name = "embedded"
@@ -874,7 +888,7 @@ class EmbeddedRewriter:
             if not self.weak or asked_names(question) or _DEFINITION.match(question) or len(_tokens(question)) > 12:
                 return question, decision, []  # it names its own topic
             weak = carried_terms(question, history, lang, limit=1, recency=self.recency, topic_only=True)
-            if not weak:
+            if not weak or _holds_topic(question, weak[0][0], lang):
                 return question, decision, []
             return f"{question.strip()} ({weak[0][0]})"[:MAX_QUERY_CHARS], decision, [weak[0][0]]
         scored = carried_terms(

@@ -129,6 +129,16 @@ def test_a_short_question_gets_the_topic_in_brackets_and_passes_it_on_to_no_one(
     assert Rewriter("entire_conversation").rewrite("What is Kubernetes?", history).query == "What is Kubernetes?"
 
 
+def test_a_short_question_that_names_the_topic_gets_no_bracket() -> None:
+    """A question that names the topic: "Why do municipalities issue bonds?" after a chat about foreign bonds;
+    the bracket would add only the earlier turn's qualifier ("foreign"), which sends the search elsewhere."""
+    history = [_turn("Is investing in foreign bonds a good idea?", "Foreign bonds carry currency risk.")]
+    asked = Rewriter("entire_conversation").rewrite("Why do municipalities issue bonds?", history)
+    assert asked.query == "Why do municipalities issue bonds?" and asked.carried == ()
+    other = Rewriter("entire_conversation").rewrite("How are municipalities funded?", history)
+    assert other.query == "How are municipalities funded? (foreign bonds)"
+
+
 def test_follow_ups_carry_the_topic_of_earlier_turns() -> None:
     assert rewrite("Which is more important?", NAV) == "Which is more important? — Market Cap / NAV"
     assert rewrite("enterprise value", NAV) == "enterprise value — Market Cap / NAV"
