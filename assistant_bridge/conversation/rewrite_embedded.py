@@ -825,6 +825,11 @@ def _topic_term(text: str, lang: str) -> Term | None:
     return Term(text, True, tuple(_stem(t) for t in toks), all(_is_acronym(t) for t in toks)) if toks else None
 
 
+def _content_stems(text: str, lang: str) -> set[str]:
+    """The stems of ``text``'s words of three letters or more that are neither stop words nor generic."""
+    return {_stem(t) for t in _tokens(text) if not _is_stop(t, lang) and t.lower() not in _GENERIC and len(t) > 2}
+
+
 def _replacement(substitute: str | None, lang: str) -> Callable[[_Scored], bool]:
     """Which earlier terms the X of "what about X?" replaces (see :func:`carried_terms`)."""
     if not substitute:
@@ -834,7 +839,7 @@ def _replacement(substitute: str | None, lang: str) -> Callable[[_Scored], bool]
     toks = _tokens(substitute)
     name = any(_is_entity(t, first=False) and not _is_acronym(t) for t in toks)
     acronym = any(_is_acronym(t) for t in toks)
-    stems = {_stem(t) for t in toks if not _is_stop(t, lang) and t.lower() not in _GENERIC and len(t) > 2}
+    stems = _content_stems(substitute, lang)
     ones = any(t.lower() in ("one", "ones") for t in toks)
 
     def replaced(s: _Scored) -> bool:
@@ -854,11 +859,7 @@ def _holds_topic(question: str, term: str, lang: str) -> bool:
     qualifier ("foreign"). Japanese: the term as written."""
     if lang == "ja":
         return term.lower() in question.lower()
-
-    def keys(text: str) -> set[str]:
-        return {_stem(t) for t in _tokens(text) if len(t) > 2 and not _is_stop(t, lang) and t.lower() not in _GENERIC}
-
-    return bool(keys(question) & keys(term))
+    return bool(_content_stems(question, lang) & _content_stems(term, lang))
 
 
 class EmbeddedRewriter:
