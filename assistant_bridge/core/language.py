@@ -41,6 +41,8 @@ _EN_STOPWORDS = frozenset(
     into than then them they their there do does after before about""".split()
 )
 
+STOPWORDS = _FR_STOPWORDS | _EN_STOPWORDS  # words that say nothing about what a text is about, French and English
+
 
 def detect_language(text: str) -> str:
     """Return ``"ja"``, ``"fr"`` or ``"en"`` for ``text`` (see the module docstring for the rules)."""

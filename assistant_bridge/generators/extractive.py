@@ -45,8 +45,12 @@ before it on, the stricter ``min_ratio`` earlier in that snippet and in the othe
 ``min_query_relevance`` in absolute terms), a sentence of a snippet already used
 getting ``same_snippet_bonus`` so that one passage stays together; near-duplicates skipped. The answer
 prints the best sentence's snippet first, then the others in result order, each in reading order; line
-breaks inside a sentence become spaces. Each sentence is cited exactly: ``Citation.text`` is the source
-sentence (its line breaks flattened) and its range covers it in the answer.
+breaks inside a sentence become spaces, and a part that ends no sentence (a table row, a manual page's NAME
+line, a command, a line ending with a colon) is followed by a line break. A question that asks only what a
+command is or does, answered from its manual page, is answered by the page's sentence that says it, after the
+NAME line when that sentence does not say what the NAME line says (:func:`_overview`). Each sentence is cited
+exactly: ``Citation.text`` is the source sentence (its line breaks flattened) and its range covers it in the
+answer.
 
 Measured on the CLAPNQ dev answerable questions, gold passage and retrieved passages (``bench/clapnq.py``;
 the weights were chosen on the gold passages, the floors on the sample corpus): see
@@ -69,6 +73,7 @@ from typing import Any
 import numpy as np
 
 from assistant_bridge.core.citations import Citation
+from assistant_bridge.core.language import STOPWORDS
 from assistant_bridge.core.snippets import Snippet
 from assistant_bridge.embedders.base import Embedder
 from assistant_bridge.generators.base import (
@@ -80,6 +85,8 @@ from assistant_bridge.generators.base import (
     validate_response_length,
 )
 from assistant_bridge.generators.sentences import (
+    ENDS_SENTENCE,
+    NAME_LINE,
     QUESTION_WORDS,  # noqa: F401  (re-exported)
     Candidate,
     announces,
@@ -321,6 +328,7 @@ class ExtractiveGenerator:
         top = _with_what_follows(cands, int(np.argmax(scores)))
         if self.tuning.min_relevance is not None and scores[top] < self.tuning.min_relevance:
             return []
+        name, top = _overview(scored, snippets, top)
         best = cands[top]
         unusable = scores < scores[top] - 5.0  # labels and short lines, unless nothing else exists
         # the best sentence's passage, from the sentence right before it (its lead-in) on, is read at the lenient
@@ -350,9 +358,12 @@ class ExtractiveGenerator:
         chosen: list[Candidate] = [best]
         if scored.defined[top]:
             # "What does rsync do?" answers with what its document says first about it: the sentence that says what
-            # it is and the ones after it in its paragraph, up to the next heading
+            # it is and the ones after it in its paragraph, up to the next heading; after its manual page's NAME
+            # line, when there is one
+            if name is not None and name != top:
+                chosen.insert(0, cands[name])
             paragraph = itertools.takewhile(lambda c: c.snippet == best.snippet and not c.label, cands[top + 1 :])
-            return _as_far_as_fits(chosen, list(paragraph)[: policy.sentences - 1], policy.max_chars)
+            return _as_far_as_fits(chosen, list(paragraph)[: policy.sentences - len(chosen)], policy.max_chars)
         antecedent = _antecedent(cands, top)
         asked = scored.asked
         if antecedent is None and top > 0 and asked[top]:
@@ -434,7 +445,7 @@ class ExtractiveGenerator:
         length = 0
         for cand in chosen:
             if parts:
-                sep = "" if _NO_SPACE_AFTER.search(parts[-1]) else " "
+                sep = "" if _NO_SPACE_AFTER.search(parts[-1]) else " " if ENDS_SENTENCE.search(parts[-1]) else "\n"
                 parts.append(sep)
                 length += len(sep)
             flat = flatten(cand.text)
@@ -562,6 +573,34 @@ def _qualifier(cands: Sequence[Candidate], top: int) -> int | None:
         return None
     nxt = cands[top + 1]
     return None if nxt.label or nxt.item or not _QUALIFIES.match(nxt.text) else top + 1
+
+
+def _overview(scored: _Scored, snippets: Sequence[Snippet], top: int) -> tuple[int | None, int]:
+    """For a question that asks only what a command is or does, answered from its manual page: ``(its NAME line
+    or None, the sentence to answer with)``. The page's best sentence that says what the command is or does
+    answers in place of ``top`` ("Qu'est-ce que grep ?" is not answered by the entry of an option that the
+    sentence scores ranked higher), or the NAME line when no sentence says it. The NAME line is the page's own
+    one-line summary, so it opens the answer when that sentence does not already say what it says: "strace -
+    trace system calls and signals" before "strace is a useful diagnostic, instructional, and debugging tool.",
+    but not "rsync - a fast, versatile, local/remote file-copying tool" before "Rsync is a fast and
+    extraordinarily versatile file copying tool." (more than half of its words other than stop words). ``(None, top)`` for any other
+    question or document."""
+    defined, scores, cands = scored.defined, scored.scores, scored.cands
+    names = np.flatnonzero(defined == NAME_LINE)
+    if names.size == 0:
+        return None, top
+    name = int(max(names, key=lambda i: scores[i]))
+    title = snippets[cands[name].snippet].title
+    says = [int(i) for i in np.flatnonzero(defined > NAME_LINE)]
+    own = [i for i in says if snippets[cands[i].snippet].title == title] or says
+    if not own:
+        return None, name
+    answer = max(own, key=lambda i: scores[i])
+    # the NAME line's words, without the command's name(s) before its dash
+    words = re.split(r"\s[-—–]\s", cands[name].text, maxsplit=1)[-1].split()
+    summary = set(terms(" ".join(w for w in words if w.lower() not in STOPWORDS)))
+    said = len(summary & cands[answer].terms) > len(summary) / 2
+    return (None if said else name), answer
 
 
 def _with_what_follows(cands: Sequence[Candidate], top: int) -> int:

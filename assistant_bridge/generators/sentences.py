@@ -572,11 +572,14 @@ def defines(query: str, cands: Sequence[Candidate], titles: Sequence[str]) -> np
             continue
         kind = definition_kind(subject, c.text) or ("what" if _tagline(subject, cands, i) else None)
         if kind == "name":
-            out[i] = 0.5
+            out[i] = NAME_LINE
         elif kind is not None:
             told.add(c.snippet)
             out[i] = 1.0 if kind == "what" else 0.8
     return out
+
+
+NAME_LINE = 0.5  # what :func:`defines` gives a manual page's NAME line; a sentence that says what it is gets more
 
 
 _TAGLINE = re.compile(r"^(?:an?|the|une?)\s", re.IGNORECASE)  # "A fast, async-friendly rate limiter for Python"

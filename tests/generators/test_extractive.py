@@ -314,7 +314,7 @@ def test_a_sentence_opening_with_this_answers_with_what_it_refers_to() -> None:
         0,
     )
     out = gen().generate("How do I install uvicorn with its optional extras?", [readme], "concise")
-    assert out.text.startswith("$ pip install 'uvicorn[standard]' This will install uvicorn with its optional extras.")
+    assert out.text.startswith("$ pip install 'uvicorn[standard]'\nThis will install uvicorn with its optional extras.")
     assert out.citations[0].text == "$ pip install 'uvicorn[standard]'"
     for line in ("Installation", "requirements of the package"):  # a heading, even in lower case
         heading = Snippet(f"{line}\n\nThis package needs Python 3.10 or later.", "pkg", 0)
@@ -345,7 +345,7 @@ def test_a_sentence_that_introduces_a_list_answers_with_its_items() -> None:
             "Install it with pip.\n\nRun the following to test Rich output on your terminal:\n\npython -m rich\n\n"
             "Rich Print\n\nTo add rich output to your application, import the rich print method.",
             "How do I test Rich output in my terminal?",
-            "Run the following to test Rich output on your terminal: python -m rich",
+            "Run the following to test Rich output on your terminal:\npython -m rich",
         ),
         (  # sentences after it: they answer, not the introducing line
             "When using the Debian mailing lists, please follow these rules:\nDo not send spam.\n\n"
@@ -488,7 +488,7 @@ def test_a_sentence_that_introduces_a_command_answers_with_it() -> None:
     )
     out = ExtractiveGenerator().generate("Which command lists the packages installed on a Debian system?", [guide, faq])
     assert out.text.startswith("The command dpkg-query")
-    assert "execute the command dpkg --list" in out.text
+    assert "execute the command\ndpkg --list" in out.text
 
 
 def test_a_question_about_what_a_thing_is_answers_with_the_sentence_that_says_it() -> None:
@@ -535,6 +535,56 @@ def test_a_name_line_answers_what_a_command_does_when_no_sentence_of_its_page_sa
     out = ExtractiveGenerator().generate("Que fait la commande diff ?", [page, guide])
     assert out.text == "diff - Comparer des fichiers ligne à ligne"
     assert {c.search_result_index for c in out.citations} == {0}
+
+
+def test_a_manual_pages_name_line_opens_the_answer_unless_its_sentence_says_the_same() -> None:
+    """ "What does strace do?": the NAME line is the page's own one-line summary, so it opens the answer, on a
+    line of its own, before the sentence that says what strace is, which does not say it; an option's sentence
+    that holds more of the question's words does not answer. "What is parted?": the sentence says what the NAME
+    line says ("a partition manipulation program"), so it answers alone."""
+    opening = Snippet(
+        "Name\n\nstrace - trace system calls and signals\n\nSynopsis\n\nstrace [-ACdff] [-o file] command\n\n"
+        "Description\n\nstrace is a useful diagnostic, instructional, and debugging tool. System administrators "
+        "will find it invaluable.",
+        "strace(1): trace system calls and signals",
+        0,
+    )
+    options = Snippet(
+        "-f: Trace child processes as they are created by currently traced processes. What strace does with "
+        "them depends on -o.",
+        "strace(1): trace system calls and signals",
+        1,
+    )
+    out = ExtractiveGenerator().generate("What does strace do?", [options, opening])
+    assert out.text == (
+        "strace - trace system calls and signals\nstrace is a useful diagnostic, instructional, and debugging tool. "
+        "System administrators will find it invaluable."
+    )
+    assert [c.text for c in out.citations][0] == "strace - trace system calls and signals"
+    parted = Snippet(
+        "Name\n\nparted - a partition manipulation program\n\nDescription\n\nparted is a program to manipulate "
+        "disk partitions. It supports multiple partition table formats.",
+        "parted(8): a partition manipulation program",
+        0,
+    )
+    out = ExtractiveGenerator().generate("What is parted?", [parted])
+    assert out.text.startswith("parted is a program to manipulate disk partitions.")
+
+
+def test_a_part_that_ends_no_sentence_is_followed_by_a_line_break() -> None:
+    """Table rows, NAME lines and commands have no full stop: what follows them in an answer starts on a new
+    line instead of running on ("paperkey | extract the secret … keys\nsigning-party | …")."""
+    table = Snippet(
+        "Package | Popcon | Description\n\npaperkey | 12 | extract just the secret information out of OpenPGP "
+        "secret keys\n\nsigning-party | 30 | various OpenPGP related tools for signing the keys of others",
+        "Debian Reference",
+        0,
+    )
+    out = ExtractiveGenerator().generate("Which packages help with OpenPGP secret keys and signing keys?", [table])
+    assert "secret keys\nsigning-party" in out.text
+    for c in out.citations:
+        start, end = c.ranges[0]
+        assert out.text[start:end] == c.text
 
 
 def test_a_sentence_that_qualifies_the_best_one_comes_with_it() -> None:
@@ -600,7 +650,7 @@ def test_a_command_line_that_holds_every_word_of_the_question_answers_it() -> No
     )
     other = Snippet("threadpoolctl can be installed on any platform where Python runs, as many packages can.", "FAQ", 1)
     out = ExtractiveGenerator().generate("How do I install threadpoolctl?", [readme, other])
-    assert out.text.startswith("For users, install the last published version from PyPI: pip install threadpoolctl")
+    assert out.text.startswith("For users, install the last published version from PyPI:\npip install threadpoolctl")
     heading = Snippet("Installing threadpoolctl\n\nIt works on Linux and macOS.", "Guide", 0)
     assert not ExtractiveGenerator().generate("How do I install threadpoolctl?", [heading]).text.startswith("Install")
 
