@@ -404,6 +404,54 @@ _HOLDS_COUNT = re.compile(
 )
 
 
+# the unit a count asks for: "how many days", "how much memory", "combien de jours", "何日"
+_COUNTED = re.compile(
+    r"\bhow (?:many|much)\s+([^\W\d_]{3,})|\bcombien\s+(?:de|d['’])\s*([^\W\d_]{3,})|何([日回年件秒分人])",
+    re.IGNORECASE,
+)
+# "how many times": a count of events, which an answer gives as a number alone ("lost twice", "a 19-0 season")
+_NOT_UNITS = frozenset("does did do is are was were can could should would will has have had the of times fois".split())
+
+
+def asked_unit(query: str) -> str | None:
+    """The unit a count asks for, lower case, singular and cut to five characters as :func:`terms` cuts words:
+    ``day`` for "How many days can an upload wait?", ``jour`` for "combien de jours", 日 for 何日; ``None``
+    when the query counts no unit ("how many are there", "how many times")."""
+    m = _COUNTED.search(unicodedata.normalize("NFKC", query))
+    word = next((g for g in m.groups() if g), "").casefold() if m else ""
+    if not word or word in _NOT_UNITS:
+        return None
+    if len(word) == 1:  # a counter kanji
+        return word
+    return (word[:-1] if word.endswith("s") and len(word) > 3 else word)[:5]
+
+
+def names_unit(text: str, unit: str) -> bool:
+    """``text`` names the unit :func:`asked_unit` found: a word starting with it ("days", "X-day"), not one holding
+    it ("today"); a counter kanji as is."""
+    found = re.escape(unit) if len(unit) == 1 else rf"(?<![^\W\d_]){re.escape(unit)}"
+    return re.search(found, unicodedata.normalize("NFKC", text).casefold()) is not None
+
+
+# things counted that an answer may name otherwise: "how many people" ("a population of 8,000", "inhabitants"),
+# a count of events ("何回": "3 回" or "three times")
+_NAMED_OTHERWISE = frozenset({"peopl", "perso", "回"})
+
+
+def counted_thing(message: str) -> str | None:
+    """What a count question counts, when an answer must name it: the unit of "how many seconds", "combien de
+    jours" (plural), "何日" (:func:`asked_unit`), not that of "how much money" or "combien d'argent", which an answer
+    gives in another unit ("$1 million", "3 hours"), nor people or events. ``None`` otherwise."""
+    unit = asked_unit(message)
+    if unit is None or unit in _NAMED_OTHERWISE:
+        return None
+    normal = unicodedata.normalize("NFKC", message)
+    if len(unit) == 1 or re.search(r"\bhow many\b", normal, re.IGNORECASE):
+        return unit
+    plural = re.search(r"\bcombien\s+(?:de|d['’])\s*[^\W\d_]+[sx]\b", normal, re.IGNORECASE)
+    return unit if plural else None
+
+
 def asks_count(message: str) -> bool:
     """The message asks how many or how much ("How much does a Debian support contract cost?")."""
     return _ASKS_COUNT.search(unicodedata.normalize("NFKC", message)) is not None

@@ -43,10 +43,12 @@ from assistant_bridge.core.snippets import Snippet, build_snippets
 from assistant_bridge.text import (
     Overview,
     asks_count,
+    counted_thing,
     holds_count,
     match_form,
     mentions,
     named_manual_pages,
+    names_unit,
     overview,
     passage_defines,
     titles_subject,
@@ -434,10 +436,13 @@ def finish_generation(
         return IDontKnow(
             reason="generator_declined", timings=timings, scores=scores, generated_text=generation.text, **common
         )
-    # "How much does a Debian support contract cost?" answered with sentences that give no number: they answer
-    # another question
-    if _off_subject(prepared.names, prepared.pages, generation, prepared.results) or (
-        asks_count(prepared.query) and not holds_count(generation.text)
+    # "How much does a Debian support contract cost?" answered with sentences that give no number, "How many
+    # seconds does tomli wait…" with sentences that count no seconds: they answer another question
+    counted = counted_thing(prepared.query)
+    if (
+        _off_subject(prepared.names, prepared.pages, generation, prepared.results)
+        or (asks_count(prepared.query) and not holds_count(generation.text))
+        or (counted is not None and not names_unit(generation.text, counted))
     ):
         timings["total"] = (clock() - prepared.started) * 1000.0
         return IDontKnow(

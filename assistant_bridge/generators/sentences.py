@@ -28,10 +28,12 @@ from assistant_bridge.text import (
     HIRAGANA_ONLY,
     KANJI_DIGITS,
     OPTION_WORD,
+    asked_unit,
     definition_kind,
     manual_page_name,
     match_form,
     named_manual_pages,
+    names_unit,
     overview_subject,
     sentence_spans,
     titles_subject,
@@ -499,28 +501,6 @@ def asks_address(query: str) -> bool:
     return _ASKS_ADDRESS.search(query) is not None
 
 
-# the unit a count asks for: "how many days", "how much memory", "combien de jours", "何日"
-_COUNTED = re.compile(
-    r"\bhow (?:many|much)\s+([^\W\d_]{3,})|\bcombien\s+(?:de|d['’])\s*([^\W\d_]{3,})|何([日回年件秒分人])",
-    re.IGNORECASE,
-)
-# "how many times": a count of events, which an answer gives as a number alone ("lost twice", "a 19-0 season")
-_NOT_UNITS = frozenset("does did do is are was were can could should would will has have had the of times fois".split())
-
-
-def asked_unit(query: str) -> str | None:
-    """The unit a count asks for, lower case, singular and cut to five characters as :func:`terms` cuts words:
-    ``day`` for "How many days can an upload wait?", ``jour`` for "combien de jours", 日 for 何日; ``None``
-    when the query counts no unit ("how many are there", "how many times")."""
-    m = _COUNTED.search(unicodedata.normalize("NFKC", query))
-    word = next((g for g in m.groups() if g), "").casefold() if m else ""
-    if not word or word in _NOT_UNITS:
-        return None
-    if len(word) == 1:  # a counter kanji
-        return word
-    return (word[:-1] if word.endswith("s") and len(word) > 3 else word)[:5]
-
-
 def asked_value_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
     """1.0 for each sentence holding what the query asks for: a number when it asks for one
     (:func:`asks_quantity`), a date or a length of time when it asks when (:func:`asks_time`), an e-mail
@@ -530,14 +510,11 @@ def asked_value_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
     if asks_quantity(query):
         unit = asked_unit(query)
         default = _ASKS_DEFAULT.search(query) is not None
-        # a word starting with the unit ("days", "X-day"), not one holding it ("today"); a counter kanji as is
-        named = re.compile(re.escape(unit) if len(unit) == 1 else rf"(?<![^\W\d_]){re.escape(unit)}") if unit else None
         return np.array(
             [
                 (
                     2.0
-                    if (named is not None and named.search(c.text.casefold()))
-                    or (default and _DEFAULT_NUMBER.search(c.text))
+                    if (unit is not None and names_unit(c.text, unit)) or (default and _DEFAULT_NUMBER.search(c.text))
                     else 1.0
                 )
                 if _NUMBER.search(c.text)

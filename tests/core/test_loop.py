@@ -496,3 +496,38 @@ def test_a_count_question_answered_without_any_number_is_idk(question: str, answ
         assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
     for priced in ("A contract costs 500 EUR a year.", "Support contracts are free.", "契約は五万円です。"):
         assert isinstance(ask([SearchResult("Support", priced)]), Answer)
+
+
+@pytest.mark.parametrize(
+    ("question", "counted", "other"),
+    [
+        (
+            "How many seconds does the parser wait before it times out?",
+            "The parser waits 30 seconds.",
+            "Version 3.11 added the parser.",
+        ),
+        ("Combien de jours faut-il attendre ?", "Il faut attendre 3 jours.", "Le formulaire 12 est requis."),
+        ("何日以内に申請しますか", "申請は30日以内です。", "書類は2部必要です。"),
+    ],
+)
+def test_a_count_of_a_unit_answered_without_that_unit_is_idk(question: str, counted: str, other: str) -> None:
+    """ "How many seconds…" answered with sentences that hold numbers but count no seconds ("Version 3.11 added
+    the parser.") answers another question; the sentence that names the unit answers it. A count of money, of
+    people or of events may be given in other words and is not held to its word."""
+
+    def ask(text: str, message: str = question) -> object:
+        return run_conversational_search(
+            message,
+            [SearchResult("Doc", text)],
+            prefilter=Pre(0.9),
+            postfilter=Post(0.9),
+            generator=FakeGenerator(),
+            thresholds=T(0.5, 0.5),
+            clock=Clock(),
+        )
+
+    out = ask(other)
+    assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
+    assert isinstance(ask(counted), Answer)
+    assert isinstance(ask("He earned $1 million in 2004.", "How much money did he make?"), Answer)
+    assert isinstance(ask("Paris has 2.1 million inhabitants.", "How many people live in Paris?"), Answer)
