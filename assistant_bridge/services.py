@@ -28,6 +28,7 @@ from assistant_bridge.ingest.service import Ingestor, chunk_id
 from assistant_bridge.settings import Settings
 from assistant_bridge.store import SQLiteStore
 from assistant_bridge.text import (
+    holds_code_names,
     manual_page_name,
     named_manual_pages,
     overview_subject,
@@ -249,6 +250,19 @@ class Services:
         log.debug("search.named_pages", extra={"language": language, "pages": sorted(named), "first": len(first)})
         moved = {h.chunk.id for h in first}
         return (first + [h for h in hits if h.chunk.id not in moved])[: max(len(hits), len(first))]
+
+    @staticmethod
+    def with_code_names(message: str, hits: list[SearchHit]) -> list[SearchHit]:
+        """``hits`` with those that write a name ``message`` writes as code (:func:`~assistant_bridge.text.code_names`:
+        ``ifnull()``, ``group_concat``, ``os.path.join``) first, each group in search order. "What does ifnull()
+        return in SQLite?" is answered by the passage that defines ``ifnull()``; a dense search ranks the pages
+        about NULLs above it, since they say more about NULLs. No such name, or no hit writing it: unchanged."""
+        writes = holds_code_names(message, [h.chunk.text for h in hits])
+        if not any(writes) or all(writes):
+            return hits
+        return [h for h, w in zip(hits, writes, strict=True) if w] + [
+            h for h, w in zip(hits, writes, strict=True) if not w
+        ]
 
     def with_opening(self, message: str, hits: list[SearchHit], scope: Scope, *, filter: Any = None) -> list[SearchHit]:
         """``hits`` with the opening passage of the document ``message`` asks about first, when it asks what a

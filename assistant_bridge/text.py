@@ -438,18 +438,61 @@ def names_unit(text: str, unit: str) -> bool:
 _NAMED_OTHERWISE = frozenset({"peopl", "perso", "回"})
 
 
-def counted_thing(message: str) -> str | None:
-    """What a count question counts, when an answer must name it: the unit of "how many seconds", "combien de
-    jours" (plural), "何日" (:func:`asked_unit`), not that of "how much money" or "combien d'argent", which an answer
-    gives in another unit ("$1 million", "3 hours"), nor people or events. ``None`` otherwise."""
+def counted_thing(message: str) -> tuple[str, ...]:
+    """What a count question counts, when an answer must name it: the words of "how many crewed landings" up to
+    the verb (``crewe``, ``landi``: an answer names one of them, "six manned U.S. landings"), cut as
+    :func:`asked_unit` cuts them; the unit of "combien de jours" (plural) and of "何日". Not what "how much"
+    measures ("how much money", "combien d'argent": "$1 million"), nor people or events ("how many times",
+    何回), which answers give in other words. Empty otherwise."""
     unit = asked_unit(message)
     if unit is None or unit in _NAMED_OTHERWISE:
-        return None
+        return ()
     normal = unicodedata.normalize("NFKC", message)
-    if len(unit) == 1 or re.search(r"\bhow many\b", normal, re.IGNORECASE):
-        return unit
+    if len(unit) == 1:
+        return (unit,)
+    words = re.search(r"\bhow many\s+((?:[^\W\d_]{3,}\s*){1,3})", normal, re.IGNORECASE)
+    if words:
+        counted = []
+        for word in words.group(1).casefold().split():
+            if word in _NOT_UNITS or word in _NOT_COUNTED:
+                break
+            counted.append((word[:-1] if word.endswith("s") and len(word) > 3 else word)[:5])
+        return tuple(w for w in counted if w not in _NAMED_OTHERWISE)
     plural = re.search(r"\bcombien\s+(?:de|d['’])\s*[^\W\d_]+[sx]\b", normal, re.IGNORECASE)
-    return unit if plural else None
+    return (unit,) if plural else ()
+
+
+# words that end what "how many" counts: "how many packages *there* are", "how many lines *for* each window"
+_NOT_COUNTED = frozenset("there for per in on of at to with from and or that which a an the".split())
+# a name written as code: "group_concat", "os.path.join", "count(*)", "sqlite3_limit()", "ifnull()" (not "file(s)")
+_CODE_NAME = re.compile(r"[A-Za-z_]\w*(?:[_.]\w+)+(?:\([^()\s]{0,12}\))?|[A-Za-z_]\w*\((?!e?s\))[^()\s]{0,12}\)")
+
+
+def code_names(query: str) -> set[str]:
+    """The names the query writes as code (:data:`_CODE_NAME`), case-folded, the arguments of a call kept
+    ("count(*)" is not "count(x)"), empty parentheses dropped ("ifnull()" writes ``ifnull``); not an abbreviation
+    or a version ("e.g.", "v1.2": a dotted name needs a letter after its first dot and three letters in a
+    row)."""
+    out = set()
+    for m in _CODE_NAME.findall(unicodedata.normalize("NFKC", query)):
+        name = m.removesuffix("()").casefold()
+        rest = name.partition("(")[0].partition(".")[2]
+        if "_" in name or "(" in m or (re.search(r"[a-z]", rest) and re.search(r"[a-z]{3}", name)):
+            out.add(name)
+    return out
+
+
+def holds_code_names(query: str, texts: Sequence[str]) -> list[bool]:
+    """Per text, whether it writes one of the query's :func:`code_names`: a question about ``group_concat``
+    is answered by a passage that names it, not by one about another separator. All false when the query
+    writes none."""
+    names = code_names(query)
+    if not names:
+        return [False] * len(texts)
+    pattern = re.compile(
+        "|".join(rf"(?<![\w.]){re.escape(n)}" + (r"(?![\w])" if n[-1].isalnum() else "") for n in names)
+    )
+    return [bool(pattern.search(unicodedata.normalize("NFKC", t).casefold())) for t in texts]
 
 
 def asks_count(message: str) -> bool:

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from assistant_bridge.backends.base import summed_fuse, weighted_fuse
-from assistant_bridge.domain import Ownership, Principal, Scope
-from assistant_bridge.services import BLENDED_BM25_QUERY_WEIGHT
+from assistant_bridge.domain import Chunk, Ownership, Principal, Scope, SearchHit
+from assistant_bridge.services import BLENDED_BM25_QUERY_WEIGHT, Services
 from tests.conftest import make_services, make_settings, refused
 
 pytestmark = pytest.mark.unit
@@ -256,3 +256,23 @@ def test_a_question_about_what_a_named_thing_is_starts_from_its_documents_openin
 
     hits = svc.search(message, SCOPE, mode="hybrid", limit=5)
     assert svc.with_opening(message, hits, SCOPE, filter=parse_filter('title == "elsewhere"')) == hits
+
+
+def test_passages_that_write_a_name_the_question_writes_as_code_come_first() -> None:
+    """ "What does ifnull() return in SQLite?": the passage that writes ``ifnull`` comes before the pages about
+    NULLs that a dense search ranks higher; each group keeps the search order, and nothing moves when no
+    passage or every passage writes it, or the question writes no code."""
+
+    def hit(i: int, text: str) -> SearchHit:
+        return SearchHit(Chunk(id=f"c{i}", document_id=f"d{i}", title="SQL", text=text), 1.0 - i / 10)
+
+    hits = [
+        hit(0, "NULL handling differs between engines."),
+        hit(1, "ifnull(X,Y): The ifnull() function returns a copy of its first non-NULL argument."),
+        hit(2, "NULLs are distinct in a UNIQUE column."),
+        hit(3, "coalesce() and ifnull() with two arguments are the same."),
+    ]
+    moved = Services.with_code_names("What does ifnull() return in SQLite?", hits)
+    assert [h.chunk.id for h in moved] == ["c1", "c3", "c0", "c2"]
+    assert Services.with_code_names("What does it return?", hits) == hits
+    assert Services.with_code_names("What does xyz_abc() return?", hits) == hits

@@ -78,6 +78,7 @@ class BuiltinSource:
         hits = s.search(query, scope, mode=self._mode, limit=self._limit, filter=self._filter, blend=blend)
         message = blend[0] if blend is not None else query
         hits = s.with_named_pages(message, hits, query, scope, mode=self._mode, filter=self._filter, blend=blend)
+        hits = s.with_code_names(message, hits)
         hits = s.with_opening(message, hits, scope, filter=self._filter)
         return [result_of_hit(hit, query, self._passage) for hit in hits]
 

@@ -44,6 +44,7 @@ from assistant_bridge.text import (
     Overview,
     asks_count,
     counted_thing,
+    holds_code_names,
     holds_count,
     match_form,
     mentions,
@@ -190,6 +191,7 @@ class Prepared:
     pages: tuple[str, ...] = ()  # the results' manual pages the question names (:func:`named_pages`)
     first_look: float | None = None  # the pre-filter's score when its second look let the turn through
     defined: bool = False  # let through because the snippets define what the question asks about (:func:`_defining`)
+    message: str = ""  # the user's own words (``query`` may be a conversation turn's rewrite)
 
 
 def _thresholds_json(thresholds: ThresholdsLike) -> dict[str, float]:
@@ -251,7 +253,11 @@ def named_pages(message: str, results: Sequence[SearchResult]) -> tuple[str, ...
 
 
 def _off_subject(
-    names: Sequence[str], pages: Sequence[str], generation: Generation, results: Sequence[SearchResult] = ()
+    names: Sequence[str],
+    pages: Sequence[str],
+    generation: Generation,
+    results: Sequence[SearchResult] = (),
+    message: str = "",
 ) -> bool:
     """The answer is drawn only from passages that never name what the question asks about: "What is the
     default port of PostgreSQL?" answered from a page about Debian's ports, which other results tied to
@@ -260,13 +266,18 @@ def _off_subject(
     same for the manual pages the question names (:func:`named_pages`), any one of them: "the default port of
     the htop web interface" answered from wget(1)'s FTPS port. A name that most of ``results`` mention (the
     product the documents are about: "SQLite" over SQLite's documentation) is named for a cited passage by
-    its page: the other passages of that page among ``results`` count (:func:`_same_pages`)."""
+    its page: the other passages of that page among ``results`` count (:func:`_same_pages`). Such a name is not
+    asked of cited passages that write a name ``message`` writes as code (:func:`~assistant_bridge.text.code_names`):
+    "What does ifnull() return in SQLite?" is answered by the entry of ``ifnull(X,Y)`` on the page of SQL
+    functions, which never writes "SQLite"."""
     named = [n for n in names if not _acronym(n)]
     if not generation.citations or not (named or pages):
         return False
     cited = " ".join(f"{c.title} {c.body}" for c in generation.citations)
     form = match_form(cited)
     common = [n for n in named if _mostly_mentioned(n, results)]
+    if common and any(holds_code_names(message, [c.text for c in generation.citations])):
+        named = [n for n in named if n not in common]
     paged = match_form(f"{cited} {_same_pages(generation, results)}") if common else form
     return any(not _mentioned(paged if n in common else form, n) for n in named) or (
         bool(pages) and not any(mentions(form, p) for p in pages)
@@ -403,6 +414,7 @@ def prepare_generation(
         # place the subject lives (Overview.within) that most results name
         names=tuple(n for n in must_mention if not (_within(asked, n) and _mostly_mentioned(n, all_results))),
         pages=pages,
+        message=message,
     )
 
 
@@ -440,9 +452,9 @@ def finish_generation(
     # seconds does tomli wait…" with sentences that count no seconds: they answer another question
     counted = counted_thing(prepared.query)
     if (
-        _off_subject(prepared.names, prepared.pages, generation, prepared.results)
+        _off_subject(prepared.names, prepared.pages, generation, prepared.results, prepared.message)
         or (asks_count(prepared.query) and not holds_count(generation.text))
-        or (counted is not None and not names_unit(generation.text, counted))
+        or (counted and not any(names_unit(generation.text, unit) for unit in counted))
     ):
         timings["total"] = (clock() - prepared.started) * 1000.0
         return IDontKnow(

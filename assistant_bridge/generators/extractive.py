@@ -97,7 +97,6 @@ from assistant_bridge.generators.sentences import (
     defines,
     entry_match,
     flatten,
-    holds_code_names,
     introduces,
     page_terms,
     query_terms,
@@ -105,6 +104,7 @@ from assistant_bridge.generators.sentences import (
     terms,
     text_width,
 )
+from assistant_bridge.text import holds_code_names
 
 ENTRY_PEER_RATIO = 0.9
 MAX_LIST_ITEMS = 12
@@ -170,7 +170,7 @@ class Tuning:
         rsync do?" → "rsync - a fast, versatile, local/remote file-copying tool";
         :func:`~assistant_bridge.generators.sentences.defines`).
     :ivar w_code_name: weight of belonging to a snippet that writes a name the query writes as code
-        (``group_concat``, ``count(*)``, ``os.path.join``: :func:`~assistant_bridge.generators.sentences.code_names`);
+        (``group_concat``, ``count(*)``, ``os.path.join``: :func:`~assistant_bridge.text.code_names`);
         such a snippet is also exempt from ``w_similarity_gap``. A question about ``group_concat`` is answered by
         the passage that names it, not by a passage about another separator that the search ranked higher.
     :ivar w_similarity_gap: penalty per unit of cosine by which a sentence's snippet falls short of the most

@@ -129,9 +129,11 @@ _OPTION_TERM = re.compile(
     rf"(?=\S+\s+\S|[{CJK_CHARS}])"  # a description of words, or of CJK text (no spaces)
 )
 _NAMED_TERM = re.compile(
-    r"^(`?[A-Za-z_][\w.-]*(?:\(\))?`?(?:\s[A-Za-z_][\w.-]*)?)(?:\s*:\s+|\s+[—–]\s+|\s+-\s+)(?=\S+\s+\S)"
+    r"^(`?[A-Za-z_][\w.-]*(?:\([^()\s]{0,24}\))?`?(?:\s[A-Za-z_][\w.-]*)?)(?:\s*:\s+|\s+[—–]\s+|\s+-\s+)(?=\S+\s+\S)"
 )
-_IDENTIFIER = re.compile(r"[_.]|[a-z][A-Z]|[a-z]-[a-z]|^[A-Z0-9]{2,}$|^`")
+# what makes a defined term a name rather than a word: "CARGO_TARGET_DIR", "os.path", "ServerAlive", "opt-level",
+# "VARCHAR", a call ("ifnull(X,Y)": a function's entry on a reference page)
+_IDENTIFIER = re.compile(r"[_.]|[a-z][A-Z]|[a-z]-[a-z]|^[A-Z0-9]{2,}$|^`|\w\(")
 
 
 def entry_term(text: str) -> str:
@@ -331,35 +333,6 @@ def _option_names(term: str) -> set[str]:
 
 
 # a name written as code: "group_concat", "os.path.join", "count(*)", "sqlite3_limit()" (not "file(s)")
-_CODE_NAME = re.compile(r"[A-Za-z_]\w*(?:[_.]\w+)+(?:\([^()\s]{0,12}\))?|[A-Za-z_]\w*\((?!e?s\))[^()\s]{0,12}\)")
-
-
-def code_names(query: str) -> set[str]:
-    """The names the query writes as code (:data:`_CODE_NAME`), case-folded, the arguments of a call kept
-    ("count(*)" is not "count(x)"), empty parentheses dropped; not an abbreviation or a version ("e.g.",
-    "v1.2": a dotted name needs a letter after its first dot and three letters in a row)."""
-    out = set()
-    for m in _CODE_NAME.findall(unicodedata.normalize("NFKC", query)):
-        name = m.removesuffix("()").casefold()
-        rest = name.partition("(")[0].partition(".")[2]
-        if "_" in name or "(" in name or (re.search(r"[a-z]", rest) and re.search(r"[a-z]{3}", name)):
-            out.add(name)
-    return out
-
-
-def holds_code_names(query: str, texts: Sequence[str]) -> list[bool]:
-    """Per text, whether it writes one of the query's :func:`code_names`: a question about ``group_concat``
-    is answered by a passage that names it, not by one about another separator. All false when the query
-    writes none."""
-    names = code_names(query)
-    if not names:
-        return [False] * len(texts)
-    pattern = re.compile(
-        "|".join(rf"(?<![\w.]){re.escape(n)}" + (r"(?![\w])" if n[-1].isalnum() else "") for n in names)
-    )
-    return [bool(pattern.search(unicodedata.normalize("NFKC", t).casefold())) for t in texts]
-
-
 def answer_type_terms(query: str) -> set[str]:
     """The :func:`terms` of the words by which the query asks for a kind of entry ("option", "flag",
     "variable"…): a sentence that only talks about options holds them, the entry that answers may not."""
@@ -434,8 +407,10 @@ def _name_share(words: set[str], term: str) -> float:
 
 
 def _names(query: str, term: str) -> bool:
-    """The query names the entry's term (``ServerAliveCountMax``, ``max connections``) as a whole word."""
-    return re.search(rf"(?<![\w-]){re.escape(term.casefold())}(?![\w-])", query.casefold()) is not None
+    """The query names the entry's term (``ServerAliveCountMax``, ``max connections``) as a whole word; a
+    function's entry by the function's name ("ifnull()" or "ifnull" names ``ifnull(X,Y)``)."""
+    name = term.split("(", 1)[0] if re.match(r"[A-Za-z_][\w.]*\(", term) else term
+    return re.search(rf"(?<![\w-]){re.escape(name.casefold())}(?![\w-])", query.casefold()) is not None
 
 
 _ASKS_QUANTITY = re.compile(

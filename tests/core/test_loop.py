@@ -310,6 +310,20 @@ def test_where_the_subject_of_a_what_is_question_lives_need_not_be_in_its_page()
     assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
 
 
+def test_a_passage_that_writes_the_function_asked_about_need_not_name_the_product() -> None:
+    """ "What does ifnull() return in SQLite?" is answered by the entry of ``ifnull(X,Y)`` on the page of SQL
+    functions, which never writes "SQLite" though most results do: the name the question writes as code pins
+    its subject. Without such a name the product is asked of the page as before."""
+    entry = SearchResult("Built-In Scalar SQL Functions", "ifnull(X,Y): returns its first non-NULL argument.", "u/f")
+    others = [SearchResult(f"Page {i}", f"SQLite page {i}.", f"u/{i}") for i in range(3)]
+    question = "What does ifnull() return in SQLite?"
+    out = run(results=[entry, *others], generator=FirstSnippetOnly(), must_mention=["SQLite"], message=question)
+    assert isinstance(out, Answer)
+    plain = "What does the first function return in SQLite?"
+    out = run(results=[entry, *others], generator=FirstSnippetOnly(), must_mention=["SQLite"], message=plain)
+    assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
+
+
 def test_an_answer_must_come_from_or_name_a_manual_page_the_question_names() -> None:
     wget = SearchResult("wget(1): The non-interactive network downloader", "The default port for FTPS is 990.")
     htop = SearchResult("htop(1): interactive process viewer", "htop shows processes in a tree with -t.")
@@ -508,6 +522,12 @@ def test_a_count_question_answered_without_any_number_is_idk(question: str, answ
         ),
         ("Combien de jours faut-il attendre ?", "Il faut attendre 3 jours.", "Le formulaire 12 est requis."),
         ("何日以内に申請しますか", "申請は30日以内です。", "書類は2部必要です。"),
+        # a word before the counted noun is no unit of its own: either word named answers
+        (
+            "How many crewed landings were there in total?",
+            "There were six manned landings.",
+            "Apollo 11 landed in 1969.",
+        ),
     ],
 )
 def test_a_count_of_a_unit_answered_without_that_unit_is_idk(question: str, counted: str, other: str) -> None:

@@ -12,15 +12,14 @@ from assistant_bridge.generators.sentences import (
     asked_unit,
     asked_value_match,
     candidates,
-    code_names,
     entry_match,
     entry_term,
     flatten,
-    holds_code_names,
     is_label,
     query_terms,
     terms,
 )
+from assistant_bridge.text import code_names, holds_code_names
 
 pytestmark = pytest.mark.unit
 
@@ -156,6 +155,8 @@ def test_a_list_number_between_a_heading_and_its_first_step_does_not_hide_the_he
         ("-i[SUFFIX], --in-place[=SUFFIX]: edit files in place", "-i[SUFFIX], --in-place[=SUFFIX]"),
         ("-x, --extract, --get: アーカイブからファイルを抽出します。", "-x, --extract, --get"),
         ("ServerAliveCountMax: Sets the number of server alive messages.", "ServerAliveCountMax"),
+        ("ifnull(X,Y): The ifnull() function returns a copy of its first non-NULL argument.", "ifnull(X,Y)"),
+        ("pi(): Return an approximation for π.", "pi()"),
         ("Note: this is a prose sentence with a colon.", ""),
         ("The options below may be used", ""),
         ("Installation - how to set it up", ""),
@@ -281,6 +282,7 @@ def test_an_option_whose_long_name_the_question_spells_out_is_asked_for() -> Non
         ("What separator does group_concat use when I don't give one?", {"group_concat"}),
         ("What is the difference between count(*) and count(X)?", {"count(*)", "count(x)"}),
         ("What does sqlite3_limit() do?", {"sqlite3_limit"}),
+        ("What does ifnull() return in SQLite?", {"ifnull"}),
         ("How do I call os.path.join?", {"os.path.join"}),
         ("Which file(s) does it read?", set()),
         ("Is this, e.g. a list, fine?", set()),
@@ -310,3 +312,19 @@ def test_which_passages_write_a_name_the_question_writes_as_code() -> None:
 )
 def test_a_sentence_that_announces_a_block(sentence: str, announced: bool) -> None:
     assert announces(sentence) is announced
+
+
+def test_a_functions_entry_answers_a_question_that_names_the_function() -> None:
+    """A reference page defines a function by its call ("ifnull(X,Y): The ifnull() function returns…"): a question
+    that names the function, with or without its parentheses, names that entry; another function's entry is not
+    named."""
+    snippet = Snippet(
+        "ifnull(X,Y): The ifnull() function returns a copy of its first non-NULL argument.\n\n"
+        "instr(X,Y): The instr(X,Y) function finds the first occurrence of string Y within string X.",
+        "Built-In Scalar SQL Functions",
+        0,
+    )
+    cands = candidates([snippet])
+    assert [c.entry for c in cands] == ["ifnull(X,Y)", "instr(X,Y)"]
+    for question in ("What does ifnull() return in SQLite?", "What does ifnull return?"):
+        assert entry_match(question, cands).tolist() == [1.0, 0.0]
