@@ -583,8 +583,8 @@ def _overview(scored: _Scored, snippets: Sequence[Snippet], top: int) -> tuple[i
     one-line summary, so it opens the answer when that sentence does not already say what it says: "strace -
     trace system calls and signals" before "strace is a useful diagnostic, instructional, and debugging tool.",
     but not "rsync - a fast, versatile, local/remote file-copying tool" before "Rsync is a fast and
-    extraordinarily versatile file copying tool." (more than half of its words other than stop words). ``(None, top)`` for any other
-    question or document."""
+    extraordinarily versatile file copying tool." (more than half of its words other than stop words).
+    ``(None, top)`` for any other question or document."""
     defined, scores, cands = scored.defined, scored.scores, scored.cands
     names = np.flatnonzero(defined == NAME_LINE)
     if names.size == 0:

@@ -332,7 +332,6 @@ def _option_names(term: str) -> set[str]:
     return set(OPTION_WORD.findall(term))
 
 
-# a name written as code: "group_concat", "os.path.join", "count(*)", "sqlite3_limit()" (not "file(s)")
 def answer_type_terms(query: str) -> set[str]:
     """The :func:`terms` of the words by which the query asks for a kind of entry ("option", "flag",
     "variable"…): a sentence that only talks about options holds them, the entry that answers may not."""
