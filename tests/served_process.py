@@ -8,15 +8,27 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import httpx
 
 LOG_TAIL_CHARS = 3000
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct loopback ports the OS just gave out, each held until the last is chosen: two calls of
+    ``free_port`` in a row may return the same port, and a test's two servers (the service and its Milvus Lite
+    side process) would then collide ("Address already in use")."""
+    with ExitStack() as held:
+        sockets = [held.enter_context(socket.socket()) for _ in range(count)]
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [int(s.getsockname()[1]) for s in sockets]
 
 
 def log_tail(path: Path, chars: int = LOG_TAIL_CHARS) -> str:

@@ -42,7 +42,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from assistant_bridge.backends.lite_server import free_port
+from tests.served_process import free_ports
 
 ES_VERSION_DIR = "elasticsearch-7.9.2"
 DEFAULT_USER = "esrun"
@@ -133,7 +133,7 @@ class ElasticsearchServer:
         (home / "plugins").mkdir(exist_ok=True)
         for sub in ("data", "logs", "tmp", "config"):
             (run / sub).mkdir(parents=True, exist_ok=True)
-        http, transport = free_port(), free_port()
+        http, transport = free_ports(2)
         config = run / "config"
         for name in ("jvm.options", "log4j2.properties"):
             shutil.copyfile(source / "config" / name, config / name)

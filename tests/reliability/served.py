@@ -15,8 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from assistant_bridge.backends.lite_server import free_port
-from tests.served_process import stop, wait_ready
+from tests.served_process import free_ports, stop, wait_ready
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -122,7 +121,7 @@ class Served:
     def __init__(self, work: Path, data: Path, config: dict[str, Any] | None = None, workers: int = 2) -> None:
         self.work = work
         self.data = data
-        self.port = free_port()
+        self.port, lite_port = free_ports(2)
         self.base = f"http://127.0.0.1:{self.port}"
         self.log_path = work / "serve.log"
         cmd = [
@@ -142,7 +141,7 @@ class Served:
             path = work / "config.json.yaml"
             path.write_text(json.dumps(config))  # JSON is YAML
             cmd += ["--config", str(path)]
-        env = {**os.environ, "ASSISTANT_BRIDGE_BACKEND__LITE_PORT": str(free_port()), "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, "ASSISTANT_BRIDGE_BACKEND__LITE_PORT": str(lite_port), "PYTHONUNBUFFERED": "1"}
         self._log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(
             cmd, cwd=REPO, stdout=self._log, stderr=subprocess.STDOUT, env=env, start_new_session=True

@@ -13,8 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from assistant_bridge.backends.lite_server import free_port
-from tests.served_process import served_process
+from tests.served_process import free_ports, served_process
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -22,8 +21,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: Any) -> Iterator[str]:
     data = tmp_path_factory.mktemp("serve")
-    port = free_port()
-    env = {**os.environ, "ASSISTANT_BRIDGE_BACKEND__LITE_PORT": str(free_port())}
+    port, lite_port = free_ports(2)
+    env = {**os.environ, "ASSISTANT_BRIDGE_BACKEND__LITE_PORT": str(lite_port)}
     cmd = [
         sys.executable,
         "-m",
