@@ -329,6 +329,9 @@ _GLOSS = r"(?:\s(?:command|program|tool|utility|library|package|commande|program
 # "rsync - a fast, versatile, local/remote file-copying tool"; "grep, egrep, fgrep, rgrep - print lines that
 # match patterns": a page that documents several commands names them all before the dash
 _NAME_LINE = re.compile(rf"{_GLOSS}(?:,\s*[\w.+-]+){{0,6}}\s[-—–]\s")
+# a manual page's NAME line as a whole: its command(s) and, after the dash, what they do ("grep, egrep - print
+# lines that match patterns"; roff's "\-" as well)
+NAME_LINE_PARTS = re.compile(r"^\s*(\S.*?)\s+(?:-|\\-|—|–)\s+(.+)$")
 _SAYS_WHAT = re.compile(
     rf"(?:@[\w.-]+)?{_GLOSS}(?:,\s+(?:an?|the|une?|la|le)\s|\s(?:is|are|provides|lets|allows|est|sont|permet)\s"
     r"|\s?(?:コマンド|ツール)?(?:は|とは|って))",
@@ -421,8 +424,11 @@ def asked_unit(query: str) -> str | None:
     word = next((g for g in m.groups() if g), "").casefold() if m else ""
     if not word or word in _NOT_UNITS:
         return None
-    if len(word) == 1:  # a counter kanji
-        return word
+    return word if len(word) == 1 else _unit_form(word)  # a counter kanji as is
+
+
+def _unit_form(word: str) -> str:
+    """A counted word singular and cut to five characters, as :func:`terms` cuts words ("landings": ``landi``)."""
     return (word[:-1] if word.endswith("s") and len(word) > 3 else word)[:5]
 
 
@@ -436,6 +442,10 @@ def names_unit(text: str, unit: str) -> bool:
 # things counted that an answer may name otherwise: "how many people" ("a population of 8,000", "inhabitants"),
 # a count of events ("何回": "3 回" or "three times")
 _NAMED_OTHERWISE = frozenset({"peopl", "perso", "回"})
+
+
+# words that end what "how many" counts: "how many packages *there* are", "how many lines *for* each window"
+_NOT_COUNTED = frozenset("there for per in on of at to with from and or that which a an the".split())
 
 
 def counted_thing(message: str) -> tuple[str, ...]:
@@ -456,14 +466,12 @@ def counted_thing(message: str) -> tuple[str, ...]:
         for word in words.group(1).casefold().split():
             if word in _NOT_UNITS or word in _NOT_COUNTED:
                 break
-            counted.append((word[:-1] if word.endswith("s") and len(word) > 3 else word)[:5])
+            counted.append(_unit_form(word))
         return tuple(w for w in counted if w not in _NAMED_OTHERWISE)
     plural = re.search(r"\bcombien\s+(?:de|d['’])\s*[^\W\d_]+[sx]\b", normal, re.IGNORECASE)
     return (unit,) if plural else ()
 
 
-# words that end what "how many" counts: "how many packages *there* are", "how many lines *for* each window"
-_NOT_COUNTED = frozenset("there for per in on of at to with from and or that which a an the".split())
 # a name written as code: "group_concat", "os.path.join", "count(*)", "sqlite3_limit()", "ifnull()" (not "file(s)")
 _CODE_NAME = re.compile(r"[A-Za-z_]\w*(?:[_.]\w+)+(?:\([^()\s]{0,12}\))?|[A-Za-z_]\w*\((?!e?s\))[^()\s]{0,12}\)")
 

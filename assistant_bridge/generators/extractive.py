@@ -104,7 +104,7 @@ from assistant_bridge.generators.sentences import (
     terms,
     text_width,
 )
-from assistant_bridge.text import holds_code_names
+from assistant_bridge.text import NAME_LINE_PARTS, holds_code_names
 
 ENTRY_PEER_RATIO = 0.9
 MAX_LIST_ITEMS = 12
@@ -597,7 +597,8 @@ def _overview(scored: _Scored, snippets: Sequence[Snippet], top: int) -> tuple[i
         return None, name
     answer = max(own, key=lambda i: scores[i])
     # the NAME line's words, without the command's name(s) before its dash
-    words = re.split(r"\s[-—–]\s", cands[name].text, maxsplit=1)[-1].split()
+    parts = NAME_LINE_PARTS.match(cands[name].text)
+    words = (parts.group(2) if parts else cands[name].text).split()
     summary = set(terms(" ".join(w for w in words if w.lower() not in STOPWORDS)))
     said = len(summary & cands[answer].terms) > len(summary) / 2
     return (None if said else name), answer

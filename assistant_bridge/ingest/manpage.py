@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from assistant_bridge.text import CJK_CHARS
+from assistant_bridge.text import CJK_CHARS, NAME_LINE_PARTS
 
 _HEADER_START = re.compile(r"\s*([A-Za-z0-9_.:+@-]+)\(([0-9][A-Za-z0-9]*)\)\s{2,}\S")
 _HEADER_MAX = 300  # characters: a header line is as wide as the terminal it was rendered for
@@ -32,7 +32,6 @@ _HEADING = re.compile(r"^[A-Z][A-Z0-9 ,/&()'-]*$")
 _CJK_HEADING = re.compile(rf"^[{CJK_CHARS}]{{1,8}}$")
 # the NAME section, whose line gives the title its description ("find(1): Rechercher des fichiers…")
 _NAME_SECTIONS = frozenset({"NAME", "NOM", "NOMBRE", "NOME", "BEZEICHNUNG", "НАЗВАНИЕ", "名前", "名称"})
-_NAME_LINE = re.compile(r"^\s*(\S.*?)\s+(?:-|\\-|—|–)\s+(.+)$")
 _SPACES = re.compile(r"[ \t]{2,}")
 _HYPHEN_BREAK = "\u2010"
 _TERM_INDENT_MAX = 8
@@ -62,7 +61,7 @@ def _headless_name(lines: list[str], first: int) -> str | None:
     if lines[first].strip() not in _NAME_SECTIONS:
         return None
     nxt = next((line.strip() for line in lines[first + 1 : first + 4] if line.strip()), "")
-    match = _NAME_LINE.match(nxt) if len(nxt) <= _HEADER_MAX else None
+    match = NAME_LINE_PARTS.match(nxt) if len(nxt) <= _HEADER_MAX else None
     name = match.group(1).split(",")[0].strip() if match else ""
     return name.lower() if name and " " not in name else None
 
@@ -215,7 +214,7 @@ def man_to_text(text: str) -> tuple[str, str | None]:
         current.append(stripped)
     flush()
     title = token
-    match = _NAME_LINE.match(name_line or "") if len(name_line or "") <= _HEADER_MAX else None
+    match = NAME_LINE_PARTS.match(name_line or "") if len(name_line or "") <= _HEADER_MAX else None
     if match:
         title = f"{token}: {_SPACES.sub(' ', match.group(2)).strip()}"
     return "\n\n".join(paragraphs), title
