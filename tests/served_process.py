@@ -141,9 +141,7 @@ def serve_command(work: Path, config: Mapping[str, object], *, workers: int = 1)
     import json
     import sys
 
-    from assistant_bridge.backends.lite_server import free_port
-
-    port = free_port()
+    (port,) = free_ports(1)
     (work / "config.yaml").write_text(json.dumps(config))  # JSON is YAML
     cmd = [
         sys.executable,

@@ -23,9 +23,8 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from assistant_bridge.backends.lite_server import free_port
 from tests.reliability.served import REPO, children
-from tests.served_process import served_process
+from tests.served_process import free_ports, served_process
 
 MESSAGE = "/v2/assistants/{}/environments/default/message"
 
@@ -72,7 +71,7 @@ def test_serve_puts_prometheus_client_in_multiprocess_mode(tmp_path: Path) -> No
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: Any) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     work = tmp_path_factory.mktemp("metrics-workers")
-    port = free_port()
+    port, dead = free_ports(2)  # the service, and a port no search server listens on
     config = {
         "backend": {"kind": "memory"},
         "embedder": {"kind": "hashing"},
@@ -82,7 +81,7 @@ def served(tmp_path_factory: Any) -> Iterator[tuple[str, subprocess.Popen[bytes]
                 "search": {
                     "type": "server",
                     "server": {
-                        "url": f"http://127.0.0.1:{free_port()}/v1/search",
+                        "url": f"http://127.0.0.1:{dead}/v1/search",
                         "timeout_seconds": 1,
                         "connect_timeout_seconds": 1,
                     },
