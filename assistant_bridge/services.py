@@ -31,6 +31,7 @@ from assistant_bridge.text import (
     holds_code_names,
     manual_page_name,
     named_manual_pages,
+    option_entries,
     overview_subject,
     passage_defines,
     titles_subject,
@@ -298,6 +299,49 @@ class Services:
         first = [SearchHit(c, hits[0].score, similarity=similarity) for c in opening]
         moved = {c.id for c in opening}
         return [*first, *(h for h in hits if h.chunk.id not in moved)][: len(hits)]
+
+    def with_option_entry(
+        self, message: str, hits: list[SearchHit], scope: Scope, *, filter: Any = None
+    ) -> list[SearchHit]:
+        """``hits`` with the chunk of the option entry that best matches ``message`` first, when ``message`` names
+        a manual page one of the hits comes from (:func:`~assistant_bridge.text.named_manual_pages`), does not
+        ask what the page's command is (:meth:`with_opening` does), and that chunk is not among the first
+        :data:`~assistant_bridge.core.snippets.MAX_SNIPPETS` hits. A long page (curl(1): some 270 options in
+        190 chunks) holds a dozen options in each chunk, and a question about one ("Which curl option fetches the
+        headers only?") does not find its chunk among them; each entry
+        (:func:`~assistant_bridge.text.option_entries`) is matched on its own, by the embedder's similarity
+        with the message, from vectors ingestion computed (:meth:`~assistant_bridge.ingest.service.Ingestor.
+        embed_entries`; a document ingested before that pays for them once, at its first such question). The
+        best entry must be closer to the message than every passage among the first hits (a part of a page that
+        answers a question matches it better than a whole passage does; when it does not, the question is about
+        something else); its chunk (of the chunks that hold the entry's term, the one that holds most of the entry) must pass
+        ``filter`` as the hits did. As many hits
+        as before."""
+        if not hits or overview_subject(message):
+            return hits
+        named = named_manual_pages(message, (h.chunk.title or "" for h in hits))
+        page = next((h for h in hits if manual_page_name(h.chunk.title or "") in named), None)
+        if page is None:
+            return hits
+        doc = self.store.get_document(page.chunk.document_id)
+        spans = option_entries(doc.text) if doc is not None else []
+        if doc is None or not spans:
+            return hits
+        similarity = self.ingestor.embed_entries(doc.title, doc.text, spans) @ self.embedder.embed_queries([message])[0]
+        best_entry = int(np.argmax(similarity))
+        if similarity[best_entry] <= max((h.similarity or 0.0) for h in hits[:MAX_SNIPPETS]):
+            return hits  # the entry matches no better than a passage found already: it is not what was asked
+        start, end = spans[best_entry]
+        chunks = self.backend.get_chunks([chunk_id(doc.id, p) for p in range(doc.chunk_count)], scope)
+        holding = [c for c in chunks if c.start_char <= start < c.end_char and matches(filter, stored_record(c))]
+        if not holding:
+            return hits
+        best = max(holding, key=lambda c: min(c.end_char, end) - max(c.start_char, start))
+        if any(h.chunk.id == best.id for h in hits[:MAX_SNIPPETS]):
+            return hits
+        log.debug("search.option_entry", extra={"document": doc.id, "position": best.position})
+        entry = SearchHit(best, hits[0].score, similarity=page.similarity)
+        return [entry, *(h for h in hits if h.chunk.id != best.id)][: len(hits)]
 
     def _blended_lexical(self, query: SearchQuery, blend: tuple[str, float], limit: int) -> list[SearchHit]:
         """BM25 of the query plus ``weight`` × BM25 of the blended text, both to ``search.hybrid_depth``

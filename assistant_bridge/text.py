@@ -151,6 +151,62 @@ def option_words(text: str) -> list[str]:
     return OPTION_WORD.findall(unicodedata.normalize("NFKC", text))
 
 
+# A definition entry: an option ("-l, --lines: print …", "--help display …", "-d --decompress: …", "-i or
+# --ignore-case: …"), or an identifier defined after a
+# colon or a dash ("CARGO_TARGET_DIR — Location of …", "opt-level: the optimization level"). It answers a
+# question about its term although it is short and has no full stop, as a reference page writes it.
+_OPTION_ARG = r"(?:\[?=[^\s,:]*\]?|\[[^\]\s]*\]|\s[A-Z][A-Z_]*)?"  # "=FILE", "[=SUFFIX]", "[SUFFIX]", " NUM"
+_OPTION_TERM = re.compile(
+    rf"^(-{{1,2}}[A-Za-z0-9?][\w?-]*{_OPTION_ARG}(?:(?:,\s*|\s+or\s+|\s+)-{{1,2}}[A-Za-z0-9?][\w?-]*{_OPTION_ARG})*)(?::\s+|\s+)"
+    rf"(?=\S+\s+\S|[{CJK_CHARS}])"  # a description of words, or of CJK text (no spaces)
+)
+_NAMED_TERM = re.compile(
+    r"^(`?[A-Za-z_][\w.-]*(?:\([^()\s]{0,24}\))?`?(?:\s[A-Za-z_][\w.-]*)?)(?:\s*:\s+|\s+[—–]\s+|\s+-\s+)(?=\S+\s+\S)"
+)
+# what makes a defined term a name rather than a word: "CARGO_TARGET_DIR", "os.path", "ServerAlive", "opt-level",
+# "VARCHAR", a call ("ifnull(X,Y)": a function's entry on a reference page)
+_IDENTIFIER = re.compile(r"[_.]|[a-z][A-Z]|[a-z]-[a-z]|^[A-Z0-9]{2,}$|^`|\w\(")
+
+
+def entry_term(text: str) -> str:
+    """The term a definition entry defines, or "" when ``text`` is not one (see :data:`_OPTION_TERM`)."""
+    head = text.lstrip()
+    match = _OPTION_TERM.match(head)
+    if match:
+        return match.group(1)
+    match = _NAMED_TERM.match(head)
+    if match and _IDENTIFIER.search(match.group(1).split()[0]):
+        return match.group(1).strip("`")
+    return ""
+
+
+# A document's option entries, as a manual page lists them: a paragraph that starts with an option's term
+# ("-I, --head: Fetch the headers only!") and the paragraphs after it, up to the next one. Searched on their own
+# by :meth:`~assistant_bridge.services.Services.with_option_entry`: a chunk holds a dozen of a long page's
+# options, and a question about one of them does not find that chunk among the first results.
+_PARAGRAPH_START = re.compile(r"(?:\A|\n[ \t]*\n)\s*(?=\S)")
+_PARAGRAPH_END = re.compile(r"\n[ \t]*\n")
+_ENTRY_HEAD_CHARS = 300  # enough of a paragraph to read its term and the start of its description
+OPTION_ENTRY_MAX_CHARS = 1200  # an entry's text as it is embedded: its term, its description, an example
+
+
+def option_entries(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each option entry of ``text`` (see above), at most :data:`OPTION_ENTRY_MAX_CHARS`
+    long, in text order."""
+    starts = []
+    for match in _PARAGRAPH_START.finditer(text):
+        start = match.end()
+        head = text[start : start + _ENTRY_HEAD_CHARS]
+        end = _PARAGRAPH_END.search(head)
+        if entry_term(head[: end.start()] if end else head).startswith("-"):
+            starts.append(start)
+    ends = [*starts[1:], len(text)][: len(starts)]
+    return [
+        (start, len(text[start : min(end, start + OPTION_ENTRY_MAX_CHARS)].rstrip()) + start)
+        for start, end in zip(starts, ends, strict=True)
+    ]
+
+
 def without_accents(text: str) -> str:
     """``text`` with its combining accents dropped (``décompresser`` reads ``decompresser``), so that a French word
     meets the English name it was borrowed from."""

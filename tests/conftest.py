@@ -64,10 +64,10 @@ def refused(key: str) -> Any:
     return pytest.raises(ConfigurationError, match=re.escape(key))
 
 
-def make_services(settings: Settings) -> Services:
-    emb = HashingEmbedder(64)
+def make_services(settings: Settings, dim: int = 64) -> Services:
+    emb = HashingEmbedder(dim)
     return Services.from_settings(
-        settings, embedder=emb, backend=MemoryBackend(64), store=SQLiteStore(settings.data_path / "meta.sqlite3")
+        settings, embedder=emb, backend=MemoryBackend(dim), store=SQLiteStore(settings.data_path / "meta.sqlite3")
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +13,7 @@ import pytest
 from assistant_bridge.backends.base import summed_fuse, weighted_fuse
 from assistant_bridge.domain import Chunk, Ownership, Principal, Scope, SearchHit
 from assistant_bridge.services import BLENDED_BM25_QUERY_WEIGHT, Services
+from assistant_bridge.text import option_entries
 from tests.conftest import make_services, make_settings, refused
 
 pytestmark = pytest.mark.unit
@@ -21,6 +24,10 @@ TEXTS = {
     "VPN access": "Install the VPN client and sign in with your badge number to reach the intranet.",
 }
 SCOPE = Scope(principal=Principal("admin", admin=True))
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def loaded(tmp_path: Path, **search: Any) -> Any:
@@ -256,6 +263,49 @@ def test_a_question_about_what_a_named_thing_is_starts_from_its_documents_openin
 
     hits = svc.search(message, SCOPE, mode="hybrid", limit=5)
     assert svc.with_opening(message, hits, SCOPE, filter=parse_filter('title == "elsewhere"')) == hits
+
+
+CURL_PAGE = "\n\n".join(
+    [
+        "Name\n\ncurl - transfer a URL\n\nDescription\n\ncurl is a tool for transferring data from or to a server.",
+        *(
+            f"--option-{i}: sets step {i} of the job; it then reports step {i} in its log, and the job goes on as "
+            "before with the server."
+            for i in range(30)
+        ),
+        "-I, --head: Fetch the headers only! HTTP servers answer HEAD requests with the headers alone.",
+        *(f"--late-{i}: changes part {i} of the job, as it does for the server." for i in range(30)),
+    ]
+)
+
+
+def test_a_question_about_one_option_of_a_long_page_finds_that_option_entry(tmp_path: Path) -> None:
+    """A page of sixty options holds several in each chunk; the one asked for is matched on its own (its vector
+    is computed at ingestion), and its chunk comes first when the search did not find it."""
+    svc = make_services(make_settings(tmp_path), dim=1024)  # few hash collisions between words
+    svc.ingestor.ingest_text(CURL_PAGE, title="curl(1): transfer a URL", ownership=Ownership())
+    svc.ingestor.ingest_text("cp copies files and directories.", title="cp(1): copy files", ownership=Ownership())
+    doc = next(d for d in svc.store.list_documents() if d.title.startswith("curl"))
+    assert doc.chunk_count > 5
+    spans = option_entries(doc.text)
+    assert len(spans) == 61 and doc.text[spans[30][0] :].startswith("-I, --head: Fetch the headers only!")
+    texts = [f"{doc.title}. {doc.text[start:end]}" for start, end in spans]
+    assert len(svc.store.cached_vectors(svc.embedder.name, {_sha(t) for t in texts})) == 61  # ingestion made them
+    message = "Which curl option fetches the headers only?"
+    missed = [h for h in svc.search(message, SCOPE, mode="hybrid", limit=10) if "--head" not in h.chunk.text]
+    found = svc.with_option_entry(message, missed, SCOPE)
+    assert "-I, --head: Fetch the headers only!" in found[0].chunk.text
+    assert len(found) == len(missed) and found[1:] == missed[: len(missed) - 1]
+    assert svc.with_option_entry(message, found, SCOPE) == found  # already among the first five: unchanged
+    from assistant_bridge.core.filters import parse_filter
+
+    assert svc.with_option_entry(message, missed, SCOPE, filter=parse_filter('title == "elsewhere"')) == missed
+    for other in ("What is curl?", "Which option fetches the headers only?", "How do I copy files with cp?"):
+        hits = [h for h in svc.search(other, SCOPE, mode="hybrid", limit=10) if "--head" not in h.chunk.text]
+        assert svc.with_option_entry(other, hits, SCOPE) == hits  # what it is; no page named; no option entries
+    # an entry that matches the question no better than a passage found already is not brought in
+    closer = [replace(h, similarity=0.99) if i == 3 else h for i, h in enumerate(missed)]
+    assert svc.with_option_entry(message, closer, SCOPE) == closer
 
 
 def test_passages_that_write_a_name_the_question_writes_as_code_come_first() -> None:

@@ -7,7 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from assistant_bridge.text import (
+    OPTION_ENTRY_MAX_CHARS,
     definition_kind,
+    option_entries,
     overview,
     overview_subject,
     passage_defines,
@@ -170,3 +172,23 @@ def test_a_document_is_its_subjects_however_the_name_is_split() -> None:
     assert titles_subject("attrs-README", "attrs") and not titles_subject("attrs-README", "cattrs")
     assert not titles_subject("README", "") and not titles_subject("rg(1)", "ripgrep")
     assert definition_kind("PyrateLimiter", "pyrate-limiter is a rate limiter for Python.") == "what"
+
+
+def test_option_entries_are_an_option_paragraph_and_the_paragraphs_after_it() -> None:
+    text = (
+        "Options\n\nThe options are:\n\n-a, --all: list all.\n\nExample: ls -a\n\n"
+        "ServerAliveInterval: a keyword, not an option\n\n--block-size=SIZE: scale sizes by SIZE\n\n"
+        "-z: " + "long " * 400
+    )
+    spans = option_entries(text)
+    assert [text[s:e].split("\n")[0][:18] for s, e in spans] == [
+        "-a, --all: list al",
+        "--block-size=SIZE:",
+        "-z: long long long",
+    ]
+    assert (
+        text[spans[0][0] : spans[0][1]]
+        == "-a, --all: list all.\n\nExample: ls -a\n\nServerAliveInterval: a keyword, not an option"
+    )
+    assert spans[2][1] - spans[2][0] <= OPTION_ENTRY_MAX_CHARS and not text[spans[2][1] - 1].isspace()
+    assert option_entries("") == [] and option_entries("No options here.\n\n- a list item") == []

@@ -80,6 +80,7 @@ class BuiltinSource:
         hits = s.with_named_pages(message, hits, query, scope, mode=self._mode, filter=self._filter, blend=blend)
         hits = s.with_code_names(message, hits)
         hits = s.with_opening(message, hits, scope, filter=self._filter)
+        hits = s.with_option_entry(message, hits, scope, filter=self._filter)
         return [result_of_hit(hit, query, self._passage) for hit in hits]
 
 

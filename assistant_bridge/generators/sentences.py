@@ -30,6 +30,7 @@ from assistant_bridge.text import (
     OPTION_WORD,
     asked_unit,
     definition_kind,
+    entry_term,
     manual_page_name,
     match_form,
     named_manual_pages,
@@ -117,35 +118,6 @@ def _fold(text: str) -> str:
 
 def _is_cjk(text: str) -> bool:
     return len(_CJK_RUN.findall(text)) * 2 > len(text.strip())
-
-
-# A definition entry: an option ("-l, --lines: print …", "--help display …", "-d --decompress: …", "-i or
-# --ignore-case: …"), or an identifier defined after a
-# colon or a dash ("CARGO_TARGET_DIR — Location of …", "opt-level: the optimization level"). It answers a
-# question about its term although it is short and has no full stop, as a reference page writes it.
-_OPTION_ARG = r"(?:\[?=[^\s,:]*\]?|\[[^\]\s]*\]|\s[A-Z][A-Z_]*)?"  # "=FILE", "[=SUFFIX]", "[SUFFIX]", " NUM"
-_OPTION_TERM = re.compile(
-    rf"^(-{{1,2}}[A-Za-z0-9?][\w?-]*{_OPTION_ARG}(?:(?:,\s*|\s+or\s+|\s+)-{{1,2}}[A-Za-z0-9?][\w?-]*{_OPTION_ARG})*)(?::\s+|\s+)"
-    rf"(?=\S+\s+\S|[{CJK_CHARS}])"  # a description of words, or of CJK text (no spaces)
-)
-_NAMED_TERM = re.compile(
-    r"^(`?[A-Za-z_][\w.-]*(?:\([^()\s]{0,24}\))?`?(?:\s[A-Za-z_][\w.-]*)?)(?:\s*:\s+|\s+[—–]\s+|\s+-\s+)(?=\S+\s+\S)"
-)
-# what makes a defined term a name rather than a word: "CARGO_TARGET_DIR", "os.path", "ServerAlive", "opt-level",
-# "VARCHAR", a call ("ifnull(X,Y)": a function's entry on a reference page)
-_IDENTIFIER = re.compile(r"[_.]|[a-z][A-Z]|[a-z]-[a-z]|^[A-Z0-9]{2,}$|^`|\w\(")
-
-
-def entry_term(text: str) -> str:
-    """The term a definition entry defines, or "" when ``text`` is not one (see :data:`_OPTION_TERM`)."""
-    head = text.lstrip()
-    match = _OPTION_TERM.match(head)
-    if match:
-        return match.group(1)
-    match = _NAMED_TERM.match(head)
-    if match and _IDENTIFIER.search(match.group(1).split()[0]):
-        return match.group(1).strip("`")
-    return ""
 
 
 # "add the following lines", "comme suit", "les lignes suivantes", "以下の行を", "次のように": the sentence announces

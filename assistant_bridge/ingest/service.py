@@ -45,6 +45,7 @@ from assistant_bridge.errors import BridgeError, DocumentParseError, DocumentPro
 from assistant_bridge.ingest.parsers import ParsedDocument, parse_file, parse_text
 from assistant_bridge.settings import IngestSettings
 from assistant_bridge.store import SQLiteStore, now
+from assistant_bridge.text import option_entries
 from assistant_bridge.workers import worker_alive, worker_id
 
 log = logging.getLogger(__name__)
@@ -237,6 +238,7 @@ class Ingestor:
         # a reindex embeds first: the old chunks stay searchable until the new ones are ready to replace them
         stage: Callable[[Sequence[Chunk]], None] | None = None if replacing else getattr(self.backend, "stage", None)
         vectors = None if stage is not None else self.embed_chunks(chunks, progress)
+        self.embed_entries(doc_title, parsed.text, option_entries(parsed.text))  # cached for searches to read
         doc = Document(
             id=doc_id,
             title=doc_title,
@@ -338,6 +340,12 @@ class Ingestor:
     def embed_chunks(self, chunks: Sequence[Chunk], progress: Callable[[int, int], None] | None = None) -> np.ndarray:
         """The vectors of ``chunks`` as the index holds them: each chunk embeds its title and its text."""
         return self.embed_passages([f"{c.title}. {c.text}" for c in chunks], progress)
+
+    def embed_entries(self, title: str, text: str, spans: Sequence[tuple[int, int]]) -> np.ndarray:
+        """The vectors of a document's option entries (:func:`~assistant_bridge.text.option_entries`), each
+        embedded with the document's title as a chunk is, through the same cache: ingestion computes them, a
+        search that matches entries (:meth:`~assistant_bridge.services.Services.with_option_entry`) reads them."""
+        return self.embed_passages([f"{title}. {text[start:end]}" for start, end in spans])
 
     def embed_passages(
         self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None, batch: int = 16
