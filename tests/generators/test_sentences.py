@@ -159,6 +159,8 @@ def test_a_list_number_between_a_heading_and_its_first_step_does_not_hide_the_he
         ("pi(): Return an approximation for π.", "pi()"),
         ("Note: this is a prose sentence with a colon.", ""),
         ("The options below may be used", ""),
+        ("--resolve can be used several times in a command line", ""),  # the option is the sentence's subject
+        ("-L is ignored when the target is local", ""),
         ("Installation - how to set it up", ""),
     ],
 )
