@@ -19,7 +19,7 @@ from assistant_bridge.backends.factory import make_backend
 from assistant_bridge.core.filters import matches, stored_record
 from assistant_bridge.core.language import detect_language
 from assistant_bridge.core.snippets import MAX_SNIPPETS
-from assistant_bridge.domain import Scope, SearchHit, SearchQuery
+from assistant_bridge.domain import Chunk, Scope, SearchHit, SearchQuery
 from assistant_bridge.embedders.base import Embedder
 from assistant_bridge.embedders.factory import make_embedder
 from assistant_bridge.errors import BridgeError
@@ -310,11 +310,11 @@ class Services:
         190 chunks) holds a dozen options in each chunk, and a question about one ("Which curl option fetches the
         headers only?") does not find its chunk among them; each entry
         (:func:`~assistant_bridge.text.option_entries`) is matched on its own, by the embedder's similarity
-        with the message, from vectors ingestion computed (:meth:`~assistant_bridge.ingest.service.Ingestor.
-        embed_entries`; a document ingested before that pays for them once, at its first such question). The
+        with the message, from the vectors ingestion cached (:meth:`~assistant_bridge.ingest.service.Ingestor.
+        embed_entries`; a document ingested before that has none until ``ingest --reindex``: nothing changes). The
         best entry must be closer to the message than every passage among the first hits (a part of a page that
         answers a question matches it better than a whole passage does; when it does not, the question is about
-        something else); its chunk (of the chunks that hold the entry's term, the one that holds most of the entry) must pass
+        something else); its chunk (of the chunks that hold the entry's term, the one that holds most of the entry, :meth:`_chunk_at`) must pass
         ``filter`` as the hits did. As many hits
         as before."""
         if not hits or overview_subject(message):
@@ -327,21 +327,39 @@ class Services:
         spans = option_entries(doc.text) if doc is not None else []
         if doc is None or not spans:
             return hits
-        similarity = self.ingestor.embed_entries(doc.title, doc.text, spans) @ self.embedder.embed_queries([message])[0]
+        vectors = self.ingestor.cached_entries(doc.title, doc.text, spans)
+        if not vectors:
+            log.info("search.option_entries_not_cached", extra={"document": doc.id, "entries": len(spans)})
+            return hits
+        indices = list(vectors)
+        similarity = np.vstack([vectors[i] for i in indices]) @ self.embedder.embed_queries([message])[0]
         best_entry = int(np.argmax(similarity))
         if similarity[best_entry] <= max((h.similarity or 0.0) for h in hits[:MAX_SNIPPETS]):
             return hits  # the entry matches no better than a passage found already: it is not what was asked
-        start, end = spans[best_entry]
-        chunks = self.backend.get_chunks([chunk_id(doc.id, p) for p in range(doc.chunk_count)], scope)
-        holding = [c for c in chunks if c.start_char <= start < c.end_char and matches(filter, stored_record(c))]
-        if not holding:
+        best = self._chunk_at(doc.id, doc.chunk_count, spans[indices[best_entry]][0], scope)
+        if best is None or not matches(filter, stored_record(best)):
             return hits
-        best = max(holding, key=lambda c: min(c.end_char, end) - max(c.start_char, start))
         if any(h.chunk.id == best.id for h in hits[:MAX_SNIPPETS]):
             return hits
         log.debug("search.option_entry", extra={"document": doc.id, "position": best.position})
         entry = SearchHit(best, hits[0].score, similarity=page.similarity)
         return [entry, *(h for h in hits if h.chunk.id != best.id)][: len(hits)]
+
+    def _chunk_at(self, document_id: str, chunk_count: int, offset: int, scope: Scope) -> Chunk | None:
+        """The last chunk of a document that starts at or before ``offset`` of its text, if it holds it: of the
+        (overlapping) chunks that hold it, the one that holds the most after it. A binary search over positions,
+        one chunk read by its id at each step (a document may have thousands of chunks)."""
+        low, high, found = 0, chunk_count - 1, None
+        while low <= high:
+            middle = (low + high) // 2
+            chunks = self.backend.get_chunks([chunk_id(document_id, middle)], scope)
+            if not chunks:
+                return None
+            if chunks[0].start_char <= offset:
+                found, low = chunks[0], middle + 1
+            else:
+                high = middle - 1
+        return found if found is not None and offset < found.end_char else None
 
     def _blended_lexical(self, query: SearchQuery, blend: tuple[str, float], limit: int) -> list[SearchHit]:
         """BM25 of the query plus ``weight`` × BM25 of the blended text, both to ``search.hybrid_depth``

@@ -306,6 +306,28 @@ def test_a_question_about_one_option_of_a_long_page_finds_that_option_entry(tmp_
     # an entry that matches the question no better than a passage found already is not brought in
     closer = [replace(h, similarity=0.99) if i == 3 else h for i, h in enumerate(missed)]
     assert svc.with_option_entry(message, closer, SCOPE) == closer
+    # a document ingested before entries were embedded has none cached: no change, and no embedding in a search
+    svc.store.execute("DELETE FROM embeddings")
+    calls = []
+    svc.embedder.embed_passages = lambda texts: calls.append(texts)  # type: ignore[method-assign]
+    assert svc.with_option_entry(message, missed, SCOPE) == missed and calls == []
+
+
+def test_the_chunk_at_an_offset_is_the_last_one_that_starts_before_it(tmp_path: Path) -> None:
+    svc = make_services(make_settings(tmp_path))
+    svc.ingestor.ingest_text(CURL_PAGE, title="curl(1): transfer a URL", ownership=Ownership())
+    doc = svc.store.get_document(svc.store.list_documents()[0].id)
+    assert doc is not None
+    from assistant_bridge.ingest.service import chunk_id
+
+    chunks = sorted(
+        svc.backend.get_chunks([chunk_id(doc.id, p) for p in range(doc.chunk_count)], SCOPE), key=lambda c: c.position
+    )
+    assert any(a.end_char > b.start_char for a, b in zip(chunks, chunks[1:], strict=False))  # they overlap
+    for offset in range(0, len(doc.text), 97):
+        holding = [c for c in chunks if c.start_char <= offset < c.end_char]
+        found = svc._chunk_at(doc.id, doc.chunk_count, offset, SCOPE)
+        assert (found.id if found else None) == (holding[-1].id if holding else None)
 
 
 def test_passages_that_write_a_name_the_question_writes_as_code_come_first() -> None:

@@ -341,17 +341,23 @@ class Ingestor:
         """The vectors of ``chunks`` as the index holds them: each chunk embeds its title and its text."""
         return self.embed_passages([f"{c.title}. {c.text}" for c in chunks], progress)
 
-    def embed_entries(self, title: str, text: str, spans: Sequence[tuple[int, int]]) -> np.ndarray:
-        """The vectors of a document's option entries (:func:`~assistant_bridge.text.option_entries`), each
-        embedded with the document's title as a chunk is, through the same cache: ingestion computes them, a
-        search that matches entries (:meth:`~assistant_bridge.services.Services.with_option_entry`) reads them."""
-        return self.embed_passages([f"{title}. {text[start:end]}" for start, end in spans])
+    def embed_entries(self, title: str, text: str, spans: Sequence[tuple[int, int]]) -> None:
+        """Embed a document's option entries (:func:`~assistant_bridge.text.option_entries`) into the cache, each
+        with the document's title as a chunk is, for :meth:`cached_entries` to read."""
+        self.embed_passages(_entry_passages(title, text, spans))
+
+    def cached_entries(self, title: str, text: str, spans: Sequence[tuple[int, int]]) -> dict[int, np.ndarray]:
+        """The cached vectors of the entries at ``spans`` (by index): those of a document ingested before entries
+        were embedded are missing until it is reindexed. Never embeds: a search must not pay for a long page."""
+        hashes = [_sha256(t) for t in _entry_passages(title, text, spans)]
+        cached = self.store.cached_vectors(self.embedder.name, set(hashes))
+        return {i: cached[h] for i, h in enumerate(hashes) if h in cached}
 
     def embed_passages(
         self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None, batch: int = 16
     ) -> np.ndarray:
         """Embed with the content-hash cache, so re-ingestion and interrupted runs resume cheaply."""
-        hashes = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
+        hashes = [_sha256(t) for t in texts]
         cached = self.store.cached_vectors(self.embedder.name, set(hashes))
         todo = [i for i, h in enumerate(hashes) if h not in cached]
         done = len(texts) - len(todo)
@@ -411,3 +417,11 @@ class Ingestor:
             raise
         self.store.end_intent(document_id)
         return replace(doc, ownership=ownership)
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _entry_passages(title: str, text: str, spans: Sequence[tuple[int, int]]) -> list[str]:
+    return [f"{title}. {text[start:end]}" for start, end in spans]
