@@ -25,6 +25,7 @@ from assistant_bridge.embedders.factory import make_embedder
 from assistant_bridge.errors import BridgeError
 from assistant_bridge.ingest.queue import IngestQueue
 from assistant_bridge.ingest.service import Ingestor, chunk_id
+from assistant_bridge.lru import Lru
 from assistant_bridge.settings import Settings
 from assistant_bridge.store import SQLiteStore
 from assistant_bridge.text import (
@@ -49,6 +50,7 @@ BLENDED_BM25_QUERY_WEIGHT = 0.5
 # first MAX_SNIPPETS results (the passages an answer is drawn from) comes from a page it names, that page's own
 # best NAMED_PAGE_PASSAGES for the same search come first (:meth:`Services.with_named_pages`).
 NAMED_PAGE_PASSAGES = 4
+ENTRY_DOCUMENTS = 64  # documents whose option entries are kept (:meth:`Services.with_option_entry`)
 OPENING_CHUNKS = 3  # where a document says what it is about (:meth:`Services.with_opening`)
 _COMMAND_WORD = re.compile(r"[a-z][a-z0-9_.+-]*")  # what may name a command in a message (NFKC, lower case)
 _COMMAND_WORDS = 16  # the message's first this many such words are looked up
@@ -75,6 +77,8 @@ class Services:
     _warm: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _features_lock: threading.Lock = field(default_factory=threading.Lock)
+    # a document's option entries by (id, content hash): finding them reads its whole text (20 ms a megabyte)
+    _entries: Lru[tuple[str, str], list[tuple[int, int]]] = field(default_factory=lambda: Lru(ENTRY_DOCUMENTS))
 
     @classmethod
     def from_settings(
@@ -324,8 +328,13 @@ class Services:
         if page is None:
             return hits
         doc = self.store.get_document(page.chunk.document_id)
-        spans = option_entries(doc.text) if doc is not None else []
-        if doc is None or not spans:
+        if doc is None:
+            return hits
+        spans = self._entries.get((doc.id, doc.content_hash))
+        if spans is None:
+            spans = option_entries(doc.text)
+            self._entries.put((doc.id, doc.content_hash), spans)
+        if not spans:
             return hits
         vectors = self.ingestor.cached_entries(doc.title, doc.text, spans)
         if not vectors:
