@@ -318,9 +318,8 @@ class Services:
         embed_entries`; a document ingested before that has none until ``ingest --reindex``: nothing changes). The
         best entry must be closer to the message than every passage among the first hits (a part of a page that
         answers a question matches it better than a whole passage does; when it does not, the question is about
-        something else); its chunk (of the chunks that hold the entry's term, the one that holds most of the entry, :meth:`_chunk_at`) must pass
-        ``filter`` as the hits did. As many hits
-        as before."""
+        something else); its chunk (of the chunks that hold the entry's term, the one that holds most of the entry,
+        :meth:`_chunk_at`) must pass ``filter`` as the hits did. As many hits as before."""
         if not hits or overview_subject(message):
             return hits
         named = named_manual_pages(message, (h.chunk.title or "" for h in hits))

@@ -238,7 +238,9 @@ class Ingestor:
         # a reindex embeds first: the old chunks stay searchable until the new ones are ready to replace them
         stage: Callable[[Sequence[Chunk]], None] | None = None if replacing else getattr(self.backend, "stage", None)
         vectors = None if stage is not None else self.embed_chunks(chunks, progress)
-        self.embed_entries(doc_title, parsed.text, option_entries(parsed.text))  # cached for searches to read
+        entries = option_entries(parsed.text)  # embedded into the cache for searches to read, after the chunks
+        if stage is None:
+            self.embed_entries(doc_title, parsed.text, entries)
         doc = Document(
             id=doc_id,
             title=doc_title,
@@ -266,6 +268,7 @@ class Ingestor:
                 if staged is not None:
                     staged()
                 vectors = self.embed_chunks(chunks, progress)
+                self.embed_entries(doc_title, parsed.text, entries)
             assert vectors is not None
             for i in range(0, len(chunks), self.settings.batch_size):
                 self.backend.upsert(chunks[i : i + self.settings.batch_size], vectors[i : i + self.settings.batch_size])

@@ -18,6 +18,7 @@ from assistant_bridge.domain import Ownership, Principal, Scope
 from assistant_bridge.embedders.base import HashingEmbedder
 from assistant_bridge.errors import DocumentProcessing
 from assistant_bridge.ingest.queue import MAX_ATTEMPTS, job_json
+from assistant_bridge.text import option_entries
 from assistant_bridge.validation import validate
 from assistant_bridge.web.app import create_app
 from tests.conftest import KEYS, headers_for, make_services, make_settings
@@ -322,3 +323,18 @@ def test_a_cancelled_duplicate_upload_leaves_the_finished_copy_alone(tmp_path: P
     assert [type(e).__name__ for e in errors] == ["JobCancelled"]
     assert svc.store.get_document(done.id) is not None
     assert svc.backend.count() == done.chunk_count and svc.store.intents() == []
+
+
+def test_a_staged_document_embeds_its_option_entries_after_its_chunks(tmp_path: Path) -> None:
+    """A page's option entries are embedded into the cache (``Services.with_option_entry`` reads them), but not
+    before its chunks are staged: the page is found by its words as soon as before."""
+    svc, slow = _staging_services(tmp_path)
+    slow.release.set()
+    calls_at_stage: list[int] = []
+    stage = svc.backend.stage
+    svc.backend.stage = lambda chunks: (calls_at_stage.append(slow.calls), stage(chunks))  # type: ignore[method-assign]
+    page = "\n\n".join(f"--option-{i}: sets step {i} of the job and reports it in the log." for i in range(40))
+    doc = svc.ingestor.ingest_text(page, title="tool(1): a tool", ownership=Ownership()).document
+    assert calls_at_stage == [0]
+    spans = option_entries(doc.text)
+    assert len(spans) == 40 and len(svc.ingestor.cached_entries(doc.title, doc.text, spans)) == 40
