@@ -28,7 +28,10 @@ turn searches it (a dense search blends the rewrite with the message as asked, `
 and ``rewrite_alone`` is the rewritten text searched alone, with its ``rewrite_alone_lost``; ``blend_added_ms``
 is what the blend adds to a search (the embedder's query cache emptied before each); ``gain_recovered`` = (rewrite -
 lastturn) / (human - lastturn); ``recall_lost`` = the recall the rewrite loses on the turns it hurts, as a
-share of the last turn's total recall, and ``turns_hurt``; the p50/p95 time the rewrite adds; and, per turn,
+share of the last turn's total recall, and ``turns_hurt``; ``as_the_turn_reads``: the same recalls of the
+results a ``/message`` turn answers from (the built-in source's steps after the search: a page the message names,
+its opening, the option entry the rewrite asks about), each form of the question alike; the p50/p95 time the
+rewrite adds; and, per turn,
 answerability: the share of ANSWERABLE/PARTIAL turns answered (1 - false "I don't know"), of UNANSWERABLE
 turns declined, their mean (balanced accuracy), and the share of CONVERSATIONAL turns answered as social
 turns (not searched).
@@ -49,7 +52,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from assistant_bridge.conversation.assistants import SearchConfig  # noqa: E402
 from assistant_bridge.conversation.memory import MemoryTurn  # noqa: E402
+from assistant_bridge.conversation.sources import BuiltinSource  # noqa: E402
 from assistant_bridge.domain import Ownership, Principal, Scope  # noqa: E402
 from assistant_bridge.errors import NoContent  # noqa: E402
 from assistant_bridge.services import Services  # noqa: E402
@@ -283,6 +288,10 @@ def retrieval(svc: Services, mode: str, rows: list[dict[str, Any]]) -> dict[str,
     )
     cache = getattr(svc.embedder, "_queries", None)  # the embedder's recent query vectors, emptied per search
     per: dict[str, list[float]] = {cond: [] for cond, _, _ in conditions}
+    # as the turn reads its results: the built-in source's own steps after the search (a page the message names,
+    # its opening, the option entry it asks about), for each form of the question alike
+    source = BuiltinSource(svc, SearchConfig(metadata={"mode": mode, "limit": 10}))
+    read: dict[str, list[float]] = {cond: [] for cond, _, _ in conditions}
     for r in scored:  # interleaved: each turn searched every way before the next turn
         for cond, key, blend in conditions:
             if cache is not None:
@@ -292,6 +301,8 @@ def retrieval(svc: Services, mode: str, rows: list[dict[str, Any]]) -> dict[str,
             r[f"ms_{cond}"] = (time.perf_counter() - t0) * 1000
             r[f"r5_{cond}"] = r["relevant"](hits)
             per[cond].append(r[f"r5_{cond}"])
+            r[f"read5_{cond}"] = r["relevant"](source.hits(r[key], scope, r["blend"] if blend else None))
+            read[cond].append(r[f"read5_{cond}"])
     for cond in per:
         out[cond] = round(sum(per[cond]) / max(1, len(scored)), 4)
     blended = [r for r in scored if r["blend"] is not None]
@@ -306,6 +317,12 @@ def retrieval(svc: Services, mode: str, rows: list[dict[str, Any]]) -> dict[str,
     out["turns_hurt"] = sum(b < a for a, b in zip(per["lastturn"], per["rewrite"], strict=True))
     out["turns_helped"] = sum(b > a for a, b in zip(per["lastturn"], per["rewrite"], strict=True))
     out["rewritten_turns"] = sum(r["ours"] != r["q"] for r in scored)
+    turn = {cond: round(sum(v) / max(1, len(scored)), 4) for cond, v in read.items()}
+    gain = turn["human"] - turn["lastturn"]
+    lost_by = sum(max(0.0, a - b) for a, b in zip(read["lastturn"], read["rewrite"], strict=True))
+    turn["gain_recovered"] = round((turn["rewrite"] - turn["lastturn"]) / gain, 3) if gain > 0 else None
+    turn["recall_lost"] = round(lost_by / max(1e-9, sum(read["lastturn"])), 4)
+    out["as_the_turn_reads"] = turn
     return out
 
 

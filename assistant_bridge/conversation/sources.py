@@ -20,7 +20,7 @@ from assistant_bridge.conversation.assistants import SearchConfig, ServerSearch
 from assistant_bridge.core.custom_search import result_of_hit
 from assistant_bridge.core.results import SearchResult
 from assistant_bridge.custom_search_client import CustomSearchClient, CustomSearchFailure
-from assistant_bridge.domain import Scope
+from assistant_bridge.domain import Scope, SearchHit
 from assistant_bridge.errors import SearchServiceError
 from assistant_bridge.services import Services
 
@@ -74,14 +74,20 @@ class BuiltinSource:
         self.index = services.settings.backend.collection
 
     def search(self, query: str, scope: Scope, blend: tuple[str, float] | None = None) -> list[SearchResult]:
+        return [result_of_hit(hit, query, self._passage) for hit in self.hits(query, scope, blend)]
+
+    def hits(self, query: str, scope: Scope, blend: tuple[str, float] | None = None) -> list[SearchHit]:
+        """The hits :meth:`search` returns as results: the backend's, then the passages the message (the turn's
+        words as asked, ``blend[0]``, else ``query``) asks for by name come first, and the option entry that
+        ``query`` asks about (a rewrite names the page a follow-up only implies: "Only those bigger than 100 MB?
+        — files / find")."""
         s = self._services
         hits = s.search(query, scope, mode=self._mode, limit=self._limit, filter=self._filter, blend=blend)
         message = blend[0] if blend is not None else query
         hits = s.with_named_pages(message, hits, query, scope, mode=self._mode, filter=self._filter, blend=blend)
         hits = s.with_code_names(message, hits)
         hits = s.with_opening(message, hits, scope, filter=self._filter)
-        hits = s.with_option_entry(message, hits, scope, filter=self._filter)
-        return [result_of_hit(hit, query, self._passage) for hit in hits]
+        return s.with_option_entry(query, hits, scope, filter=self._filter)
 
 
 class RemoteSource:

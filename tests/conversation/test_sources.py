@@ -85,3 +85,19 @@ def test_fake_source_records_and_fails() -> None:
     assert [r.title for r in fake.search("q", SCOPE)] == ["t"] and fake.queries == ["q"]
     with pytest.raises(BackendUnavailable):
         FakeSource(error=BackendUnavailable("down")).search("q", SCOPE)
+
+
+def test_a_follow_up_reads_the_option_entry_its_rewrite_asks_about(tmp_path: Any) -> None:
+    """A follow-up ("And only the headers?") names the page only in its rewrite ("… — curl"): the option entry is
+    matched with the rewrite, as the search is; the steps that read the message as asked get the message."""
+    from assistant_bridge.conversation.sources import BuiltinSource
+    from tests.conftest import make_services, make_settings
+
+    svc = make_services(make_settings(tmp_path))
+    seen: dict[str, str] = {}
+    for step in ("with_code_names", "with_opening", "with_option_entry"):
+        setattr(svc, step, lambda text, hits, *a, _step=step, **k: seen.setdefault(_step, text) and hits)
+    source = BuiltinSource(svc, SearchConfig(metadata={"mode": "lexical", "limit": 10}))
+    message = "And only the headers?"
+    source.hits(f"{message} — curl", Scope(principal=Principal("admin", admin=True)), (message, 0.5))
+    assert seen == {"with_code_names": message, "with_opening": message, "with_option_entry": f"{message} — curl"}
