@@ -141,6 +141,7 @@ class IngestSettings:
     sync_max_bytes: int = 32768  # POST /v1/documents ingests bodies up to this size before answering; larger: 202
     worker: str = "thread"  # who runs the ingestion queue in an app process: thread | none (serve: a process)
     worker_nice: int = 10  # the ingest-worker process lowers its CPU priority by this much (0 = not)
+    option_entries: bool = True  # embed each option entry of a document too (Services.with_option_entry reads them)
 
 
 @dataclass

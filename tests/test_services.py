@@ -313,6 +313,15 @@ def test_a_question_about_one_option_of_a_long_page_finds_that_option_entry(tmp_
     assert svc.with_option_entry(message, missed, SCOPE) == missed and calls == []
 
 
+def test_option_entries_are_not_embedded_when_turned_off(tmp_path: Path) -> None:
+    svc = make_services(make_settings(tmp_path, ingest={"option_entries": False}), dim=1024)
+    doc = svc.ingestor.ingest_text(CURL_PAGE, title="curl(1): transfer a URL", ownership=Ownership()).document
+    assert svc.ingestor.cached_entries(doc.title, doc.text, option_entries(doc.text)) == {}
+    message = "Which curl option fetches the headers only?"
+    missed = [h for h in svc.search(message, SCOPE, mode="hybrid", limit=10) if "--head" not in h.chunk.text]
+    assert svc.with_option_entry(message, missed, SCOPE) == missed
+
+
 def test_the_chunk_at_an_offset_is_the_last_one_that_starts_before_it(tmp_path: Path) -> None:
     svc = make_services(make_settings(tmp_path))
     svc.ingestor.ingest_text(CURL_PAGE, title="curl(1): transfer a URL", ownership=Ownership())

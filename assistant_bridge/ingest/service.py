@@ -238,7 +238,8 @@ class Ingestor:
         # a reindex embeds first: the old chunks stay searchable until the new ones are ready to replace them
         stage: Callable[[Sequence[Chunk]], None] | None = None if replacing else getattr(self.backend, "stage", None)
         vectors = None if stage is not None else self.embed_chunks(chunks, progress)
-        entries = option_entries(parsed.text)  # embedded into the cache for searches to read, after the chunks
+        # embedded into the cache for searches to read (Services.with_option_entry), after the chunks
+        entries = option_entries(parsed.text) if self.settings.option_entries else []
         if stage is None:
             self.embed_entries(doc_title, parsed.text, entries)
         doc = Document(
