@@ -303,26 +303,26 @@ def retrieval(svc: Services, mode: str, rows: list[dict[str, Any]]) -> dict[str,
             per[cond].append(r[f"r5_{cond}"])
             r[f"read5_{cond}"] = r["relevant"](source.hits(r[key], scope, r["blend"] if blend else None))
             read[cond].append(r[f"read5_{cond}"])
-    for cond in per:
-        out[cond] = round(sum(per[cond]) / max(1, len(scored)), 4)
+    out.update(_recalls(per))
     blended = [r for r in scored if r["blend"] is not None]
     extra = percentiles([r["ms_rewrite"] - r["ms_rewrite_alone"] for r in blended])
     out["blend_added_ms"] = {k: round(extra[k], 2) for k in ("p50", "p95", "n")} if blended else None
+    out["turns_hurt"] = sum(b < a for a, b in zip(per["lastturn"], per["rewrite"], strict=True))
+    out["turns_helped"] = sum(b > a for a, b in zip(per["lastturn"], per["rewrite"], strict=True))
+    out["rewritten_turns"] = sum(r["ours"] != r["q"] for r in scored)
+    out["as_the_turn_reads"] = _recalls(read)
+    return out
+
+
+def _recalls(per: dict[str, list[float]]) -> dict[str, Any]:
+    """Mean recall of each form of the question; the share of the last turn's recall each form loses where it
+    does worse (for scale: the rewrite alone, a person's); the share of the human rewrite's gain recovered."""
+    out: dict[str, Any] = {cond: round(sum(v) / max(1, len(v)), 4) for cond, v in per.items()}
     for cond, name in (("rewrite", "recall_lost"), ("rewrite_alone", "rewrite_alone_lost"), ("human", "human_lost")):
-        # the last turn's recall that each form loses where it does worse (for scale: the rewrite alone, a person's)
         lost_by = sum(max(0.0, a - b) for a, b in zip(per["lastturn"], per[cond], strict=True))
         out[name] = round(lost_by / max(1e-9, sum(per["lastturn"])), 4)
     gain = out["human"] - out["lastturn"]
     out["gain_recovered"] = round((out["rewrite"] - out["lastturn"]) / gain, 3) if gain > 0 else None
-    out["turns_hurt"] = sum(b < a for a, b in zip(per["lastturn"], per["rewrite"], strict=True))
-    out["turns_helped"] = sum(b > a for a, b in zip(per["lastturn"], per["rewrite"], strict=True))
-    out["rewritten_turns"] = sum(r["ours"] != r["q"] for r in scored)
-    turn = {cond: round(sum(v) / max(1, len(scored)), 4) for cond, v in read.items()}
-    gain = turn["human"] - turn["lastturn"]
-    lost_by = sum(max(0.0, a - b) for a, b in zip(read["lastturn"], read["rewrite"], strict=True))
-    turn["gain_recovered"] = round((turn["rewrite"] - turn["lastturn"]) / gain, 3) if gain > 0 else None
-    turn["recall_lost"] = round(lost_by / max(1e-9, sum(read["lastturn"])), 4)
-    out["as_the_turn_reads"] = turn
     return out
 
 
