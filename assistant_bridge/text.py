@@ -191,11 +191,14 @@ _PARAGRAPH_START = re.compile(r"(?:\A|\n[ \t]*\n)\s*(?=\S)")
 _PARAGRAPH_END = re.compile(r"\n[ \t]*\n")
 _ENTRY_HEAD_CHARS = 300  # enough of a paragraph to read its term and the start of its description
 OPTION_ENTRY_MAX_CHARS = 1200  # an entry's text as it is embedded: its term, its description, an example
+# more paragraphs that start like an option than any manual page has (curl: 273) is not a list of options (a
+# generated file, a log): none are taken, so neither ingestion nor a search pays for thousands of them
+OPTION_ENTRIES_MAX = 2000
 
 
 def option_entries(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` of each option entry of ``text`` (see above), at most :data:`OPTION_ENTRY_MAX_CHARS`
-    long, in text order."""
+    long, in text order; none when there are more than :data:`OPTION_ENTRIES_MAX`."""
     starts = []
     for match in _PARAGRAPH_START.finditer(text):
         start = match.end()
@@ -203,6 +206,8 @@ def option_entries(text: str) -> list[tuple[int, int]]:
         end = _PARAGRAPH_END.search(head)
         if entry_term(head[: end.start()] if end else head).startswith("-"):
             starts.append(start)
+            if len(starts) > OPTION_ENTRIES_MAX:
+                return []
     ends = [*starts[1:], len(text)][: len(starts)]
     return [
         (start, len(text[start : min(end, start + OPTION_ENTRY_MAX_CHARS)].rstrip()) + start)

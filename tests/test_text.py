@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from assistant_bridge.text import (
+    OPTION_ENTRIES_MAX,
     OPTION_ENTRY_MAX_CHARS,
     definition_kind,
     option_entries,
@@ -192,3 +193,5 @@ def test_option_entries_are_an_option_paragraph_and_the_paragraphs_after_it() ->
     )
     assert spans[2][1] - spans[2][0] <= OPTION_ENTRY_MAX_CHARS and not text[spans[2][1] - 1].isspace()
     assert option_entries("") == [] and option_entries("No options here.\n\n- a list item") == []
+    many = "\n\n".join(f"-x{i}: does thing {i} here" for i in range(OPTION_ENTRIES_MAX + 1))
+    assert option_entries(many) == [] and len(option_entries(many[: many.rindex("\n\n")])) == OPTION_ENTRIES_MAX
