@@ -253,8 +253,7 @@ class Services:
         if not first:
             return hits
         log.debug("search.named_pages", extra={"language": language, "pages": sorted(named), "first": len(first)})
-        moved = {h.chunk.id for h in first}
-        return (first + [h for h in hits if h.chunk.id not in moved])[: max(len(hits), len(first))]
+        return _put_first(first, hits, max(len(hits), len(first)))
 
     @staticmethod
     def with_code_names(message: str, hits: list[SearchHit]) -> list[SearchHit]:
@@ -301,8 +300,7 @@ class Services:
         log.debug("search.opening", extra={"subject": subject, "document": chunks[0].document_id})
         similarity = max((h.similarity or 0.0) for h in named)
         first = [SearchHit(c, hits[0].score, similarity=similarity) for c in opening]
-        moved = {c.id for c in opening}
-        return [*first, *(h for h in hits if h.chunk.id not in moved)][: len(hits)]
+        return _put_first(first, hits, len(hits))
 
     def with_option_entry(
         self, message: str, hits: list[SearchHit], scope: Scope, *, filter: Any = None
@@ -350,8 +348,7 @@ class Services:
         if any(h.chunk.id == best.id for h in hits[:MAX_SNIPPETS]):
             return hits
         log.debug("search.option_entry", extra={"document": doc.id, "position": best.position})
-        entry = SearchHit(best, hits[0].score, similarity=page.similarity)
-        return [entry, *(h for h in hits if h.chunk.id != best.id)][: len(hits)]
+        return _put_first([SearchHit(best, hits[0].score, similarity=page.similarity)], hits, len(hits))
 
     def _chunk_at(self, document_id: str, chunk_count: int, offset: int, scope: Scope) -> Chunk | None:
         """The last chunk of a document that starts at or before ``offset`` of its text, if it holds it: of the
@@ -421,3 +418,9 @@ class _LazyBackend:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._get(), name)
+
+
+def _put_first(first: list[SearchHit], hits: list[SearchHit], limit: int) -> list[SearchHit]:
+    """``first``, then ``hits`` without the chunks of ``first``, ``limit`` of them in all."""
+    moved = {h.chunk.id for h in first}
+    return [*first, *(h for h in hits if h.chunk.id not in moved)][:limit]

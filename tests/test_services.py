@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -24,10 +23,6 @@ TEXTS = {
     "VPN access": "Install the VPN client and sign in with your badge number to reach the intranet.",
 }
 SCOPE = Scope(principal=Principal("admin", admin=True))
-
-
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def loaded(tmp_path: Path, **search: Any) -> Any:
@@ -289,8 +284,7 @@ def test_a_question_about_one_option_of_a_long_page_finds_that_option_entry(tmp_
     assert doc.chunk_count > 5
     spans = option_entries(doc.text)
     assert len(spans) == 61 and doc.text[spans[30][0] :].startswith("-I, --head: Fetch the headers only!")
-    texts = [f"{doc.title}. {doc.text[start:end]}" for start, end in spans]
-    assert len(svc.store.cached_vectors(svc.embedder.name, {_sha(t) for t in texts})) == 61  # ingestion made them
+    assert len(svc.ingestor.cached_entries(doc.title, doc.text, spans)) == 61  # ingestion made them
     message = "Which curl option fetches the headers only?"
     missed = [h for h in svc.search(message, SCOPE, mode="hybrid", limit=10) if "--head" not in h.chunk.text]
     found = svc.with_option_entry(message, missed, SCOPE)

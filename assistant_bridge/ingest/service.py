@@ -155,7 +155,7 @@ class Ingestor:
 
     @staticmethod
     def text_hash(text: str, *, title: str, fmt: str) -> str:
-        return hashlib.sha256(f"{fmt}\0{title}\0{text}".encode()).hexdigest()
+        return _sha256(f"{fmt}\0{title}\0{text}")
 
     def text_document_id(self, text: str, *, title: str, fmt: str, ownership: Ownership) -> str:
         return document_id_for(self.text_hash(text, title=title, fmt=fmt), ownership)
