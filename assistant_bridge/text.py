@@ -155,12 +155,12 @@ def option_words(text: str) -> list[str]:
 # several times in a command line", "-L is ignored when…"
 _FINITE_VERB = r"(?:can|cannot|may|might|must|will|would|should|is|are|was|were|does|has|have)\b"
 # A definition entry: an option ("-l, --lines: print …", "--help display …", "-d --decompress: …", "-i or
-# --ignore-case: …"), or an identifier defined after a
+# --ignore-case: …", "-T#, --threads=#: …", where "#" stands for a number), or an identifier defined after a
 # colon or a dash ("CARGO_TARGET_DIR — Location of …", "opt-level: the optimization level"). It answers a
 # question about its term although it is short and has no full stop, as a reference page writes it.
 _OPTION_ARG = r"(?:\[?=[^\s,:]*\]?|\[[^\]\s]*\]|\s[A-Z][A-Z_]*)?"  # "=FILE", "[=SUFFIX]", "[SUFFIX]", " NUM"
 _OPTION_TERM = re.compile(
-    rf"^(-{{1,2}}[A-Za-z0-9?][\w?-]*{_OPTION_ARG}(?:(?:,\s*|\s+or\s+|\s+)-{{1,2}}[A-Za-z0-9?][\w?-]*{_OPTION_ARG})*)(?::\s+|\s+(?=\S)(?!{_FINITE_VERB}))"
+    rf"^(-{{1,2}}[A-Za-z0-9?#][\w?#-]*{_OPTION_ARG}(?:(?:,\s*|\s+or\s+|\s+)-{{1,2}}[A-Za-z0-9?#][\w?#-]*{_OPTION_ARG})*)(?::\s+|\s+(?=\S)(?!{_FINITE_VERB}))"
     rf"(?=\S+\s+\S|[{CJK_CHARS}])"  # a description of words, or of CJK text (no spaces)
 )
 _NAMED_TERM = re.compile(

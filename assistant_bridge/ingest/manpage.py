@@ -35,6 +35,7 @@ _NAME_SECTIONS = frozenset({"NAME", "NOM", "NOMBRE", "NOME", "BEZEICHNUNG", "Н�
 _SPACES = re.compile(r"[ \t]{2,}")
 _HYPHEN_BREAK = "\u2010"
 _TERM_INDENT_MAX = 8
+_SUBHEADING_INDENT_MAX = 5  # man(7) renders a .SS heading at 3 columns, the paragraphs and tags below it at 7
 _TAG_MAX = 60  # characters: a keyword or a command with its arguments, not a line of prose
 _TAG_WORD_MAX = 24  # characters of a one-word tag with its description on the same line ("port   You can …")
 # a list bullet as groff renders it, then its item: "○   -k, --keep: keep source file(s)…" (zstd(1), jq(1))
@@ -136,6 +137,14 @@ def _is_tag(stripped: str, indent: int, nxt: str) -> bool:
     return line_indent(nxt) >= indent + 2
 
 
+def _is_subheading(stripped: str, indent: int, nxt: str) -> bool:
+    """A subsection's heading (``.SS``, rendered between a section heading's column and the body's) whose first
+    line below is an option's term: wget(1)'s "Recursive Retrieval Options" above "-r", "--recursive". Read as a
+    tag, it would make the option its description ("Recursive Retrieval Options: -r --recursive Turn on …"), and
+    the option would be an entry of no list."""
+    return 0 < indent < _SUBHEADING_INDENT_MAX and line_indent(nxt) > indent and nxt.strip().startswith("-")
+
+
 def man_to_text(text: str) -> tuple[str, str | None]:
     """``(text, title)`` of a rendered manual page (see the module docstring); call when :func:`is_man_page`."""
     lines = text.replace("\r\n", "\n").split("\n")
@@ -200,6 +209,9 @@ def man_to_text(text: str) -> tuple[str, str | None]:
             continue
         if not current and term is None and section not in _NAME_SECTIONS:
             nxt = body[index + 1] if index + 1 < len(body) else ""
+            if _is_subheading(stripped, indent, nxt):
+                paragraphs.append(stripped)  # "Recursive Retrieval Options", its options below: not their tag
+                continue
             if _is_tag(stripped, indent, nxt):
                 term = stripped  # "ServerAliveCountMax", "max connections": a keyword, its description below
                 continue

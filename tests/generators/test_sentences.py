@@ -154,6 +154,8 @@ def test_a_list_number_between_a_heading_and_its_first_step_does_not_hide_the_he
         ("opt-level: the optimization level to use", "opt-level"),
         ("-i[SUFFIX], --in-place[=SUFFIX]: edit files in place", "-i[SUFFIX], --in-place[=SUFFIX]"),
         ("-x, --extract, --get: アーカイブからファイルを抽出します。", "-x, --extract, --get"),
+        ("-T#, --threads=#: Compress using # working threads (default: 1).", "-T#, --threads=#"),  # "#": a number
+        ("-# --fast --best: Regulate the speed of compression", "-# --fast --best"),
         ("ServerAliveCountMax: Sets the number of server alive messages.", "ServerAliveCountMax"),
         ("ifnull(X,Y): The ifnull() function returns a copy of its first non-NULL argument.", "ifnull(X,Y)"),
         ("pi(): Return an approximation for π.", "pi()"),

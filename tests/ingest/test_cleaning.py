@@ -21,6 +21,7 @@ from assistant_bridge.ingest.manpage import is_man_page, man_to_text
 from assistant_bridge.ingest.parsers import parse_file, parse_text
 from assistant_bridge.ingest.pdf import _without_furniture
 from assistant_bridge.ingest.service import every_chunk
+from assistant_bridge.text import option_entries
 from tests.conftest import make_services, make_settings
 
 LINKS = "".join(f'<li><a href="c{i}.html">Chapter {i}</a></li>' for i in range(12))
@@ -484,6 +485,38 @@ def test_one_line_entries_of_a_list_become_entries() -> None:
     # a bullet is no tag, and a prose line's justification spaces are no list's layout
     assert "o exclude and exclude-from options similar to GNU tar" in paras
     assert "The default is to read the whole file." in paras
+
+
+@pytest.mark.unit
+def test_a_subsection_heading_is_no_tag_of_the_options_below_it() -> None:
+    """man(7) renders a subsection heading (.SS) at 3 columns and the options below it at 7: the heading has the
+    shape of a tag, and was one, so wget's first recursive option read "Recursive Retrieval Options: -r
+    --recursive Turn on …" and was no option entry."""
+    paras = _man_paragraphs(
+        "WGET(1)                            GNU Wget                            WGET(1)",
+        "",
+        "OPTIONS",
+        "   Recursive Retrieval Options",
+        "       -r",
+        "       --recursive",
+        "           Turn on recursive retrieving.    The default maximum depth is 5.",
+        "",
+        "   Contrôle général de l'affichage",
+        "       -c, --count",
+        "              Ne pas afficher les résultats normaux.",
+        "",
+        "     ServerAliveCountMax",
+        "             Sets the number of server alive messages which may be sent.",
+        "",
+        "GNU Wget 1.21.4                     2023-07-15                        WGET(1)",
+    )
+    assert "Recursive Retrieval Options" in paras and "Contrôle général de l'affichage" in paras
+    assert "-r: --recursive Turn on recursive retrieving. The default maximum depth is 5." in paras
+    assert "-c, --count: Ne pas afficher les résultats normaux." in paras
+    # a keyword's tag (indented as the body is) stays a tag
+    assert "ServerAliveCountMax: Sets the number of server alive messages which may be sent." in paras
+    text = "\n\n".join(paras)
+    assert [text[a : a + 2] for a, _ in option_entries(text)] == ["-r", "-c"]
 
 
 @pytest.mark.unit
