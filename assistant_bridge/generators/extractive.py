@@ -329,6 +329,9 @@ class ExtractiveGenerator:
         if self.tuning.min_relevance is not None and scores[top] < self.tuning.min_relevance:
             return []
         name, top = _overview(scored, snippets, top)
+        lead = top  # the sentence that says it; the answer opens with the entry it belongs to, if any
+        if not scored.defined[top]:
+            top = _entry_of(cands, top, entries)
         best = cands[top]
         unusable = scores < scores[top] - 5.0  # labels and short lines, unless nothing else exists
         # the best sentence's passage, from the sentence right before it (its lead-in) on, is read at the lenient
@@ -342,7 +345,7 @@ class ExtractiveGenerator:
                 for c in cands
             ]
         )
-        keep = (relevance >= floor * relevance[top]) & (relevance >= self.tuning.min_query_relevance) & ~unusable
+        keep = (relevance >= floor * relevance[lead]) & (relevance >= self.tuning.min_query_relevance) & ~unusable
         if entries[top] > 0:
             # the entry of the option (or setting) asked about answers by itself: its neighbours on the
             # reference page are other options; only an entry that matches as well may join it, and the
@@ -354,8 +357,11 @@ class ExtractiveGenerator:
                 if cands[i].snippet != best.snippet or cands[i].entry or cands[i].label:
                     break
                 own[i] = True
-            keep &= ((entries >= entries[top]) & (relevance >= ENTRY_PEER_RATIO * relevance[top])) | own
+            keep &= ((entries >= entries[top]) & (relevance >= ENTRY_PEER_RATIO * relevance[lead])) | own
         chosen: list[Candidate] = [best]
+        if lead != top:  # the entry's term, and its sentence that says what was asked
+            chosen.append(cands[lead])
+            keep[lead] = False
         if scored.defined[top]:
             # "What does rsync do?" answers with what its document says first about it: the sentence that says what
             # it is and the ones after it in its paragraph, up to the next heading; after its manual page's NAME
@@ -558,6 +564,26 @@ def _antecedent(cands: Sequence[Candidate], top: int) -> int | None:
     if prev.label and not _COMMAND_LINE.match(prev.text):
         return None
     return top - 1
+
+
+def _entry_of(cands: Sequence[Candidate], top: int, entries: np.ndarray) -> int:
+    """The definition entry whose description the best sentence ``top`` is part of, when the query asks for
+    such an entry (``entries``, :func:`~.sentences.entry_match`) and the sentence is not one: "Which mtr option
+    runs a number of cycles and then prints statistics and exits?" is answered by "-r, --report: This option
+    puts mtr into report mode.", whose next sentence says it ("When in this mode, mtr will run for the number
+    of cycles …"); that sentence alone names no option. The entry runs on over its paragraphs back to its term,
+    as far as no heading or other entry comes between (as :meth:`ExtractiveGenerator._select` reads an entry's
+    own sentences forwards). Else ``top``."""
+    if entries[top] > 0 or cands[top].label:
+        return top
+    best = cands[top]
+    for i in range(top - 1, -1, -1):
+        c = cands[i]
+        if c.snippet != best.snippet or c.label:
+            return top
+        if c.entry:
+            return i if entries[i] > 0 else top
+    return top
 
 
 def _continues(cands: Sequence[Candidate], i: int) -> bool:

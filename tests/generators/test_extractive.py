@@ -403,6 +403,27 @@ def test_an_entry_runs_on_over_its_paragraphs_up_to_the_next_entry() -> None:
     assert "unknown" not in out.text
 
 
+def test_an_option_is_answered_by_its_entry_when_a_later_sentence_of_it_says_what_was_asked() -> None:
+    """The sentence that matches the question is the second of the option's entry and names no option: the
+    answer opens with the entry's term, not with the neighbouring options the question's words also match."""
+    page = Snippet(
+        "-h, --help: Print the summary of command line argument options.\n\n"
+        "-v, --version: Print the installed version of mtr.\n\n"
+        "-r, --report: This option puts mtr into report mode. When in this mode, mtr will run for the number "
+        "of cycles specified by the -c option, and then print statistics and exit.\n\n"
+        "-w, --report-wide: This option puts mtr into wide report mode.",
+        "mtr(8): a network diagnostic tool",
+        0,
+    )
+    query = "Which mtr option runs a number of cycles and then prints statistics and exits?"
+    out = gen().generate(query, [page], "concise")
+    assert out.text.startswith("-r, --report: This option puts mtr into report mode. When in this mode")
+    assert "--help" not in out.text and "--version" not in out.text
+    # a question that asks for no option is answered by the sentence itself
+    plain = gen().generate("What does mtr do in report mode?", [page], "concise")
+    assert not plain.text.startswith("-h")
+
+
 def test_the_answer_keeps_its_lead_in_but_not_the_pages_preamble() -> None:
     snip = Snippet(
         "This page is about the VPN for staff. Badges are required in the building. "
