@@ -8,7 +8,7 @@ import re
 import threading
 import time
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, cast
 
@@ -19,10 +19,11 @@ from assistant_bridge.backends.factory import make_backend
 from assistant_bridge.core.filters import matches, stored_record
 from assistant_bridge.core.language import detect_language
 from assistant_bridge.core.snippets import MAX_SNIPPETS
-from assistant_bridge.domain import Chunk, Scope, SearchHit, SearchQuery
+from assistant_bridge.domain import Chunk, Document, Scope, SearchHit, SearchQuery
 from assistant_bridge.embedders.base import Embedder
 from assistant_bridge.embedders.factory import make_embedder
 from assistant_bridge.errors import BridgeError
+from assistant_bridge.generators.sentences import asks_for_option, entry_word_share, terms
 from assistant_bridge.ingest.queue import IngestQueue
 from assistant_bridge.ingest.service import Ingestor, chunk_id
 from assistant_bridge.lru import Lru
@@ -51,9 +52,26 @@ BLENDED_BM25_QUERY_WEIGHT = 0.5
 # best NAMED_PAGE_PASSAGES for the same search come first (:meth:`Services.with_named_pages`).
 NAMED_PAGE_PASSAGES = 4
 ENTRY_DOCUMENTS = 64  # documents whose option entries are kept (:meth:`Services.with_option_entry`)
+# An option entry is chosen by its dense similarity with the message plus this much of the share of the message's
+# words it holds (:func:`~assistant_bridge.generators.sentences.entry_word_share`): a page's entries are close
+# to each other in a dense model's space (tcpdump's -r "Read packets from file" and -w "Write the raw packets to
+# file": 0.895 and 0.904 for "Which tcpdump option reads packets from a saved capture file?"). Chosen on the 52
+# option questions of the real-documents benchmark's earlier splits (the right entry first: 32 of 52 by
+# similarity alone, 37 / 38 / 37 / 34 at 0.02 / 0.03 / 0.05 / 0.10) and checked on the 47 of two later splits
+# (27 -> 36); docs/benchmarks.md.
+OPTION_ENTRY_WORD_WEIGHT = 0.03
 OPENING_CHUNKS = 3  # where a document says what it is about (:meth:`Services.with_opening`)
 _COMMAND_WORD = re.compile(r"[a-z][a-z0-9_.+-]*")  # what may name a command in a message (NFKC, lower case)
 _COMMAND_WORDS = 16  # the message's first this many such words are looked up
+
+
+@dataclass
+class _PageEntries:
+    """A document's option entries (:func:`~assistant_bridge.text.option_entries`) and, once a search reads them,
+    the :func:`~assistant_bridge.generators.sentences.terms` of each."""
+
+    spans: list[tuple[int, int]]
+    words: list[frozenset[str]] | None = None
 
 
 @dataclass
@@ -78,7 +96,7 @@ class Services:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _features_lock: threading.Lock = field(default_factory=threading.Lock)
     # a document's option entries by (id, content hash): finding them reads its whole text (20 ms a megabyte)
-    _entries: Lru[tuple[str, str], list[tuple[int, int]]] = field(default_factory=lambda: Lru(ENTRY_DOCUMENTS))
+    _entries: Lru[tuple[str, str], _PageEntries] = field(default_factory=lambda: Lru(ENTRY_DOCUMENTS))
 
     @classmethod
     def from_settings(
@@ -313,10 +331,11 @@ class Services:
         headers only?") does not find its chunk among them; each entry
         (:func:`~assistant_bridge.text.option_entries`) is matched on its own, by the embedder's similarity
         with the message, from the vectors ingestion cached (:meth:`~assistant_bridge.ingest.service.Ingestor.
-        embed_entries`; a document ingested before that has none until ``ingest --reindex``: nothing changes). The
-        best entry must be closer to the message than every passage among the first hits (a part of a page that
-        answers a question matches it better than a whole passage does; when it does not, the question is about
-        something else); its chunk (of the chunks that hold the entry's term, the one that holds most of the entry,
+        embed_entries`; a document ingested before that has none until ``ingest --reindex``: nothing changes), plus
+        :data:`OPTION_ENTRY_WORD_WEIGHT` times the share of the message's words it holds. Some entry must be closer
+        to the message than every passage among the first hits (a part of a page that answers a question matches
+        it better than a whole passage does; when none does, the question is about something else); the best
+        entry's chunk (of the chunks that hold the entry's term, the one that holds most of the entry,
         :meth:`_chunk_at`) must pass ``filter`` as the hits did. As many hits as before."""
         if not hits or overview_subject(message):
             return hits
@@ -327,10 +346,8 @@ class Services:
         doc = self.store.get_document(page.chunk.document_id)
         if doc is None:
             return hits
-        spans = self._entries.get((doc.id, doc.content_hash))
-        if spans is None:
-            spans = option_entries(doc.text)
-            self._entries.put((doc.id, doc.content_hash), spans)
+        entries = self._page_entries(doc)
+        spans = entries.spans
         if not spans:
             return hits
         vectors = self.ingestor.cached_entries(doc.title, doc.text, spans)
@@ -339,9 +356,11 @@ class Services:
             return hits
         indices = list(vectors)
         similarity = np.vstack([vectors[i] for i in indices]) @ self.embedder.embed_queries([message])[0]
-        best_entry = int(np.argmax(similarity))
-        if similarity[best_entry] <= max((h.similarity or 0.0) for h in hits[:MAX_SNIPPETS]):
-            return hits  # the entry matches no better than a passage found already: it is not what was asked
+        if similarity.max() <= max((h.similarity or 0.0) for h in hits[:MAX_SNIPPETS]):
+            return hits  # no entry matches better than a passage found already: no option was asked about
+        words = self._entry_words(doc, entries)
+        share = entry_word_share(message, manual_page_name(doc.title) or "", [words[i] for i in indices])
+        best_entry = int(np.argmax(similarity + OPTION_ENTRY_WORD_WEIGHT * share))
         best = self._chunk_at(doc.id, doc.chunk_count, spans[indices[best_entry]][0], scope)
         if best is None or not matches(filter, stored_record(best)):
             return hits
@@ -349,6 +368,43 @@ class Services:
             return hits
         log.debug("search.option_entry", extra={"document": doc.id, "position": best.position})
         return _put_first([SearchHit(best, hits[0].score, similarity=page.similarity)], hits, len(hits))
+
+    def option_word_share(self, message: str, documents: Sequence[tuple[str, str, str]]) -> float | None:
+        """When ``message`` asks which option of a manual page does something ("Which zstd option encrypts the
+        compressed file with a password?"), and a page it names is among the results (``documents``: their
+        ``(document id, title, language)``) in the message's language: the largest share of the message's words
+        that one option entry of that page holds
+        (:func:`~assistant_bridge.generators.sentences.entry_word_share`). ``None`` for any other message, for a
+        page in another language (a French question about an English page shares no words with it) and for
+        Japanese (its words are character pairs, which a paraphrase shares far less of)."""
+        language = detect_language(message)
+        if language == "ja" or not asks_for_option(message):
+            return None
+        named = named_manual_pages(message, (title for _, title, _ in documents))
+        found = next((i for i, title, lang in documents if lang == language and manual_page_name(title) in named), None)
+        doc = self.store.get_document(found) if found is not None else None
+        if doc is None:
+            return None
+        entries = self._page_entries(doc)
+        if not entries.spans:
+            return None
+        words = self._entry_words(doc, entries)
+        return float(entry_word_share(message, manual_page_name(doc.title) or "", words).max())
+
+    def _page_entries(self, doc: Document) -> _PageEntries:
+        """A document's option entries, kept for the last :data:`ENTRY_DOCUMENTS` documents asked about."""
+        entries = self._entries.get((doc.id, doc.content_hash))
+        if entries is None:
+            entries = _PageEntries(option_entries(doc.text))
+            self._entries.put((doc.id, doc.content_hash), entries)
+        return entries
+
+    @staticmethod
+    def _entry_words(doc: Document, entries: _PageEntries) -> list[frozenset[str]]:
+        """The terms of each of a document's option entries, found once per document kept."""
+        if entries.words is None:
+            entries.words = [frozenset(terms(doc.text[start:end])) for start, end in entries.spans]
+        return entries.words
 
     def _chunk_at(self, document_id: str, chunk_count: int, offset: int, scope: Scope) -> Chunk | None:
         """The last chunk of a document that starts at or before ``offset`` of its text, if it holds it: of the

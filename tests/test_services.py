@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from assistant_bridge.backends.base import summed_fuse, weighted_fuse
+from assistant_bridge.core.loop import OPTION_WORDS_MIN
 from assistant_bridge.domain import Chunk, Ownership, Principal, Scope, SearchHit
 from assistant_bridge.services import BLENDED_BM25_QUERY_WEIGHT, Services
 from assistant_bridge.text import option_entries
@@ -305,6 +306,25 @@ def test_a_question_about_one_option_of_a_long_page_finds_that_option_entry(tmp_
     calls = []
     svc.embedder.embed_passages = lambda texts: calls.append(texts)  # type: ignore[method-assign]
     assert svc.with_option_entry(message, missed, SCOPE) == missed and calls == []
+
+
+def test_a_question_for_an_option_is_measured_by_the_words_the_best_entry_of_the_named_page_holds(
+    tmp_path: Path,
+) -> None:
+    svc = make_services(make_settings(tmp_path), dim=1024)
+    doc = svc.ingestor.ingest_text(CURL_PAGE, title="curl(1): transfer a URL", ownership=Ownership()).document
+    documents = [(doc.id, doc.title, doc.language)]
+
+    def share(message: str, found: list[tuple[str, str, str]] = documents) -> float | None:
+        return svc.option_word_share(message, found)
+
+    assert (share("Which curl option fetches the headers only?") or 0) >= 0.9
+    assert (share("Which curl option encrypts the upload with a password?") or 1) < OPTION_WORDS_MIN
+    assert share("How does curl fetch the headers only?") is None  # asks for no option
+    assert share("Which wget option fetches the headers only?") is None  # names no page among the results
+    assert share("Quelle option de curl chiffre le transfert ?") is None  # the page is in another language
+    assert share("curl でヘッダーだけを取得するオプションは？") is None  # Japanese: its words are character pairs
+    assert share("Which curl option fetches the headers only?", [("gone", doc.title, doc.language)]) is None
 
 
 def test_option_entries_are_not_embedded_when_turned_off(tmp_path: Path) -> None:

@@ -37,6 +37,12 @@ class SearchSource(Protocol):
 
     def search(self, query: str, scope: Scope, blend: tuple[str, float] | None = None) -> list[SearchResult]: ...
 
+    def option_word_share(self, message: str, results: Sequence[SearchResult]) -> float | None:
+        """How much the best option entry of a manual page ``message`` names and asks an option of holds of its
+        words (:meth:`~assistant_bridge.services.Services.option_word_share`); ``None`` where the source cannot
+        tell (it does not hold the documents) or the message asks no such thing."""
+        ...
+
 
 class FakeSource:
     """Returns fixed results, or raises ``error``; records the queries."""
@@ -55,6 +61,9 @@ class FakeSource:
         if self.error is not None:
             raise self.error
         return list(self.results)
+
+    def option_word_share(self, message: str, results: Sequence[SearchResult]) -> float | None:
+        return None
 
 
 class BuiltinSource:
@@ -75,6 +84,13 @@ class BuiltinSource:
 
     def search(self, query: str, scope: Scope, blend: tuple[str, float] | None = None) -> list[SearchResult]:
         return [result_of_hit(hit, query, self._passage) for hit in self.hits(query, scope, blend)]
+
+    def option_word_share(self, message: str, results: Sequence[SearchResult]) -> float | None:
+        documents = [
+            (str(r.result_metadata.get("document_id") or ""), r.title, str(r.result_metadata.get("language") or ""))
+            for r in results
+        ]
+        return self._services.option_word_share(message, [d for d in documents if d[0]])
 
     def hits(self, query: str, scope: Scope, blend: tuple[str, float] | None = None) -> list[SearchHit]:
         """The hits :meth:`search` returns as results: the backend's, then the passages the message (the turn's
@@ -141,6 +157,9 @@ class RemoteSource:
             details = {"status": exc.status} if exc.status is not None else {}
             raise SearchServiceError(exc.message, errors=exc.errors, **details) from None
         return [SearchResult.from_json(r) for r in results]
+
+    def option_word_share(self, message: str, results: Sequence[SearchResult]) -> float | None:
+        return None  # the documents are the server's: a page's other options are not known here
 
     def close(self) -> None:
         self._client.close()

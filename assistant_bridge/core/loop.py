@@ -65,6 +65,12 @@ VERBATIM = 1.0  # extractiveness of an answer made only of sentences copied from
 # a pre-generation score less than this above its threshold is as doubtful as one below it: the second look
 # runs for it too (:func:`_second_look`), and the snippets it vouches for become the only ones answered from
 SECOND_LOOK_MARGIN = 0.05
+# A question that asks which option of a manual page does something, whose words no option entry of the page
+# holds this much of (``option_words`` of :func:`prepare_generation`), asks for an option the page does not
+# have. On the real-documents benchmark's 49 such questions in English and French over a page in their own
+# language, the unanswerable ones score at most 0.24 (6: S3 uploads, YAML input, PDF to text, encryption…), the
+# answerable ones at least 0.39 (43); docs/benchmarks.md.
+OPTION_WORDS_MIN = 0.3
 
 
 class PreFilterLike(Protocol):
@@ -350,6 +356,7 @@ def prepare_generation(
     clock: Clock = time.perf_counter,
     must_mention: Sequence[str] = (),
     message: str | None = None,
+    option_words: float | None = None,
 ) -> Prepared | NoResults | IDontKnow | SearchFailed:
     """Steps 1–4. Returns :class:`Prepared` when the generator should run, or the outcome that ends the turn.
 
@@ -360,6 +367,12 @@ def prepare_generation(
 
     ``message``: the user's own words (default ``query``; a conversation turn's query is its rewrite), for the
     manual pages the answer must come from or name (:func:`named_pages`, checked by :func:`finish_generation`).
+
+    ``option_words``: when the message asks which option of a named manual page does something, the largest share
+    of its words one option entry of that page holds (the source's ``option_word_share``). Below
+    :data:`OPTION_WORDS_MIN` the page has no such option, and the turn is an "I don't know" for retrieval
+    confidence: "Which zstd option encrypts the compressed file with a password?" finds zstd's options about
+    compressed files, which the pre-filter takes for an answer.
 
     Split from :func:`run_conversational_search` so that a streaming caller can run
     ``generator.stream`` itself between this and :func:`finish_generation`.
@@ -378,6 +391,9 @@ def prepare_generation(
     must_mention = _unqualified(must_mention, pages, message)
     asked = overview(message)  # "What does rsync do?"
     unmentioned = _unmentioned(must_mention, all_results) or _undefined(asked, snippets)
+    if option_words is not None:
+        scores["option_words"] = option_words
+        unmentioned = unmentioned or option_words < OPTION_WORDS_MIN
     if pre < thresholds.pre_gen + SECOND_LOOK_MARGIN and not unmentioned:
         vouched = _second_look(prefilter, query, snippets)
         timer.lap("second_look")
@@ -508,6 +524,7 @@ def run_conversational_search(
     clock: Clock = time.perf_counter,
     must_mention: Sequence[str] = (),
     message: str | None = None,
+    option_words: float | None = None,
 ) -> Outcome:
     """Run the whole loop for one turn (see the module docstring for the steps).
 
@@ -516,6 +533,8 @@ def run_conversational_search(
     :param response_length: ``concise``, ``moderate`` (IBM's default) or ``verbose``.
     :param must_mention: names the user asked about (see :func:`prepare_generation`).
     :param message: the user's own words when ``query`` is a rewrite (see :func:`prepare_generation`).
+    :param option_words: how much of an asked option's description the named page holds (see
+        :func:`prepare_generation`).
     :raises GeneratorError: when the generator fails (not caught here).
     """
     prepared = prepare_generation(
@@ -527,6 +546,7 @@ def run_conversational_search(
         clock=clock,
         must_mention=must_mention,
         message=message,
+        option_words=option_words,
     )
     if not isinstance(prepared, Prepared):
         return prepared

@@ -15,6 +15,7 @@ Invariant: every candidate is an exact substring of its snippet (``snippet.text[
 from __future__ import annotations
 
 import itertools
+import math
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -299,6 +300,12 @@ _ASKS_NAME = re.compile(
 )
 
 
+def asks_for_option(query: str) -> bool:
+    """The query asks for an option, a flag, a switch or an argument ("Which tar option…", "Quelle option de
+    grep…", "…するオプションは？")."""
+    return _ASKS_OPTION.search(query) is not None
+
+
 def _option_names(term: str) -> set[str]:
     """The options ``term`` names; :data:`OPTION_WORD` stops before "=NUM" and "[=WHEN]"."""
     return set(OPTION_WORD.findall(term))
@@ -324,6 +331,21 @@ def page_terms(query: str, titles: Sequence[str]) -> list[frozenset[str]]:
         frozenset(terms(page)) if (page := manual_page_name(title)) is not None and page in named else frozenset()
         for title in titles
     ]
+
+
+def entry_word_share(query: str, page: str, held: Sequence[frozenset[str]]) -> np.ndarray:
+    """For each entry of a page (``held``: the :func:`terms` of each), the share of the query's words it holds,
+    each word weighed by its idf among the page's entries. The words by which the query asks for an entry
+    ("which option") and the page's name (``page``: "tcpdump") are not counted: every entry is an option of it.
+    "Which tcpdump option reads packets from a saved capture file?" holds "read" in ``-r file: Read packets from
+    file`` and not in ``-w file: Write the raw packets to file``, which a dense vector of either ranks alike."""
+    wanted = query_terms(query) - answer_type_terms(query) - set(terms(page))
+    count = len(held)
+    idf = {t: max(0.0, math.log((count + 1) / (sum(t in h for h in held) + 0.5))) for t in wanted}
+    total = sum(idf.values())
+    if total <= 0:
+        return np.zeros(count)
+    return np.array([sum(idf[t] for t in wanted & h) / total for h in held], dtype=np.float64)
 
 
 def entry_match(query: str, cands: Sequence[Candidate], titles: Sequence[str] = ()) -> np.ndarray:

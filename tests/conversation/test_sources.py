@@ -101,3 +101,20 @@ def test_a_follow_up_reads_the_option_entry_its_rewrite_asks_about(tmp_path: Any
     message = "And only the headers?"
     source.hits(f"{message} — curl", Scope(principal=Principal("admin", admin=True)), (message, 0.5))
     assert seen == {"with_code_names": message, "with_opening": message, "with_option_entry": f"{message} — curl"}
+
+
+def test_the_built_in_source_measures_an_asked_option_on_the_pages_its_results_come_from(tmp_path: Any) -> None:
+    """The page a result comes from, by its document id, title and language; a source without the documents
+    cannot tell."""
+    from assistant_bridge.conversation.sources import BuiltinSource
+    from assistant_bridge.domain import Ownership
+    from tests.conftest import make_services, make_settings
+
+    svc = make_services(make_settings(tmp_path), dim=1024)
+    page = "-I, --head: Fetch the headers only!\n\n-o, --output FILE: Write to FILE instead of stdout."
+    svc.ingestor.ingest_text(page, title="curl(1): transfer a URL", ownership=Ownership())
+    source = BuiltinSource(svc, SearchConfig(metadata={"mode": "lexical", "limit": 10}))
+    results = source.search("curl headers", Scope(principal=Principal("admin", admin=True)))
+    assert results and (source.option_word_share("Which curl option fetches the headers only?", results) or 0) > 0.9
+    assert source.option_word_share("Which curl option sends SMS messages?", results) == 0.0
+    assert FakeSource().option_word_share("Which curl option fetches the headers only?", results) is None

@@ -9,6 +9,7 @@ import pytest
 
 from assistant_bridge.core.generation import Generation
 from assistant_bridge.core.loop import (
+    OPTION_WORDS_MIN,
     Answer,
     IDontKnow,
     NoResults,
@@ -242,6 +243,15 @@ def test_a_name_the_results_do_not_mention_is_idk_whatever_the_score() -> None:
     assert isinstance(run(results=people, must_mention=["Franklin D. Roosevelt"]), Answer)  # its longest word
     assert isinstance(run(results=people, must_mention=["Roosevelt's"]), Answer)  # possessives either way
     assert isinstance(run(results=people, must_mention=["Deal Street"]), IDontKnow)
+
+
+def test_a_question_for_an_option_the_named_page_does_not_have_is_idk_whatever_the_score() -> None:
+    gen = FakeGenerator()
+    out = run(generator=gen, option_words=OPTION_WORDS_MIN - 0.1)
+    assert isinstance(out, IDontKnow) and out.reason == "retrieval_confidence" and gen.calls == []
+    assert out.scores == {"pre_gen": 0.9, "option_words": OPTION_WORDS_MIN - 0.1}
+    assert isinstance(run(option_words=OPTION_WORDS_MIN), Answer)
+    assert isinstance(run(option_words=None), Answer)  # no such question, or a source that cannot tell
 
 
 class PagesAloneFail(Pre):

@@ -11,9 +11,11 @@ from assistant_bridge.generators.sentences import (
     announces,
     asked_unit,
     asked_value_match,
+    asks_for_option,
     candidates,
     entry_match,
     entry_term,
+    entry_word_share,
     flatten,
     is_label,
     query_terms,
@@ -332,3 +334,18 @@ def test_a_functions_entry_answers_a_question_that_names_the_function() -> None:
     assert [c.entry for c in cands] == ["ifnull(X,Y)", "instr(X,Y)"]
     for question in ("What does ifnull() return in SQLite?", "What does ifnull return?"):
         assert entry_match(question, cands).tolist() == [1.0, 0.0]
+
+
+def test_an_entry_holds_a_share_of_the_querys_words_weighed_by_their_rarity_among_the_entries() -> None:
+    entries = [
+        "-r file: Read packets from file (which was created with the -w option).",
+        "-w file: Write the raw packets to file rather than parsing and printing them out.",
+        "-c count: Exit after receiving count packets.",
+    ]
+    held = [frozenset(terms(e)) for e in entries]
+    share = entry_word_share("Which tcpdump option reads packets from a saved capture file?", "tcpdump", held)
+    assert share.argmax() == 0 and share[0] > share[1] > 0  # "read" is rare among them; "packets", "file" are not
+    assert entry_word_share("Which tcpdump option encrypts the capture?", "tcpdump", held).max() < 0.3
+    assert entry_word_share("Which tcpdump option?", "tcpdump", held).tolist() == [0.0, 0.0, 0.0]  # no words left
+    assert asks_for_option("Which tcpdump option reads packets?") and asks_for_option("Quelle option de grep …")
+    assert not asks_for_option("How does tcpdump read packets?")
