@@ -71,6 +71,11 @@ SECOND_LOOK_MARGIN = 0.05
 # language, the unanswerable ones score at most 0.24 (6: S3 uploads, YAML input, PDF to text, encryption…), the
 # answerable ones at least 0.39 (43); docs/benchmarks.md.
 OPTION_WORDS_MIN = 0.3
+# ... and one whose words an option entry of the page holds this much of asks for that option: the turn goes on
+# when the pre-filter refuses it (its window is a passage of a dozen options: "Which curl option fetches the
+# headers only?" and curl's -I, --head scored 0.16). No question the benchmark's documents cannot answer, asking
+# for an option or not, scores above 0.32.
+OPTION_WORDS_ANSWER = 0.5
 
 
 class PreFilterLike(Protocol):
@@ -198,6 +203,7 @@ class Prepared:
     first_look: float | None = None  # the pre-filter's score when its second look let the turn through
     defined: bool = False  # let through because the snippets define what the question asks about (:func:`_defining`)
     message: str = ""  # the user's own words (``query`` may be a conversation turn's rewrite)
+    option_words: float | None = None  # how much of the question an option entry of the named page holds
 
 
 def _thresholds_json(thresholds: ThresholdsLike) -> dict[str, float]:
@@ -392,17 +398,19 @@ def prepare_generation(
     asked = overview(message)  # "What does rsync do?"
     unmentioned = _unmentioned(must_mention, all_results) or _undefined(asked, snippets)
     if option_words is not None:
-        scores["option_words"] = option_words
+        scores["option_words"] = option_words  # reported with every outcome
         unmentioned = unmentioned or option_words < OPTION_WORDS_MIN
     if pre < thresholds.pre_gen + SECOND_LOOK_MARGIN and not unmentioned:
         vouched = _second_look(prefilter, query, snippets)
         timer.lap("second_look")
         if vouched:
-            scores = {"pre_gen": max(p for _, p in vouched), "pre_gen_first_look": pre}
+            scores.update(pre_gen=max(p for _, p in vouched), pre_gen_first_look=pre)
             snippets = [snippets[i] for i in sorted(i for i, _ in vouched)]
         elif pre < thresholds.pre_gen and (defining := _defining(asked, snippets)):
-            scores = {"pre_gen": thresholds.pre_gen, "pre_gen_first_look": pre, "defined": 1.0}
+            scores.update(pre_gen=thresholds.pre_gen, pre_gen_first_look=pre, defined=1.0)
             snippets = [snippets[i] for i in defining]
+        elif pre < thresholds.pre_gen and option_words is not None and option_words >= OPTION_WORDS_ANSWER:
+            scores.update(pre_gen=thresholds.pre_gen, pre_gen_first_look=pre)
     if scores["pre_gen"] < thresholds.pre_gen or unmentioned:
         return IDontKnow(
             reason="retrieval_confidence",
@@ -431,6 +439,7 @@ def prepare_generation(
         names=tuple(n for n in must_mention if not (_within(asked, n) and _mostly_mentioned(n, all_results))),
         pages=pages,
         message=message,
+        option_words=option_words,
     )
 
 
@@ -454,6 +463,8 @@ def finish_generation(
         scores["pre_gen_first_look"] = prepared.first_look
     if prepared.defined:
         scores["defined"] = 1.0
+    if prepared.option_words is not None:
+        scores["option_words"] = prepared.option_words
     common: dict[str, Any] = {
         "search_results": prepared.results,
         "snippets_used": prepared.snippets,

@@ -9,6 +9,7 @@ import pytest
 
 from assistant_bridge.core.generation import Generation
 from assistant_bridge.core.loop import (
+    OPTION_WORDS_ANSWER,
     OPTION_WORDS_MIN,
     Answer,
     IDontKnow,
@@ -252,6 +253,17 @@ def test_a_question_for_an_option_the_named_page_does_not_have_is_idk_whatever_t
     assert out.scores == {"pre_gen": 0.9, "option_words": OPTION_WORDS_MIN - 0.1}
     assert isinstance(run(option_words=OPTION_WORDS_MIN), Answer)
     assert isinstance(run(option_words=None), Answer)  # no such question, or a source that cannot tell
+
+
+def test_a_question_for_an_option_the_named_page_has_goes_on_when_the_pre_filter_refuses() -> None:
+    """The pre-filter reads a window of a dozen options; an option entry of the named page that holds most of the
+    question's words says the page has what was asked."""
+    out = run(pre=0.1, option_words=OPTION_WORDS_ANSWER)
+    assert isinstance(out, Answer)
+    assert out.scores["pre_gen"] == 0.5 and out.scores["pre_gen_first_look"] == 0.1
+    assert out.scores["option_words"] == OPTION_WORDS_ANSWER
+    assert isinstance(run(pre=0.1, option_words=OPTION_WORDS_ANSWER - 0.01), IDontKnow)
+    assert isinstance(run(pre=0.1), IDontKnow)
 
 
 class PagesAloneFail(Pre):
