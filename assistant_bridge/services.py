@@ -321,7 +321,7 @@ class Services:
         return _put_first(first, hits, len(hits))
 
     def with_option_entry(
-        self, message: str, hits: list[SearchHit], scope: Scope, *, filter: Any = None
+        self, message: str, hits: list[SearchHit], scope: Scope, *, filter: Any = None, asked: str | None = None
     ) -> list[SearchHit]:
         """``hits`` with the chunk of the option entry that best matches ``message`` first, when ``message`` names
         a manual page one of the hits comes from (:func:`~assistant_bridge.text.named_manual_pages`), does not
@@ -332,7 +332,8 @@ class Services:
         (:func:`~assistant_bridge.text.option_entries`) is matched on its own, by the embedder's similarity
         with the message, from the vectors ingestion cached (:meth:`~assistant_bridge.ingest.service.Ingestor.
         embed_entries`; a document ingested before that has none until ``ingest --reindex``: nothing changes), plus
-        :data:`OPTION_ENTRY_WORD_WEIGHT` times the share of the message's words it holds. Some entry must be closer
+        :data:`OPTION_ENTRY_WORD_WEIGHT` times the share of the message's words it holds (``asked``: the words of a
+        conversation turn as asked, when ``message`` is its rewrite). Some entry must be closer
         to the message than every passage among the first hits (a part of a page that answers a question matches
         it better than a whole passage does; when none does, the question is about something else); the best
         entry's chunk (of the chunks that hold the entry's term, the one that holds most of the entry,
@@ -359,7 +360,10 @@ class Services:
         if similarity.max() <= max((h.similarity or 0.0) for h in hits[:MAX_SNIPPETS]):
             return hits  # no entry matches better than a passage found already: no option was asked about
         words = self._entry_words(doc, entries)
-        share = entry_word_share(message, manual_page_name(doc.title) or "", [words[i] for i in indices])
+        # the words of the question as asked: a conversation turn's rewrite adds the terms that name its page
+        # ("Only those by one author? — graph / commit history / git-log"), which are not what it asks for
+        said = asked if asked is not None else message
+        share = entry_word_share(said, manual_page_name(doc.title) or "", [words[i] for i in indices])
         best_entry = int(np.argmax(similarity + OPTION_ENTRY_WORD_WEIGHT * share))
         best = self._chunk_at(doc.id, doc.chunk_count, spans[indices[best_entry]][0], scope)
         if best is None or not matches(filter, stored_record(best)):

@@ -327,6 +327,25 @@ def test_a_question_for_an_option_is_measured_by_the_words_the_best_entry_of_the
     assert share("Which curl option fetches the headers only?", [("gone", doc.title, doc.language)]) is None
 
 
+def test_an_option_entry_is_weighed_by_the_words_of_the_question_as_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A conversation turn's rewrite names the page with the terms it carries ("… — curl / step / job log"); the
+    share of words an entry holds is counted on the words the turn asked with."""
+    import assistant_bridge.services as services_module
+
+    svc = make_services(make_settings(tmp_path), dim=1024)
+    svc.ingestor.ingest_text(CURL_PAGE, title="curl(1): transfer a URL", ownership=Ownership())
+    seen: list[str] = []
+    real = services_module.entry_word_share
+    monkeypatch.setattr(services_module, "entry_word_share", lambda q, *a: seen.append(q) or real(q, *a))
+    rewrite = "Which curl option fetches the headers only? — step / job log"
+    hits = [replace(h, similarity=0.0) for h in svc.search(rewrite, SCOPE, mode="hybrid", limit=10)]
+    svc.with_option_entry(rewrite, hits, SCOPE, asked="Which curl option fetches the headers only?")
+    svc.with_option_entry(rewrite, hits, SCOPE)
+    assert seen == ["Which curl option fetches the headers only?", rewrite]
+
+
 def test_option_entries_are_not_embedded_when_turned_off(tmp_path: Path) -> None:
     svc = make_services(make_settings(tmp_path, ingest={"option_entries": False}), dim=1024)
     doc = svc.ingestor.ingest_text(CURL_PAGE, title="curl(1): transfer a URL", ownership=Ownership()).document

@@ -103,7 +103,7 @@ class BuiltinSource:
         hits = s.with_named_pages(message, hits, query, scope, mode=self._mode, filter=self._filter, blend=blend)
         hits = s.with_code_names(message, hits)
         hits = s.with_opening(message, hits, scope, filter=self._filter)
-        return s.with_option_entry(query, hits, scope, filter=self._filter)
+        return s.with_option_entry(query, hits, scope, filter=self._filter, asked=message)
 
 
 class RemoteSource:
