@@ -18,12 +18,13 @@ from assistant_bridge.backends.base import SearchBackend, summed_fuse, weighted_
 from assistant_bridge.backends.factory import make_backend
 from assistant_bridge.core.filters import matches, stored_record
 from assistant_bridge.core.language import detect_language
+from assistant_bridge.core.loop import OptionWords
 from assistant_bridge.core.snippets import MAX_SNIPPETS
 from assistant_bridge.domain import Chunk, Document, Scope, SearchHit, SearchQuery
 from assistant_bridge.embedders.base import Embedder
 from assistant_bridge.embedders.factory import make_embedder
 from assistant_bridge.errors import BridgeError
-from assistant_bridge.generators.sentences import asks_for_option, entry_word_share, terms
+from assistant_bridge.generators.sentences import asks_for_option, entry_word_share, terms, unknown_words
 from assistant_bridge.ingest.queue import IngestQueue
 from assistant_bridge.ingest.service import Ingestor, chunk_id
 from assistant_bridge.lru import Lru
@@ -68,10 +69,11 @@ _COMMAND_WORDS = 16  # the message's first this many such words are looked up
 @dataclass
 class _PageEntries:
     """A document's option entries (:func:`~assistant_bridge.text.option_entries`) and, once a search reads them,
-    the :func:`~assistant_bridge.generators.sentences.terms` of each."""
+    the :func:`~assistant_bridge.generators.sentences.terms` of each and of the whole document."""
 
     spans: list[tuple[int, int]]
     words: list[frozenset[str]] | None = None
+    page_words: frozenset[str] | None = None  # the terms of the whole document
 
 
 @dataclass
@@ -373,13 +375,14 @@ class Services:
         log.debug("search.option_entry", extra={"document": doc.id, "position": best.position})
         return _put_first([SearchHit(best, hits[0].score, similarity=page.similarity)], hits, len(hits))
 
-    def option_word_share(self, message: str, documents: Sequence[tuple[str, str, str]]) -> float | None:
+    def option_words(self, message: str, documents: Sequence[tuple[str, str, str]]) -> OptionWords | None:
         """When ``message`` asks which option of a manual page does something ("Which zstd option encrypts the
         compressed file with a password?"), and a page it names is among the results (``documents``: their
         ``(document id, title, language)``) in the message's language: the largest share of the message's words
         that one option entry of that page holds
-        (:func:`~assistant_bridge.generators.sentences.entry_word_share`). ``None`` for any other message, for a
-        page in another language (a French question about an English page shares no words with it) and for
+        (:func:`~assistant_bridge.generators.sentences.entry_word_share`), and how many of its words the page
+        never uses (:func:`~assistant_bridge.generators.sentences.unknown_words`). ``None`` for any other message,
+        for a page in another language (a French question about an English page shares no words with it) and for
         Japanese (its words are character pairs, which a paraphrase shares far less of)."""
         language = detect_language(message)
         if language == "ja" or not asks_for_option(message):
@@ -393,7 +396,11 @@ class Services:
         if not entries.spans:
             return None
         words = self._entry_words(doc, entries)
-        return float(entry_word_share(message, manual_page_name(doc.title) or "", words).max())
+        if entries.page_words is None:
+            entries.page_words = frozenset(terms(doc.text))
+        name = manual_page_name(doc.title) or ""
+        share = float(entry_word_share(message, name, words).max())
+        return OptionWords(share, unknown_words(message, name, entries.page_words))
 
     def _page_entries(self, doc: Document) -> _PageEntries:
         """A document's option entries, kept for the last :data:`ENTRY_DOCUMENTS` documents asked about."""

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from assistant_bridge.backends.base import summed_fuse, weighted_fuse
-from assistant_bridge.core.loop import OPTION_WORDS_MIN
+from assistant_bridge.core.loop import OPTION_WORDS_MIN, OptionWords
 from assistant_bridge.domain import Chunk, Ownership, Principal, Scope, SearchHit
 from assistant_bridge.services import BLENDED_BM25_QUERY_WEIGHT, Services
 from assistant_bridge.text import option_entries
@@ -315,16 +315,18 @@ def test_a_question_for_an_option_is_measured_by_the_words_the_best_entry_of_the
     doc = svc.ingestor.ingest_text(CURL_PAGE, title="curl(1): transfer a URL", ownership=Ownership()).document
     documents = [(doc.id, doc.title, doc.language)]
 
-    def share(message: str, found: list[tuple[str, str, str]] = documents) -> float | None:
-        return svc.option_word_share(message, found)
+    def words(message: str, found: list[tuple[str, str, str]] = documents) -> OptionWords | None:
+        return svc.option_words(message, found)
 
-    assert (share("Which curl option fetches the headers only?") or 0) >= 0.9
-    assert (share("Which curl option encrypts the upload with a password?") or 1) < OPTION_WORDS_MIN
-    assert share("How does curl fetch the headers only?") is None  # asks for no option
-    assert share("Which wget option fetches the headers only?") is None  # names no page among the results
-    assert share("Quelle option de curl chiffre le transfert ?") is None  # the page is in another language
-    assert share("curl でヘッダーだけを取得するオプションは？") is None  # Japanese: its words are character pairs
-    assert share("Which curl option fetches the headers only?", [("gone", doc.title, doc.language)]) is None
+    head = words("Which curl option fetches the headers only?")
+    assert head is not None and head.share >= 0.9 and head.unknown == 0 and head.found
+    secret = words("Which curl option encrypts the upload with a password?")
+    assert secret is not None and secret.share < OPTION_WORDS_MIN and secret.unknown == 3 and secret.missing
+    assert words("How does curl fetch the headers only?") is None  # asks for no option
+    assert words("Which wget option fetches the headers only?") is None  # names no page among the results
+    assert words("Quelle option de curl chiffre le transfert ?") is None  # the page is in another language
+    assert words("curl でヘッダーだけを取得するオプションは？") is None  # Japanese: its words are character pairs
+    assert words("Which curl option fetches the headers only?", [("gone", doc.title, doc.language)]) is None
 
 
 def test_an_option_entry_is_weighed_by_the_words_of_the_question_as_asked(

@@ -18,6 +18,7 @@ import httpx
 
 from assistant_bridge.conversation.assistants import SearchConfig, ServerSearch
 from assistant_bridge.core.custom_search import result_of_hit
+from assistant_bridge.core.loop import OptionWords
 from assistant_bridge.core.results import SearchResult
 from assistant_bridge.custom_search_client import CustomSearchClient, CustomSearchFailure
 from assistant_bridge.domain import Scope, SearchHit
@@ -37,10 +38,10 @@ class SearchSource(Protocol):
 
     def search(self, query: str, scope: Scope, blend: tuple[str, float] | None = None) -> list[SearchResult]: ...
 
-    def option_word_share(self, message: str, results: Sequence[SearchResult]) -> float | None:
-        """How much the best option entry of a manual page ``message`` names and asks an option of holds of its
-        words (:meth:`~assistant_bridge.services.Services.option_word_share`); ``None`` where the source cannot
-        tell (it does not hold the documents) or the message asks no such thing."""
+    def option_words(self, message: str, results: Sequence[SearchResult]) -> OptionWords | None:
+        """How ``message``, when it asks which option of a manual page it names does something, matches that
+        page (:meth:`~assistant_bridge.services.Services.option_words`); ``None`` where the source cannot tell (it
+        does not hold the documents) or the message asks no such thing."""
         ...
 
 
@@ -62,7 +63,7 @@ class FakeSource:
             raise self.error
         return list(self.results)
 
-    def option_word_share(self, message: str, results: Sequence[SearchResult]) -> float | None:
+    def option_words(self, message: str, results: Sequence[SearchResult]) -> OptionWords | None:
         return None
 
 
@@ -85,12 +86,12 @@ class BuiltinSource:
     def search(self, query: str, scope: Scope, blend: tuple[str, float] | None = None) -> list[SearchResult]:
         return [result_of_hit(hit, query, self._passage) for hit in self.hits(query, scope, blend)]
 
-    def option_word_share(self, message: str, results: Sequence[SearchResult]) -> float | None:
+    def option_words(self, message: str, results: Sequence[SearchResult]) -> OptionWords | None:
         documents = [
             (str(r.result_metadata.get("document_id") or ""), r.title, str(r.result_metadata.get("language") or ""))
             for r in results
         ]
-        return self._services.option_word_share(message, [d for d in documents if d[0]])
+        return self._services.option_words(message, [d for d in documents if d[0]])
 
     def hits(self, query: str, scope: Scope, blend: tuple[str, float] | None = None) -> list[SearchHit]:
         """The hits :meth:`search` returns as results: the backend's, then the passages the message (the turn's
@@ -158,7 +159,7 @@ class RemoteSource:
             raise SearchServiceError(exc.message, errors=exc.errors, **details) from None
         return [SearchResult.from_json(r) for r in results]
 
-    def option_word_share(self, message: str, results: Sequence[SearchResult]) -> float | None:
+    def option_words(self, message: str, results: Sequence[SearchResult]) -> OptionWords | None:
         return None  # the documents are the server's: a page's other options are not known here
 
     def close(self) -> None:

@@ -236,7 +236,7 @@ class Turn:
             clock=self.clock,
             must_mention=asked_names(self.question),
             message=self.question,
-            option_words=source.option_word_share(self.question, results) if source is not None else None,
+            option_words=source.option_words(self.question, results) if source is not None else None,
         )
         if not isinstance(prepared, Prepared):
             return self._outcome(prepared)

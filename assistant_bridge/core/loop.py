@@ -76,6 +76,30 @@ OPTION_WORDS_MIN = 0.3
 # headers only?" and curl's -I, --head scored 0.16). No question the benchmark's documents cannot answer, asking
 # for an option or not, scores above 0.32.
 OPTION_WORDS_ANSWER = 0.5
+# ... and one with this many words its page never uses (stop words aside) asks for something the page does not
+# document ("encrypts" and "password" for zstd, "Amazon" and "S3" for rsync): none of the benchmark's 66 answerable
+# such questions has two, 8 of its 11 unanswerable ones have.
+OPTION_UNKNOWN_WORDS = 2
+
+
+@dataclass(frozen=True)
+class OptionWords:
+    """How a question that asks which option of a named manual page does something matches that page:
+    ``share``, the largest share of its words one option entry holds; ``unknown``, how many of its words the page
+    never uses."""
+
+    share: float
+    unknown: int
+
+    @property
+    def missing(self) -> bool:
+        """The page has no such option."""
+        return self.share < OPTION_WORDS_MIN or self.unknown >= OPTION_UNKNOWN_WORDS
+
+    @property
+    def found(self) -> bool:
+        """The page has it."""
+        return self.share >= OPTION_WORDS_ANSWER and self.unknown == 0
 
 
 class PreFilterLike(Protocol):
@@ -203,7 +227,7 @@ class Prepared:
     first_look: float | None = None  # the pre-filter's score when its second look let the turn through
     defined: bool = False  # let through because the snippets define what the question asks about (:func:`_defining`)
     message: str = ""  # the user's own words (``query`` may be a conversation turn's rewrite)
-    option_words: float | None = None  # how much of the question an option entry of the named page holds
+    option_words: OptionWords | None = None  # how an option question matches the page it names
 
 
 def _thresholds_json(thresholds: ThresholdsLike) -> dict[str, float]:
@@ -362,7 +386,7 @@ def prepare_generation(
     clock: Clock = time.perf_counter,
     must_mention: Sequence[str] = (),
     message: str | None = None,
-    option_words: float | None = None,
+    option_words: OptionWords | None = None,
 ) -> Prepared | NoResults | IDontKnow | SearchFailed:
     """Steps 1–4. Returns :class:`Prepared` when the generator should run, or the outcome that ends the turn.
 
@@ -374,11 +398,12 @@ def prepare_generation(
     ``message``: the user's own words (default ``query``; a conversation turn's query is its rewrite), for the
     manual pages the answer must come from or name (:func:`named_pages`, checked by :func:`finish_generation`).
 
-    ``option_words``: when the message asks which option of a named manual page does something, the largest share
-    of its words one option entry of that page holds (the source's ``option_word_share``). Below
-    :data:`OPTION_WORDS_MIN` the page has no such option, and the turn is an "I don't know" for retrieval
-    confidence: "Which zstd option encrypts the compressed file with a password?" finds zstd's options about
-    compressed files, which the pre-filter takes for an answer.
+    ``option_words``: when the message asks which option of a named manual page does something, how it matches
+    that page (:class:`OptionWords`, from the source's ``option_words``). When the page has no such option
+    (:attr:`OptionWords.missing`) the turn is an "I don't know" for retrieval confidence: "Which zstd option
+    encrypts the compressed file with a password?" finds zstd's options about compressed files, which the
+    pre-filter takes for an answer. When it has it (:attr:`OptionWords.found`), the turn goes on though the
+    pre-filter refuses.
 
     Split from :func:`run_conversational_search` so that a streaming caller can run
     ``generator.stream`` itself between this and :func:`finish_generation`.
@@ -397,9 +422,9 @@ def prepare_generation(
     must_mention = _unqualified(must_mention, pages, message)
     asked = overview(message)  # "What does rsync do?"
     unmentioned = _unmentioned(must_mention, all_results) or _undefined(asked, snippets)
-    if option_words is not None:
-        scores["option_words"] = option_words  # reported with every outcome
-        unmentioned = unmentioned or option_words < OPTION_WORDS_MIN
+    if option_words is not None:  # reported with every outcome
+        scores.update(option_words=option_words.share, option_unknown_words=option_words.unknown)
+        unmentioned = unmentioned or option_words.missing
     if pre < thresholds.pre_gen + SECOND_LOOK_MARGIN and not unmentioned:
         vouched = _second_look(prefilter, query, snippets)
         timer.lap("second_look")
@@ -409,7 +434,7 @@ def prepare_generation(
         elif pre < thresholds.pre_gen and (defining := _defining(asked, snippets)):
             scores.update(pre_gen=thresholds.pre_gen, pre_gen_first_look=pre, defined=1.0)
             snippets = [snippets[i] for i in defining]
-        elif pre < thresholds.pre_gen and option_words is not None and option_words >= OPTION_WORDS_ANSWER:
+        elif pre < thresholds.pre_gen and option_words is not None and option_words.found:
             scores.update(pre_gen=thresholds.pre_gen, pre_gen_first_look=pre)
     if scores["pre_gen"] < thresholds.pre_gen or unmentioned:
         return IDontKnow(
@@ -464,7 +489,7 @@ def finish_generation(
     if prepared.defined:
         scores["defined"] = 1.0
     if prepared.option_words is not None:
-        scores["option_words"] = prepared.option_words
+        scores.update(option_words=prepared.option_words.share, option_unknown_words=prepared.option_words.unknown)
     common: dict[str, Any] = {
         "search_results": prepared.results,
         "snippets_used": prepared.snippets,
@@ -535,7 +560,7 @@ def run_conversational_search(
     clock: Clock = time.perf_counter,
     must_mention: Sequence[str] = (),
     message: str | None = None,
-    option_words: float | None = None,
+    option_words: OptionWords | None = None,
 ) -> Outcome:
     """Run the whole loop for one turn (see the module docstring for the steps).
 
@@ -544,8 +569,7 @@ def run_conversational_search(
     :param response_length: ``concise``, ``moderate`` (IBM's default) or ``verbose``.
     :param must_mention: names the user asked about (see :func:`prepare_generation`).
     :param message: the user's own words when ``query`` is a rewrite (see :func:`prepare_generation`).
-    :param option_words: how much of an asked option's description the named page holds (see
-        :func:`prepare_generation`).
+    :param option_words: how an option question matches the page it names (see :func:`prepare_generation`).
     :raises GeneratorError: when the generator fails (not caught here).
     """
     prepared = prepare_generation(

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from assistant_bridge.core.language import STOPWORDS
 from assistant_bridge.core.snippets import Snippet
 from assistant_bridge.text import (
     CJK_CHARS,
@@ -82,6 +83,15 @@ _IDENTIFIER_TERM = re.compile(
 STEM_CHARS = 5  # a word's term is its first five characters
 
 
+def _stem(word: str) -> str:
+    """A word's term: its first :data:`STEM_CHARS` characters, after the final "s" of a word of four or five
+    letters ("sorts" and "sort", "lists" and "list", "files" and "file" are one term; "options" and "option" are one
+    by the cut alone)."""
+    if 4 <= len(word) <= STEM_CHARS and word.endswith("s") and not word.endswith("ss") and word[:-1].isalpha():
+        word = word[:-1]
+    return word[:STEM_CHARS]
+
+
 def terms(text: str) -> list[str]:
     """Matching terms of ``text``, in order: stemmed words (3+ chars, cut to five characters), numbers, CJK
     bigrams, and whole identifiers (``ServerAliveCountMax``, ``threadpool_limits``, ``typer.run``, keywords of six
@@ -93,7 +103,7 @@ def terms(text: str) -> list[str]:
         if _CJK_RUN.match(token):
             out.extend(token[i : i + 2] for i in range(max(1, len(token) - 1)))
         elif token.isdigit() or len(token) > 2:
-            out.append(token[:STEM_CHARS])
+            out.append(_stem(token))
     out.extend(m.casefold() for m in _IDENTIFIER_TERM.findall(normal) if len(m) > 5)
     out.extend(OPTION_WORD.findall(normal))
     return out
@@ -346,6 +356,17 @@ def entry_word_share(query: str, page: str, held: Sequence[frozenset[str]]) -> n
     if total <= 0:
         return np.zeros(count)
     return np.array([sum(idf[t] for t in wanted & h) / total for h in held], dtype=np.float64)
+
+
+_STOP_TERMS = frozenset(t for word in STOPWORDS for t in terms(word))
+
+
+def unknown_words(query: str, page: str, said: frozenset[str]) -> int:
+    """How many of the query's words a page never uses (``said``: the :func:`terms` of its whole text), leaving
+    out stop words, the words by which it asks for an entry and the page's name (``page``): "Which zstd option
+    encrypts the compressed file with a password?" has two ("encrypts", "password") for zstd(1)."""
+    wanted = query_terms(query) - answer_type_terms(query) - set(terms(page)) - _STOP_TERMS
+    return len(wanted - said)
 
 
 def entry_match(query: str, cands: Sequence[Candidate], titles: Sequence[str] = ()) -> np.ndarray:

@@ -115,6 +115,8 @@ def test_the_built_in_source_measures_an_asked_option_on_the_pages_its_results_c
     svc.ingestor.ingest_text(page, title="curl(1): transfer a URL", ownership=Ownership())
     source = BuiltinSource(svc, SearchConfig(metadata={"mode": "lexical", "limit": 10}))
     results = source.search("curl headers", Scope(principal=Principal("admin", admin=True)))
-    assert results and (source.option_word_share("Which curl option fetches the headers only?", results) or 0) > 0.9
-    assert source.option_word_share("Which curl option sends SMS messages?", results) == 0.0
-    assert FakeSource().option_word_share("Which curl option fetches the headers only?", results) is None
+    found = source.option_words("Which curl option fetches the headers only?", results)
+    assert results and found is not None and found.share > 0.9 and found.unknown == 0 and found.found
+    missing = source.option_words("Which curl option sends SMS messages?", results)
+    assert missing is not None and missing.share == 0.0 and missing.unknown == 3 and missing.missing
+    assert FakeSource().option_words("Which curl option fetches the headers only?", results) is None

@@ -9,11 +9,13 @@ import pytest
 
 from assistant_bridge.core.generation import Generation
 from assistant_bridge.core.loop import (
+    OPTION_UNKNOWN_WORDS,
     OPTION_WORDS_ANSWER,
     OPTION_WORDS_MIN,
     Answer,
     IDontKnow,
     NoResults,
+    OptionWords,
     Prepared,
     SearchFailed,
     finish_generation,
@@ -248,21 +250,23 @@ def test_a_name_the_results_do_not_mention_is_idk_whatever_the_score() -> None:
 
 def test_a_question_for_an_option_the_named_page_does_not_have_is_idk_whatever_the_score() -> None:
     gen = FakeGenerator()
-    out = run(generator=gen, option_words=OPTION_WORDS_MIN - 0.1)
+    out = run(generator=gen, option_words=OptionWords(OPTION_WORDS_MIN - 0.1, 0))
     assert isinstance(out, IDontKnow) and out.reason == "retrieval_confidence" and gen.calls == []
-    assert out.scores == {"pre_gen": 0.9, "option_words": OPTION_WORDS_MIN - 0.1}
-    assert isinstance(run(option_words=OPTION_WORDS_MIN), Answer)
+    assert out.scores == {"pre_gen": 0.9, "option_words": OPTION_WORDS_MIN - 0.1, "option_unknown_words": 0}
+    assert isinstance(run(option_words=OptionWords(0.9, OPTION_UNKNOWN_WORDS)), IDontKnow)  # words it never uses
+    assert isinstance(run(option_words=OptionWords(OPTION_WORDS_MIN, OPTION_UNKNOWN_WORDS - 1)), Answer)
     assert isinstance(run(option_words=None), Answer)  # no such question, or a source that cannot tell
 
 
 def test_a_question_for_an_option_the_named_page_has_goes_on_when_the_pre_filter_refuses() -> None:
     """The pre-filter reads a window of a dozen options; an option entry of the named page that holds most of the
-    question's words says the page has what was asked."""
-    out = run(pre=0.1, option_words=OPTION_WORDS_ANSWER)
+    question's words, of which the page uses every one, says the page has what was asked."""
+    out = run(pre=0.1, option_words=OptionWords(OPTION_WORDS_ANSWER, 0))
     assert isinstance(out, Answer)
     assert out.scores["pre_gen"] == 0.5 and out.scores["pre_gen_first_look"] == 0.1
-    assert out.scores["option_words"] == OPTION_WORDS_ANSWER
-    assert isinstance(run(pre=0.1, option_words=OPTION_WORDS_ANSWER - 0.01), IDontKnow)
+    assert out.scores["option_words"] == OPTION_WORDS_ANSWER and out.scores["option_unknown_words"] == 0
+    assert isinstance(run(pre=0.1, option_words=OptionWords(OPTION_WORDS_ANSWER - 0.01, 0)), IDontKnow)
+    assert isinstance(run(pre=0.1, option_words=OptionWords(0.9, 1)), IDontKnow)
     assert isinstance(run(pre=0.1), IDontKnow)
 
 

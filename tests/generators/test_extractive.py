@@ -484,7 +484,7 @@ def test_the_name_of_a_page_the_question_names_is_said_by_each_of_its_sentences(
     one that says what is asked ("data")."""
     page = Snippet(
         "The iperf3 client can connect to the server on another port.\n\n"
-        "-R, --reverse: the server sends data to the client.",
+        "-R, --reverse: the server transmits data to the client.",
         "iperf3(1): perform network throughput tests",
         0,
     )

@@ -20,6 +20,7 @@ from assistant_bridge.generators.sentences import (
     is_label,
     query_terms,
     terms,
+    unknown_words,
 )
 from assistant_bridge.text import code_names, holds_code_names
 
@@ -349,3 +350,9 @@ def test_an_entry_holds_a_share_of_the_querys_words_weighed_by_their_rarity_amon
     assert entry_word_share("Which tcpdump option?", "tcpdump", held).tolist() == [0.0, 0.0, 0.0]  # no words left
     assert asks_for_option("Which tcpdump option reads packets?") and asks_for_option("Quelle option de grep …")
     assert not asks_for_option("How does tcpdump read packets?")
+
+
+def test_the_words_of_a_question_a_page_never_uses_are_counted() -> None:
+    page = frozenset(terms("-z, --zstd: compress the archive with zstd. -k: keep the files."))
+    assert unknown_words("Which zstd option encrypts the compressed file with a password?", "zstd", page) == 2
+    assert unknown_words("Which zstd option keeps the files?", "zstd", page) == 0  # "keeps" and "keep" are one
