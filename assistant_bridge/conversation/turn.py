@@ -201,6 +201,7 @@ class Turn:
                 return self._done(rsp.text_item(a.messages.social(kind)), "social")
             self._rewrite()
         source = self.rt.source(a)
+        searched = req.message_type != "search_results"
         if req.message_type == "search_results":
             results = list(req.search_results or ())
             self.trace.result_count = len(results)
@@ -236,7 +237,9 @@ class Turn:
             clock=self.clock,
             must_mention=asked_names(self.question),
             message=self.question,
-            option_words=source.option_words(self.question, results) if source is not None else None,
+            # only for results this turn's own search found within the caller's scope, never for results a client
+            # sent back (their document ids would open documents the caller may not read)
+            option_words=source.option_words(self.question, results) if searched and source is not None else None,
         )
         if not isinstance(prepared, Prepared):
             return self._outcome(prepared)

@@ -67,14 +67,14 @@ VERBATIM = 1.0  # extractiveness of an answer made only of sentences copied from
 SECOND_LOOK_MARGIN = 0.05
 # A question that asks which option of a manual page does something, whose words no option entry of the page
 # holds this much of (``option_words`` of :func:`prepare_generation`), asks for an option the page does not
-# have. On the real-documents benchmark's 49 such questions in English and French over a page in their own
-# language, the unanswerable ones score at most 0.24 (6: S3 uploads, YAML input, PDF to text, encryption…), the
-# answerable ones at least 0.39 (43); docs/benchmarks.md.
+# have. On the real-documents benchmark's such questions in English and French over a page in their own
+# language (docs/benchmarks.md), the answerable ones hold at least 0.35 of their words in one entry; most
+# unanswerable ones (S3 uploads, PDF to text, encryption…) hold less than 0.3, not all (YAML input: 0.39).
 OPTION_WORDS_MIN = 0.3
-# ... and one whose words an option entry of the page holds this much of asks for that option: the turn goes on
-# when the pre-filter refuses it (its window is a passage of a dozen options: "Which curl option fetches the
-# headers only?" and curl's -I, --head scored 0.16). No question the benchmark's documents cannot answer, asking
-# for an option or not, scores above 0.32.
+# ... and one whose words an option entry of the page holds this much of, each of them used by the page, asks for
+# that option: the turn goes on when the pre-filter refuses it (its window is a passage of a dozen options: "Which
+# curl option fetches the headers only?" and curl's -I, --head scored 0.16). No question the benchmark's
+# documents cannot answer scores above 0.39.
 OPTION_WORDS_ANSWER = 0.5
 # ... and one with this many words its page never uses (stop words aside) asks for something the page does not
 # document ("encrypts" and "password" for zstd, "Amazon" and "S3" for rsync): none of the benchmark's 66 answerable

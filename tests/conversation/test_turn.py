@@ -131,3 +131,28 @@ def test_a_bad_as_asked_weight_is_refused(tmp_path: Path, weight: object) -> Non
     assistants = {"default": {"environments": ["default"], "conversational_search": conversational}}
     with pytest.raises(ConfigurationError, match="as_asked_weight"):
         build(tmp_path, assistants=assistants)
+
+
+def test_a_turn_measures_an_asked_option_only_on_results_its_own_search_found(tmp_path: Path) -> None:
+    """Results a client sends back name documents by id: the turn must not open them (the caller may not be
+    allowed to read them), so the option look runs only on the results of the turn's own, scoped search."""
+    from assistant_bridge.core.results import SearchResult
+
+    _, _, runtime = build(tmp_path)
+    asked: list[str] = []
+
+    class Recording(FakeSource):
+        def option_words(self, message, results):  # type: ignore[no-untyped-def]
+            asked.append(message)
+            return None
+
+    runtime._sources[("default", "default")] = Recording([{"title": "VPN", "body": "Install the VPN client."}])
+    assistant = runtime.assistants.get("default")
+    scope = Scope(Principal(user_id="u"))
+    Turn(runtime, assistant, TurnRequest(text="Which vpn option installs the client?"), scope).run()
+    sent = (SearchResult("VPN", "Install the VPN client.", result_metadata={"document_id": "someone-elses"}),)
+    request = TurnRequest(
+        message_type="search_results", text="Which vpn option installs the client?", search_results=sent
+    )
+    Turn(runtime, assistant, request, scope).run()
+    assert asked == ["Which vpn option installs the client?"]
