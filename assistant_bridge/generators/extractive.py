@@ -104,7 +104,7 @@ from assistant_bridge.generators.sentences import (
     terms,
     text_width,
 )
-from assistant_bridge.text import NAME_LINE_PARTS, holds_code_names
+from assistant_bridge.text import NAME_LINE_PARTS, code_names, holds_code_names, manual_page_name
 
 ENTRY_PEER_RATIO = 0.9
 MAX_LIST_ITEMS = 12
@@ -280,6 +280,8 @@ class ExtractiveGenerator:
         # that the others must clear
         defined = defines(query, cands, titles)
         named = np.array(holds_code_names(query, [s.text for s in snippets]), dtype=bool)
+        if code_names(query) <= {manual_page_name(t) for t in titles}:
+            named[:] = False  # "Which rsyncd.conf parameter…" names the page: each of its passages is about it
         cues = (
             self.tuning.w_number * asked_value_match(query, cands)
             + self.tuning.w_phrase * phrases

@@ -374,7 +374,8 @@ def entry_match(query: str, cands: Sequence[Candidate], titles: Sequence[str] = 
     option the query names ("what does --key do") or whose long name the query spells out in its words
     ("make less ignore case": ``--ignore-case``; "le mode POSIX": ``--posix``), 0.75 for one that shares half of
     such a name's words, 0.5 for any other option entry when the query asks which option or flag does
-    something, or for a named entry when it asks for a variable or setting; 0 otherwise.
+    something, or for a named entry when it asks for a variable or setting; 0 otherwise. A manual page's NAME line
+    names the page, and is no entry of it ("Which rsyncd.conf parameter sets…" names rsyncd.conf(5)).
 
     A long name is matched by the query's plain words only, not by the words of a name it holds
     ("charset-normalizer" does not ask for ``--normalize``), and only on a page the query names when the
@@ -400,6 +401,8 @@ def entry_match(query: str, cands: Sequence[Candidate], titles: Sequence[str] = 
                 out[i] = 0.5 + 0.5 * share
             elif asks_option:
                 out[i] = 0.5
+        elif c.snippet < len(titles) and c.entry == manual_page_name(titles[c.snippet]):
+            continue  # a manual page's NAME line ("rsyncd.conf - configuration file for rsync…"): no entry of it
         elif _names(query, c.entry):
             out[i] = 1.0
         elif asks_name:

@@ -725,3 +725,24 @@ def test_a_sentence_that_announces_a_block_answers_with_it() -> None:
     )
     out = ExtractiveGenerator().generate("How do I define the dquilt alias?", [guide])
     assert 'alias dquilt="quilt --quiltrc=${HOME}/.quiltrc-dpkg"' in out.text
+
+
+def test_a_question_that_names_its_page_as_code_is_not_answered_by_the_pages_name_line() -> None:
+    """"Which rsyncd.conf parameter…" names rsyncd.conf(5): its NAME line is no entry the question names, and the
+    passages that write "rsyncd.conf" are no closer to it than the page's others."""
+    title = "rsyncd.conf(5): configuration file for rsync in daemon mode"
+    opening = Snippet(
+        "Name\n\nrsyncd.conf - configuration file for rsync in daemon mode\n\nSynopsis\n\nrsyncd.conf\n\n"
+        "The online version of this manpage is available at https://download.samba.org/pub/rsync/rsyncd.conf.5",
+        title,
+        0,
+    )
+    entries = Snippet(
+        "max connections: This parameter allows you to specify the maximum number of simultaneous connections "
+        "you will allow.\n\nlock file: This parameter specifies the file to use.",
+        title,
+        1,
+    )
+    question = "Which rsyncd.conf parameter sets the maximum number of simultaneous connections?"
+    out = gen().generate(question, [opening, entries], "concise")
+    assert out.text.startswith("max connections: This parameter allows you to specify the maximum number")
