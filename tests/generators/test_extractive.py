@@ -728,7 +728,7 @@ def test_a_sentence_that_announces_a_block_answers_with_it() -> None:
 
 
 def test_a_question_that_names_its_page_as_code_is_not_answered_by_the_pages_name_line() -> None:
-    """"Which rsyncd.conf parameter…" names rsyncd.conf(5): its NAME line is no entry the question names, and the
+    """ "Which rsyncd.conf parameter…" names rsyncd.conf(5): its NAME line is no entry the question names, and the
     passages that write "rsyncd.conf" are no closer to it than the page's others."""
     title = "rsyncd.conf(5): configuration file for rsync in daemon mode"
     opening = Snippet(
