@@ -141,8 +141,11 @@ def _is_subheading(stripped: str, indent: int, nxt: str) -> bool:
     """A subsection's heading (``.SS``, rendered between a section heading's column and the body's) whose first
     line below is an option's term: wget(1)'s "Recursive Retrieval Options" above "-r", "--recursive". Read as a
     tag, it would make the option its description ("Recursive Retrieval Options: -r --recursive Turn on …"), and
-    the option would be an entry of no list."""
-    return 0 < indent < _SUBHEADING_INDENT_MAX and line_indent(nxt) > indent and nxt.strip().startswith("-")
+    the option would be an entry of no list. The option may stand under a list bullet."""
+    below = nxt.strip()
+    bullet = _BULLET.match(below)  # "○   -#: selects # compression level" under zstd(1)'s "Operation Modifiers"
+    option = below[bullet.end() :] if bullet else below
+    return 0 < indent < _SUBHEADING_INDENT_MAX and line_indent(nxt) > indent and option.startswith("-")
 
 
 def man_to_text(text: str) -> tuple[str, str | None]:

@@ -508,15 +508,19 @@ def test_a_subsection_heading_is_no_tag_of_the_options_below_it() -> None:
         "     ServerAliveCountMax",
         "             Sets the number of server alive messages which may be sent.",
         "",
+        "   Operation Modifiers",
+        "       ○   -#: selects # compression level [1-19] (default: 3)",
+        "",
         "GNU Wget 1.21.4                     2023-07-15                        WGET(1)",
     )
     assert "Recursive Retrieval Options" in paras and "Contrôle général de l'affichage" in paras
+    assert "Operation Modifiers" in paras and "-#: selects # compression level [1-19] (default: 3)" in paras
     assert "-r: --recursive Turn on recursive retrieving. The default maximum depth is 5." in paras
     assert "-c, --count: Ne pas afficher les résultats normaux." in paras
     # a keyword's tag (indented as the body is) stays a tag
     assert "ServerAliveCountMax: Sets the number of server alive messages which may be sent." in paras
     text = "\n\n".join(paras)
-    assert [text[a : a + 2] for a, _ in option_entries(text)] == ["-r", "-c"]
+    assert [text[a : a + 2] for a, _ in option_entries(text)] == ["-r", "-c", "-#"]
 
 
 @pytest.mark.unit
