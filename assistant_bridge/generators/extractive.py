@@ -104,7 +104,7 @@ from assistant_bridge.generators.sentences import (
     terms,
     text_width,
 )
-from assistant_bridge.text import NAME_LINE_PARTS, code_names, holds_code_names, manual_page_name
+from assistant_bridge.text import NAME_LINE_PARTS, OPTION_WORD, code_names, holds_code_names, manual_page_name
 
 ENTRY_PEER_RATIO = 0.9
 MAX_LIST_ITEMS = 12
@@ -173,6 +173,8 @@ class Tuning:
         (``group_concat``, ``count(*)``, ``os.path.join``: :func:`~assistant_bridge.text.code_names`);
         such a snippet is also exempt from ``w_similarity_gap``. A question about ``group_concat`` is answered by
         the passage that names it, not by a passage about another separator that the search ranked higher.
+    :ivar w_option: weight of a sentence that writes an option the query names, other than that option's entry
+        ("the --reload flag in development mode will use watchfiles." for a question about ``--reload``).
     :ivar w_similarity_gap: penalty per unit of cosine by which a sentence's snippet falls short of the most
         similar snippet, when every snippet carries the dense search's similarity
         (:attr:`~assistant_bridge.core.snippets.Snippet.similarity`; the service's own dense or weighted hybrid
@@ -200,6 +202,7 @@ class Tuning:
     w_similarity_gap: float = 20.0
     w_define: float = 1.0
     w_code_name: float = 0.5
+    w_option: float = 0.3
 
 
 @dataclass(frozen=True)
@@ -287,6 +290,7 @@ class ExtractiveGenerator:
             + self.tuning.w_phrase * phrases
             + self.tuning.w_define * defined
             + self.tuning.w_code_name * np.array([named[c.snippet] for c in cands], dtype=np.float64)
+            + self.tuning.w_option * _writes_option(query, cands)
         )
         prior = cues + np.array(
             [
@@ -586,6 +590,16 @@ def _entry_of(cands: Sequence[Candidate], top: int, entries: np.ndarray) -> int:
         if c.entry:
             return i if entries[i] > 0 else top
     return top
+
+
+def _writes_option(query: str, cands: Sequence[Candidate]) -> np.ndarray:
+    """1.0 for a sentence that writes an option the query names and is not that option's entry (which
+    :func:`~.sentences.entry_match` weighs): "Which package does uvicorn use for the --reload flag…" is answered by
+    "the --reload flag in development mode will use watchfiles.", a list item of a README; else 0."""
+    asked = set(OPTION_WORD.findall(query))
+    if not asked:
+        return np.zeros(len(cands))
+    return np.array([0.0 if c.entry else float(bool(asked & set(OPTION_WORD.findall(c.text)))) for c in cands])
 
 
 def _continues(cands: Sequence[Candidate], i: int) -> bool:

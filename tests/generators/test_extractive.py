@@ -746,3 +746,20 @@ def test_a_question_that_names_its_page_as_code_is_not_answered_by_the_pages_nam
     question = "Which rsyncd.conf parameter sets the maximum number of simultaneous connections?"
     out = gen().generate(question, [opening, entries], "concise")
     assert out.text.startswith("max connections: This parameter allows you to specify the maximum number")
+
+
+def test_a_sentence_that_writes_the_option_the_question_names_answers_it() -> None:
+    """A README's list item about ``--reload`` answers a question about it, over a sentence that shares more of
+    the question's other words."""
+    readme = Snippet(
+        "The standard install of uvicorn brings Cython-based dependencies where possible.\n\n"
+        "- the websocket protocol will be handled by websockets.\n"
+        "- the --reload flag in development mode will use watchfiles.",
+        "uvicorn-README",
+        0,
+    )
+    question = "Which package does uvicorn use for the --reload flag in its standard install?"
+    out = gen().generate(question, [readme], "concise")
+    assert out.text == "the --reload flag in development mode will use watchfiles."
+    off = ExtractiveGenerator(HashingEmbedder(64), w_option=0.0).generate(question, [readme], "concise")
+    assert off.text.startswith("The standard install of uvicorn")
