@@ -75,6 +75,18 @@ class _PageEntries:
     words: list[frozenset[str]] | None = None
     page_words: frozenset[str] | None = None  # the terms of the whole document
 
+    def entry_terms(self, text: str) -> list[frozenset[str]]:
+        """The terms of each entry of the document ``text``, found once."""
+        if self.words is None:
+            self.words = [frozenset(terms(text[start:end])) for start, end in self.spans]
+        return self.words
+
+    def page_terms(self, text: str) -> frozenset[str]:
+        """The terms of the whole document ``text``, found once."""
+        if self.page_words is None:
+            self.page_words = frozenset(terms(text))
+        return self.page_words
+
 
 @dataclass
 class SearchTimings:
@@ -361,7 +373,7 @@ class Services:
         similarity = np.vstack([vectors[i] for i in indices]) @ self.embedder.embed_queries([message])[0]
         if similarity.max() <= max((h.similarity or 0.0) for h in hits[:MAX_SNIPPETS]):
             return hits  # no entry matches better than a passage found already: no option was asked about
-        words = self._entry_words(doc, entries)
+        words = entries.entry_terms(doc.text)
         # the words of the question as asked: a conversation turn's rewrite adds the terms that name its page
         # ("Only those by one author? — graph / commit history / git-log"), which are not what it asks for
         said = asked if asked is not None else message
@@ -395,12 +407,9 @@ class Services:
         entries = self._page_entries(doc)
         if not entries.spans:
             return None
-        words = self._entry_words(doc, entries)
-        if entries.page_words is None:
-            entries.page_words = frozenset(terms(doc.text))
         name = manual_page_name(doc.title) or ""
-        share = float(entry_word_share(message, name, words).max())
-        return OptionWords(share, unknown_words(message, name, entries.page_words))
+        share = float(entry_word_share(message, name, entries.entry_terms(doc.text)).max())
+        return OptionWords(share, unknown_words(message, name, entries.page_terms(doc.text)))
 
     def _page_entries(self, doc: Document) -> _PageEntries:
         """A document's option entries, kept for the last :data:`ENTRY_DOCUMENTS` documents asked about."""
@@ -409,13 +418,6 @@ class Services:
             entries = _PageEntries(option_entries(doc.text))
             self._entries.put((doc.id, doc.content_hash), entries)
         return entries
-
-    @staticmethod
-    def _entry_words(doc: Document, entries: _PageEntries) -> list[frozenset[str]]:
-        """The terms of each of a document's option entries, found once per document kept."""
-        if entries.words is None:
-            entries.words = [frozenset(terms(doc.text[start:end])) for start, end in entries.spans]
-        return entries.words
 
     def _chunk_at(self, document_id: str, chunk_count: int, offset: int, scope: Scope) -> Chunk | None:
         """The last chunk of a document that starts at or before ``offset`` of its text, if it holds it: of the

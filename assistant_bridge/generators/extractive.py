@@ -103,8 +103,9 @@ from assistant_bridge.generators.sentences import (
     section_match,
     terms,
     text_width,
+    writes_option,
 )
-from assistant_bridge.text import NAME_LINE_PARTS, OPTION_WORD, code_names, holds_code_names, manual_page_name
+from assistant_bridge.text import NAME_LINE_PARTS, code_names, holds_code_names, manual_page_name
 
 ENTRY_PEER_RATIO = 0.9
 MAX_LIST_ITEMS = 12
@@ -290,7 +291,7 @@ class ExtractiveGenerator:
             + self.tuning.w_phrase * phrases
             + self.tuning.w_define * defined
             + self.tuning.w_code_name * np.array([named[c.snippet] for c in cands], dtype=np.float64)
-            + self.tuning.w_option * _writes_option(query, cands)
+            + self.tuning.w_option * writes_option(query, cands)
         )
         prior = cues + np.array(
             [
@@ -590,16 +591,6 @@ def _entry_of(cands: Sequence[Candidate], top: int, entries: np.ndarray) -> int:
         if c.entry:
             return i if entries[i] > 0 else top
     return top
-
-
-def _writes_option(query: str, cands: Sequence[Candidate]) -> np.ndarray:
-    """1.0 for a sentence that writes an option the query names and is not that option's entry (which
-    :func:`~.sentences.entry_match` weighs): "Which package does uvicorn use for the --reload flag…" is answered by
-    "the --reload flag in development mode will use watchfiles.", a list item of a README; else 0."""
-    asked = set(OPTION_WORD.findall(query))
-    if not asked:
-        return np.zeros(len(cands))
-    return np.array([0.0 if c.entry else float(bool(asked & set(OPTION_WORD.findall(c.text)))) for c in cands])
 
 
 def _continues(cands: Sequence[Candidate], i: int) -> bool:

@@ -349,7 +349,7 @@ def entry_word_share(query: str, page: str, held: Sequence[frozenset[str]]) -> n
     ("which option") and the page's name (``page``: "tcpdump") are not counted: every entry is an option of it.
     "Which tcpdump option reads packets from a saved capture file?" holds "read" in ``-r file: Read packets from
     file`` and not in ``-w file: Write the raw packets to file``, which a dense vector of either ranks alike."""
-    wanted = query_terms(query) - answer_type_terms(query) - set(terms(page))
+    wanted = _asked_words(query, page)
     count = len(held)
     idf = {t: max(0.0, math.log((count + 1) / (sum(t in h for h in held) + 0.5))) for t in wanted}
     total = sum(idf.values())
@@ -365,8 +365,23 @@ def unknown_words(query: str, page: str, said: frozenset[str]) -> int:
     """How many of the query's words a page never uses (``said``: the :func:`terms` of its whole text), leaving
     out stop words, the words by which it asks for an entry and the page's name (``page``): "Which zstd option
     encrypts the compressed file with a password?" has two ("encrypts", "password") for zstd(1)."""
-    wanted = query_terms(query) - answer_type_terms(query) - set(terms(page)) - _STOP_TERMS
-    return len(wanted - said)
+    return len(_asked_words(query, page) - _STOP_TERMS - said)
+
+
+def _asked_words(query: str, page: str) -> set[str]:
+    """The query's terms that say what it asks of a page's entries: not the words by which it asks for an entry,
+    nor the page's name."""
+    return query_terms(query) - answer_type_terms(query) - set(terms(page))
+
+
+def writes_option(query: str, cands: Sequence[Candidate]) -> np.ndarray:
+    """1.0 for a sentence that writes an option the query names and is not an entry (which :func:`entry_match`
+    weighs): "Which package does uvicorn use for the --reload flag…" is answered by "the --reload flag in
+    development mode will use watchfiles.", a list item of a README; else 0."""
+    asked = _option_names(query)
+    if not asked:
+        return np.zeros(len(cands))
+    return np.array([0.0 if c.entry else float(bool(asked & _option_names(c.text))) for c in cands])
 
 
 def entry_match(query: str, cands: Sequence[Candidate], titles: Sequence[str] = ()) -> np.ndarray:
