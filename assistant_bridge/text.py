@@ -186,7 +186,12 @@ def entry_term(text: str) -> str:
 # A document's option entries, as a manual page lists them: a paragraph that starts with an option's term
 # ("-I, --head: Fetch the headers only!") and the paragraphs after it, up to the next one. Searched on their own
 # by :meth:`~assistant_bridge.services.Services.with_option_entry`: a chunk holds a dozen of a long page's
-# options, and a question about one of them does not find that chunk among the first results.
+# options, and a question about one of them does not find that chunk among the first results. A page of no
+# options that defines named settings the same way (ssh_config(5)'s "HashKnownHosts: Indicates that…", SQL
+# functions' "ifnull(X,Y): …") lists those as its entries, when it defines at least :data:`NAMED_ENTRIES_MIN` of
+# them: one such paragraph in prose is not a list. A warning or a note ("NOTE: …") defines nothing. A page of
+# options keeps its options only: its named entries (environment variables, curl's protocols, tmux's commands)
+# would stand between an option and the rest of its description.
 _PARAGRAPH_START = re.compile(r"(?:\A|\n[ \t]*\n)\s*(?=\S)")
 _PARAGRAPH_END = re.compile(r"\n[ \t]*\n")
 _ENTRY_HEAD_CHARS = 300  # enough of a paragraph to read its term and the start of its description
@@ -194,20 +199,27 @@ OPTION_ENTRY_MAX_CHARS = 1200  # an entry's text as it is embedded: its term, it
 # more paragraphs that start like an option than any manual page has (curl: 273) is not a list of options (a
 # generated file, a log): none are taken, so neither ingestion nor a search pays for thousands of them
 OPTION_ENTRIES_MAX = 2000
+NAMED_ENTRIES_MIN = 5
+_ADMONITION = frozenset({"note", "notes", "warning", "caution", "important", "tip", "hint", "danger", "attention"})
 
 
 def option_entries(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` of each option entry of ``text`` (see above), at most :data:`OPTION_ENTRY_MAX_CHARS`
     long, in text order; none when there are more than :data:`OPTION_ENTRIES_MAX`."""
-    starts = []
+    options: list[int] = []
+    named: list[int] = []
     for match in _PARAGRAPH_START.finditer(text):
         start = match.end()
         head = text[start : start + _ENTRY_HEAD_CHARS]
         end = _PARAGRAPH_END.search(head)
-        if entry_term(head[: end.start()] if end else head).startswith("-"):
-            starts.append(start)
-            if len(starts) > OPTION_ENTRIES_MAX:
-                return []
+        term = entry_term(head[: end.start()] if end else head)
+        if term.startswith("-"):
+            options.append(start)
+        elif term and term.casefold() not in _ADMONITION:
+            named.append(start)
+        if len(options) + len(named) > OPTION_ENTRIES_MAX:
+            return []
+    starts = named if not options and len(named) >= NAMED_ENTRIES_MIN else options
     ends = [*starts[1:], len(text)][: len(starts)]
     return [
         (start, len(text[start : min(end, start + OPTION_ENTRY_MAX_CHARS)].rstrip()) + start)

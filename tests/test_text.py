@@ -195,3 +195,20 @@ def test_option_entries_are_an_option_paragraph_and_the_paragraphs_after_it() ->
     assert option_entries("") == [] and option_entries("No options here.\n\n- a list item") == []
     many = "\n\n".join(f"-x{i}: does thing {i} here" for i in range(OPTION_ENTRIES_MAX + 1))
     assert option_entries(many) == [] and len(option_entries(many[: many.rindex("\n\n")])) == OPTION_ENTRIES_MAX
+
+
+def test_a_page_of_named_settings_lists_them_as_its_entries() -> None:
+    """ssh_config(5) defines keywords, not options: "HashKnownHosts: Indicates that…" is an entry when the page
+    defines several such names and no option; a note defines nothing, one name in prose is no list, and a page of
+    options keeps its options only."""
+    keywords = ["AddressFamily", "BatchMode", "ConnectionAttempts", "HashKnownHosts", "LogLevel"]
+    text = "Description\n\nThe keywords are:\n\n" + "\n\n".join(
+        f"{k}: Specifies what {k} does here.\n\nThe default is no." for k in keywords
+    )
+    text += "\n\nNOTE: this says nothing of a keyword."
+    spans = option_entries(text)
+    assert [text[a:b].split(":")[0] for a, b in spans] == keywords
+    assert text[spans[-1][0] : spans[-1][1]].endswith("The default is no.\n\nNOTE: this says nothing of a keyword.")
+    assert option_entries("\n\n".join(f"{k}: Specifies what {k} does here." for k in keywords[:4])) == []
+    options = text + "\n\n-v, --verbose: say more about what is done"
+    assert [options[a : a + 2] for a, _ in option_entries(options)] == ["-v"]

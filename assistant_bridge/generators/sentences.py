@@ -588,8 +588,10 @@ def asked_commands(query: str, cands: Sequence[Candidate]) -> np.ndarray:
     """1.0 for each command line that holds every term of the query ("pip install httpx" for "How do I install
     httpx?", whose other words are question words), else 0. Such a line answers by itself, though it is short
     and has no sentence of its own (a label). A term kept whole ("pyratelimiter") is also held by its stem
-    ("pyrate-limiter")."""
-    wanted = query_terms(query)
+    ("pyrate-limiter"); function words other than "what" and "which" are not asked of it ("pip install
+    markdown-it-py[plugins]" for "How do I install markdown-it-py with its plugins?", not "pip install
+    annotated-types" for "What is annotated-types?")."""
+    wanted = query_terms(query) - (_STOP_TERMS - _WHICH)
     out = np.zeros(len(cands))
     if len(wanted) < 2:
         return out

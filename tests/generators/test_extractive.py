@@ -676,6 +676,28 @@ def test_a_command_line_that_holds_every_word_of_the_question_answers_it() -> No
     assert not ExtractiveGenerator().generate("How do I install threadpoolctl?", [heading]).text.startswith("Install")
 
 
+def test_a_command_line_need_not_hold_the_function_words_of_the_question() -> None:
+    """ "How do I install markdown-it-py with its plugins?" is answered by "pip install markdown-it-py[plugins]",
+    which holds none of "with" and "its"; "What is annotated-types?" is not answered by "pip install
+    annotated-types", which does not say what it is."""
+    readme = Snippet(
+        "This is a Python port of markdown-it, and some of its associated plugins.\n\nInstallation\n\nPIP\n\n"
+        "pip install markdown-it-py[plugins]\n\nConda\n\n"
+        "conda install -c conda-forge markdown-it-py linkify-it-py mdit-py-plugins",
+        "markdown-it-py",
+        0,
+    )
+    out = ExtractiveGenerator().generate("How do I install markdown-it-py with its plugins?", [readme])
+    assert "pip install markdown-it-py[plugins]" in out.text
+    types = Snippet(
+        "annotated-types\n\nReusable constraint types to use with typing.Annotated.\n\nInstall\n\n"
+        "pip install annotated-types",
+        "annotated-types",
+        0,
+    )
+    assert not ExtractiveGenerator().generate("What is annotated-types?", [types]).text.startswith("pip install")
+
+
 def test_a_command_line_that_holds_every_word_of_the_question_follows_the_sentence_before_it() -> None:
     readme = Snippet(
         "Install Rich with pip or your favorite PyPI package manager.\n\npython -m pip install rich\n\n"
