@@ -32,6 +32,7 @@ propagate unchanged: the HTTP layer turns them into the "connectivity issue" mes
 from __future__ import annotations
 
 import dataclasses
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -282,10 +283,25 @@ def _mentioned(form: str, name: str) -> bool:
     return len(words) > 1 and len(longest) >= 5 and mentions(form, longest)
 
 
+# a document titled by a package's name as it is spelled lower case ("markdown-it-py", "python-dotenv", "orjson",
+# "tqdm-README" for a README named after its file): the question names a project the way the capitalised names
+# of :func:`~assistant_bridge.conversation.rewrite_embedded.asked_names` are not
+_PACKAGE_TITLE = re.compile(r"\s*([a-z][a-z0-9]*(?:[-_.][a-z0-9]+)*)(?:-README)?\s*$")
+
+
 def named_pages(message: str, results: Sequence[SearchResult]) -> tuple[str, ...]:
     """The commands whose manual pages are among ``results`` and that ``message`` names as a word: ``htop`` for
-    "What is the default port of the htop web interface?" when htop(1) was found."""
-    return tuple(sorted(named_manual_pages(message, (r.title or "" for r in results))))
+    "What is the default port of the htop web interface?" when htop(1) was found; and the packages whose
+    documents are titled by their lower-case names (:data:`_PACKAGE_TITLE`): "Which markdown-it-py version
+    dropped support for Python 3.7?" is not answered by python-dotenv's changelog."""
+    titles = [r.title or "" for r in results]
+    form = match_form(message)
+    packages = {
+        name
+        for title in titles
+        if (match := _PACKAGE_TITLE.match(title)) and len(name := match.group(1)) >= 3 and mentions(form, name)
+    }
+    return tuple(sorted(named_manual_pages(message, titles) | packages))
 
 
 def _off_subject(

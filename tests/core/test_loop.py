@@ -370,6 +370,24 @@ def test_an_answer_must_come_from_or_name_a_manual_page_the_question_names() -> 
     assert named_pages("What does ssh-keygen -p do?", [SearchResult("ssh-keygen(1): key tool", "x")]) == ("ssh-keygen",)
 
 
+def test_an_answer_must_come_from_or_name_a_package_the_question_names_by_its_document() -> None:
+    """A document titled by a package's lower-case name ("markdown-it-py", a README titled "tqdm-README") is named
+    as a manual page is: "Which markdown-it-py version dropped support for Python 3.7?" is not answered by
+    python-dotenv's changelog. A title of words is no package's name."""
+    mdit = SearchResult("markdown-it-py", "Markdown parser done right. Follows the CommonMark spec.")
+    dotenv = SearchResult("python-dotenv", "1.0.0: Drop support for python 3.7, add python 3.12-dev.")
+    question = "Which markdown-it-py version dropped support for Python 3.7?"
+    pre = PagesAloneFail(0.9)
+    out = run(results=[dotenv, mdit], pre=pre, generator=FirstSnippetOnly(), message=question)
+    assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
+    assert isinstance(run(results=[mdit, dotenv], pre=pre, generator=FirstSnippetOnly(), message=question), Answer)
+    assert named_pages(question, [dotenv, mdit]) == ("markdown-it-py",)
+    readme = SearchResult("tqdm-README", "tqdm shows a progress bar.")
+    assert named_pages("How do I nest tqdm bars?", [readme]) == ("tqdm",)
+    words = SearchResult("Savepoints", "SAVEPOINTs are a method of creating transactions.")
+    assert named_pages("What are savepoints?", [words, SearchResult("Tomli", "x")]) == ()
+
+
 def test_an_acronym_that_qualifies_a_named_page_need_not_be_mentioned() -> None:
     screen = SearchResult("screen(1): screen manager", "C-a c: Create a new window with a shell and switch to it.")
     question = "How do I create a new window in GNU screen?"
