@@ -227,6 +227,18 @@ def option_entries(text: str) -> list[tuple[int, int]]:
     ]
 
 
+ENTRY_HEAD_SENTENCES = 2
+
+
+def entry_head(entry: str) -> str:
+    """An option entry as its vector is made: its term and the first :data:`ENTRY_HEAD_SENTENCES` sentences of
+    its description, which say what the option does ("-S, --size size: Limit results based on the size of files
+    using the format <+-><NUM><UNIT>"); the rest (its units, its examples, its caveats) blurs the vector of one
+    option into that of its neighbours."""
+    spans = sentence_spans(entry)
+    return entry[: spans[min(ENTRY_HEAD_SENTENCES, len(spans)) - 1][1]] if spans else entry
+
+
 def without_accents(text: str) -> str:
     """``text`` with its combining accents dropped (``décompresser`` reads ``decompresser``), so that a French word
     meets the English name it was borrowed from."""

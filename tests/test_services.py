@@ -348,6 +348,26 @@ def test_an_option_entry_is_weighed_by_the_words_of_the_question_as_asked(
     assert seen == ["Which curl option fetches the headers only?", rewrite]
 
 
+def test_an_entry_is_embedded_by_its_head_and_a_whole_entry_cached_before_still_serves(tmp_path: Path) -> None:
+    """Ingestion embeds each entry's term and first two sentences (:func:`~assistant_bridge.text.entry_head`); a
+    document whose entries were embedded whole, as ingestion did before, finds those vectors until reindexed."""
+    from assistant_bridge.ingest.service import _entry_passages
+
+    svc = make_services(make_settings(tmp_path, ingest={"option_entries": False}), dim=1024)
+    page = "\n\n".join(
+        f"-{c}: Option {c} does one thing. It does it well. It has a caveat {c} that is long." for c in "abcdef"
+    )
+    doc = svc.ingestor.ingest_text(page, title="tool(1): a tool", ownership=Ownership()).document
+    spans = option_entries(doc.text)
+    assert len(spans) == 6 and svc.ingestor.cached_entries(doc.title, doc.text, spans) == {}
+    svc.ingestor.embed_passages(_entry_passages(doc.title, doc.text, spans, whole=True))  # an older ingestion
+    legacy = svc.ingestor.cached_entries(doc.title, doc.text, spans)
+    assert len(legacy) == len(spans)
+    svc.ingestor.embed_entries(doc.title, doc.text, spans)
+    heads = svc.ingestor.cached_entries(doc.title, doc.text, spans)
+    assert len(heads) == len(spans) and any(not np.array_equal(heads[i], legacy[i]) for i in heads)
+
+
 def test_option_entries_are_not_embedded_when_turned_off(tmp_path: Path) -> None:
     svc = make_services(make_settings(tmp_path, ingest={"option_entries": False}), dim=1024)
     doc = svc.ingestor.ingest_text(CURL_PAGE, title="curl(1): transfer a URL", ownership=Ownership()).document

@@ -10,6 +10,7 @@ from assistant_bridge.text import (
     OPTION_ENTRIES_MAX,
     OPTION_ENTRY_MAX_CHARS,
     definition_kind,
+    entry_head,
     option_entries,
     overview,
     overview_subject,
@@ -195,6 +196,12 @@ def test_option_entries_are_an_option_paragraph_and_the_paragraphs_after_it() ->
     assert option_entries("") == [] and option_entries("No options here.\n\n- a list item") == []
     many = "\n\n".join(f"-x{i}: does thing {i} here" for i in range(OPTION_ENTRIES_MAX + 1))
     assert option_entries(many) == [] and len(option_entries(many[: many.rindex("\n\n")])) == OPTION_ENTRIES_MAX
+
+
+def test_an_entry_head_is_its_term_and_first_two_sentences() -> None:
+    entry = "-S, --size size: Limit results by size. Units are k, m and g. Example: fd -S +1m\n\nSee also --type."
+    assert entry_head(entry) == "-S, --size size: Limit results by size. Units are k, m and g."
+    assert entry_head("-x: Exclude.") == "-x: Exclude." and entry_head("") == ""
 
 
 def test_a_page_of_named_settings_lists_them_as_its_entries() -> None:

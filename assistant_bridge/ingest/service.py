@@ -45,7 +45,7 @@ from assistant_bridge.errors import BridgeError, DocumentParseError, DocumentPro
 from assistant_bridge.ingest.parsers import ParsedDocument, parse_file, parse_text
 from assistant_bridge.settings import IngestSettings
 from assistant_bridge.store import SQLiteStore, now
-from assistant_bridge.text import option_entries
+from assistant_bridge.text import entry_head, option_entries
 from assistant_bridge.workers import worker_alive, worker_id
 
 log = logging.getLogger(__name__)
@@ -352,10 +352,17 @@ class Ingestor:
 
     def cached_entries(self, title: str, text: str, spans: Sequence[tuple[int, int]]) -> dict[int, np.ndarray]:
         """The cached vectors of the entries at ``spans`` (by index): those of a document ingested before entries
-        were embedded are missing until it is reindexed. Never embeds: a search must not pay for a long page."""
-        hashes = [_sha256(t) for t in _entry_passages(title, text, spans)]
-        cached = self.store.cached_vectors(self.embedder.name, set(hashes))
-        return {i: cached[h] for i, h in enumerate(hashes) if h in cached}
+        were embedded are missing until it is reindexed; one ingested before their heads were embedded has its
+        whole entries' vectors, which serve until then. Never embeds: a search must not pay for a long page."""
+        found: dict[int, np.ndarray] = {}
+        for whole in (False, True):
+            hashes = [_sha256(t) for t in _entry_passages(title, text, spans, whole=whole)]
+            cached = self.store.cached_vectors(self.embedder.name, set(hashes))
+            vectors = {i: cached[h] for i, h in enumerate(hashes) if h in cached}
+            if len(vectors) == len(spans):
+                return vectors
+            found = found if len(found) >= len(vectors) else vectors
+        return found
 
     def embed_passages(
         self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None, batch: int = 16
@@ -427,5 +434,7 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _entry_passages(title: str, text: str, spans: Sequence[tuple[int, int]]) -> list[str]:
-    return [f"{title}. {text[start:end]}" for start, end in spans]
+def _entry_passages(title: str, text: str, spans: Sequence[tuple[int, int]], *, whole: bool = False) -> list[str]:
+    """Each entry as it is embedded: the document's title, then the entry's head (:func:`~assistant_bridge.text.
+    entry_head`), or the whole entry as documents ingested before heads were embedded have it cached."""
+    return [f"{title}. {text[start:end] if whole else entry_head(text[start:end])}" for start, end in spans]
