@@ -61,6 +61,9 @@ ENTRY_DOCUMENTS = 64  # documents whose option entries are kept (:meth:`Services
 # similarity alone, 37 / 38 / 37 / 34 at 0.02 / 0.03 / 0.05 / 0.10) and checked on the 47 of two later splits
 # (27 -> 36); docs/benchmarks.md.
 OPTION_ENTRY_WORD_WEIGHT = 0.03
+# an entry as close to the message as the closest passage, within this much cosine, is as close: the entry's
+# vector is made of its head (two sentences), a passage's of a dozen options, and neither is the finer by less
+OPTION_ENTRY_TIE = 0.005
 OPENING_CHUNKS = 3  # where a document says what it is about (:meth:`Services.with_opening`)
 _COMMAND_WORD = re.compile(r"[a-z][a-z0-9_.+-]*")  # what may name a command in a message (NFKC, lower case)
 _COMMAND_WORDS = 16  # the message's first this many such words are looked up
@@ -347,9 +350,10 @@ class Services:
         with the message, from the vectors ingestion cached (:meth:`~assistant_bridge.ingest.service.Ingestor.
         embed_entries`; a document ingested before that has none until ``ingest --reindex``: nothing changes), plus
         :data:`OPTION_ENTRY_WORD_WEIGHT` times the share of the message's words it holds (``asked``: the words of a
-        conversation turn as asked, when ``message`` is its rewrite). Some entry must be closer
-        to the message than every passage among the first hits (a part of a page that answers a question matches
-        it better than a whole passage does; when none does, the question is about something else); the best
+        conversation turn as asked, when ``message`` is its rewrite). Some entry must be closer to the message
+        than every passage among the first hits, or as close within :data:`OPTION_ENTRY_TIE` (a part of a page
+        that answers a question matches it better than a whole passage does; when none does, the question is
+        about something else); the best
         entry's chunk (of the chunks that hold the entry's term, the one that holds most of the entry,
         :meth:`_chunk_at`) must pass ``filter`` as the hits did. As many hits as before."""
         if not hits or overview_subject(message):
@@ -371,7 +375,7 @@ class Services:
             return hits
         indices = list(vectors)
         similarity = np.vstack([vectors[i] for i in indices]) @ self.embedder.embed_queries([message])[0]
-        if similarity.max() <= max((h.similarity or 0.0) for h in hits[:MAX_SNIPPETS]):
+        if similarity.max() <= max((h.similarity or 0.0) for h in hits[:MAX_SNIPPETS]) - OPTION_ENTRY_TIE:
             return hits  # no entry matches better than a passage found already: no option was asked about
         words = entries.entry_terms(doc.text)
         # the words of the question as asked: a conversation turn's rewrite adds the terms that name its page

@@ -278,11 +278,23 @@ def manual_page_section(title: str) -> str | None:
     return match.group(2)[1:-1] if match else None
 
 
+# the manual page of a command's configuration file: ssh_config(5) for ssh, rsyncd.conf(5) for rsync
+_CONFIG_PAGE = re.compile(r"(.+?)(?:d?_config|d?\.conf|\.cfg)")
+
+
 def named_manual_pages(message: str, titles: Iterable[str]) -> set[str]:
     """The commands whose manual pages ``titles`` hold and that ``message`` names as a word: ``htop`` for "What
-    is the default port of the htop web interface?" among the titles "wget(1): …" and "htop(1): …"."""
+    is the default port of the htop web interface?" among the titles "wget(1): …" and "htop(1): …". A command
+    also names the page of its configuration file (:data:`_CONFIG_PAGE`): "How many times does ssh try to
+    connect by default?" is answered by ssh_config(5)'s ``ConnectionAttempts``."""
     form = match_form(message)
-    return {name for title in titles if (name := manual_page_name(title)) and mentions(form, name)}
+    named = set()
+    for title in titles:
+        name = manual_page_name(title)
+        config = _CONFIG_PAGE.fullmatch(name) if name else None
+        if name and (mentions(form, name) or (config is not None and mentions(form, config.group(1)))):
+            named.add(name)
+    return named
 
 
 def mentions(form: str, phrase: str) -> bool:

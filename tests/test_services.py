@@ -368,6 +368,24 @@ def test_an_entry_is_embedded_by_its_head_and_a_whole_entry_cached_before_still_
     assert len(heads) == len(spans) and any(not np.array_equal(heads[i], legacy[i]) for i in heads)
 
 
+def test_an_entry_as_close_as_the_closest_passage_within_the_tie_is_taken(tmp_path: Path) -> None:
+    """Cosines within :data:`~assistant_bridge.services.OPTION_ENTRY_TIE` are a tie: the entry is taken; a
+    passage closer by more means no option was asked about."""
+    from assistant_bridge.services import OPTION_ENTRY_TIE
+
+    svc = make_services(make_settings(tmp_path), dim=1024)
+    doc = svc.ingestor.ingest_text(CURL_PAGE, title="curl(1): transfer a URL", ownership=Ownership()).document
+    spans = option_entries(doc.text)
+    vectors = svc.ingestor.cached_entries(doc.title, doc.text, spans)
+    message = "Which curl option fetches the headers only?"
+    best = max(float(v @ svc.embedder.embed_queries([message])[0]) for v in vectors.values())
+    missed = [h for h in svc.search(message, SCOPE, mode="hybrid", limit=10) if "--head" not in h.chunk.text]
+    tied = [replace(h, similarity=best + OPTION_ENTRY_TIE / 2) for h in missed]
+    assert "--head" in svc.with_option_entry(message, tied, SCOPE)[0].chunk.text
+    closer = [replace(h, similarity=best + 2 * OPTION_ENTRY_TIE) for h in missed]
+    assert svc.with_option_entry(message, closer, SCOPE) == closer
+
+
 def test_option_entries_are_not_embedded_when_turned_off(tmp_path: Path) -> None:
     svc = make_services(make_settings(tmp_path, ingest={"option_entries": False}), dim=1024)
     doc = svc.ingestor.ingest_text(CURL_PAGE, title="curl(1): transfer a URL", ownership=Ownership()).document

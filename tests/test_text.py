@@ -11,6 +11,7 @@ from assistant_bridge.text import (
     OPTION_ENTRY_MAX_CHARS,
     definition_kind,
     entry_head,
+    named_manual_pages,
     option_entries,
     overview,
     overview_subject,
@@ -219,3 +220,11 @@ def test_a_page_of_named_settings_lists_them_as_its_entries() -> None:
     assert option_entries("\n\n".join(f"{k}: Specifies what {k} does here." for k in keywords[:4])) == []
     options = text + "\n\n-v, --verbose: say more about what is done"
     assert [options[a : a + 2] for a, _ in option_entries(options)] == ["-v"]
+
+
+def test_a_command_names_the_manual_page_of_its_configuration_file() -> None:
+    titles = ["ssh(1): remote login", "ssh_config(5): client configuration", "rsyncd.conf(5): daemon", "wget(1): x"]
+    assert named_manual_pages("How many times does ssh try to connect?", titles) == {"ssh", "ssh_config"}
+    assert named_manual_pages("Which rsync daemon parameter limits connections?", titles) == {"rsyncd.conf"}
+    assert "ssh_config" in named_manual_pages("What does ssh_config set?", titles)
+    assert named_manual_pages("How do I download with wget?", titles) == {"wget"}
