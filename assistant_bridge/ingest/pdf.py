@@ -145,6 +145,7 @@ def _page_text(textpage: Any, page: _Page) -> tuple[str, list[Segment], list[tup
             lines.append(current)
     if pending is not None:
         lines.append(pending)
+    lines = _unwrapped_paths(lines)
     segments: list[Segment] = []
     pos = 0
     for line, boxes, _size in lines:
@@ -152,6 +153,30 @@ def _page_text(textpage: Any, page: _Page) -> tuple[str, list[Segment], list[tup
         segments.append(Segment(pos, pos + len(line), page_number=page.number, bboxes=bboxes))
         pos += len(line) + 1
     return "\n".join(line for line, _, _ in lines), segments, [(size, line) for line, _, size in lines]
+
+
+# a path or a link the line ends in, cut after one of its dots: "…le fichier global /etc/dupload." + "conf, soit…",
+# "(https://www." + "debian.org/social_contract…)"
+_CUT_PATH = re.compile(r"(?:^|\s|\()\S*/\S*\.$")
+_PATH_GOES_ON = re.compile(r"[a-z0-9]")
+FULL_LINE = 0.9  # a line whose box reaches this share of the page's widest line is full: it was wrapped
+
+
+def _unwrapped_paths(lines: list[tuple[str, list[BBox], float]]) -> list[tuple[str, list[BBox], float]]:
+    """``lines`` with a path or a link that a full line ends in, after one of its dots, joined to the rest of it
+    on the next line (no space: "/etc/dupload.conf"). A short line that ends in a path ends a sentence or a
+    command ("--prefix=/usr."), and a next line that starts with a capital starts one."""
+    right = max((b.x2 for _, boxes, _ in lines for b in boxes), default=0.0)
+    out: list[tuple[str, list[BBox], float]] = []
+    for line in lines:
+        if out:
+            text, boxes, size = out[-1]
+            full = bool(boxes) and max(b.x2 for b in boxes) >= FULL_LINE * right
+            if full and _CUT_PATH.search(text) and _PATH_GOES_ON.match(line[0]):
+                out[-1] = (text + line[0], boxes + line[1], max(size, line[2]))
+                continue
+        out.append(line)
+    return out
 
 
 def _title_from_lines(sized_lines: list[tuple[float, str]]) -> str | None:

@@ -150,6 +150,23 @@ def test_a_word_hyphenated_at_a_line_end_is_joined() -> None:
     assert segment.bboxes[0].y2 - segment.bboxes[0].y1 > 20
 
 
+def test_a_path_cut_at_a_dot_by_the_end_of_a_full_line_is_joined() -> None:
+    """PDFium breaks a long line after the dot of a path or a link, without a hyphen: "/etc/dupload." and
+    "conf, soit…" are one path; a short line that ends in a path ends its sentence ("--prefix=/usr.")."""
+    pages = [
+        [
+            Line("Vous pouvez soit éditer le fichier global du programme /etc/dupload.", 72, 700),
+            Line("conf, soit avoir votre propre fichier ~/.dupload pour les changer.", 72, 686),
+            Line("Lancez ./configure --prefix=/usr.", 72, 672),
+            Line("install: gentoo", 72, 658),
+        ]
+    ]
+    doc = parse_file("fr.pdf", make_pdf(pages))
+    assert "le fichier global du programme /etc/dupload.conf, soit avoir" in doc.text
+    assert "--prefix=/usr.\ninstall: gentoo" in doc.text
+    assert len(doc.segments) == 3
+
+
 def test_a_cover_page_with_a_title_and_a_byline_gives_the_title() -> None:
     pages = [[Line("Filesystem Hierarchy Standard", 72, 700, 25), Line("LSB Workgroup", 72, 660, 17)]]
     assert parse_file("fhs.pdf", make_pdf(pages)).title == "Filesystem Hierarchy Standard"
