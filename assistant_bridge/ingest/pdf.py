@@ -152,31 +152,70 @@ def _page_text(textpage: Any, page: _Page) -> tuple[str, list[Segment], list[tup
         bboxes = (BBox.union(boxes),) if boxes else ()
         segments.append(Segment(pos, pos + len(line), page_number=page.number, bboxes=bboxes))
         pos += len(line) + 1
-    return "\n".join(line for line, _, _ in lines), segments, [(size, line) for line, _, size in lines]
+    ends = [*_line_ends(lines), ""] if lines else []
+    text = "".join(line + sep for (line, _, _), sep in zip(lines, ends, strict=True))
+    return text, segments, [(size, line) for line, _, size in lines]
 
 
 # a path or a link the line ends in, cut after one of its dots: "…le fichier global /etc/dupload." + "conf, soit…",
 # "(https://www." + "debian.org/social_contract…)"
 _CUT_PATH = re.compile(r"(?:^|\s|\()\S*/\S*\.$")
 _PATH_GOES_ON = re.compile(r"[a-z0-9]")
-FULL_LINE = 0.9  # a line whose box reaches this share of the page's widest line is full: it was wrapped
+FULL_LINE_EMS = 2.0  # a line whose box ends within this many ems of the page's right margin is full: it was wrapped
+_Line = tuple[str, list[BBox], float]  # a line's text, its boxes and its font size
 
 
-def _unwrapped_paths(lines: list[tuple[str, list[BBox], float]]) -> list[tuple[str, list[BBox], float]]:
+def _right_margin(lines: list[_Line]) -> float:
+    """Where the page's full lines end: the rightmost edge that two lines share within a point (justified lines
+    end on the margin; one line merged with a footnote mark runs past it), else the rightmost edge."""
+    edges = sorted((max(b.x2 for b in boxes) for _, boxes, _ in lines if boxes), reverse=True)
+    shared = (e for e, f in zip(edges, edges[1:], strict=False) if e - f <= 1.0)
+    return next(shared, edges[0] if edges else 0.0)
+
+
+def _full(line: _Line, right: float) -> bool:
+    _, boxes, size = line
+    return bool(boxes) and max(b.x2 for b in boxes) >= right - FULL_LINE_EMS * max(size, 1.0)
+
+
+def _unwrapped_paths(lines: list[_Line]) -> list[_Line]:
     """``lines`` with a path or a link that a full line ends in, after one of its dots, joined to the rest of it
     on the next line (no space: "/etc/dupload.conf"). A short line that ends in a path ends a sentence or a
     command ("--prefix=/usr."), and a next line that starts with a capital starts one."""
-    right = max((b.x2 for _, boxes, _ in lines for b in boxes), default=0.0)
-    out: list[tuple[str, list[BBox], float]] = []
+    right = _right_margin(lines)
+    out: list[_Line] = []
     for line in lines:
         if out:
             text, boxes, size = out[-1]
-            full = bool(boxes) and max(b.x2 for b in boxes) >= FULL_LINE * right
-            if full and _CUT_PATH.search(text) and _PATH_GOES_ON.match(line[0]):
+            if _full(out[-1], right) and _CUT_PATH.search(text) and _PATH_GOES_ON.match(line[0]):
                 out[-1] = (text + line[0], boxes + line[1], max(size, line[2]))
                 continue
         out.append(line)
     return out
+
+
+# a line that starts an item of a list: a bullet, "1.", "2.3 ", "a)"
+_ITEM_START = re.compile(r"[•◦▪‣∙·●○■□–—-]\s|\(?\d+(?:\.\d+)*[.)]?\s|\(?[a-z][.)]\s")
+
+
+def _line_ends(lines: list[_Line]) -> list[str]:
+    """What follows each line but the last: a space when the line is full (its box ends within
+    :data:`FULL_LINE_EMS` of the page's right margin, :func:`_right_margin`) and the next one goes on with the same paragraph
+    (in the same font, not indented further, not a list item), so that a sentence the page wraps over two
+    lines reads as one ("…il ne construit que" / "les paquets binaires dépendants…"); else a line break: after
+    a short line (a paragraph's last, a heading, a line of code), before an indented line (a paragraph's
+    first), a list item or a line in another font (a heading), and after a line that ends in a colon (it
+    introduces what follows). A space for a line break keeps every offset."""
+    right = _right_margin(lines)
+    ends = []
+    for line, (following, next_boxes, next_size) in zip(lines, lines[1:], strict=False):
+        text, boxes, size = line
+        em = max(size, next_size, 1.0)
+        indented = bool(boxes and next_boxes) and min(b.x1 for b in next_boxes) > min(b.x1 for b in boxes) + em / 2
+        same_font = abs(size - next_size) <= 0.05 * em
+        goes_on = same_font and not indented and not text.endswith(":") and not _ITEM_START.match(following)
+        ends.append(" " if _full(line, right) and goes_on else "\n")
+    return ends
 
 
 def _title_from_lines(sized_lines: list[tuple[float, str]]) -> str | None:
@@ -266,12 +305,15 @@ def _without_furniture(pages: list[tuple[str, list[Segment]]]) -> list[tuple[str
         parts: list[str] = []
         moved: list[Segment] = []
         pos = 0
+        after = -1  # the kept line before this one
         for i, seg in enumerate(segments):
             if i in drop:
                 continue
             if parts:
-                parts.append("\n")
+                # the space or line break the page had after that line, unless a dropped line came between
+                parts.append(text[segments[after].end_char] if after == i - 1 else "\n")
                 pos += 1
+            after = i
             line = lines[i]
             moved.append(Segment(pos, pos + len(line), page_number=seg.page_number, bboxes=seg.bboxes))
             parts.append(line)

@@ -31,7 +31,8 @@ def test_text_title_and_page_numbers(two_pages: bytes) -> None:
     assert doc.language == "en"
     assert doc.modality == "text"
     expected_lines = [line.text for page in TWO_PAGE_LINES for line in page]
-    assert doc.text == "\n".join(expected_lines)
+    assert doc.text.replace("\n", " ") == " ".join(expected_lines)  # a line ends in a break or a space
+    assert doc.text.startswith("Travel Policy\nEmployees must book")  # the title's font is not the body's
     assert [doc.text[s.start_char : s.end_char] for s in doc.segments] == expected_lines
     assert [s.page_number for s in doc.segments] == [1] * 5 + [2] * 3
 
@@ -165,6 +166,28 @@ def test_a_path_cut_at_a_dot_by_the_end_of_a_full_line_is_joined() -> None:
     assert "le fichier global du programme /etc/dupload.conf, soit avoir" in doc.text
     assert "--prefix=/usr.\ninstall: gentoo" in doc.text
     assert len(doc.segments) == 3
+
+
+def test_the_lines_a_paragraph_wraps_over_read_as_one() -> None:
+    """A full line goes on in the next one (a space), so that a sentence wrapped over two lines is one sentence;
+    a short line (a paragraph's last), a line that ends in a colon and a line before a list item end in a line
+    break. The segments stay one per printed line."""
+    lines = [
+        Line("Il n'est pas necessaire de les installer sur le serveur puisqu'il ne construit que", 72, 700),
+        Line("les paquets binaires dependants de l'architecture. Cette distinction permet de dire", 72, 686),
+        Line("si les paquets vont dans Build-Depends.", 72, 672),
+        Line("Les cibles de debian/rules sont les suivantes, dans l'ordre ou elles sont lancees:", 72, 658),
+        Line("- binary-arch : pour creer tous les paquets binaires dependants de l'architecture", 72, 644),
+        Line("- binary-indep : pour creer tous les paquets binaires independants.", 72, 630),
+    ]
+    doc = parse_file("guide.pdf", make_pdf([lines]))
+    assert doc.text.split("\n") == [
+        " ".join(line.text for line in lines[:3]),
+        lines[3].text,
+        lines[4].text,
+        lines[5].text,
+    ]
+    assert len(doc.segments) == 6
 
 
 def test_a_cover_page_with_a_title_and_a_byline_gives_the_title() -> None:
