@@ -24,7 +24,13 @@ from assistant_bridge.domain import Chunk, Document, Scope, SearchHit, SearchQue
 from assistant_bridge.embedders.base import Embedder
 from assistant_bridge.embedders.factory import make_embedder
 from assistant_bridge.errors import BridgeError
-from assistant_bridge.generators.sentences import asks_for_option, entry_word_share, terms, unknown_words
+from assistant_bridge.generators.sentences import (
+    asks_for_command,
+    asks_for_option,
+    entry_word_share,
+    terms,
+    unknown_words,
+)
 from assistant_bridge.ingest.queue import IngestQueue
 from assistant_bridge.ingest.service import Ingestor, chunk_id
 from assistant_bridge.lru import Lru
@@ -397,11 +403,15 @@ class Services:
         ``(document id, title, language)``) in the message's language: the largest share of the message's words
         that one option entry of that page holds
         (:func:`~assistant_bridge.generators.sentences.entry_word_share`), and how many of its words the page
-        never uses (:func:`~assistant_bridge.generators.sentences.unknown_words`). ``None`` for any other message,
-        for a page in another language (a French question about an English page shares no words with it) and for
-        Japanese (its words are character pairs, which a paraphrase shares far less of)."""
+        never uses (:func:`~assistant_bridge.generators.sentences.unknown_words`). A message that asks for a
+        command or a keyword of the page is measured the same way, to be judged by its unknown words only
+        (:attr:`~assistant_bridge.core.loop.OptionWords.entries`). ``None`` for any other message, for one that
+        asks what the page's command is, for a page in another language (a French question about an English
+        page shares no words with it) and for Japanese (its words are character pairs, which a paraphrase shares
+        far less of)."""
         language = detect_language(message)
-        if language == "ja" or not asks_for_option(message):
+        options = asks_for_option(message)
+        if language == "ja" or not (options or asks_for_command(message)) or overview_subject(message):
             return None
         named = named_manual_pages(message, (title for _, title, _ in documents))
         found = next((i for i, title, lang in documents if lang == language and manual_page_name(title) in named), None)
@@ -409,11 +419,12 @@ class Services:
         if doc is None:
             return None
         entries = self._page_entries(doc)
-        if not entries.spans:
+        if options and not entries.spans:
             return None
         name = manual_page_name(doc.title) or ""
-        share = float(entry_word_share(message, name, entries.entry_terms(doc.text)).max())
-        return OptionWords(share, unknown_words(message, name, entries.page_terms(doc.text)))
+        held = entries.entry_terms(doc.text)
+        share = float(entry_word_share(message, name, held).max()) if held else 0.0
+        return OptionWords(share, unknown_words(message, name, entries.page_terms(doc.text)), entries=options)
 
     def _page_entries(self, doc: Document) -> _PageEntries:
         """A document's option entries, kept for the last :data:`ENTRY_DOCUMENTS` documents asked about."""

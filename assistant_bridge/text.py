@@ -282,17 +282,27 @@ def manual_page_section(title: str) -> str | None:
 _CONFIG_PAGE = re.compile(r"(.+?)(?:d?_config|d?\.conf|\.cfg)")
 
 
+# a file name, a path, a link or a version: a word inside one names no command ("les sources orig.tar.gz")
+_DOTTED_TOKEN = re.compile(r"\S*\w[./]\w\S*")
+
+
 def named_manual_pages(message: str, titles: Iterable[str]) -> set[str]:
     """The commands whose manual pages ``titles`` hold and that ``message`` names as a word: ``htop`` for "What
-    is the default port of the htop web interface?" among the titles "wget(1): …" and "htop(1): …". A command
-    also names the page of its configuration file (:data:`_CONFIG_PAGE`): "How many times does ssh try to
-    connect by default?" is answered by ssh_config(5)'s ``ConnectionAttempts``."""
-    form = match_form(message)
+    is the default port of the htop web interface?" among the titles "wget(1): …" and "htop(1): …". A word
+    inside a file name or a path is not one ("…inclure les sources orig.tar.gz" names no tar), unless the
+    page's name is itself written so ("rsyncd.conf"). A command also names the page of its configuration file
+    (:data:`_CONFIG_PAGE`): "How many times does ssh try to connect by default?" is answered by ssh_config(5)'s
+    ``ConnectionAttempts``."""
+    whole = match_form(message)
+    words = match_form(_DOTTED_TOKEN.sub(" ", unicodedata.normalize("NFKC", message)))
     named = set()
     for title in titles:
         name = manual_page_name(title)
-        config = _CONFIG_PAGE.fullmatch(name) if name else None
-        if name and (mentions(form, name) or (config is not None and mentions(form, config.group(1)))):
+        if not name:
+            continue
+        form = whole if _DOTTED_TOKEN.fullmatch(name) else words
+        config = _CONFIG_PAGE.fullmatch(name)
+        if mentions(form, name) or (config is not None and mentions(form, config.group(1))):
             named.add(name)
     return named
 

@@ -327,6 +327,13 @@ def test_a_question_for_an_option_is_measured_by_the_words_the_best_entry_of_the
     assert words("Quelle option de curl chiffre le transfert ?") is None  # the page is in another language
     assert words("curl でヘッダーだけを取得するオプションは？") is None  # Japanese: its words are character pairs
     assert words("Which curl option fetches the headers only?", [("gone", doc.title, doc.language)]) is None
+    # a command or a keyword of the page is asked for by the page's words, not necessarily those of its entries
+    command = words("Which curl command fetches the headers only?")
+    assert command is not None and not command.entries and command.unknown == 0 and not command.missing
+    assert not command.found  # it never lets a refused question through
+    video = words("Which curl command records the transfer as a video clip?")
+    assert video is not None and video.unknown >= 2 and video.missing
+    assert words("What does the curl command do?") is None  # what the page's command is: another question
 
 
 def test_an_option_entry_is_weighed_by_the_words_of_the_question_as_asked(

@@ -228,3 +228,7 @@ def test_a_command_names_the_manual_page_of_its_configuration_file() -> None:
     assert named_manual_pages("Which rsync daemon parameter limits connections?", titles) == {"rsyncd.conf"}
     assert "ssh_config" in named_manual_pages("What does ssh_config set?", titles)
     assert named_manual_pages("How do I download with wget?", titles) == {"wget"}
+    # a word inside a file name or a path names no command, unless the page's name is written so
+    assert named_manual_pages("Which option includes the sources orig.tar.gz?", ["tar(1): x"]) == set()
+    assert named_manual_pages("Which tar option makes a .tar.gz archive?", ["tar(1): x"]) == {"tar"}
+    assert named_manual_pages("Which rsyncd.conf parameter limits connections?", titles) == {"rsyncd.conf"}

@@ -87,20 +87,24 @@ OPTION_UNKNOWN_WORDS = 2
 class OptionWords:
     """How a question that asks which option of a named manual page does something matches that page:
     ``share``, the largest share of its words one option entry holds; ``unknown``, how many of its words the page
-    never uses."""
+    never uses. ``entries``: the question asks for an option, which the page's option entries list; a question
+    that asks for a command or a keyword of the page ("Which tmux command records the session as a video
+    file?") is judged by its unknown words only, since a page's commands need not be entries of it (parted's
+    ``rm partition``)."""
 
     share: float
     unknown: int
+    entries: bool = True
 
     @property
     def missing(self) -> bool:
         """The page has no such option."""
-        return self.share < OPTION_WORDS_MIN or self.unknown >= OPTION_UNKNOWN_WORDS
+        return (self.entries and self.share < OPTION_WORDS_MIN) or self.unknown >= OPTION_UNKNOWN_WORDS
 
     @property
     def found(self) -> bool:
         """The page has it."""
-        return self.share >= OPTION_WORDS_ANSWER and self.unknown == 0
+        return self.entries and self.share >= OPTION_WORDS_ANSWER and self.unknown == 0
 
 
 class PreFilterLike(Protocol):

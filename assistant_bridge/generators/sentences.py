@@ -316,6 +316,15 @@ def asks_for_option(query: str) -> bool:
     return _ASKS_OPTION.search(query) is not None
 
 
+_ASKS_COMMAND = re.compile(r"\b(?:commands?|commandes?|keywords?|directives?)\b", re.IGNORECASE)
+
+
+def asks_for_command(query: str) -> bool:
+    """The query asks for a command, a keyword or a directive ("Which tmux command…", "Which ssh_config keyword…",
+    "Quelle commande…")."""
+    return _ASKS_COMMAND.search(query) is not None
+
+
 def _option_names(term: str) -> set[str]:
     """The options ``term`` names; :data:`OPTION_WORD` stops before "=NUM" and "[=WHEN]"."""
     return set(OPTION_WORD.findall(term))
@@ -369,9 +378,10 @@ def unknown_words(query: str, page: str, said: frozenset[str]) -> int:
 
 
 def _asked_words(query: str, page: str) -> set[str]:
-    """The query's terms that say what it asks of a page's entries: not the words by which it asks for an entry,
-    nor the page's name."""
-    return query_terms(query) - answer_type_terms(query) - set(terms(page))
+    """The query's terms that say what it asks of a page's entries: not the words by which it asks for an entry
+    or a command, nor the page's name."""
+    commands = {t for word in _ASKS_COMMAND.findall(query) for t in terms(word)}
+    return query_terms(query) - answer_type_terms(query) - commands - set(terms(page))
 
 
 def writes_option(query: str, cands: Sequence[Candidate]) -> np.ndarray:

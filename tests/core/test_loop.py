@@ -256,6 +256,10 @@ def test_a_question_for_an_option_the_named_page_does_not_have_is_idk_whatever_t
     assert isinstance(run(option_words=OptionWords(0.9, OPTION_UNKNOWN_WORDS)), IDontKnow)  # words it never uses
     assert isinstance(run(option_words=OptionWords(OPTION_WORDS_MIN, OPTION_UNKNOWN_WORDS - 1)), Answer)
     assert isinstance(run(option_words=None), Answer)  # no such question, or a source that cannot tell
+    # a command or a keyword is judged by the words its page never uses only: its entries need not list it
+    assert isinstance(run(option_words=OptionWords(0.0, OPTION_UNKNOWN_WORDS - 1, entries=False)), Answer)
+    assert isinstance(run(option_words=OptionWords(0.9, OPTION_UNKNOWN_WORDS, entries=False)), IDontKnow)
+    assert isinstance(run(pre=0.1, option_words=OptionWords(0.9, 0, entries=False)), IDontKnow)
 
 
 def test_a_question_for_an_option_the_named_page_has_goes_on_when_the_pre_filter_refuses() -> None:
