@@ -67,8 +67,8 @@ ENTRY_DOCUMENTS = 64  # documents whose option entries are kept (:meth:`Services
 # similarity alone, 37 / 38 / 37 / 34 at 0.02 / 0.03 / 0.05 / 0.10) and checked on the 47 of two later splits
 # (27 -> 36); docs/benchmarks.md.
 OPTION_ENTRY_WORD_WEIGHT = 0.03
-# an entry as close to the message as the closest passage, within this much cosine, is as close: the entry's
-# vector is made of its head (two sentences), a passage's of a dozen options, and neither is the finer by less
+# an entry within this much cosine of the closest passage is as close as it: the entry's vector is made from its
+# head (two sentences), a passage's from a dozen options, and a smaller difference says nothing either way
 OPTION_ENTRY_TIE = 0.005
 OPENING_CHUNKS = 3  # where a document says what it is about (:meth:`Services.with_opening`)
 _COMMAND_WORD = re.compile(r"[a-z][a-z0-9_.+-]*")  # what may name a command in a message (NFKC, lower case)
@@ -359,9 +359,9 @@ class Services:
         conversation turn as asked, when ``message`` is its rewrite). Some entry must be closer to the message
         than every passage among the first hits, or as close within :data:`OPTION_ENTRY_TIE` (a part of a page
         that answers a question matches it better than a whole passage does; when none does, the question is
-        about something else); the best
-        entry's chunk (of the chunks that hold the entry's term, the one that holds most of the entry,
-        :meth:`_chunk_at`) must pass ``filter`` as the hits did. As many hits as before."""
+        about something else); the best entry's chunk (of the chunks that hold the entry's term, the one that
+        holds most of the entry, :meth:`_chunk_at`) must pass ``filter`` as the hits did. As many hits as
+        before."""
         if not hits or overview_subject(message):
             return hits
         named = named_manual_pages(message, (h.chunk.title or "" for h in hits))
