@@ -35,9 +35,11 @@ _ABBREVIATIONS = frozenset(
 )
 _CJK_STOP = "。！？．"
 _CLOSERS = "\"'”’»)]」』）"
+_FOOTNOTE_MARKS = "⁰¹²³⁴⁵⁶⁷⁸⁹"  # "…dépendants de l'architecture.⁴ Cette distinction…": the mark ends the sentence too
 # French puts a (no-break) space before a closing »: it stays with the sentence
 _LATIN_STOP = re.compile(
-    rf"[.!?…]+(?:[{re.escape(_CLOSERS)}]|[\u00a0\u202f ]»)*(?=\s)|[{_CJK_STOP}]+[{re.escape(_CLOSERS)}]*"
+    rf"[.!?…]+(?:[{re.escape(_CLOSERS)}]|[\u00a0\u202f ]»)*[{_FOOTNOTE_MARKS}]*(?=\s)"
+    rf"|[{_CJK_STOP}]+[{re.escape(_CLOSERS)}]*"
 )
 _PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
 _WORD_BEFORE = re.compile(r"([^\W\d_]+)\.?$")

@@ -161,5 +161,14 @@ def test_sentence_spans_lower_case_continuation_and_long_lists() -> None:
     assert len(parts) == 12 and all(len(p) < 400 for p in parts)
 
 
+def test_a_footnote_mark_after_a_full_stop_ends_the_sentence_with_it() -> None:
+    text = "Il ne construit que les paquets de l'architecture.⁴ Cette distinction compte. It is O(N²) at worst."
+    assert split_sentences(text) == [
+        "Il ne construit que les paquets de l'architecture.⁴",
+        "Cette distinction compte.",
+        "It is O(N²) at worst.",
+    ]
+
+
 def test_sentence_spans_empty() -> None:
     assert sentence_spans("") == [] and sentence_spans("   \n ") == []
