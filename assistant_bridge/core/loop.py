@@ -106,6 +106,10 @@ class OptionWords:
         """The page has it."""
         return self.entries and self.share >= OPTION_WORDS_ANSWER and self.unknown == 0
 
+    def scores(self) -> dict[str, float]:
+        """As the turn's scores report it."""
+        return {"option_words": self.share, "option_unknown_words": self.unknown}
+
 
 class PreFilterLike(Protocol):
     def score(self, query: str, snippets: Sequence[str]) -> float: ...
@@ -443,7 +447,7 @@ def prepare_generation(
     asked = overview(message)  # "What does rsync do?"
     unmentioned = _unmentioned(must_mention, all_results) or _undefined(asked, snippets)
     if option_words is not None:  # reported with every outcome
-        scores.update(option_words=option_words.share, option_unknown_words=option_words.unknown)
+        scores.update(option_words.scores())
         unmentioned = unmentioned or option_words.missing
     if pre < thresholds.pre_gen + SECOND_LOOK_MARGIN and not unmentioned:
         vouched = _second_look(prefilter, query, snippets)
@@ -509,7 +513,7 @@ def finish_generation(
     if prepared.defined:
         scores["defined"] = 1.0
     if prepared.option_words is not None:
-        scores.update(option_words=prepared.option_words.share, option_unknown_words=prepared.option_words.unknown)
+        scores.update(prepared.option_words.scores())
     common: dict[str, Any] = {
         "search_results": prepared.results,
         "snippets_used": prepared.snippets,

@@ -18,7 +18,7 @@ import itertools
 import math
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -334,7 +334,12 @@ def answer_type_terms(query: str) -> set[str]:
     """The :func:`terms` of the words by which the query asks for a kind of entry ("option", "flag",
     "variable"…): a sentence that only talks about options holds them, the entry that answers may not."""
     found = _ASKS_OPTION.findall(query) + _ASKS_NAME.findall(query)
-    return {t for word in found for t in terms(word)} | _WHICH if found else set()
+    return _terms_of(found) | _WHICH if found else set()
+
+
+def _terms_of(words: Iterable[str]) -> set[str]:
+    """The :func:`terms` of each of ``words``, together."""
+    return {t for word in words for t in terms(word)}
 
 
 _NAME_WORD = re.compile(r"\w[-_.]\w|[a-z][A-Z]")  # "charset-normalizer", "orjson.dumps", "ServerAlive"
@@ -367,7 +372,7 @@ def entry_word_share(query: str, page: str, held: Sequence[frozenset[str]]) -> n
     return np.array([sum(idf[t] for t in wanted & h) / total for h in held], dtype=np.float64)
 
 
-_STOP_TERMS = frozenset(t for word in STOPWORDS for t in terms(word))
+_STOP_TERMS = frozenset(_terms_of(STOPWORDS))
 
 
 def unknown_words(query: str, page: str, said: frozenset[str]) -> int:
@@ -380,8 +385,7 @@ def unknown_words(query: str, page: str, said: frozenset[str]) -> int:
 def _asked_words(query: str, page: str) -> set[str]:
     """The query's terms that say what it asks of a page's entries: not the words by which it asks for an entry
     or a command, nor the page's name."""
-    commands = {t for word in _ASKS_COMMAND.findall(query) for t in terms(word)}
-    return query_terms(query) - answer_type_terms(query) - commands - set(terms(page))
+    return query_terms(query) - answer_type_terms(query) - _terms_of(_ASKS_COMMAND.findall(query)) - set(terms(page))
 
 
 def writes_option(query: str, cands: Sequence[Candidate]) -> np.ndarray:
