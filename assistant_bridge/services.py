@@ -25,8 +25,6 @@ from assistant_bridge.embedders.base import Embedder
 from assistant_bridge.embedders.factory import make_embedder
 from assistant_bridge.errors import BridgeError
 from assistant_bridge.generators.sentences import (
-    asks_for_command,
-    asks_for_option,
     entry_word_share,
     terms,
     unknown_words,
@@ -37,6 +35,8 @@ from assistant_bridge.lru import Lru
 from assistant_bridge.settings import Settings
 from assistant_bridge.store import SQLiteStore
 from assistant_bridge.text import (
+    asks_for_command,
+    asks_for_option,
     holds_code_names,
     manual_page_name,
     named_manual_pages,

@@ -624,3 +624,77 @@ def holds_count(text: str) -> bool:
     """``text`` gives a number in some form: digits, a number word ("twice", "three", "trois"), a kanji
     numeral, or "free" for an amount."""
     return _HOLDS_COUNT.search(unicodedata.normalize("NFKC", text)) is not None
+
+
+# the words by which a question asks for a kind of entry of a page: an option ("Which tar option…", "Quelle option
+# de grep…", "…するオプションは？"), a named setting ("Which ssh_config variable…", "…する変数は？"), a command, a keyword
+# or a directive ("Which tmux command…", "Which ssh_config keyword…", "Quelle commande…")
+ASKS_OPTION = re.compile(r"\b(?:options?|flags?|switch(?:es)?|arguments?)\b|オプション|引数", re.IGNORECASE)
+ASKS_NAME = re.compile(
+    r"\b(?:variables?|settings?|keys?|fields?|attributes?|parameters?|properties)\b|変数|設定", re.IGNORECASE
+)
+ASKS_COMMAND = re.compile(r"\b(?:commands?|commandes?|keywords?|directives?)\b", re.IGNORECASE)
+
+
+def asks_for_option(query: str) -> bool:
+    """The query asks for an option, a flag, a switch or an argument."""
+    return ASKS_OPTION.search(query) is not None
+
+
+def asks_for_command(query: str) -> bool:
+    """The query asks for a command, a keyword or a directive."""
+    return ASKS_COMMAND.search(query) is not None
+
+
+_ASKS_QUANTITY = re.compile(
+    r"\bhow (?:many|much|large|big|long|old|often|far|fast|high|small|wide)\b|\b(?:maximum|minimum|largest|"
+    r"smallest|highest|lowest|number of|size of|port|version|what year)\b|\bcombien\b|\b(?:nombre|taille|"
+    r"niveau|maximum|minimum|port|version|année)\b|いくつ|何[個人日回年件秒分時]|最大|最小|上限|下限|ポート|レベル|サイズ",
+    re.IGNORECASE,
+)
+# not right after a Latin letter: a number, not a digit of a name ("iperf3", "ext4", "sha256sum"); "は2部" and
+# "第3章" hold numbers
+NOT_IN_NAME = r"(?<![A-Za-z\u00c0-\u024f_])"
+_NUMBER = re.compile(NOT_IN_NAME + r"\d")
+
+
+def asks_quantity(query: str) -> bool:
+    """The query asks for a number: a count, a size, a limit, a level, a port, a version, a year."""
+    return _ASKS_QUANTITY.search(query) is not None
+
+
+def holds_number(text: str) -> bool:
+    """``text`` writes a number in digits, not as a digit of a name ("iperf3", "ext4")."""
+    return _NUMBER.search(text) is not None
+
+
+# a question that asks how to do something or whether something holds, whatever it names: "How do I limit the
+# depth…", "Does the LIMIT clause apply…", "Comment limiter…", "…を変更するには？", "…方法は？"
+_ASKS_HOW_OR_WHETHER = re.compile(
+    r"^\W*(?:how (?:do|does|did|can|could|should|would|to|is|are)\b|(?:can|could|do|does|did|is|are|was|were|"
+    r"should|will|would|has|have|may|must|comment|est-ce|peut-on|faut-il|puis-je|dois-je)\b)|どう|方法|には[？?]?$",
+    re.IGNORECASE,
+)
+
+
+# a size, a length, a limit, a port, a version, a year: a value written in digits (counts and amounts, which
+# answers also give in words, are :func:`asks_count`'s)
+_ASKS_VALUE = re.compile(
+    r"\bhow (?:large|big|long|old|far|high|small|wide)\b|\b(?:maximum|minimum|largest|smallest|highest|lowest|"
+    r"size of|port|version|what year)\b|\b(?:taille|maximale?|minimale?|port|version|année)\b|最大|最小|上限|下限|"
+    r"(?<![ァ-ヺー])ポート|サイズ",  # not "サポート", "レポート", "インポート"
+    re.IGNORECASE,
+)
+
+
+def asks_value(message: str) -> bool:
+    """The message asks for a value written in digits (:data:`_ASKS_VALUE`: "What is the maximum length of a file
+    name…?", "How long does DROP INDEX take…?", "…ユーザー数の上限は？"), not for the option, command or setting that
+    sets one ("Which zip options give the maximum compatibility?"), nor how to do something or whether ("How do I
+    limit the bandwidth rsync uses?"). An answer that writes no number does not answer it."""
+    normal = unicodedata.normalize("NFKC", message)
+    return (
+        _ASKS_VALUE.search(normal) is not None
+        and not (asks_for_option(normal) or asks_for_command(normal) or ASKS_NAME.search(normal))
+        and _ASKS_HOW_OR_WHETHER.search(normal) is None
+    )

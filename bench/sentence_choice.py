@@ -44,7 +44,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from assistant_bridge.core.snippets import Snippet  # noqa: E402
 from assistant_bridge.generators import make_generator  # noqa: E402
-from assistant_bridge.generators.sentences import asks_quantity, asks_time, candidates  # noqa: E402
+from assistant_bridge.generators.sentences import asks_time, candidates  # noqa: E402
+from assistant_bridge.text import asks_quantity  # noqa: E402
 from bench._common import emit  # noqa: E402
 
 SETS = {

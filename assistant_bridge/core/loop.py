@@ -12,7 +12,8 @@ Steps, each timed:
 4. truncation: while the prompt is longer than ``generator.context_tokens``, drop the **last** snippet;
    nothing left → :class:`SearchFailed` with ``reason="prompt_too_long"`` (IBM: "the search fails");
 5. generation; the generator declining (its answer is "I don't know") → ``reason="generator_declined"``;
-6. an answer whose cited passages do not name what the question names (:func:`_off_subject`), or a
+6. an answer whose cited passages do not name what the question names (:func:`_off_subject`), an answer
+   that writes no number to a question that asks for one (:func:`~assistant_bridge.text.asks_value`), or a
    post-generation filter ("response confidence") below ``thresholds.post_gen`` →
    ``reason="response_confidence"``;
 7. otherwise :class:`Answer` with **all** the search results, not only the ones that were cited.
@@ -44,9 +45,11 @@ from assistant_bridge.core.snippets import Snippet, build_snippets
 from assistant_bridge.text import (
     Overview,
     asks_count,
+    asks_value,
     counted_thing,
     holds_code_names,
     holds_count,
+    holds_number,
     match_form,
     mentions,
     named_manual_pages,
@@ -525,11 +528,13 @@ def finish_generation(
             reason="generator_declined", timings=timings, scores=scores, generated_text=generation.text, **common
         )
     # "How much does a Debian support contract cost?" answered with sentences that give no number, "How many
-    # seconds does tomli wait…" with sentences that count no seconds: they answer another question
+    # seconds does tomli wait…" with sentences that count no seconds, "What is the maximum length of a file name
+    # under /usr?" with sentences that write no number: they answer another question
     counted = counted_thing(prepared.query)
     if (
         _off_subject(prepared.names, prepared.pages, generation, prepared.results, prepared.message)
         or (asks_count(prepared.query) and not holds_count(generation.text))
+        or (asks_value(prepared.message) and not holds_number(generation.text))
         or (counted and not any(names_unit(generation.text, unit) for unit in counted))
     ):
         timings["total"] = (clock() - prepared.started) * 1000.0

@@ -26,13 +26,19 @@ import numpy as np
 from assistant_bridge.core.language import STOPWORDS
 from assistant_bridge.core.snippets import Snippet
 from assistant_bridge.text import (
+    ASKS_COMMAND,
+    ASKS_NAME,
+    ASKS_OPTION,
     CJK_CHARS,
     HIRAGANA_ONLY,
     KANJI_DIGITS,
+    NOT_IN_NAME,
     OPTION_WORD,
     asked_unit,
+    asks_quantity,
     definition_kind,
     entry_term,
+    holds_number,
     manual_page_name,
     match_form,
     named_manual_pages,
@@ -304,25 +310,6 @@ def query_terms(query: str) -> set[str]:
 
 
 _WHICH = frozenset({"which", "what", "quel", "quell", "quels"})  # "which option…": asks, does not describe
-_ASKS_OPTION = re.compile(r"\b(?:options?|flags?|switch(?:es)?|arguments?)\b|オプション|引数", re.IGNORECASE)
-_ASKS_NAME = re.compile(
-    r"\b(?:variables?|settings?|keys?|fields?|attributes?|parameters?|properties)\b|変数|設定", re.IGNORECASE
-)
-
-
-def asks_for_option(query: str) -> bool:
-    """The query asks for an option, a flag, a switch or an argument ("Which tar option…", "Quelle option de
-    grep…", "…するオプションは？")."""
-    return _ASKS_OPTION.search(query) is not None
-
-
-_ASKS_COMMAND = re.compile(r"\b(?:commands?|commandes?|keywords?|directives?)\b", re.IGNORECASE)
-
-
-def asks_for_command(query: str) -> bool:
-    """The query asks for a command, a keyword or a directive ("Which tmux command…", "Which ssh_config keyword…",
-    "Quelle commande…")."""
-    return _ASKS_COMMAND.search(query) is not None
 
 
 def _option_names(term: str) -> set[str]:
@@ -333,7 +320,7 @@ def _option_names(term: str) -> set[str]:
 def answer_type_terms(query: str) -> set[str]:
     """The :func:`terms` of the words by which the query asks for a kind of entry ("option", "flag",
     "variable"…): a sentence that only talks about options holds them, the entry that answers may not."""
-    found = _ASKS_OPTION.findall(query) + _ASKS_NAME.findall(query)
+    found = ASKS_OPTION.findall(query) + ASKS_NAME.findall(query)
     return _terms_of(found) | _WHICH if found else set()
 
 
@@ -385,7 +372,7 @@ def unknown_words(query: str, page: str, said: frozenset[str]) -> int:
 def _asked_words(query: str, page: str) -> set[str]:
     """The query's terms that say what it asks of a page's entries: not the words by which it asks for an entry
     or a command, nor the page's name."""
-    return query_terms(query) - answer_type_terms(query) - _terms_of(_ASKS_COMMAND.findall(query)) - set(terms(page))
+    return query_terms(query) - answer_type_terms(query) - _terms_of(ASKS_COMMAND.findall(query)) - set(terms(page))
 
 
 def writes_option(query: str, cands: Sequence[Candidate]) -> np.ndarray:
@@ -411,8 +398,8 @@ def entry_match(query: str, cands: Sequence[Candidate], titles: Sequence[str] = 
     entry is on a manual page (``titles``, one per snippet: "indented output from orjson" does not ask for
     jq(1)'s ``--indent``)."""
     named = _option_names(query)
-    asks_option = bool(_ASKS_OPTION.search(query))
-    asks_name = bool(_ASKS_NAME.search(query))
+    asks_option = bool(ASKS_OPTION.search(query))
+    asks_name = bool(ASKS_NAME.search(query))
     plain = " ".join(word for word in query.split() if not _NAME_WORD.search(word))
     words = {without_accents(t) for t in query_terms(plain) - answer_type_terms(query)}
     named_pages = named_manual_pages(query, titles)
@@ -459,21 +446,11 @@ def _names(query: str, term: str) -> bool:
     return re.search(rf"(?<![\w-]){re.escape(name.casefold())}(?![\w-])", query.casefold()) is not None
 
 
-_ASKS_QUANTITY = re.compile(
-    r"\bhow (?:many|much|large|big|long|old|often|far|fast|high|small|wide)\b|\b(?:maximum|minimum|largest|"
-    r"smallest|highest|lowest|number of|size of|port|version|what year)\b|\bcombien\b|\b(?:nombre|taille|"
-    r"niveau|maximum|minimum|port|version|année)\b|いくつ|何[個人日回年件秒分時]|最大|最小|ポート|レベル|サイズ",
-    re.IGNORECASE,
-)
-# not right after a Latin letter: a number, not a digit of a name ("iperf3", "ext4", "sha256sum"); "は2部" and
-# "第3章" hold numbers
-_NOT_IN_NAME = r"(?<![A-Za-z\u00c0-\u024f_])"
-_NUMBER = re.compile(_NOT_IN_NAME + r"\d")
 # "what is the default…", "by default", "par défaut", "デフォルト", "既定": the value asked for is the default one
 _ASKS_DEFAULT = re.compile(r"\bdefault\b|\bpar d[ée]faut\b|デフォルト|既定", re.IGNORECASE)
 # a number a few words from "default": "(default 10 secs)", "defaults to 27", "The default is 80x24", "デフォルトは 500"
 _DEFAULT_NUMBER = re.compile(
-    r"\bdefault\w*\W+(?:\w+\W+){0,4}?\d|" + _NOT_IN_NAME + r"\d[\w.,]*\W+(?:\w+\W+){0,2}?(?:by |is the |as )?default\b|"
+    r"\bdefault\w*\W+(?:\w+\W+){0,4}?\d|" + NOT_IN_NAME + r"\d[\w.,]*\W+(?:\w+\W+){0,2}?(?:by |is the |as )?default\b|"
     r"d[ée]faut\w*\W+(?:\w+\W+){0,3}?\d|(?:デフォルト|既定)\D{0,8}\d",
     re.IGNORECASE,
 )
@@ -507,11 +484,6 @@ _ASKS_ADDRESS = re.compile(
 _ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 
-def asks_quantity(query: str) -> bool:
-    """The query asks for a number: a count, a size, a limit, a level, a port, a version, a year."""
-    return _ASKS_QUANTITY.search(query) is not None
-
-
 def asks_time(query: str) -> bool:
     """The query asks when: a date, a year, a deadline, a length of time."""
     return _ASKS_TIME.search(query) is not None
@@ -538,7 +510,7 @@ def asked_value_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
                     if (unit is not None and names_unit(c.text, unit)) or (default and _DEFAULT_NUMBER.search(c.text))
                     else 1.0
                 )
-                if _NUMBER.search(c.text)
+                if holds_number(c.text)
                 else 0.0
                 for c in cands
             ]

@@ -356,7 +356,7 @@ def test_a_passage_that_writes_the_function_asked_about_need_not_name_the_produc
 
 def test_an_answer_must_come_from_or_name_a_manual_page_the_question_names() -> None:
     wget = SearchResult("wget(1): The non-interactive network downloader", "The default port for FTPS is 990.")
-    htop = SearchResult("htop(1): interactive process viewer", "htop shows processes in a tree with -t.")
+    htop = SearchResult("htop(1): interactive process viewer", "htop serves its web view on port 8080 with -w.")
     question = "What is the default port of the htop web interface?"
     pre = PagesAloneFail(0.9)  # htop(1)'s snippet alone does not answer: all snippets go to the generator
     out = run(results=[wget, htop], pre=pre, generator=FirstSnippetOnly(), message=question)
@@ -378,7 +378,7 @@ def test_an_answer_must_come_from_or_name_a_package_the_question_names_by_its_do
     """A document titled by a package's lower-case name ("markdown-it-py", a README titled "tqdm-README") is named
     as a manual page is: "Which markdown-it-py version dropped support for Python 3.7?" is not answered by
     python-dotenv's changelog. A title of words is no package's name."""
-    mdit = SearchResult("markdown-it-py", "Markdown parser done right. Follows the CommonMark spec.")
+    mdit = SearchResult("markdown-it-py", "markdown-it-py 3.0.0 drops Python 3.7 support.")
     dotenv = SearchResult("python-dotenv", "1.0.0: Drop support for python 3.7, add python 3.12-dev.")
     question = "Which markdown-it-py version dropped support for Python 3.7?"
     pre = PagesAloneFail(0.9)
@@ -588,3 +588,38 @@ def test_a_count_of_a_unit_answered_without_that_unit_is_idk(question: str, coun
     assert isinstance(_asked(question, counted), Answer)
     assert isinstance(_asked("How much money did he make?", "He earned $1 million in 2004."), Answer)
     assert isinstance(_asked("How many people live in Paris?", "Paris has 2.1 million inhabitants."), Answer)
+
+
+@pytest.mark.parametrize(
+    ("question", "value", "other"),
+    [
+        (
+            "What is the maximum length of a file name under /usr?",
+            "File names are at most 14 characters long.",
+            "/usr is the second major section of the filesystem.",
+        ),
+        ("How long does DROP INDEX take?", "It takes about 2 seconds per gigabyte.", "DROP INDEX removes an index."),
+        ("Quelle est la taille maximale d'un paquet ?", "Un paquet fait au plus 2 Go.", "Un paquet est une archive."),
+        ("/home に置けるユーザー数の上限は？", "上限は 500 人です。", "/home はユーザーのディレクトリーです。"),
+    ],
+)
+def test_a_value_question_answered_without_any_number_is_idk(question: str, value: str, other: str) -> None:
+    """A question that asks for a size, a length, a limit, a port or a version is answered by a number written
+    in digits: sentences that write none ("/usr is the second major section…") answer another question."""
+    out = _asked(question, other)
+    assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
+    assert isinstance(_asked(question, value), Answer)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which zip options give the maximum compatibility?",  # the option that sets it: a name answers
+        "Which ssh_config keyword sets the port?",
+        "How do I limit the maximum depth of tree?",  # how to: a way answers
+        "Does the LIMIT clause set a maximum?",  # whether: yes or no answers
+        "サポート契約の内容は？",  # サポート holds ポート and asks no port
+    ],
+)
+def test_a_question_about_a_value_that_asks_no_value_is_answered_without_a_number(question: str) -> None:
+    assert isinstance(_asked(question, "It is given by the -m flag."), Answer)

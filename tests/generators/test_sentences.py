@@ -11,7 +11,6 @@ from assistant_bridge.generators.sentences import (
     announces,
     asked_unit,
     asked_value_match,
-    asks_for_option,
     candidates,
     entry_match,
     entry_term,
@@ -22,7 +21,7 @@ from assistant_bridge.generators.sentences import (
     terms,
     unknown_words,
 )
-from assistant_bridge.text import code_names, holds_code_names
+from assistant_bridge.text import asks_for_option, code_names, holds_code_names
 
 pytestmark = pytest.mark.unit
 
