@@ -98,6 +98,7 @@ from assistant_bridge.generators.sentences import (
     entry_match,
     flatten,
     introduces,
+    names_subject,
     page_terms,
     query_terms,
     section_match,
@@ -176,6 +177,9 @@ class Tuning:
         the passage that names it, not by a passage about another separator that the search ranked higher.
     :ivar w_option: weight of a sentence that writes an option the query names, other than that option's entry
         ("the --reload flag in development mode will use watchfiles." for a question about ``--reload``).
+    :ivar w_name: weight of a sentence whose subject is a name written in lower case when the query asks which
+        tool, program, script, package or command does something ("alien converts binary packages…" for "Which
+        tool converts RPM packages into Debian packages?"; :func:`~.sentences.names_subject`).
     :ivar w_similarity_gap: penalty per unit of cosine by which a sentence's snippet falls short of the most
         similar snippet, when every snippet carries the dense search's similarity
         (:attr:`~assistant_bridge.core.snippets.Snippet.similarity`; the service's own dense or weighted hybrid
@@ -204,6 +208,7 @@ class Tuning:
     w_define: float = 1.0
     w_code_name: float = 0.5
     w_option: float = 0.3
+    w_name: float = 0.2
 
 
 @dataclass(frozen=True)
@@ -292,6 +297,7 @@ class ExtractiveGenerator:
             + self.tuning.w_define * defined
             + self.tuning.w_code_name * np.array([named[c.snippet] for c in cands], dtype=np.float64)
             + self.tuning.w_option * writes_option(query, cands)
+            + self.tuning.w_name * names_subject(query, cands)
         )
         prior = cues + np.array(
             [

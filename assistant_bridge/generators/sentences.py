@@ -375,6 +375,38 @@ def _asked_words(query: str, page: str) -> set[str]:
     return query_terms(query) - answer_type_terms(query) - _terms_of(ASKS_COMMAND.findall(query)) - set(terms(page))
 
 
+# "Which tool converts RPM packages…?", "What program…", "Quel outil…", "…するツールは？": the answer is a thing's name
+_ASKS_TOOL = re.compile(
+    r"\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?:tools?|programs?|utilit(?:y|ies)|scripts?|commands?|packages?|"
+    r"helpers?|daemons?)\b|\bquel(?:le)?s?\s+(?:outils?|commandes?|programmes?|utilitaires?|scripts?|paquets?)\b|"
+    r"(?:ツール|コマンド|プログラム|ユーティリティ|スクリプト)(?:は|を使)",
+    re.IGNORECASE,
+)
+# a sentence whose subject is a name written in lower case: "alien converts binary packages…", "dpkg-repack
+# creates…", "duck, the Debian Url ChecKer, processes…", ".dump renders…"
+_NAME_SUBJECT = re.compile(r"\.?[a-z][\w.+-]*(?=[\s,:(])")
+
+
+def names_subject(query: str, cands: Sequence[Candidate]) -> np.ndarray:
+    """For a query that asks which tool, program, script, package or command does something
+    (:data:`_ASKS_TOOL`), 1.0 for each sentence whose subject is a name written in lower case, as a manual
+    writes a command ("alien converts binary packages between various packaging formats, including Debian,
+    RPM…"), and not a name the query writes itself, nor a stop word ("will extract the package…" goes on after
+    a line of code), nor a sentence cut by the chunk's start; else 0. Such a
+    sentence answers with the name; "There are multiple tools that are used to manage Debian packages" only
+    talks about tools."""
+    if not _ASKS_TOOL.search(unicodedata.normalize("NFKC", query)):
+        return np.zeros(len(cands))
+    asked = query.casefold()
+    out = np.zeros(len(cands))
+    for i, c in enumerate(cands):
+        match = _NAME_SUBJECT.match(c.text)
+        name = match.group() if match else ""
+        if name and name not in STOPWORDS and not c.fragment and not c.label and name.casefold() not in asked:
+            out[i] = 1.0
+    return out
+
+
 def writes_option(query: str, cands: Sequence[Candidate]) -> np.ndarray:
     """1.0 for a sentence that writes an option the query names and is not an entry (which :func:`entry_match`
     weighs): "Which package does uvicorn use for the --reload flag…" is answered by "the --reload flag in

@@ -8,7 +8,7 @@ from assistant_bridge.core.citations import extractiveness
 from assistant_bridge.core.snippets import Snippet
 from assistant_bridge.embedders.base import HashingEmbedder
 from assistant_bridge.generators.extractive import ExtractiveGenerator
-from assistant_bridge.generators.sentences import terms, text_width
+from assistant_bridge.generators.sentences import candidates, names_subject, terms, text_width
 
 pytestmark = pytest.mark.unit
 
@@ -785,3 +785,26 @@ def test_a_sentence_that_writes_the_option_the_question_names_answers_it() -> No
     assert out.text == "the --reload flag in development mode will use watchfiles."
     off = ExtractiveGenerator(HashingEmbedder(64), w_option=0.0).generate(question, [readme], "concise")
     assert off.text.startswith("The standard install of uvicorn")
+
+
+def test_a_sentence_whose_subject_is_a_name_answers_which_tool() -> None:
+    """ "Which tool…" is answered by the sentence that names the tool as its subject, as a manual writes a
+    command in lower case, over one that shares more of the question's words and only talks about tools."""
+    overview = Snippet(
+        "There are multiple tools that are used to manage Debian packages and convert packages.\n\n"
+        "alien converts binary packages between various packaging formats, including Debian and RPM.",
+        "Overview of Debian Maintainer Tools",
+        0,
+    )
+    question = "Which tool converts RPM packages into Debian packages?"
+    out = gen().generate(question, [overview], "concise")
+    assert out.text.startswith("alien converts")
+    off = ExtractiveGenerator(HashingEmbedder(64), w_name=0.0).generate(question, [overview], "concise")
+    assert off.text.startswith("There are multiple tools")
+    # a question that asks no tool's name, or a sentence that starts with the name the question writes, is not
+    # weighed so
+    cands = candidates([overview])
+    assert names_subject(question, cands).tolist() == [0.0, 1.0]
+    assert not names_subject("How do I convert RPM packages into Debian packages?", cands).any()
+    assert not names_subject("Which alien command converts RPM packages?", cands).any()
+    assert names_subject("Quel outil convertit des paquets RPM ?", cands).any()
