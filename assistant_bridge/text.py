@@ -680,7 +680,7 @@ _ASKS_HOW_OR_WHETHER = re.compile(
 # a size, a length, a limit, a port, a version, a year: a value written in digits (counts and amounts, which
 # answers also give in words, are :func:`asks_count`'s)
 _ASKS_VALUE = re.compile(
-    r"\bhow (?:large|big|long|old|far|high|small|wide)\b|\b(?:maximum|minimum|largest|smallest|highest|lowest|"
+    r"(?:^|[,;]|\band\b)\W*how (?:large|big|long|old|far|high|small|wide)\b|\b(?:maximum|minimum|largest|smallest|highest|lowest|"
     r"size of|port|version|what year)\b|\b(?:taille|maximale?|minimale?|port|version|année)\b|最大|最小|上限|下限|"
     r"(?<![ァ-ヺー])ポート|サイズ",  # not "サポート", "レポート", "インポート"
     re.IGNORECASE,
@@ -697,4 +697,32 @@ def asks_value(message: str) -> bool:
         _ASKS_VALUE.search(normal) is not None
         and not (asks_for_option(normal) or asks_for_command(normal) or ASKS_NAME.search(normal))
         and _ASKS_HOW_OR_WHETHER.search(normal) is None
+        and not asks_duration(normal)  # "a few seconds" answers how long something takes: names_duration's
     )
+
+
+# "How long does DROP INDEX take?", "How long does tmux wait…?", "Combien de temps…", "何秒", "どのくらいの時間": a
+# length of time, not of text ("How long can the short description be?"), nor the name of what sets one ("Which
+# pragma sets how long to wait…?")
+_ASKS_DURATION = re.compile(
+    r"(?:^|[,;]|\band\b)\W*how long\b[^?]*\b(?:take|takes|took|last|lasts|wait|waits|run|runs|keep|keeps|stay|stays|remain|remains|"
+    r"transmit|transmits|retain|retains|sleep|sleeps|block|blocks|expire|expires)\b|\bcombien de temps\b|"
+    r"何(?:秒|分|時間|日間)|どのくらいの(?:時間|期間)",
+    re.IGNORECASE,
+)
+# a length of time: a unit of time ("in milliseconds", "10 secs", "30 jours", "五分"), with or without its number
+_DURATION = re.compile(
+    r"\b(?:ms|msecs?|milli-?seconds?|micro-?seconds?|seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|"
+    r"months?|years?|secondes?|heures?|jours?|semaines?|mois|ans|années?)\b|[0-9〇一二三四五六七八九十百千]\s*(?:秒|分|時間|日|週|か月|ヶ月|年)",
+    re.IGNORECASE,
+)
+
+
+def asks_duration(message: str) -> bool:
+    """The message asks how long something takes or lasts (:data:`_ASKS_DURATION`)."""
+    return _ASKS_DURATION.search(unicodedata.normalize("NFKC", message)) is not None
+
+
+def names_duration(text: str) -> bool:
+    """``text`` names a length of time: a unit of time, with or without its number."""
+    return _DURATION.search(unicodedata.normalize("NFKC", text)) is not None

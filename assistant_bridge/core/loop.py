@@ -13,7 +13,8 @@ Steps, each timed:
    nothing left → :class:`SearchFailed` with ``reason="prompt_too_long"`` (IBM: "the search fails");
 5. generation; the generator declining (its answer is "I don't know") → ``reason="generator_declined"``;
 6. an answer whose cited passages do not name what the question names (:func:`_off_subject`), an answer
-   that writes no number to a question that asks for one (:func:`~assistant_bridge.text.asks_value`), or a
+   that writes no number to a question that asks for one (:func:`~assistant_bridge.text.asks_value`) or no
+   length of time to one that asks how long something takes (:func:`~assistant_bridge.text.asks_duration`), or a
    post-generation filter ("response confidence") below ``thresholds.post_gen`` →
    ``reason="response_confidence"``;
 7. otherwise :class:`Answer` with **all** the search results, not only the ones that were cited.
@@ -45,6 +46,7 @@ from assistant_bridge.core.snippets import Snippet, build_snippets
 from assistant_bridge.text import (
     Overview,
     asks_count,
+    asks_duration,
     asks_value,
     counted_thing,
     holds_code_names,
@@ -53,6 +55,7 @@ from assistant_bridge.text import (
     match_form,
     mentions,
     named_manual_pages,
+    names_duration,
     names_unit,
     overview,
     passage_defines,
@@ -529,12 +532,14 @@ def finish_generation(
         )
     # "How much does a Debian support contract cost?" answered with sentences that give no number, "How many
     # seconds does tomli wait…" with sentences that count no seconds, "What is the maximum length of a file name
-    # under /usr?" with sentences that write no number: they answer another question
+    # under /usr?" with sentences that write no number, "How long does lintian-brush take…" with sentences that
+    # name no length of time: they answer another question
     counted = counted_thing(prepared.query)
     if (
         _off_subject(prepared.names, prepared.pages, generation, prepared.results, prepared.message)
         or (asks_count(prepared.query) and not holds_count(generation.text))
         or (asks_value(prepared.message) and not holds_number(generation.text))
+        or (asks_duration(prepared.message) and not names_duration(generation.text))
         or (counted and not any(names_unit(generation.text, unit) for unit in counted))
     ):
         timings["total"] = (clock() - prepared.started) * 1000.0

@@ -598,7 +598,13 @@ def test_a_count_of_a_unit_answered_without_that_unit_is_idk(question: str, coun
             "File names are at most 14 characters long.",
             "/usr is the second major section of the filesystem.",
         ),
-        ("How long does DROP INDEX take?", "It takes about 2 seconds per gigabyte.", "DROP INDEX removes an index."),
+        ("How long does DROP INDEX take?", "It takes a few seconds per gigabyte.", "DROP INDEX removes an index."),
+        (
+            "How long does lintian-brush take to fix a package?",
+            "It takes a minute.",
+            "lintian-brush fixes more than 80 common lintian issues.",
+        ),
+        ("How long can a short description be?", "At most 80 characters.", "It is the first line."),
         ("Quelle est la taille maximale d'un paquet ?", "Un paquet fait au plus 2 Go.", "Un paquet est une archive."),
         ("/home に置けるユーザー数の上限は？", "上限は 500 人です。", "/home はユーザーのディレクトリーです。"),
     ],
@@ -619,6 +625,7 @@ def test_a_value_question_answered_without_any_number_is_idk(question: str, valu
         "How do I limit the maximum depth of tree?",  # how to: a way answers
         "Does the LIMIT clause set a maximum?",  # whether: yes or no answers
         "サポート契約の内容は？",  # サポート holds ポート and asks no port
+        "Which pragma sets how long to wait on a lock?",  # a name answers
     ],
 )
 def test_a_question_about_a_value_that_asks_no_value_is_answered_without_a_number(question: str) -> None:
