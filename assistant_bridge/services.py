@@ -27,6 +27,7 @@ from assistant_bridge.errors import BridgeError
 from assistant_bridge.generators.sentences import (
     entry_word_share,
     terms,
+    unknown_runs,
     unknown_words,
 )
 from assistant_bridge.ingest.queue import IngestQueue
@@ -83,6 +84,13 @@ class _PageEntries:
     spans: list[tuple[int, int]]
     words: list[frozenset[str]] | None = None
     page_words: frozenset[str] | None = None  # the terms of the whole document
+    normal_text: str | None = None  # the whole document, NFKC
+
+    def normal(self, text: str) -> str:
+        """The whole document ``text`` in NFKC, found once."""
+        if self.normal_text is None:
+            self.normal_text = unicodedata.normalize("NFKC", text)
+        return self.normal_text
 
     def entry_terms(self, text: str) -> list[frozenset[str]]:
         """The terms of each entry of the document ``text``, found once."""
@@ -405,13 +413,14 @@ class Services:
         (:func:`~assistant_bridge.generators.sentences.entry_word_share`), and how many of its words the page
         never uses (:func:`~assistant_bridge.generators.sentences.unknown_words`). A message that asks for a
         command or a keyword of the page is measured the same way, to be judged by its unknown words only
-        (:attr:`~assistant_bridge.core.loop.OptionWords.entries`). ``None`` for any other message, for one that
-        asks what the page's command is, for a page in another language (a French question about an English
-        page shares no words with it) and for Japanese (its words are character pairs, which a paraphrase shares
-        far less of)."""
+        (:attr:`~assistant_bridge.core.loop.OptionWords.entries`), and so is a Japanese message, whose words are
+        its runs of kanji and katakana (:func:`~assistant_bridge.generators.sentences.unknown_runs`): the
+        character pairs it is searched by share too little with a paraphrase for an entry's share to say
+        anything. ``None`` for any other message, for one that asks what the page's command is and for a page in
+        another language (a French question about an English page shares no words with it)."""
         language = detect_language(message)
         options = asks_for_option(message)
-        if language == "ja" or not (options or asks_for_command(message)) or overview_subject(message):
+        if not (options or asks_for_command(message)) or overview_subject(message):
             return None
         named = named_manual_pages(message, (title for _, title, _ in documents))
         found = next((i for i, title, lang in documents if lang == language and manual_page_name(title) in named), None)
@@ -421,6 +430,8 @@ class Services:
         entries = self._page_entries(doc)
         if options and not entries.spans:
             return None
+        if language == "ja":
+            return OptionWords(0.0, unknown_runs(message, entries.normal(doc.text)), entries=False)
         name = manual_page_name(doc.title) or ""
         held = entries.entry_terms(doc.text)
         share = float(entry_word_share(message, name, held).max()) if held else 0.0

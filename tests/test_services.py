@@ -325,7 +325,7 @@ def test_a_question_for_an_option_is_measured_by_the_words_the_best_entry_of_the
     assert words("How does curl fetch the headers only?") is None  # asks for no option
     assert words("Which wget option fetches the headers only?") is None  # names no page among the results
     assert words("Quelle option de curl chiffre le transfert ?") is None  # the page is in another language
-    assert words("curl でヘッダーだけを取得するオプションは？") is None  # Japanese: its words are character pairs
+    assert words("curl でヘッダーだけを取得するオプションは？") is None  # the page is in another language
     assert words("Which curl option fetches the headers only?", [("gone", doc.title, doc.language)]) is None
     # a command or a keyword of the page is asked for by the page's words, not necessarily those of its entries
     command = words("Which curl command fetches the headers only?")
@@ -334,6 +334,28 @@ def test_a_question_for_an_option_is_measured_by_the_words_the_best_entry_of_the
     video = words("Which curl command records the transfer as a video clip?")
     assert video is not None and video.unknown >= 2 and video.missing
     assert words("What does the curl command do?") is None  # what the page's command is: another question
+
+
+GZIP_JA = (
+    "gzip, gunzip - ファイルの圧縮、伸長を行う\n\n"
+    "-c --stdout: 出力を標準出力に書き出します。元のファイルは変更しません。\n\n"
+    "-d --decompress: 伸長します。\n\n"
+    "-t --test: 検査を行います。圧縮ファイルの整合性をチェックして終了します。\n\n"
+    "-v --verbose: 詳細出力。圧縮、伸長される各ファイルについて名前と圧縮率を表示します。\n"
+)
+
+
+def test_a_japanese_question_for_an_option_is_measured_by_its_kanji_and_katakana_words(tmp_path: Path) -> None:
+    """A Japanese question is judged by the words the page never writes, a word being a run of kanji or of
+    katakana: "パスワード" and "暗号化" are not in gzip(1), every word of a question it answers is."""
+    svc = make_services(make_settings(tmp_path), dim=1024)
+    doc = svc.ingestor.ingest_text(GZIP_JA, title="gzip(1): ファイルの圧縮、伸長を行う", ownership=Ownership()).document
+    documents = [(doc.id, doc.title, "ja")]
+    test = svc.option_words("gzip で圧縮ファイルの整合性を検査するオプションは？", documents)
+    assert test is not None and test.unknown == 0 and not test.missing and not test.found
+    secret = svc.option_words("gzip でファイルをパスワードで暗号化するオプションは？", documents)
+    assert secret is not None and secret.unknown == 2 and secret.missing
+    assert svc.option_words("gzip とは何ですか？", documents) is None  # asks for no option
 
 
 def test_an_option_entry_is_weighed_by_the_words_of_the_question_as_asked(

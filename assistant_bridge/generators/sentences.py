@@ -369,6 +369,22 @@ def unknown_words(query: str, page: str, said: frozenset[str]) -> int:
     return len(_asked_words(query, page) - _STOP_TERMS - said)
 
 
+# a Japanese word that says something: a run of kanji ("暗号化", "整合性") or of katakana ("パスワード"); hiragana
+# writes the grammar between them
+_CONTENT_RUN = re.compile(r"[\u4e00-\u9fff々〆]{2,}|[\u30a1-\u30fa\u30fc]{2,}")
+
+
+def unknown_runs(query: str, normal_page: str) -> int:
+    """For a Japanese query, how many of its kanji and katakana words (:data:`_CONTENT_RUN`) a page never writes
+    (``normal_page``: its whole text, NFKC), leaving out the words by which it asks for an entry ("オプション",
+    "変数"): "gzip でファイルをパスワードで暗号化するオプションは？" has two ("パスワード", "暗号化") for gzip(1). Japanese
+    writes no spaces between words, so the runs stand for words; a page writes a word the query shares whole."""
+    plain = unicodedata.normalize("NFKC", query)
+    for asks in (ASKS_OPTION, ASKS_NAME, ASKS_COMMAND):
+        plain = asks.sub(" ", plain)
+    return len({run for run in _CONTENT_RUN.findall(plain) if run not in normal_page})
+
+
 def _asked_words(query: str, page: str) -> set[str]:
     """The query's terms that say what it asks of a page's entries: not the words by which it asks for an entry
     or a command, nor the page's name."""
