@@ -726,3 +726,27 @@ def asks_duration(message: str) -> bool:
 def names_duration(text: str) -> bool:
     """``text`` names a length of time: a unit of time, with or without its number."""
     return _DURATION.search(unicodedata.normalize("NFKC", text)) is not None
+
+
+# "Which SQLite version introduced STRICT tables?", "Which markdown-it-py version dropped support for Python 3.7?":
+# a version or a release asked for by what happened in it. An answer states that kind of event, in the question's
+# words or others ("added" is "introduced", "supported since", "new in"; "removed" is "dropped", "deprecated", "no
+# longer"): "SQLite version 3.37.0 introduced the option of STRICT tables" does not say which version removed them.
+_VERSION_ASKED = re.compile(r"\b(?:versions?|releases?)\b", re.IGNORECASE)
+_EVENT_ADDED = r"add(?:s|ed|ing)?|introduc\w*|first|new(?:ly)?|support(?:s|ed)?|appear\w*|available|since"
+_EVENT_REMOVED = r"remov\w*|drop(?:s|ped|ping)?|deprecat\w*|delet\w*|discontinu\w*|obsolete\w*|no longer"
+_ASKED_EVENTS = (
+    (re.compile(r"\b(?:added|introduced|first (?:supported|added|introduced|appeared))\b", re.I), _EVENT_ADDED),
+    (re.compile(r"\b(?:removed|dropped|deprecated|deleted|discontinued)\b", re.I), _EVENT_REMOVED),
+)
+
+
+def asked_event(message: str) -> re.Pattern[str] | None:
+    """When the message asks which version or release something happened in, the words that state that kind of
+    event (added, or removed); ``None`` otherwise."""
+    if _VERSION_ASKED.search(message) is None:
+        return None
+    for asked, stated in _ASKED_EVENTS:
+        if asked.search(message):
+            return re.compile(rf"\b(?:{stated})\b", re.IGNORECASE)
+    return None

@@ -14,7 +14,9 @@ Steps, each timed:
 5. generation; the generator declining (its answer is "I don't know") → ``reason="generator_declined"``;
 6. an answer whose cited passages do not name what the question names (:func:`_off_subject`), an answer
    that writes no number to a question that asks for one (:func:`~assistant_bridge.text.asks_value`) or no
-   length of time to one that asks how long something takes (:func:`~assistant_bridge.text.asks_duration`), or a
+   length of time to one that asks how long something takes (:func:`~assistant_bridge.text.asks_duration`), an
+   answer that states no such event to a question for the version something was added or removed in
+   (:func:`~assistant_bridge.text.asked_event`), or a
    post-generation filter ("response confidence") below ``thresholds.post_gen`` →
    ``reason="response_confidence"``;
 7. otherwise :class:`Answer` with **all** the search results, not only the ones that were cited.
@@ -45,6 +47,7 @@ from assistant_bridge.core.results import SearchResult
 from assistant_bridge.core.snippets import Snippet, build_snippets
 from assistant_bridge.text import (
     Overview,
+    asked_event,
     asks_count,
     asks_duration,
     asks_value,
@@ -533,13 +536,15 @@ def finish_generation(
     # "How much does a Debian support contract cost?" answered with sentences that give no number, "How many
     # seconds does tomli wait…" with sentences that count no seconds, "What is the maximum length of a file name
     # under /usr?" with sentences that write no number, "How long does lintian-brush take…" with sentences that
-    # name no length of time: they answer another question
+    # name no length of time, "Which SQLite version removed STRICT tables?" with one that says which introduced
+    # them: they answer another question
     counted = counted_thing(prepared.query)
     if (
         _off_subject(prepared.names, prepared.pages, generation, prepared.results, prepared.message)
         or (asks_count(prepared.query) and not holds_count(generation.text))
         or (asks_value(prepared.message) and not holds_number(generation.text))
         or (asks_duration(prepared.message) and not names_duration(generation.text))
+        or ((event := asked_event(prepared.message)) is not None and event.search(generation.text) is None)
         or (counted and not any(names_unit(generation.text, unit) for unit in counted))
     ):
         timings["total"] = (clock() - prepared.started) * 1000.0

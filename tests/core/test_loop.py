@@ -630,3 +630,15 @@ def test_a_value_question_answered_without_any_number_is_idk(question: str, valu
 )
 def test_a_question_about_a_value_that_asks_no_value_is_answered_without_a_number(question: str) -> None:
     assert isinstance(_asked(question, "It is given by the -m flag."), Answer)
+
+
+def test_a_version_asked_by_what_happened_in_it_is_answered_by_a_sentence_that_says_so() -> None:
+    """ "Which SQLite version removed support for STRICT tables?" is not answered by the sentence that says which
+    version introduced them; another word for the same event answers ("added" by "introduced", "dropped" by
+    "removed")."""
+    introduced = "SQLite version 3.37.0 introduced the option of STRICT tables."
+    out = _asked("Which SQLite version removed support for STRICT tables?", introduced)
+    assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
+    assert isinstance(_asked("Which SQLite version added STRICT tables?", introduced), Answer)
+    assert isinstance(_asked("In which release was m68k dropped?", "m68k was removed in Debian 4.0."), Answer)
+    assert isinstance(_asked("Which version of SQLite do I need?", "Use version 3.37.0."), Answer)  # no event asked
