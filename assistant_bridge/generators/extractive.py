@@ -217,7 +217,8 @@ class _Scored:
     the query-match part of the score (no priors); its entry match
     (:func:`~assistant_bridge.generators.sentences.entry_match`); how well it says what the query's subject is
     (:func:`~assistant_bridge.generators.sentences.defines`); whether it is a command line holding every term
-    of the query (:func:`~assistant_bridge.generators.sentences.asked_commands`)."""
+    of the query (:func:`~assistant_bridge.generators.sentences.asked_commands`); and whether the query asks how
+    to do something."""
 
     cands: list[Candidate]
     scores: np.ndarray
@@ -225,6 +226,7 @@ class _Scored:
     entries: np.ndarray
     defined: np.ndarray
     asked: np.ndarray
+    asks_how: bool = False  # the query asks how to do something (:data:`_ASKS_HOW`)
 
 
 class ExtractiveGenerator:
@@ -329,7 +331,7 @@ class ExtractiveGenerator:
         )
         if not unusable.all():
             scores = np.where(unusable, scores - 10.0, scores)
-        return _Scored(cands, scores, relevance, entries, defined, asked)
+        return _Scored(cands, scores, relevance, entries, defined, asked, _ASKS_HOW.search(query) is not None)
 
     def _select(self, scored: _Scored, snippets: Sequence[Snippet], response_length: ResponseLength) -> list[Candidate]:
         """The best sentence, then the best others that clear the relevance floor, grouped by snippet (the best
@@ -423,7 +425,7 @@ class ExtractiveGenerator:
                     block.append(nxt)
                 if used + sum(len(c.text) + 1 for c in between) + len(block[0].text) <= policy.max_chars:
                     return _as_far_as_fits(chosen, between + block, policy.max_chars)
-        qualifier = _qualifier(cands, top)
+        qualifier = _qualifier(cands, top, scored.asks_how)
         if qualifier is not None and len(chosen) < policy.sentences:
             if used + len(cands[qualifier].text) <= policy.max_chars:
                 chosen.append(cands[qualifier])
@@ -535,11 +537,19 @@ def _similarity_gap(cands: Sequence[Candidate], snippets: Sequence[Snippet], exe
 
 _ANAPHOR = re.compile(r"(?:This|These|Those|Such|It|They|Ceci|Cela|Cette|Ces)\b|これ|この|それ|その")
 # a sentence that opens by qualifying the one before it: "According to the SQL standard, PRIMARY KEY should
-# always imply NOT NULL. Unfortunately, due to a bug in some early versions, this is not the case in SQLite."
+# always imply NOT NULL. Unfortunately, due to a bug in some early versions, this is not the case in SQLite.";
+# or by saying how to do what it says can be done: "It is possible to make SQLite treat NULLs as distinct… To do
+# so, one should change the value of the NULL_ALWAYS_DISTINCT #define…"
 _QUALIFIES = re.compile(
     r"(?:However|But|Unfortunately|Nevertheless|Nonetheless|Yet|Except|Cependant|Mais|Toutefois|Néanmoins|Pourtant"
     r"|Malheureusement|Sauf)\b|ただし|しかし|ところが"
 )
+_SAYS_HOW = re.compile(
+    r"(?:To do (?:so|this|that)|In order to do (?:so|this|that)|To achieve this|Pour (?:ce faire|cela|y parvenir))\b|"
+    r"そのためには|これを行うには"
+)
+# "How can SQLite be made to…?", "How do I…", "Comment…", "どうやって", "…方法は": the answer says how
+_ASKS_HOW = re.compile(r"^\W*(?:how|comment)\b|どうやって|どのように|方法", re.IGNORECASE)
 # "$ pip install …", "iperf3 -c host -R", "pip install 'uvicorn[standard]'": a command, not a heading
 _COMMAND_LINE = re.compile(r"\$\s|[a-z][\w.-]*\s.*(?:(?<![\w-])-{1,2}\w|[\[\]'\"=/<>|{}])")
 
@@ -604,14 +614,16 @@ def _continues(cands: Sequence[Candidate], i: int) -> bool:
     return i + 1 < len(cands) and cands[i + 1].snippet == cands[i].snippet
 
 
-def _qualifier(cands: Sequence[Candidate], top: int) -> int | None:
+def _qualifier(cands: Sequence[Candidate], top: int, asks_how: bool = False) -> int | None:
     """The sentence right after the best one in its snippet when it opens by qualifying it ("However, …",
-    "Unfortunately, …", "ただし…": :data:`_QUALIFIES`); else ``None``. What the best sentence says may hold only
-    with it."""
+    "Unfortunately, …", "ただし…": :data:`_QUALIFIES`), or, for a query that asks how, by saying how to do what the
+    best one says can be done ("To do so, …", "Pour ce faire, …": :data:`_SAYS_HOW`); else ``None``. What the best
+    sentence says may hold only with it, or be done only by it."""
     if not _continues(cands, top):
         return None
     nxt = cands[top + 1]
-    return None if nxt.label or nxt.item or not _QUALIFIES.match(nxt.text) else top + 1
+    opens = _QUALIFIES.match(nxt.text) or (asks_how and _SAYS_HOW.match(nxt.text))
+    return None if nxt.label or nxt.item or not opens else top + 1
 
 
 def _overview(scored: _Scored, snippets: Sequence[Snippet], top: int) -> tuple[int | None, int]:

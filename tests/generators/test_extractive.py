@@ -634,6 +634,29 @@ def test_a_sentence_that_qualifies_the_best_one_comes_with_it() -> None:
     assert "Due to a bug" not in ExtractiveGenerator().generate("Does a PRIMARY KEY imply NOT NULL?", [alone]).text
 
 
+def test_a_sentence_that_says_how_to_do_what_the_best_one_says_comes_with_it() -> None:
+    """ "It is possible to make SQLite treat NULLs as distinct…" restates the question; "To do so, …" that follows
+    it answers it, though it shares few of the question's words."""
+    page = Snippet(
+        "SQLite was modified to work the same as Oracle. This involved making NULLs indistinct for SELECT DISTINCT "
+        "and for the UNION operator in a SELECT. This seems somewhat arbitrary, but compatibility outweighed that "
+        "objection. It is possible to make SQLite treat NULLs as distinct for SELECT DISTINCT and UNION. To do so, "
+        "one should change the value of the NULL_ALWAYS_DISTINCT #define in the sqliteInt.h source file and "
+        "recompile. Update 2003-07-13: some of the engines tested have been updated since.",
+        "NULL Handling in SQLite",
+        0,
+    )
+    out = ExtractiveGenerator().generate(
+        "How can SQLite be made to treat NULLs as distinct for SELECT DISTINCT?", [page]
+    )
+    assert "It is possible to make SQLite treat NULLs as distinct" in out.text and "NULL_ALWAYS_DISTINCT" in out.text
+    # a question that asks whether, not how: "To do so" does not answer it
+    whether = ExtractiveGenerator().generate(
+        "Can SQLite be made to treat NULLs as distinct for SELECT DISTINCT?", [page]
+    )
+    assert "NULL_ALWAYS_DISTINCT" not in whether.text
+
+
 def test_a_short_japanese_name_line_is_long_enough_to_answer() -> None:
     """A CJK character counts twice against ``min_chars``: "diff - ファイルの行単位での比較" (19 characters) says
     as much as "diff - compare files line by line"."""
