@@ -668,13 +668,22 @@ def holds_number(text: str) -> bool:
     return _NUMBER.search(text) is not None
 
 
-# a question that asks how to do something or whether something holds, whatever it names: "How do I limit the
-# depth…", "Does the LIMIT clause apply…", "Comment limiter…", "…を変更するには？", "…方法は？"
-_ASKS_HOW_OR_WHETHER = re.compile(
-    r"^\W*(?:how (?:do|does|did|can|could|should|would|to|is|are)\b|(?:can|could|do|does|did|is|are|was|were|"
-    r"should|will|would|has|have|may|must|comment|est-ce|peut-on|faut-il|puis-je|dois-je)\b)|どう|方法|には[？?]?$",
+# a question that asks how to do something: "How do I limit the depth…", "How can SQLite be made to…", "Comment
+# limiter…", "…を変更するには？", "…方法は？", "どうやって…"
+_ASKS_HOW_TO = re.compile(
+    r"^\W*(?:how (?:do|does|did|can|could|should|would|to|is|are)|comment)\b|どう|方法|には[？?]?$", re.IGNORECASE
+)
+# a question that asks whether something holds: "Does the LIMIT clause apply…", "Peut-on…"
+_ASKS_WHETHER = re.compile(
+    r"^\W*(?:can|could|do|does|did|is|are|was|were|should|will|would|has|have|may|must|est-ce|peut-on|faut-il|"
+    r"puis-je|dois-je)\b",
     re.IGNORECASE,
 )
+
+
+def asks_how_to(message: str) -> bool:
+    """The message asks how to do something (:data:`_ASKS_HOW_TO`), not what or how much."""
+    return _ASKS_HOW_TO.search(unicodedata.normalize("NFKC", message)) is not None
 
 
 # a size, a length, a limit, a port, a version, a year: a value written in digits (counts and amounts, which
@@ -696,7 +705,8 @@ def asks_value(message: str) -> bool:
     return (
         _ASKS_VALUE.search(normal) is not None
         and not (asks_for_option(normal) or asks_for_command(normal) or ASKS_NAME.search(normal))
-        and _ASKS_HOW_OR_WHETHER.search(normal) is None
+        and not asks_how_to(normal)
+        and _ASKS_WHETHER.search(normal) is None
         and not asks_duration(normal)  # "a few seconds" answers how long something takes: names_duration's
     )
 
@@ -735,9 +745,12 @@ def names_duration(text: str) -> bool:
 _VERSION_ASKED = re.compile(r"\b(?:versions?|releases?)\b", re.IGNORECASE)
 _EVENT_ADDED = r"add(?:s|ed|ing)?|introduc\w*|first|new(?:ly)?|support(?:s|ed)?|appear\w*|available|since"
 _EVENT_REMOVED = r"remov\w*|drop(?:s|ped|ping)?|deprecat\w*|delet\w*|discontinu\w*|obsolete\w*|no longer"
-_ASKED_EVENTS = (
-    (re.compile(r"\b(?:added|introduced|first (?:supported|added|introduced|appeared))\b", re.I), _EVENT_ADDED),
-    (re.compile(r"\b(?:removed|dropped|deprecated|deleted|discontinued)\b", re.I), _EVENT_REMOVED),
+_ASKED_EVENTS = tuple(
+    (re.compile(asked, re.IGNORECASE), re.compile(rf"\b(?:{stated})\b", re.IGNORECASE))
+    for asked, stated in (
+        (r"\b(?:added|introduced|first (?:supported|added|introduced|appeared))\b", _EVENT_ADDED),
+        (r"\b(?:removed|dropped|deprecated|deleted|discontinued)\b", _EVENT_REMOVED),
+    )
 )
 
 
@@ -746,7 +759,4 @@ def asked_event(message: str) -> re.Pattern[str] | None:
     event (added, or removed); ``None`` otherwise."""
     if _VERSION_ASKED.search(message) is None:
         return None
-    for asked, stated in _ASKED_EVENTS:
-        if asked.search(message):
-            return re.compile(rf"\b(?:{stated})\b", re.IGNORECASE)
-    return None
+    return next((stated for asked, stated in _ASKED_EVENTS if asked.search(message)), None)

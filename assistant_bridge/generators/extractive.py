@@ -106,7 +106,7 @@ from assistant_bridge.generators.sentences import (
     text_width,
     writes_option,
 )
-from assistant_bridge.text import NAME_LINE_PARTS, code_names, holds_code_names, manual_page_name
+from assistant_bridge.text import NAME_LINE_PARTS, asks_how_to, code_names, holds_code_names, manual_page_name
 
 ENTRY_PEER_RATIO = 0.9
 MAX_LIST_ITEMS = 12
@@ -226,7 +226,7 @@ class _Scored:
     entries: np.ndarray
     defined: np.ndarray
     asked: np.ndarray
-    asks_how: bool = False  # the query asks how to do something (:data:`_ASKS_HOW`)
+    asks_how: bool = False  # the query asks how to do something (:func:`~assistant_bridge.text.asks_how_to`)
 
 
 class ExtractiveGenerator:
@@ -331,7 +331,7 @@ class ExtractiveGenerator:
         )
         if not unusable.all():
             scores = np.where(unusable, scores - 10.0, scores)
-        return _Scored(cands, scores, relevance, entries, defined, asked, _ASKS_HOW.search(query) is not None)
+        return _Scored(cands, scores, relevance, entries, defined, asked, asks_how_to(query))
 
     def _select(self, scored: _Scored, snippets: Sequence[Snippet], response_length: ResponseLength) -> list[Candidate]:
         """The best sentence, then the best others that clear the relevance floor, grouped by snippet (the best
@@ -548,8 +548,6 @@ _SAYS_HOW = re.compile(
     r"(?:To do (?:so|this|that)|In order to do (?:so|this|that)|To achieve this|Pour (?:ce faire|cela|y parvenir))\b|"
     r"そのためには|これを行うには"
 )
-# "How can SQLite be made to…?", "How do I…", "Comment…", "どうやって", "…方法は": the answer says how
-_ASKS_HOW = re.compile(r"^\W*(?:how|comment)\b|どうやって|どのように|方法", re.IGNORECASE)
 # "$ pip install …", "iperf3 -c host -R", "pip install 'uvicorn[standard]'": a command, not a heading
 _COMMAND_LINE = re.compile(r"\$\s|[a-z][\w.-]*\s.*(?:(?<![\w-])-{1,2}\w|[\[\]'\"=/<>|{}])")
 

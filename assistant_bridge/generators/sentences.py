@@ -408,9 +408,8 @@ def names_subject(query: str, cands: Sequence[Candidate]) -> np.ndarray:
     (:data:`_ASKS_TOOL`), 1.0 for each sentence whose subject is a name written in lower case, as a manual
     writes a command ("alien converts binary packages between various packaging formats, including Debian,
     RPM…"), and not a name the query writes itself, nor a stop word ("will extract the package…" goes on after
-    a line of code), nor a sentence cut by the chunk's start; else 0. Such a
-    sentence answers with the name; "There are multiple tools that are used to manage Debian packages" only
-    talks about tools."""
+    a line of code), nor a sentence cut by the chunk's start; else 0. Such a sentence answers with the name;
+    "There are multiple tools that are used to manage Debian packages" only talks about tools."""
     if not _ASKS_TOOL.search(unicodedata.normalize("NFKC", query)):
         return np.zeros(len(cands))
     asked = query.casefold()
