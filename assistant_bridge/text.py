@@ -511,12 +511,14 @@ _ASKS_COUNT = re.compile(
     re.IGNORECASE,
 )
 # a number however written: digits, number words, a kanji numeral, "free" for an amount
-_HOLDS_COUNT = re.compile(
-    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|"
-    r"thousand|million|billion|dozens?|half|once|twice|free|nothing|deux|trois|quatre|cinq|six|sept|huit|"
-    rf"neuf|dix|vingt|trente|cent|mille|millions?|gratuite?s?|aucune?)\b|[{KANJI_DIGITS}万億]|無料",
-    re.IGNORECASE,
+_NUMERAL = (
+    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
+    r"seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|"
+    r"billion|dozens?|half|once|twice|deux|trois|quatre|cinq|six|sept|huit|neuf|dix|onze|douze|treize|quatorze|"
+    rf"quinze|seize|vingt|trente|quarante|cinquante|soixante|cent|mille|millions?)\b|[{KANJI_DIGITS}万億]"
 )
+_NUMERAL_WORD = re.compile(_NUMERAL, re.IGNORECASE)
+_HOLDS_COUNT = re.compile(rf"\d|{_NUMERAL}|\b(?:free|nothing|gratuite?s?|aucune?)\b|無料", re.IGNORECASE)
 
 
 # the unit a count asks for: "how many days", "how much memory", "combien de jours", "何日"
@@ -666,6 +668,21 @@ def asks_quantity(query: str) -> bool:
 def holds_number(text: str) -> bool:
     """``text`` writes a number in digits, not as a digit of a name ("iperf3", "ext4")."""
     return _NUMBER.search(text) is not None
+
+
+# "there is no limit", "unlimited", "illimité", "無制限": an answer to "What is the maximum…?" that gives no number
+_NO_LIMIT = re.compile(
+    r"\b(?:no (?:limit|maximum|upper bound)|unlimited|limitless|illimitée?s?|pas de limite|aucune limite)\b|"
+    r"無制限|上限はありません|制限はありません",
+    re.IGNORECASE,
+)
+
+
+def gives_value(text: str) -> bool:
+    """``text`` answers a question for a value: it writes a number, in digits (not a digit of a name: "iperf3"
+    holds none) or in words ("fourteen", "quinze", "三十"), or says there is no limit."""
+    normal = unicodedata.normalize("NFKC", text)
+    return holds_number(normal) or _NUMERAL_WORD.search(normal) is not None or _NO_LIMIT.search(normal) is not None
 
 
 # a question that asks how to do something: "How do I limit the depth…", "How can SQLite be made to…", "Comment

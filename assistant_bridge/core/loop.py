@@ -52,9 +52,9 @@ from assistant_bridge.text import (
     asks_duration,
     asks_value,
     counted_thing,
+    gives_value,
     holds_code_names,
     holds_count,
-    holds_number,
     match_form,
     mentions,
     named_manual_pages,
@@ -542,7 +542,7 @@ def finish_generation(
     if (
         _off_subject(prepared.names, prepared.pages, generation, prepared.results, prepared.message)
         or (asks_count(prepared.query) and not holds_count(generation.text))
-        or (asks_value(prepared.message) and not holds_number(generation.text))
+        or (asks_value(prepared.message) and not gives_value(generation.text))
         or (asks_duration(prepared.message) and not names_duration(generation.text))
         or ((event := asked_event(prepared.message)) is not None and event.search(generation.text) is None)
         or (counted and not any(names_unit(generation.text, unit) for unit in counted))

@@ -270,7 +270,8 @@ class ExtractiveGenerator:
         """Every candidate sentence with its score and the parts :meth:`_select` reads again (:class:`_Scored`)."""
         cands = candidates(snippets)
         if not cands:
-            return _Scored(cands, *(np.zeros(0) for _ in range(5)))
+            empty = np.zeros(0)
+            return _Scored(cands, empty, empty, empty, empty, empty)
         n = len(cands)
         qterms = query_terms(query)
         titles = [s.title for s in snippets]

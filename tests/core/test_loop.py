@@ -617,6 +617,15 @@ def test_a_value_question_answered_without_any_number_is_idk(question: str, valu
     assert isinstance(_asked(question, value), Answer)
 
 
+def test_a_value_may_be_written_in_words_or_be_no_limit() -> None:
+    """A generator that writes its own answer may spell the number ("Fourteen characters.") or say there is
+    none ("There is no limit."); a digit of a name ("iperf3") is no number."""
+    question = "What is the maximum length of a file name?"
+    for answer in ("Fourteen characters.", "There is no limit on its length.", "Quinze caractères."):
+        assert isinstance(_asked(question, answer), Answer)
+    assert isinstance(_asked(question, "iperf3 names files as it likes."), IDontKnow)
+
+
 @pytest.mark.parametrize(
     "question",
     [
