@@ -728,12 +728,14 @@ def asks_value(message: str) -> bool:
     )
 
 
-# "How long does DROP INDEX take?", "How long does tmux wait…?", "Combien de temps…", "何秒", "どのくらいの時間": a
+# "How long does DROP INDEX take?", "How long does tmux wait…?", "How long is the show on for?", "Combien de
+# temps…", "何秒", "どのくらいの時間": a
 # length of time, not of text ("How long can the short description be?"), nor the name of what sets one ("Which
 # pragma sets how long to wait…?")
 _ASKS_DURATION = re.compile(
     r"(?:^|[,;]|\band\b)\W*how long\b[^?]*\b(?:take|takes|took|last|lasts|wait|waits|run|runs|keep|keeps|stay|stays|remain|remains|"
-    r"transmit|transmits|retain|retains|sleep|sleeps|block|blocks|expire|expires)\b|\bcombien de temps\b|"
+    r"transmit|transmits|retain|retains|sleep|sleeps|block|blocks|expire|expires)\b|"
+    r"(?:^|[,;]|\band\b)\W*how long\b[^?]*\bfor\W*$|\bcombien de temps\b|"
     r"何(?:秒|分|時間|日間)|どのくらいの(?:時間|期間)",
     re.IGNORECASE,
 )

@@ -605,6 +605,7 @@ def test_a_count_of_a_unit_answered_without_that_unit_is_idk(question: str, coun
             "lintian-brush fixes more than 80 common lintian issues.",
         ),
         ("How long can a short description be?", "At most 80 characters.", "It is the first line."),
+        ("How long is the show on for?", "It runs for eight weeks.", "It features eight single men and women."),
         ("Quelle est la taille maximale d'un paquet ?", "Un paquet fait au plus 2 Go.", "Un paquet est une archive."),
         ("/home に置けるユーザー数の上限は？", "上限は 500 人です。", "/home はユーザーのディレクトリーです。"),
     ],
