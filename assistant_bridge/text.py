@@ -510,7 +510,8 @@ _ASKS_COUNT = re.compile(
     r"\bcombien\b|いくら|いくつ|何(?:[個人日回年件歳台本枚])",
     re.IGNORECASE,
 )
-# a number however written: digits, number words, a kanji numeral, "free" for an amount
+# a number written in words or in kanji ("fourteen", "quinze", "三十"); with digits and "free" for an amount, a
+# number however written (_HOLDS_COUNT)
 _NUMERAL = (
     r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
     r"seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|"
@@ -729,12 +730,11 @@ def asks_value(message: str) -> bool:
 
 
 # "How long does DROP INDEX take?", "How long does tmux wait…?", "How long is the show on for?", "Combien de
-# temps…", "何秒", "どのくらいの時間": a
-# length of time, not of text ("How long can the short description be?"), nor the name of what sets one ("Which
-# pragma sets how long to wait…?")
+# temps…", "何秒", "どのくらいの時間": a length of time, not of text ("How long can the short description be?"), nor the
+# name of what sets one ("Which pragma sets how long to wait…?")
 _ASKS_DURATION = re.compile(
-    r"(?:^|[,;]|\band\b)\W*how long\b[^?]*\b(?:take|takes|took|last|lasts|wait|waits|run|runs|keep|keeps|stay|stays|remain|remains|"
-    r"transmit|transmits|retain|retains|sleep|sleeps|block|blocks|expire|expires)\b|"
+    r"(?:^|[,;]|\band\b)\W*how long\b[^?]*\b(?:take|takes|took|last|lasts|wait|waits|run|runs|keep|keeps|stay|"
+    r"stays|remain|remains|transmit|transmits|retain|retains|sleep|sleeps|block|blocks|expire|expires)\b|"
     r"(?:^|[,;]|\band\b)\W*how long\b[^?]*\bfor\W*$|\bcombien de temps\b|"
     r"何(?:秒|分|時間|日間)|どのくらいの(?:時間|期間)",
     re.IGNORECASE,
