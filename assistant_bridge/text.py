@@ -565,7 +565,8 @@ _NOT_COUNTED = frozenset("there for per in on of at to with from and or that whi
 
 def counted_thing(message: str) -> tuple[str, ...]:
     """What a count question counts, when an answer must name it: the words of "how many crewed landings" up to
-    the verb (``crewe``, ``landi``: an answer names one of them, "six manned U.S. landings"), cut as
+    the verb, of which the plural one when there is one (``landi``: "six manned U.S. landings"; "how many WITHOUT
+    ROWID tables" counts tables, which an answer that only says "WITHOUT ROWID" does not), cut as
     :func:`asked_unit` cuts them; the unit of "combien de jours" (plural) and of "何日". Not what "how much"
     measures ("how much money", "combien d'argent": "$1 million"), nor people or events ("how many times",
     何回), which answers give in other words. Empty otherwise."""
@@ -577,11 +578,14 @@ def counted_thing(message: str) -> tuple[str, ...]:
         return (unit,)
     words = re.search(r"\bhow many\s+((?:[^\W\d_]{3,}\s*){1,3})", normal, re.IGNORECASE)
     if words:
-        counted = []
+        run = []
         for word in words.group(1).casefold().split():
             if word in _NOT_UNITS or word in _NOT_COUNTED:
                 break
-            counted.append(_unit_form(word))
+            run.append(word)
+        # "how many WITHOUT ROWID tables": a plural word closes the phrase and is what is counted
+        plural = [w for w in run if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is"))]
+        counted = [_unit_form(plural[-1])] if plural and len(run) > 1 else [_unit_form(w) for w in run]
         return tuple(w for w in counted if w not in _NAMED_OTHERWISE)
     plural = re.search(r"\bcombien\s+(?:de|d['’])\s*[^\W\d_]+[sx]\b", normal, re.IGNORECASE)
     return (unit,) if plural else ()
@@ -769,13 +773,15 @@ _ASKED_EVENTS = tuple(
     for asked, stated in (
         (r"\b(?:added|introduced|first (?:supported|added|introduced|appeared))\b", _EVENT_ADDED),
         (r"\b(?:removed|dropped|deprecated|deleted|discontinued)\b", _EVENT_REMOVED),
+        # "Which SQLite version made WITHOUT ROWID tables the default?"
+        (r"\b(?:made|make|became|become|becomes)\b[^?]*\bdefault\b", r"defaults?|by default"),
     )
 )
 
 
 def asked_event(message: str) -> re.Pattern[str] | None:
     """When the message asks which version or release something happened in, the words that state that kind of
-    event (added, or removed); ``None`` otherwise."""
+    event (added, removed, made the default); ``None`` otherwise."""
     if _VERSION_ASKED.search(message) is None:
         return None
     return next((stated for asked, stated in _ASKED_EVENTS if asked.search(message)), None)

@@ -652,3 +652,15 @@ def test_a_version_asked_by_what_happened_in_it_is_answered_by_a_sentence_that_s
     assert isinstance(_asked("Which SQLite version added STRICT tables?", introduced), Answer)
     assert isinstance(_asked("In which release was m68k dropped?", "m68k was removed in Debian 4.0."), Answer)
     assert isinstance(_asked("Which version of SQLite do I need?", "Use version 3.37.0."), Answer)  # no event asked
+    made = "Which SQLite version made WITHOUT ROWID tables the default?"
+    assert isinstance(_asked(made, "SQLite 3.8.2 or later is needed to use a WITHOUT ROWID table."), IDontKnow)
+    assert isinstance(_asked(made, "Since 4.0 such tables are the default."), Answer)
+
+
+def test_a_count_of_a_phrase_counts_its_plural_noun() -> None:
+    """ "How many WITHOUT ROWID tables…" counts tables: an answer about WITHOUT ROWID that counts no tables
+    answers another question."""
+    question = "How many WITHOUT ROWID tables can one database hold?"
+    out = _asked(question, "SQLite 3.8.2 or later is needed to use WITHOUT ROWID.")
+    assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
+    assert isinstance(_asked(question, "A database can hold 2000 tables of either kind."), Answer)
