@@ -584,8 +584,8 @@ def counted_thing(message: str) -> tuple[str, ...]:
                 break
             run.append(word)
         # "how many WITHOUT ROWID tables": a plural word closes the phrase and is what is counted
-        plural = [w for w in run if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is"))]
-        counted = [_unit_form(plural[-1])] if plural and len(run) > 1 else [_unit_form(w) for w in run]
+        nouns = [w for w in run if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is"))]
+        counted = [_unit_form(nouns[-1])] if nouns and len(run) > 1 else [_unit_form(w) for w in run]
         return tuple(w for w in counted if w not in _NAMED_OTHERWISE)
     plural = re.search(r"\bcombien\s+(?:de|d['’])\s*[^\W\d_]+[sx]\b", normal, re.IGNORECASE)
     return (unit,) if plural else ()
