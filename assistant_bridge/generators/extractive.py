@@ -106,7 +106,15 @@ from assistant_bridge.generators.sentences import (
     text_width,
     writes_option,
 )
-from assistant_bridge.text import NAME_LINE_PARTS, asks_how_to, code_names, holds_code_names, manual_page_name
+from assistant_bridge.text import (
+    NAME_LINE_PARTS,
+    OPTION_WORD,
+    asks_for_option,
+    asks_how_to,
+    code_names,
+    holds_code_names,
+    manual_page_name,
+)
 
 ENTRY_PEER_RATIO = 0.9
 MAX_LIST_ITEMS = 12
@@ -227,6 +235,9 @@ class _Scored:
     defined: np.ndarray
     asked: np.ndarray
     asks_how: bool = False  # the query asks how to do something (:func:`~assistant_bridge.text.asks_how_to`)
+    asks_option: bool = (
+        False  # the query asks which option does something (:func:`~assistant_bridge.text.asks_for_option`)
+    )
 
 
 class ExtractiveGenerator:
@@ -332,7 +343,7 @@ class ExtractiveGenerator:
         )
         if not unusable.all():
             scores = np.where(unusable, scores - 10.0, scores)
-        return _Scored(cands, scores, relevance, entries, defined, asked, asks_how_to(query))
+        return _Scored(cands, scores, relevance, entries, defined, asked, asks_how_to(query), asks_for_option(query))
 
     def _select(self, scored: _Scored, snippets: Sequence[Snippet], response_length: ResponseLength) -> list[Candidate]:
         """The best sentence, then the best others that clear the relevance floor, grouped by snippet (the best
@@ -426,7 +437,7 @@ class ExtractiveGenerator:
                     block.append(nxt)
                 if used + sum(len(c.text) + 1 for c in between) + len(block[0].text) <= policy.max_chars:
                     return _as_far_as_fits(chosen, between + block, policy.max_chars)
-        qualifier = _qualifier(cands, top, scored.asks_how)
+        qualifier = _qualifier(cands, top, scored.asks_how, scored.asks_option)
         if qualifier is not None and len(chosen) < policy.sentences:
             if used + len(cands[qualifier].text) <= policy.max_chars:
                 chosen.append(cands[qualifier])
@@ -613,15 +624,18 @@ def _continues(cands: Sequence[Candidate], i: int) -> bool:
     return i + 1 < len(cands) and cands[i + 1].snippet == cands[i].snippet
 
 
-def _qualifier(cands: Sequence[Candidate], top: int, asks_how: bool = False) -> int | None:
+def _qualifier(cands: Sequence[Candidate], top: int, asks_how: bool = False, asks_option: bool = False) -> int | None:
     """The sentence right after the best one in its snippet when it opens by qualifying it ("However, …",
     "Unfortunately, …", "ただし…": :data:`_QUALIFIES`), or, for a query that asks how, by saying how to do what the
-    best one says can be done ("To do so, …", "Pour ce faire, …": :data:`_SAYS_HOW`); else ``None``. What the best
-    sentence says may hold only with it, or be done only by it."""
+    best one says can be done ("To do so, …", "Pour ce faire, …": :data:`_SAYS_HOW`), or, for a query that asks
+    which option does something, by naming an option the best one does not name ("By default, dpkg-buildpackage
+    will include the original source tar file if and only if… This behavior may be modified by using -sa to always
+    include it"); else ``None``. What the best sentence says may hold only with it, or be done only by it."""
     if not _continues(cands, top):
         return None
     nxt = cands[top + 1]
-    opens = _QUALIFIES.match(nxt.text) or (asks_how and _SAYS_HOW.match(nxt.text))
+    names_option = asks_option and bool(OPTION_WORD.search(nxt.text)) and not OPTION_WORD.search(cands[top].text)
+    opens = _QUALIFIES.match(nxt.text) or (asks_how and _SAYS_HOW.match(nxt.text)) or names_option
     return None if nxt.label or nxt.item or not opens else top + 1
 
 

@@ -657,6 +657,27 @@ def test_a_sentence_that_says_how_to_do_what_the_best_one_says_comes_with_it() -
     assert "NULL_ALWAYS_DISTINCT" not in whether.text
 
 
+def test_the_sentence_that_names_the_option_comes_with_the_one_that_matches_a_which_option_question() -> None:
+    """ "By default, dpkg-buildpackage will include the original source tar file if and only if…" matches the
+    question; "This behavior may be modified by using -sa to always include it" right after it names the option
+    it asks for."""
+    page = Snippet(
+        "Subsequently, this very same tar file should be used to build the new diffs and .dsc files, and will not "
+        "need to be re-uploaded. By default, dpkg-genchanges and dpkg-buildpackage will include the original source "
+        "tar file if and only if the current changelog entry has a different upstream version from the preceding "
+        "entry. This behavior may be modified by using -sa to always include it or -sd to always leave it out. If "
+        "no original source is included in the upload, the original source tar-file used when building the upload "
+        "must be byte-for-byte identical with the one already in the archive.",
+        "Managing Packages",
+        0,
+    )
+    question = "Which dpkg-buildpackage option always includes the original source tar file in an upload?"
+    assert "-sa" in ExtractiveGenerator().generate(question, [page], "moderate").text
+    # a question that asks no option is not answered so
+    other = "When does dpkg-buildpackage include the original source tar file in an upload?"
+    assert "-sa" not in ExtractiveGenerator().generate(other, [page], "moderate").text
+
+
 def test_a_short_japanese_name_line_is_long_enough_to_answer() -> None:
     """A CJK character counts twice against ``min_chars``: "diff - ファイルの行単位での比較" (19 characters) says
     as much as "diff - compare files line by line"."""
