@@ -708,10 +708,12 @@ def asks_how_to(message: str) -> bool:
     return _ASKS_HOW_TO.search(unicodedata.normalize("NFKC", message)) is not None
 
 
+# where a question or a clause of it opens: "how long" there asks it, "Which pragma sets how long to wait…" does not
+_OPENS = r"(?:^|[,;]|\band\b)\W*"
 # a size, a length, a limit, a port, a version, a year: a value written in digits (counts and amounts, which
 # answers also give in words, are :func:`asks_count`'s)
 _ASKS_VALUE = re.compile(
-    r"(?:^|[,;]|\band\b)\W*how (?:large|big|long|old|far|high|small|wide)\b|\b(?:maximum|minimum|largest|smallest|highest|lowest|"
+    _OPENS + r"how (?:large|big|long|old|far|high|small|wide)\b|\b(?:maximum|minimum|largest|smallest|highest|lowest|"
     r"size of|port|version|what year)\b|\b(?:taille|maximale?|minimale?|port|version|année)\b|最大|最小|上限|下限|"
     r"(?<![ァ-ヺー])ポート|サイズ",  # not "サポート", "レポート", "インポート"
     re.IGNORECASE,
@@ -737,16 +739,17 @@ def asks_value(message: str) -> bool:
 # temps…", "何秒", "どのくらいの時間": a length of time, not of text ("How long can the short description be?"), nor the
 # name of what sets one ("Which pragma sets how long to wait…?")
 _ASKS_DURATION = re.compile(
-    r"(?:^|[,;]|\band\b)\W*how long\b[^?]*\b(?:take|takes|took|last|lasts|wait|waits|run|runs|keep|keeps|stay|"
+    _OPENS + r"how long\b[^?]*\b(?:take|takes|took|last|lasts|wait|waits|run|runs|keep|keeps|stay|"
     r"stays|remain|remains|transmit|transmits|retain|retains|sleep|sleeps|block|blocks|expire|expires)\b|"
-    r"(?:^|[,;]|\band\b)\W*how long\b[^?]*\bfor\W*$|\bcombien de temps\b|"
+    + _OPENS
+    + r"how long\b[^?]*\bfor\W*$|\bcombien de temps\b|"
     r"何(?:秒|分|時間|日間)|どのくらいの(?:時間|期間)",
     re.IGNORECASE,
 )
 # a length of time: a unit of time ("in milliseconds", "10 secs", "30 jours", "五分"), with or without its number
 _DURATION = re.compile(
     r"\b(?:ms|msecs?|milli-?seconds?|micro-?seconds?|seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|"
-    r"months?|years?|secondes?|heures?|jours?|semaines?|mois|ans|années?)\b|[0-9〇一二三四五六七八九十百千]\s*(?:秒|分|時間|日|週|か月|ヶ月|年)",
+    rf"months?|years?|secondes?|heures?|jours?|semaines?|mois|ans|années?)\b|[0-9{KANJI_DIGITS}]\s*(?:秒|分|時間|日|週|か月|ヶ月|年)",
     re.IGNORECASE,
 )
 

@@ -234,10 +234,10 @@ class _Scored:
     entries: np.ndarray
     defined: np.ndarray
     asked: np.ndarray
-    asks_how: bool = False  # the query asks how to do something (:func:`~assistant_bridge.text.asks_how_to`)
-    asks_option: bool = (
-        False  # the query asks which option does something (:func:`~assistant_bridge.text.asks_for_option`)
-    )
+    # the query asks how to do something (:func:`~assistant_bridge.text.asks_how_to`), which option does something
+    # (:func:`~assistant_bridge.text.asks_for_option`)
+    asks_how: bool = False
+    asks_option: bool = False
 
 
 class ExtractiveGenerator:
