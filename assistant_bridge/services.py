@@ -31,7 +31,7 @@ from assistant_bridge.generators.sentences import (
     unknown_words,
 )
 from assistant_bridge.ingest.queue import IngestQueue
-from assistant_bridge.ingest.service import Ingestor, chunk_id
+from assistant_bridge.ingest.service import Ingestor, chunk_id, entry_hashes
 from assistant_bridge.lru import Lru
 from assistant_bridge.settings import Settings
 from assistant_bridge.store import SQLiteStore
@@ -85,6 +85,13 @@ class _PageEntries:
     words: list[frozenset[str]] | None = None
     page_words: frozenset[str] | None = None  # the terms of the whole document
     normal_text: str | None = None  # the whole document, NFKC
+    hashes: tuple[str, tuple[list[str], list[str]]] | None = None  # the title they were made with, the entries' keys
+
+    def entry_hashes(self, title: str, text: str) -> tuple[list[str], list[str]]:
+        """The entries' cache keys (:func:`~assistant_bridge.ingest.service.entry_hashes`), found once per title."""
+        if self.hashes is None or self.hashes[0] != title:
+            self.hashes = (title, entry_hashes(title, text, self.spans))
+        return self.hashes[1]
 
     def normal(self, text: str) -> str:
         """The whole document ``text`` in NFKC, found once."""
@@ -383,7 +390,9 @@ class Services:
         spans = entries.spans
         if not spans:
             return hits
-        vectors = self.ingestor.cached_entries(doc.title, doc.text, spans)
+        vectors = self.ingestor.cached_entries(
+            doc.title, doc.text, spans, hashes=entries.entry_hashes(doc.title, doc.text)
+        )
         if not vectors:
             log.info("search.option_entries_not_cached", extra={"document": doc.id, "entries": len(spans)})
             return hits

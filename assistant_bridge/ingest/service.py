@@ -350,15 +350,23 @@ class Ingestor:
         with the document's title as a chunk is, for :meth:`cached_entries` to read."""
         self.embed_passages(_entry_passages(title, text, spans))
 
-    def cached_entries(self, title: str, text: str, spans: Sequence[tuple[int, int]]) -> dict[int, np.ndarray]:
+    def cached_entries(
+        self,
+        title: str,
+        text: str,
+        spans: Sequence[tuple[int, int]],
+        *,
+        hashes: tuple[list[str], list[str]] | None = None,
+    ) -> dict[int, np.ndarray]:
         """The cached vectors of the entries at ``spans`` (by index): those of a document ingested before entries
         were embedded are missing until it is reindexed; one ingested before their heads were embedded has its
-        whole entries' vectors, which serve until then. Never embeds: a search must not pay for a long page."""
+        whole entries' vectors, which serve until then. Never embeds: a search must not pay for a long page.
+        ``hashes``: :func:`entry_hashes` of the same entries, when the caller keeps them (a long page's heads take
+        a sentence split of each entry)."""
         found: dict[int, np.ndarray] = {}
-        for whole in (False, True):
-            hashes = [_sha256(t) for t in _entry_passages(title, text, spans, whole=whole)]
-            cached = self.store.cached_vectors(self.embedder.name, set(hashes))
-            vectors = {i: cached[h] for i, h in enumerate(hashes) if h in cached}
+        for keys in hashes or entry_hashes(title, text, spans):
+            cached = self.store.cached_vectors(self.embedder.name, set(keys))
+            vectors = {i: cached[h] for i, h in enumerate(keys) if h in cached}
             if len(vectors) == len(spans):
                 return vectors
             found = found if len(found) >= len(vectors) else vectors
@@ -432,6 +440,13 @@ class Ingestor:
 
 def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def entry_hashes(title: str, text: str, spans: Sequence[tuple[int, int]]) -> tuple[list[str], list[str]]:
+    """The cache keys of a document's entries: as :meth:`Ingestor.embed_entries` embeds them (their heads), and
+    whole, as documents ingested before heads were embedded have them."""
+    heads, whole = ([_sha256(t) for t in _entry_passages(title, text, spans, whole=w)] for w in (False, True))
+    return heads, whole
 
 
 def _entry_passages(title: str, text: str, spans: Sequence[tuple[int, int]], *, whole: bool = False) -> list[str]:
