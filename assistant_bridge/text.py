@@ -89,9 +89,13 @@ def _split_block(text: str, start: int, end: int, out: list[tuple[int, int]]) ->
         out.append(span)
 
 
+_SPACE_RUN = re.compile(r"[ \t]{2,}")
+
+
 def _split_long(text: str, span: tuple[int, int], out: list[tuple[int, int]], max_chars: int) -> None:
     start, end = span
-    if end - start <= max_chars:
+    # a run of spaces (a code example's indentation, a listing's columns) is layout: it counts as one
+    if end - start <= max_chars or len(_SPACE_RUN.sub(" ", text[start:end])) <= max_chars:
         out.append(span)
         return
     cursor = start

@@ -54,6 +54,10 @@ _LINE = frozenset({"br", "li", "tr", "dt", "dd", "caption", "option"})
 _CELL = frozenset({"td", "th"})
 _VOID = frozenset({"br", "hr", "img", "input", "meta", "link", "area", "base", "col", "embed", "source", "wbr"})
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
+# A space inside ``<pre>`` while the text is assembled: the collapsing of runs of spaces and the trimming of lines
+# leave it alone, so a code example keeps its indentation and a help listing its columns
+# (".dump ?OBJECTS?     Render database content as SQL"). A private-use character no page writes.
+_PRE_SPACE = "\ue000"
 
 
 def sniff_charset(data: bytes) -> str | None:
@@ -141,7 +145,9 @@ class _Extractor(HTMLParser):
             return
         if self.skip_depth:
             return
-        if not self.pre_depth:
+        if self.pre_depth:
+            data = "\n".join(line.expandtabs(8) for line in data.split("\n")).replace(" ", _PRE_SPACE)
+        else:
             data = collapse_inline_space(data.replace("\n", " "))
         if self.h1_depth:
             self.h1_parts.append(data)
@@ -168,8 +174,7 @@ def html_to_text(source: str) -> tuple[str, str | None]:
     extractor.feed(content)
     extractor.close()
     text = "".join(extractor.parts)
-    text = "\n".join(collapse_inline_space(line).strip() for line in text.split("\n"))
-    title = (
-        page_title or " ".join("".join(extractor.title_parts).split()) or " ".join("".join(extractor.h1_parts).split())
-    )
+    text = "\n".join(collapse_inline_space(line).strip() for line in text.split("\n")).replace(_PRE_SPACE, " ")
+    heading = "".join(extractor.h1_parts).replace(_PRE_SPACE, " ")
+    title = page_title or " ".join("".join(extractor.title_parts).split()) or " ".join(heading.split())
     return clean_text(text), title or None

@@ -161,6 +161,11 @@ def test_sentence_spans_lower_case_continuation_and_long_lists() -> None:
     assert len(parts) == 12 and all(len(p) < 400 for p in parts)
 
 
+def test_indentation_does_not_count_towards_a_long_sentence() -> None:
+    code = "menuentry 'Debian' {\n" + "".join(f"        insmod module_{i}\n" for i in range(20)) + "}"
+    assert len(code) > 400 and len(split_sentences(code)) == 1  # 20 short lines: one block, as without indentation
+
+
 def test_a_footnote_mark_after_a_full_stop_ends_the_sentence_with_it() -> None:
     text = "Il ne construit que les paquets de l'architecture.⁴ Cette distinction compte. It is O(N²) at worst."
     assert split_sentences(text) == [

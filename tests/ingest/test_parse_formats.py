@@ -116,11 +116,22 @@ def test_html_strips_scripts_styles_nav_and_keeps_blocks() -> None:
         "Useful contacts\n\n"
         "- Help desk: extension 4357\n- Security: extension 5000\n\n"
         "Day | Activity\nMonday | Laptop setup\n\n"
-        "ssh jump.example.com\n\n"
+        "ssh   jump.example.com\n\n"  # <pre> keeps its spaces, as a browser shows it
         "Café and tea are free.\nLunch is served at noon."
     )
     for noise in ("secret", "color", "Policies", "JavaScript", "<"):
         assert noise not in doc.text
+
+
+def test_html_pre_keeps_indentation_and_columns() -> None:
+    source = (
+        "<html><body><p>An   example:</p><pre>def f(x):\n    return x\n\n.dump ?OBJECTS?   Render content as SQL\n"
+        "\t.help   Show help</pre><p>After  it.</p></body></html>"
+    )
+    assert parse_file("page.html", source.encode()).text == (
+        "An example:\n\ndef f(x):\n    return x\n\n.dump ?OBJECTS?   Render content as SQL\n        .help   Show help"
+        "\n\nAfter it."
+    )
 
 
 def test_html_title_falls_back_to_first_h1() -> None:
