@@ -230,6 +230,59 @@ def _lines(text: str, start: int, end: int) -> list[tuple[int, int, bool]]:
     return out
 
 
+# A line of a two-column listing, as a program's help prints it: a term of at most four words, its first with a
+# letter (not a prompt, "...>", nor a line number), not the end of a sentence (an ellipsis may end it), then a gap of two or more spaces and its description, words
+# (".dump ?OBJECTS?     Render database content as SQL", "-v, --verbose   Print more", "init   Create an empty
+# repository"); aligned code ("echo    'Loading Linux …'", "initrd  /boot/initrd.img") is not one.
+_COLUMNS = re.compile(r"[ \t]*((?=\S*[^\W\d_])\S+(?: \S+){0,3}(?<![,;])(?<!\w\.) {2,}[^\W\d_]\S*\s+\S.*)")
+
+
+def listing_lines(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each line of ``text`` that belongs to a listing: a two-column line (:data:`_COLUMNS`)
+    next to another one (a lone line with a double space is prose typed so). Each is one answer unit, whatever
+    its punctuation ("Stop after hitting an error.  Default OFF")."""
+    lines: list[tuple[int, int] | None] = []
+    cursor = 0
+    for line in text.split("\n"):
+        match = _COLUMNS.fullmatch(line.rstrip())
+        lines.append((cursor + match.start(1), cursor + match.end(1)) if match else None)
+        cursor += len(line) + 1
+    return [
+        span
+        for i, span in enumerate(lines)
+        if span and ((i > 0 and lines[i - 1]) or (i + 1 < len(lines) and lines[i + 1]))
+    ]
+
+
+def _without(
+    pieces: Sequence[tuple[int, int, bool]], text: str, cut: Sequence[tuple[int, int]]
+) -> list[tuple[int, int, bool]]:
+    """The parts of ``pieces`` outside the spans ``cut``, trimmed of spaces."""
+    out = []
+    for s, e, item in pieces:
+        bits = [(s, e)]
+        for cs, ce in cut:
+            bits = [b for bs, be in bits for b in ((bs, min(be, cs)), (max(bs, ce), be)) if b[0] < b[1]]
+        for bs, be in bits:
+            while bs < be and text[bs].isspace():
+                bs += 1
+            while be > bs and text[be - 1].isspace():
+                be -= 1
+            if bs < be:
+                out.append((bs, be, item))
+    return out
+
+
+def _units(text: str) -> tuple[list[tuple[int, int, bool]], set[int]]:
+    """A snippet's answer units: its sentences, cut by :func:`_lines`, and each line of a listing whole (the
+    second value: where those start)."""
+    pieces = [piece for s, e in sentence_spans(text) for piece in _lines(text, s, e)]
+    listing = listing_lines(text)
+    if not listing:
+        return pieces, set()
+    return sorted([*_without(pieces, text, listing), *((s, e, False) for s, e in listing)]), {s for s, _ in listing}
+
+
 def _prose_follows(text: str, end: int) -> bool:
     """The next non-blank line after ``end`` is a sentence (it ends like one), not a command or code."""
     following = next((line.strip() for line in text[end:].split("\n") if line.strip()), "")
@@ -240,16 +293,22 @@ def candidates(snippets: Sequence[Snippet]) -> list[Candidate]:
     """Every sentence of every snippet, in order, cut at headings and list items, list markers removed."""
     out: list[Candidate] = []
     for k, snippet in enumerate(snippets):
-        spans = [piece for s, e in sentence_spans(snippet.text) for piece in _lines(snippet.text, s, e)]
+        spans, listed = _units(snippet.text)
         for position, (start, end, item) in enumerate(spans):
             text = snippet.text[start:end]
             first_char = text[0]
-            fragment = (position == 0 and first_char.isalpha() and first_char.islower()) or (
-                position == len(spans) - 1 and len(spans) > 1 and not ENDS_SENTENCE.search(text)
+            fragment = start not in listed and (
+                (position == 0 and first_char.isalpha() and first_char.islower())
+                or (position == len(spans) - 1 and len(spans) > 1 and not ENDS_SENTENCE.search(text))
             )
             # a list item that says something ("Follows the CommonMark spec for baseline parsing") is an
-            # answer unit even without a full stop; a short one ("The Live demo") stays a label
-            label = is_label(text, snippet.title) and not (item and len(_fold(text).split()) >= _ITEM_WORDS)
+            # answer unit even without a full stop, and so is a line of a listing (".dump ?OBJECTS?   Render
+            # database content as SQL"); a short item ("The Live demo") stays a label
+            label = (
+                is_label(text, snippet.title)
+                and not (item and len(_fold(text).split()) >= _ITEM_WORDS)
+                and start not in listed
+            )
             if not label and introduces(text) and _prose_follows(snippet.text, end):
                 label = True  # "please follow these rules:" before sentences: the sentences answer, not it
             toks = terms(text)

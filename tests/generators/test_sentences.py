@@ -185,6 +185,26 @@ def test_list_items_are_flagged_but_markdown_headings_are_not() -> None:
     assert not flags.get("Next section", False)
 
 
+def test_each_line_of_a_help_listing_is_one_unit_whatever_its_punctuation() -> None:
+    snip = Snippet(
+        text="The dot-commands follow:\n\nsqlite> .help\n.archive ...        Manage SQL archives\n"
+        ".bail on|off        Stop after hitting an error.  Default OFF\n"
+        ".dump ?OBJECTS?     Render database content as SQL\n\n"
+        "Options:\n  -h, --help     Show this message and exit.\n  --version      Show the version\n\n"
+        "A sentence that wraps\nat the end.  Another one.",
+        title="CLI",
+        result_index=0,
+    )
+    got = {c.text: (c.label, c.fragment, c.entry) for c in candidates([snip])}
+    for line in (".archive ...        Manage SQL archives", ".dump ?OBJECTS?     Render database content as SQL"):
+        assert got[line] == (False, False, "")
+    assert got[".bail on|off        Stop after hitting an error.  Default OFF"][0] is False
+    assert got["-h, --help     Show this message and exit."] == (False, False, "-h, --help")
+    assert "--version      Show the version" in got
+    # a lone line with a double space is prose typed so: the sentence is not cut at its line break
+    assert "A sentence that wraps\nat the end." in got
+
+
 @pytest.mark.parametrize(
     ("question", "answers", "others"),
     [
