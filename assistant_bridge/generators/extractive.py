@@ -93,6 +93,7 @@ from assistant_bridge.generators.sentences import (
     answer_type_terms,
     asked_commands,
     asked_value_match,
+    asks_default,
     candidates,
     defines,
     entry_match,
@@ -102,6 +103,7 @@ from assistant_bridge.generators.sentences import (
     page_terms,
     query_terms,
     section_match,
+    states_default,
     terms,
     text_width,
     writes_option,
@@ -118,6 +120,7 @@ from assistant_bridge.text import (
 
 ENTRY_PEER_RATIO = 0.9
 MAX_LIST_ITEMS = 12
+DEFAULT_AHEAD = 3  # how far after the best sentence, in its paragraph, the sentence that states a default may be
 _NO_SPACE_AFTER = re.compile(r"[。！？」』]$")  # a CJK sentence ends: the next one follows without a space
 
 
@@ -238,6 +241,7 @@ class _Scored:
     # (:func:`~assistant_bridge.text.asks_for_option`)
     asks_how: bool = False
     asks_option: bool = False
+    asks_default: bool = False  # what something is or does by default (:func:`~.sentences.asks_default`)
 
 
 class ExtractiveGenerator:
@@ -343,7 +347,17 @@ class ExtractiveGenerator:
         )
         if not unusable.all():
             scores = np.where(unusable, scores - 10.0, scores)
-        return _Scored(cands, scores, relevance, entries, defined, asked, asks_how_to(query), asks_for_option(query))
+        return _Scored(
+            cands,
+            scores,
+            relevance,
+            entries,
+            defined,
+            asked,
+            asks_how_to(query),
+            asks_for_option(query),
+            asks_default(query),
+        )
 
     def _select(self, scored: _Scored, snippets: Sequence[Snippet], response_length: ResponseLength) -> list[Candidate]:
         """The best sentence, then the best others that clear the relevance floor, grouped by snippet (the best
@@ -438,11 +452,14 @@ class ExtractiveGenerator:
                 if used + sum(len(c.text) + 1 for c in between) + len(block[0].text) <= policy.max_chars:
                     return _as_far_as_fits(chosen, between + block, policy.max_chars)
         qualifier = _qualifier(cands, top, scored.asks_how, scored.asks_option)
-        if qualifier is not None and len(chosen) < policy.sentences:
-            if used + len(cands[qualifier].text) <= policy.max_chars:
-                chosen.append(cands[qualifier])
-                used += len(cands[qualifier].text) + 1
-            keep[qualifier] = False
+        stated = _default_stated(cands, top, snippets[best.snippet].text) if scored.asks_default else None
+        for joined in (qualifier, stated):
+            if joined is None or cands[joined] in chosen or len(chosen) >= policy.sentences:
+                continue
+            if used + len(cands[joined].text) <= policy.max_chars:
+                chosen.append(cands[joined])
+                used += len(cands[joined].text) + 1
+            keep[joined] = False
         pool = [i for i in np.argsort(-scores, kind="stable").tolist() if i != top and keep[i]]
         while pool and len(chosen) < policy.sentences:
             # a sentence of a snippet already used continues its passage: it gets a bonus over the others
@@ -637,6 +654,22 @@ def _qualifier(cands: Sequence[Candidate], top: int, asks_how: bool = False, ask
     names_option = asks_option and bool(OPTION_WORD.search(nxt.text)) and not OPTION_WORD.search(cands[top].text)
     opens = _QUALIFIES.match(nxt.text) or (asks_how and _SAYS_HOW.match(nxt.text)) or names_option
     return None if nxt.label or nxt.item or not opens else top + 1
+
+
+def _default_stated(cands: Sequence[Candidate], top: int, text: str) -> int | None:
+    """For a query that asks what something is or does by default, when the best sentence does not say it: the
+    first of the :data:`DEFAULT_AHEAD` sentences after it in its paragraph that says what the default is ("read
+    only: This parameter determines whether clients will be able to upload files or not. … The default is for
+    all modules to be read only."; "-F, --separator separateur: … Par défaut ‘:’."); else ``None``."""
+    if states_default(cands[top].text):
+        return None
+    for i in range(top + 1, min(len(cands), top + 1 + DEFAULT_AHEAD)):
+        c = cands[i]
+        if c.snippet != cands[top].snippet or c.label or "\n\n" in text[cands[i - 1].end : c.start]:
+            return None
+        if states_default(c.text):
+            return i
+    return None
 
 
 def _overview(scored: _Scored, snippets: Sequence[Snippet], top: int) -> tuple[int | None, int]:

@@ -554,6 +554,20 @@ def _names(query: str, term: str) -> bool:
 
 # "what is the default…", "by default", "par défaut", "デフォルト", "既定": the value asked for is the default one
 _ASKS_DEFAULT = re.compile(r"\bdefault\b|\bpar d[ée]faut\b|デフォルト|既定", re.IGNORECASE)
+_STATES_DEFAULT = re.compile(r"\bdefault|\bd[ée]faut|デフォルト|既定", re.IGNORECASE)
+
+
+def asks_default(query: str) -> bool:
+    """The query asks what something is or does by default ("Can clients upload … by default?", "Quel est le
+    séparateur par défaut ?")."""
+    return _ASKS_DEFAULT.search(query) is not None
+
+
+def states_default(text: str) -> bool:
+    """``text`` says what the default is ("The default is for all modules to be read only.", "Par défaut ‘:’.")."""
+    return _STATES_DEFAULT.search(text) is not None
+
+
 # a number a few words from "default": "(default 10 secs)", "defaults to 27", "The default is 80x24", "デフォルトは 500"
 _DEFAULT_NUMBER = re.compile(
     r"\bdefault\w*\W+(?:\w+\W+){0,4}?\d|" + NOT_IN_NAME + r"\d[\w.,]*\W+(?:\w+\W+){0,2}?(?:by |is the |as )?default\b|"

@@ -678,6 +678,24 @@ def test_the_sentence_that_names_the_option_comes_with_the_one_that_matches_a_wh
     assert "-sa" not in ExtractiveGenerator().generate(other, [page], "moderate").text
 
 
+def test_the_sentence_that_states_the_default_comes_with_the_best_one_for_a_default_question() -> None:
+    """ "read only: This parameter determines whether clients will be able to upload files or not." matches the
+    question; "Its default is yes." three sentences later in its paragraph answers it, though it shares none of
+    the question's words."""
+    page = Snippet(
+        "read only: This parameter determines whether clients will be able to upload files or not. If it is true "
+        "then any attempted uploads will fail. If it is false then uploads are possible where file permissions "
+        "allow them. Its default is yes.\n\nwrite only: This parameter determines whether clients will be able to "
+        "download files or not.",
+        "rsyncd.conf(5)",
+        0,
+    )
+    answer = ExtractiveGenerator().generate("Can clients upload files to a module by default?", [page], "moderate")
+    assert "upload files or not" in answer.text and "Its default is yes." in answer.text
+    other = ExtractiveGenerator().generate("Can clients upload files to a module?", [page], "moderate")
+    assert "default" not in other.text
+
+
 def test_a_short_japanese_name_line_is_long_enough_to_answer() -> None:
     """A CJK character counts twice against ``min_chars``: "diff - ファイルの行単位での比較" (19 characters) says
     as much as "diff - compare files line by line"."""

@@ -11,6 +11,7 @@ from assistant_bridge.generators.sentences import (
     announces,
     asked_unit,
     asked_value_match,
+    asks_default,
     candidates,
     entry_match,
     entry_term,
@@ -18,6 +19,7 @@ from assistant_bridge.generators.sentences import (
     flatten,
     is_label,
     query_terms,
+    states_default,
     terms,
     unknown_words,
 )
@@ -277,6 +279,25 @@ def test_a_default_value_is_a_number_next_to_default_and_a_name_holds_no_number(
     assert asked_value_match("How long does an iperf3 test transmit?", cands).tolist() == [0.0, 1.0, 1.0]
     french = candidates([Snippet("Le niveau de compression par défaut est -6.", "gzip(1)", 0)])
     assert asked_value_match("Quel est le niveau de compression par défaut ?", french).tolist() == [2.0]
+
+
+@pytest.mark.parametrize(
+    ("question", "asks"),
+    [
+        ("Can clients upload files to a module by default?", True),
+        ("Quel est le séparateur par défaut ?", True),
+        ("既定のポート番号は？", True),
+        ("Can clients upload files to a module?", False),
+    ],
+)
+def test_a_question_for_a_default(question: str, asks: bool) -> None:
+    assert asks_default(question) is asks
+
+
+def test_a_sentence_that_states_a_default() -> None:
+    assert states_default("The default is for all modules to be read only.")
+    assert states_default("Par défaut ‘:’.") and states_default("デフォルトは 500 です。")
+    assert not states_default("If it is true then any attempted uploads will fail.")
 
 
 def test_an_option_whose_long_name_the_question_spells_out_is_asked_for() -> None:
