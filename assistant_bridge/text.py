@@ -516,13 +516,17 @@ _ASKS_COUNT = re.compile(
 )
 # a number written in words or in kanji ("fourteen", "quinze", "三十"); with digits and "free" for an amount, a
 # number however written (_HOLDS_COUNT)
-_NUMERAL = (
-    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
+# numbers written in words, but "one" ("one of the options", "one or more"), which a sentence writes as often as
+# any other word
+_NUMBER_WORDS = (
+    r"two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
     r"seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|"
     r"billion|dozens?|half|once|twice|deux|trois|quatre|cinq|six|sept|huit|neuf|dix|onze|douze|treize|quatorze|"
-    rf"quinze|seize|vingt|trente|quarante|cinquante|soixante|cent|mille|millions?)\b|[{KANJI_DIGITS}万億]"
+    r"quinze|seize|vingt|trente|quarante|cinquante|soixante|cent|mille|millions?"
 )
+_NUMERAL = rf"\b(?:one|{_NUMBER_WORDS})\b|[{KANJI_DIGITS}万億]"
 _NUMERAL_WORD = re.compile(_NUMERAL, re.IGNORECASE)
+_COUNT_WORD = re.compile(rf"\b(?:{_NUMBER_WORDS})\b", re.IGNORECASE)
 _HOLDS_COUNT = re.compile(rf"\d|{_NUMERAL}|\b(?:free|nothing|gratuite?s?|aucune?)\b|無料", re.IGNORECASE)
 
 
@@ -685,6 +689,13 @@ _NO_LIMIT = re.compile(
     r"無制限|上限はありません|制限はありません",
     re.IGNORECASE,
 )
+
+
+def writes_number(text: str) -> bool:
+    """``text`` writes a number in digits (:func:`holds_number`) or as an English or French word other than "one"
+    ("There are five conflict resolution algorithm choices"); kanji numerals are parts of too many words
+    (一般, 統一) to say so alone."""
+    return holds_number(text) or _COUNT_WORD.search(text) is not None
 
 
 def gives_value(text: str) -> bool:

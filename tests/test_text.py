@@ -19,6 +19,7 @@ from assistant_bridge.text import (
     pieces_at_spaces,
     titled_subject,
     titles_subject,
+    writes_number,
 )
 
 pytestmark = pytest.mark.unit
@@ -232,3 +233,9 @@ def test_a_command_names_the_manual_page_of_its_configuration_file() -> None:
     assert named_manual_pages("Which option includes the sources orig.tar.gz?", ["tar(1): x"]) == set()
     assert named_manual_pages("Which tar option makes a .tar.gz archive?", ["tar(1): x"]) == {"tar"}
     assert named_manual_pages("Which rsyncd.conf parameter limits connections?", titles) == {"rsyncd.conf"}
+
+
+def test_a_number_in_words_other_than_one_is_written() -> None:
+    assert writes_number("There are five conflict resolution algorithm choices") and writes_number("deux fois")
+    assert writes_number("It holds 3 items") and not writes_number("one of the options")
+    assert not writes_number("iperf3 and ext4") and not writes_number("統一された形式")

@@ -47,6 +47,7 @@ from assistant_bridge.text import (
     sentence_spans,
     titles_subject,
     without_accents,
+    writes_number,
 )
 
 _TERM = re.compile(rf"[{CJK_CHARS}]+|[^\W_{CJK_CHARS}]+")
@@ -616,13 +617,16 @@ def asks_address(query: str) -> bool:
 
 def asked_value_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
     """1.0 for each sentence holding what the query asks for: a number when it asks for one
-    (:func:`asks_quantity`), a date or a length of time when it asks when (:func:`asks_time`), an e-mail
+    (:func:`asks_quantity`; a count, :func:`asked_unit`, may be written in words:
+    :func:`~assistant_bridge.text.writes_number`), a date or a length of time when it asks when (:func:`asks_time`), an e-mail
     address when it asks whom to write to or where to send something (:func:`asks_address`); else 0. A
     sentence holding a number and the unit the query counts (:func:`asked_unit`: "how many days" and
     "X-day (X between 0 and 15)") gets 2.0."""
     if asks_quantity(query):
         unit = asked_unit(query)
         default = _ASKS_DEFAULT.search(query) is not None
+        # a count ("how many algorithms") may be written in words, a port, a size or a version is not
+        number = writes_number if unit is not None else holds_number
         return np.array(
             [
                 (
@@ -630,7 +634,7 @@ def asked_value_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
                     if (unit is not None and names_unit(c.text, unit)) or (default and _DEFAULT_NUMBER.search(c.text))
                     else 1.0
                 )
-                if holds_number(c.text)
+                if number(c.text)
                 else 0.0
                 for c in cands
             ]
