@@ -120,6 +120,7 @@ from assistant_bridge.text import (
 
 ENTRY_PEER_RATIO = 0.9
 MAX_LIST_ITEMS = 12
+INHERITED_WEIGHT = 0.5  # of a query term a sentence opening with "This" says through the one before it
 DEFAULT_AHEAD = 3  # how far after the best sentence, in its paragraph, the sentence that states a default may be
 _NO_SPACE_AFTER = re.compile(r"[。！？」』]$")  # a CJK sentence ends: the next one follows without a space
 
@@ -295,12 +296,29 @@ class ExtractiveGenerator:
             qterms -= answer_type_terms(query)
         implied = page_terms(query, titles)
         said = [c.terms | implied[c.snippet] for c in cands]
+        # a sentence that opens with "This" or "These" speaks of what the one before it says (:func:`_antecedent`:
+        # "The REINDEX command is used to delete and recreate indices. This is useful when…"): its terms count for
+        # it at half their weight. Not "It" or "They", which name a thing more often than a statement
+        inherited = [
+            (cands[i - 1].terms - said[i])
+            if _DEMONSTRATIVE.match(cands[i].text) and _antecedent(cands, i) is not None
+            else frozenset()
+            for i in range(n)
+        ]
         df = {t: sum(1 for ts in said if t in ts) for t in qterms}
         idf = {t: max(0.0, math.log((n + 1) / (df[t] + 0.5))) for t in qterms}
         total = sum(idf.values())
         phrases = _phrase_match([t for t in terms(query) if t in qterms], cands, idf)
         relevance = (
-            np.array([sum(idf[t] for t in qterms & ts) / total if total > 0 else 0.0 for ts in said], dtype=np.float64)
+            np.array(
+                [
+                    (sum(idf[t] for t in qterms & ts) + INHERITED_WEIGHT * sum(idf[t] for t in qterms & more)) / total
+                    if total > 0
+                    else 0.0
+                    for ts, more in zip(said, inherited, strict=True)
+                ],
+                dtype=np.float64,
+            )
             + self.tuning.w_entry * entries
         )
         # ranking cues, not measures of relevance: they choose the best sentence but do not raise the floor
@@ -565,6 +583,7 @@ def _similarity_gap(cands: Sequence[Candidate], snippets: Sequence[Snippet], exe
 
 
 _ANAPHOR = re.compile(r"(?:This|These|Those|Such|It|They|Ceci|Cela|Cette|Ces)\b|これ|この|それ|その")
+_DEMONSTRATIVE = re.compile(r"(?:This|These|Those|Such|Ceci|Cela|Cette|Ces)\b|これ|この|それ|その")
 # a sentence that opens by qualifying the one before it: "According to the SQL standard, PRIMARY KEY should
 # always imply NOT NULL. Unfortunately, due to a bug in some early versions, this is not the case in SQLite.";
 # or by saying how to do what it says can be done: "It is possible to make SQLite treat NULLs as distinct… To do

@@ -7,7 +7,7 @@ import pytest
 from assistant_bridge.core.citations import extractiveness
 from assistant_bridge.core.snippets import Snippet
 from assistant_bridge.embedders.base import HashingEmbedder
-from assistant_bridge.generators.extractive import ExtractiveGenerator
+from assistant_bridge.generators.extractive import ExtractiveGenerator, _qualifier
 from assistant_bridge.generators.sentences import candidates, names_subject, terms, text_width
 
 pytestmark = pytest.mark.unit
@@ -673,9 +673,11 @@ def test_the_sentence_that_names_the_option_comes_with_the_one_that_matches_a_wh
     )
     question = "Which dpkg-buildpackage option always includes the original source tar file in an upload?"
     assert "-sa" in ExtractiveGenerator().generate(question, [page], "moderate").text
-    # a question that asks no option is not answered so
-    other = "When does dpkg-buildpackage include the original source tar file in an upload?"
-    assert "-sa" not in ExtractiveGenerator().generate(other, [page], "moderate").text
+    # for a question that asks no option, the sentence is no qualifier (it may still be chosen on its own score)
+    cands = candidates([page])
+    best = next(i for i, c in enumerate(cands) if c.text.startswith("By default"))
+    assert _qualifier(cands, best, asks_option=True) == best + 1
+    assert _qualifier(cands, best, asks_option=False) is None
 
 
 def test_the_sentence_that_states_the_default_comes_with_the_best_one_for_a_default_question() -> None:
@@ -694,6 +696,22 @@ def test_the_sentence_that_states_the_default_comes_with_the_best_one_for_a_defa
     assert "upload files or not" in answer.text and "Its default is yes." in answer.text
     other = ExtractiveGenerator().generate("Can clients upload files to a module?", [page], "moderate")
     assert "default" not in other.text
+
+
+def test_a_sentence_opening_with_this_speaks_of_its_antecedents_subject() -> None:
+    """ "This is useful when…" names no REINDEX, but the sentence before it does: for "When is it useful to run
+    REINDEX?" it matches more than the same sentence about something else ("Tuning is useful when…")."""
+
+    def relevance(second: str) -> float:
+        page = Snippet(
+            f"The REINDEX command is used to delete and recreate indices from scratch. {second} is useful when the "
+            "definition of a collation sequence has changed. You can run REINDEX on one table.",
+            "REINDEX",
+            0,
+        )
+        return float(ExtractiveGenerator()._scored("When is it useful to run REINDEX?", [page]).relevance[1])
+
+    assert relevance("This") > relevance("Tuning") > 0
 
 
 def test_a_short_japanese_name_line_is_long_enough_to_answer() -> None:
