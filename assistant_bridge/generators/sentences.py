@@ -461,6 +461,9 @@ _ASKS_TOOL = re.compile(
 # a sentence whose subject is a name written in lower case: "alien converts binary packages…", "dpkg-repack
 # creates…", "duck, the Debian Url ChecKer, processes…", ".dump renders…"
 _NAME_SUBJECT = re.compile(r"\.?[a-z][\w.+-]*(?=[\s,:(])")
+# a command line written in a sentence: a lower-case name, not a stop word ("the --reload flag"), and an option
+# ("…in a Debian archive file: dpkg-deb --contents foo_VVV-RRR.deb")
+_WRITES_COMMAND = re.compile(r"(?<![\w./-])([a-z][\w.+-]*)\s+--?[A-Za-z]")
 
 
 def names_subject(query: str, cands: Sequence[Candidate]) -> np.ndarray:
@@ -468,8 +471,10 @@ def names_subject(query: str, cands: Sequence[Candidate]) -> np.ndarray:
     (:data:`_ASKS_TOOL`), 1.0 for each sentence whose subject is a name written in lower case, as a manual
     writes a command ("alien converts binary packages between various packaging formats, including Debian,
     RPM…"), and not a name the query writes itself, nor a stop word ("will extract the package…" goes on after
-    a line of code), nor a sentence cut by the chunk's start; else 0. Such a sentence answers with the name;
-    "There are multiple tools that are used to manage Debian packages" only talks about tools."""
+    a line of code), nor a sentence cut by the chunk's start; and for each sentence that writes a command line
+    (:data:`_WRITES_COMMAND`: "Determine what files are contained in a Debian archive file: dpkg-deb --contents
+    foo_VVV-RRR.deb"), whatever program it runs; else 0. Such a sentence answers with the name; "There are
+    multiple tools that are used to manage Debian packages" only talks about tools."""
     if not _ASKS_TOOL.search(unicodedata.normalize("NFKC", query)):
         return np.zeros(len(cands))
     asked = query.casefold()
@@ -478,6 +483,8 @@ def names_subject(query: str, cands: Sequence[Candidate]) -> np.ndarray:
         match = _NAME_SUBJECT.match(c.text)
         name = match.group() if match else ""
         if name and name not in STOPWORDS and not c.fragment and not c.label and name.casefold() not in asked:
+            out[i] = 1.0
+        elif not c.label and any(m.group(1) not in STOPWORDS for m in _WRITES_COMMAND.finditer(c.text)):
             out[i] = 1.0
     return out
 

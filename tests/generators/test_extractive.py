@@ -888,3 +888,19 @@ def test_a_sentence_whose_subject_is_a_name_answers_which_tool() -> None:
     assert not names_subject("How do I convert RPM packages into Debian packages?", cands).any()
     assert not names_subject("Which alien command converts RPM packages?", cands).any()
     assert names_subject("Quel outil convertit des paquets RPM ?", cands).any()
+
+
+def test_a_sentence_that_writes_a_command_line_answers_which_command() -> None:
+    page = Snippet(
+        "A Debian archive file contains the executable files, libraries, and documentation of a program.\n\n"
+        "Determine what files are contained in a Debian archive file: dpkg-deb --contents foo_VVV-RRR.deb\n\n"
+        "Use the --reload flag in development.",
+        "The Debian FAQ",
+        0,
+    )
+    cands = candidates([page])
+    assert names_subject("Which command shows the files contained in a .deb archive file?", cands).tolist() == [
+        0.0,
+        1.0,
+        0.0,  # "the --reload flag": a stop word is no program
+    ]
