@@ -582,8 +582,11 @@ def _similarity_gap(cands: Sequence[Candidate], snippets: Sequence[Snippet], exe
     return np.array([0.0 if c.snippet in reference else top - (sims[c.snippet] or 0.0) for c in cands])
 
 
-_ANAPHOR = re.compile(r"(?:This|These|Those|Such|It|They|Ceci|Cela|Cette|Ces)\b|これ|この|それ|その")
-_DEMONSTRATIVE = re.compile(r"(?:This|These|Those|Such|Ceci|Cela|Cette|Ces)\b|これ|この|それ|その")
+# a sentence that opens by pointing back at the one before it: a demonstrative points at what it says ("This is
+# useful when…"), a pronoun ("It", "They") more often at a thing it names
+_DEMONSTRATIVES = r"This|These|Those|Such|Ceci|Cela|Cette|Ces"
+_ANAPHOR = re.compile(rf"(?:{_DEMONSTRATIVES}|It|They)\b|これ|この|それ|その")
+_DEMONSTRATIVE = re.compile(rf"(?:{_DEMONSTRATIVES})\b|これ|この|それ|その")
 # a sentence that opens by qualifying the one before it: "According to the SQL standard, PRIMARY KEY should
 # always imply NOT NULL. Unfortunately, due to a bug in some early versions, this is not the case in SQLite.";
 # or by saying how to do what it says can be done: "It is possible to make SQLite treat NULLs as distinct… To do

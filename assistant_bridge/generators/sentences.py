@@ -232,9 +232,10 @@ def _lines(text: str, start: int, end: int) -> list[tuple[int, int, bool]]:
 
 
 # A line of a two-column listing, as a program's help prints it: a term of at most four words, its first with a
-# letter (not a prompt, "...>", nor a line number), not the end of a sentence (an ellipsis may end it), then a gap of two or more spaces and its description, words
-# (".dump ?OBJECTS?     Render database content as SQL", "-v, --verbose   Print more", "init   Create an empty
-# repository"); aligned code ("echo    'Loading Linux …'", "initrd  /boot/initrd.img") is not one.
+# letter (not a prompt, "...>", nor a line number), not the end of a sentence (an ellipsis may end it), then a
+# gap of two or more spaces and its description, in words (".dump ?OBJECTS?     Render database content as SQL",
+# "-v, --verbose   Print more", "init   Create an empty repository"); aligned code ("echo    'Loading Linux …'",
+# "initrd  /boot/initrd.img") is not one.
 _COLUMNS = re.compile(r"[ \t]*((?=\S*[^\W\d_])\S+(?: \S+){0,3}(?<![,;])(?<!\w\.) {2,}[^\W\d_]\S*\s+\S.*)")
 
 
@@ -625,13 +626,14 @@ def asks_address(query: str) -> bool:
 def asked_value_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
     """1.0 for each sentence holding what the query asks for: a number when it asks for one
     (:func:`asks_quantity`; a count, :func:`asked_unit`, may be written in words:
-    :func:`~assistant_bridge.text.writes_number`), a date or a length of time when it asks when (:func:`asks_time`), an e-mail
-    address when it asks whom to write to or where to send something (:func:`asks_address`); else 0. A
+    :func:`~assistant_bridge.text.writes_number`), a date or a length of time when it asks when
+    (:func:`asks_time`), an e-mail address when it asks whom to write to or where to send something
+    (:func:`asks_address`); else 0. A
     sentence holding a number and the unit the query counts (:func:`asked_unit`: "how many days" and
     "X-day (X between 0 and 15)") gets 2.0."""
     if asks_quantity(query):
         unit = asked_unit(query)
-        default = _ASKS_DEFAULT.search(query) is not None
+        default = asks_default(query)
         # a count ("how many algorithms") may be written in words, a port, a size or a version is not
         number = writes_number if unit is not None else holds_number
         return np.array(
