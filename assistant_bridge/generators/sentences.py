@@ -624,30 +624,24 @@ def asks_address(query: str) -> bool:
 
 
 def asked_value_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
-    """1.0 for each sentence holding what the query asks for: a number when it asks for one
-    (:func:`asks_quantity`; a count, :func:`asked_unit`, may be written in words:
-    :func:`~assistant_bridge.text.writes_number`), a date or a length of time when it asks when
-    (:func:`asks_time`), an e-mail address when it asks whom to write to or where to send something
-    (:func:`asks_address`); else 0. A
-    sentence holding a number and the unit the query counts (:func:`asked_unit`: "how many days" and
-    "X-day (X between 0 and 15)") gets 2.0."""
+    """1.0 for each sentence holding what the query asks for: a number in digits when it asks for one
+    (:func:`asks_quantity`), a date or a length of time when it asks when (:func:`asks_time`), an e-mail address
+    when it asks whom to write to or where to send something (:func:`asks_address`); else 0. A sentence holding a
+    number and the unit the query counts (:func:`asked_unit`: "how many days" and "X-day (X between 0 and 15)")
+    gets 2.0, and so does one that writes the count in words with its unit
+    (:func:`~assistant_bridge.text.writes_number`: "There are five conflict resolution algorithm choices"); a
+    number in words alone is too common ("A total of twelve men have landed…" for a count of landings)."""
     if asks_quantity(query):
         unit = asked_unit(query)
         default = asks_default(query)
-        # a count ("how many algorithms") may be written in words, a port, a size or a version is not
-        number = writes_number if unit is not None else holds_number
-        return np.array(
-            [
-                (
-                    2.0
-                    if (unit is not None and names_unit(c.text, unit)) or (default and _DEFAULT_NUMBER.search(c.text))
-                    else 1.0
-                )
-                if number(c.text)
-                else 0.0
-                for c in cands
-            ]
-        )
+
+        def value(text: str) -> float:
+            named = unit is not None and names_unit(text, unit)
+            if holds_number(text):
+                return 2.0 if named or (default and _DEFAULT_NUMBER.search(text)) else 1.0
+            return 2.0 if named and writes_number(text) else 0.0
+
+        return np.array([value(c.text) for c in cands])
     if asks_time(query):
         return np.array([1.0 if _TIME.search(c.text) else 0.0 for c in cands])
     if asks_address(query):
