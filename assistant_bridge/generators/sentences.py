@@ -532,13 +532,25 @@ def entry_match(query: str, cands: Sequence[Candidate], titles: Sequence[str] = 
                 out[i] = 0.5 + 0.5 * share
             elif asks_option:
                 out[i] = 0.5
-        elif c.snippet < len(titles) and c.entry == manual_page_name(titles[c.snippet]):
-            continue  # a manual page's NAME line ("rsyncd.conf - configuration file for rsync…"): no entry of it
+        elif c.snippet < len(titles) and _names_page(c.entry, titles[c.snippet]):
+            continue  # a page's NAME line ("rsyncd.conf - configuration file for rsync…", a README's "HTTPX - A
+            # next-generation HTTP client for Python."): no entry of it
         elif _names(query, c.entry):
             out[i] = 1.0
         elif asks_name:
             out[i] = 0.5
     return out
+
+
+_TITLE_WORD = re.compile(r"[\w.+]+")
+
+
+def _names_page(term: str, title: str) -> bool:
+    """``term`` is the name of the page titled ``title``: its manual page's name ("rsyncd.conf" for
+    "rsyncd.conf(5): …") or a word of its title ("HTTPX" for "httpx-README")."""
+    if term == manual_page_name(title):
+        return True
+    return term.casefold() in {w.casefold() for w in _TITLE_WORD.findall(title)}
 
 
 def _name_share(words: set[str], term: str) -> float:

@@ -8,7 +8,7 @@ from assistant_bridge.core.citations import extractiveness
 from assistant_bridge.core.snippets import Snippet
 from assistant_bridge.embedders.base import HashingEmbedder
 from assistant_bridge.generators.extractive import ExtractiveGenerator, _qualifier
-from assistant_bridge.generators.sentences import candidates, names_subject, terms, text_width
+from assistant_bridge.generators.sentences import candidates, entry_match, names_subject, terms, text_width
 
 pytestmark = pytest.mark.unit
 
@@ -848,6 +848,22 @@ def test_a_question_that_names_its_page_as_code_is_not_answered_by_the_pages_nam
     question = "Which rsyncd.conf parameter sets the maximum number of simultaneous connections?"
     out = gen().generate(question, [opening, entries], "concise")
     assert out.text.startswith("max connections: This parameter allows you to specify the maximum number")
+
+
+def test_a_readmes_opening_line_is_no_entry_of_the_name_the_question_asks_about() -> None:
+    """ "HTTPX - A next-generation HTTP client for Python." opens httpx's README as a NAME line opens a manual
+    page: a question about what HTTPX can do is answered by the line that says it."""
+    readme = Snippet(
+        "HTTPX - A next-generation HTTP client for Python.\n\nHTTPX is a fully featured HTTP client library for "
+        "Python 3.\n\nFeatures\n\n- A broadly requests-compatible API.\n"
+        "- Ability to make requests directly to WSGI applications or ASGI applications.\n- Strict timeouts everywhere.",
+        "httpx-README",
+        0,
+    )
+    question = "Can HTTPX send requests directly to a WSGI application?"
+    assert entry_match(question, candidates([readme]), [readme.title]).tolist()[0] == 0.0
+    out = gen().generate(question, [readme], "concise")
+    assert out.text.startswith("Ability to make requests directly to WSGI applications")
 
 
 def test_a_sentence_that_writes_the_option_the_question_names_answers_it() -> None:
