@@ -514,16 +514,16 @@ _ASKS_COUNT = re.compile(
     r"\bcombien\b|いくら|いくつ|何(?:[個人日回年件歳台本枚])",
     re.IGNORECASE,
 )
-# a number written in words or in kanji ("fourteen", "quinze", "三十"); with digits and "free" for an amount, a
-# number however written (_HOLDS_COUNT)
 # numbers written in words, but "one" ("one of the options", "one or more"), which a sentence writes as often as
-# any other word
+# any other word (_COUNT_WORD)
 _NUMBER_WORDS = (
     r"two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
     r"seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|"
     r"billion|dozens?|half|once|twice|deux|trois|quatre|cinq|six|sept|huit|neuf|dix|onze|douze|treize|quatorze|"
     r"quinze|seize|vingt|trente|quarante|cinquante|soixante|cent|mille|millions?"
 )
+# a number written in words or in kanji ("fourteen", "quinze", "三十"); with digits and "free" for an amount, a
+# number however written (_HOLDS_COUNT)
 _NUMERAL = rf"\b(?:one|{_NUMBER_WORDS})\b|[{KANJI_DIGITS}万億]"
 _NUMERAL_WORD = re.compile(_NUMERAL, re.IGNORECASE)
 _COUNT_WORD = re.compile(rf"\b(?:{_NUMBER_WORDS})\b", re.IGNORECASE)
