@@ -7,6 +7,7 @@ where a sentence ends. The pre-filter's features keep their own frozen copy
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -735,15 +736,41 @@ _ASKS_VALUE = re.compile(
 )
 
 
+# "Which internal table does SQLite use to keep track of the largest ROWID…?" asks for a table, "Which TCP port…",
+# "Which SQLite version…" for a value: the words between "which" and the question's verb say what is asked for
+_SPACED_WORD = re.compile(r"[^\s?!.,;:？]+")  # a word as spaces delimit it ("markdown-it-py")
+_WHICH = frozenset("which what quel quelle quels quelles".split())
+_AUXILIARY = frozenset(
+    "does do did is are was were can could will would should has have must may est sont peut doit".split()
+)
+_VALUE_NOUN = re.compile(
+    r"(?:versions?|ports?|sizes?|years?|numbers?|values?|limits?|lengths?|maximum|minimum|widths?|heights?|"
+    r"taille|année|numéro|valeur|limite|longueur)$",
+    re.IGNORECASE,
+)
+
+
+def _asks_for_thing(message: str) -> bool:
+    """The message opens "Which <thing>…" (or "What", "Quel…") and the thing is not a value (:data:`_VALUE_NOUN`):
+    the words up to its verb, at most three."""
+    words = _SPACED_WORD.findall(message)
+    if not words or words[0].casefold() not in _WHICH:
+        return False
+    named = list(itertools.takewhile(lambda w: w.casefold() not in _AUXILIARY, words[1:4]))
+    return bool(named) and not any(_VALUE_NOUN.match(w) for w in named)
+
+
 def asks_value(message: str) -> bool:
     """The message asks for a value written in digits (:data:`_ASKS_VALUE`: "What is the maximum length of a file
     name…?", "How long does DROP INDEX take…?", "…ユーザー数の上限は？"), not for the option, command or setting that
-    sets one ("Which zip options give the maximum compatibility?"), nor how to do something or whether ("How do I
+    sets one ("Which zip options give the maximum compatibility?"), nor for another named thing ("Which internal
+    table does SQLite use to keep track of the largest ROWID…?"), nor how to do something or whether ("How do I
     limit the bandwidth rsync uses?"). An answer that writes no number does not answer it."""
     normal = unicodedata.normalize("NFKC", message)
     return (
         _ASKS_VALUE.search(normal) is not None
         and not (asks_for_option(normal) or asks_for_command(normal) or ASKS_NAME.search(normal))
+        and not _asks_for_thing(normal)
         and not asks_how_to(normal)
         and _ASKS_WHETHER.search(normal) is None
         and not asks_duration(normal)  # "a few seconds" answers how long something takes: names_duration's
@@ -803,3 +830,9 @@ def asked_event(message: str) -> re.Pattern[str] | None:
     if _VERSION_ASKED.search(message) is None:
         return None
     return next((stated for asked, stated in _ASKED_EVENTS if asked.search(message)), None)
+
+
+def states_event(event: re.Pattern[str], text: str) -> bool:
+    """``text`` writes a word of ``event`` (:func:`asked_event`) as a word, not as a keyword in capitals: "The DROP
+    TABLE command works on statistics tables as of SQLite version 3.7.9" says nothing was dropped."""
+    return any(not (len(m.group()) > 1 and m.group().isupper()) for m in event.finditer(text))

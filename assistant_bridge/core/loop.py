@@ -62,6 +62,7 @@ from assistant_bridge.text import (
     names_unit,
     overview,
     passage_defines,
+    states_event,
     titles_subject,
 )
 
@@ -544,7 +545,7 @@ def finish_generation(
         or (asks_count(prepared.query) and not holds_count(generation.text))
         or (asks_value(prepared.message) and not gives_value(generation.text))
         or (asks_duration(prepared.message) and not names_duration(generation.text))
-        or ((event := asked_event(prepared.message)) is not None and event.search(generation.text) is None)
+        or ((event := asked_event(prepared.message)) is not None and not states_event(event, generation.text))
         or (counted and not any(names_unit(generation.text, unit) for unit in counted))
     ):
         timings["total"] = (clock() - prepared.started) * 1000.0

@@ -605,6 +605,8 @@ def test_a_count_of_a_unit_answered_without_that_unit_is_idk(question: str, coun
             "lintian-brush fixes more than 80 common lintian issues.",
         ),
         ("How long can a short description be?", "At most 80 characters.", "It is the first line."),
+        # "which <value>": the port is the value asked for
+        ("Which TCP port does the daemon listen on?", "It listens on port 873.", "The daemon serves modules."),
         ("How long is the show on for?", "It runs for eight weeks.", "It features eight single men and women."),
         ("Quelle est la taille maximale d'un paquet ?", "Un paquet fait au plus 2 Go.", "Un paquet est une archive."),
         ("/home に置けるユーザー数の上限は？", "上限は 500 人です。", "/home はユーザーのディレクトリーです。"),
@@ -636,6 +638,8 @@ def test_a_value_may_be_written_in_words_or_be_no_limit() -> None:
         "Does the LIMIT clause set a maximum?",  # whether: yes or no answers
         "サポート契約の内容は？",  # サポート holds ポート and asks no port
         "Which pragma sets how long to wait on a lock?",  # a name answers
+        # "which table": a table's name answers, though the question speaks of the largest rowid
+        "Which internal table does SQLite use to keep track of the largest ROWID?",
     ],
 )
 def test_a_question_about_a_value_that_asks_no_value_is_answered_without_a_number(question: str) -> None:
@@ -655,6 +659,11 @@ def test_a_version_asked_by_what_happened_in_it_is_answered_by_a_sentence_that_s
     made = "Which SQLite version made WITHOUT ROWID tables the default?"
     assert isinstance(_asked(made, "SQLite 3.8.2 or later is needed to use a WITHOUT ROWID table."), IDontKnow)
     assert isinstance(_asked(made, "Since 4.0 such tables are the default."), Answer)
+    # a keyword in capitals is no event: DROP TABLE dropped nothing
+    removed = "Which SQLite version removed the ANALYZE command?"
+    keyword = "The DROP TABLE command works on statistics tables as of SQLite version 3.7.9."
+    assert isinstance(_asked(removed, keyword), IDontKnow)
+    assert isinstance(_asked(removed, "ANALYZE was DROPPED, that is removed, in 9.9.9."), Answer)
 
 
 def test_a_count_of_a_phrase_counts_its_plural_noun() -> None:
