@@ -528,6 +528,8 @@ _NUMBER_WORDS = (
 _NUMERAL = rf"\b(?:one|{_NUMBER_WORDS})\b|[{KANJI_DIGITS}万億]"
 _NUMERAL_WORD = re.compile(_NUMERAL, re.IGNORECASE)
 _COUNT_WORD = re.compile(rf"\b(?:{_NUMBER_WORDS})\b", re.IGNORECASE)
+# a note's or an item's number: "[84] dput パッケージは…", "(3) SQLite lets me insert a string…"
+_MARKER_NUMBER = re.compile(r"\[\d{1,3}\]|(?:^|(?<=\s))\(\d{1,2}\)(?=\s)")
 _HOLDS_COUNT = re.compile(rf"\d|{_NUMERAL}|\b(?:free|nothing|gratuite?s?|aucune?)\b|無料", re.IGNORECASE)
 
 
@@ -561,6 +563,23 @@ def names_unit(text: str, unit: str) -> bool:
     it ("today"); a counter kanji as is."""
     found = re.escape(unit) if len(unit) == 1 else rf"(?<![^\W\d_]){re.escape(unit)}"
     return re.search(found, unicodedata.normalize("NFKC", text).casefold()) is not None
+
+
+# a count written before the unit it counts, at most three words apart: "2000 lines", "five conflict resolution
+# algorithm choices", "Only a single RESERVED lock", "a dozen"
+_COUNT_BEFORE_UNIT = rf"(?:\d[\d,.]*|{_NUMERAL}|\bsingle\b|\ba (?:few|dozen|couple)\b)(?:\W+[^\W\d_][\w'-]*){{0,3}}?\W*"
+
+
+def counts_unit(text: str, unit: str) -> bool:
+    """``text`` counts the unit :func:`asked_unit` found: a number written before a word starting with it, at
+    most three words apart ("six manned landings", "39 episodes", "一日": a counter kanji right after its
+    number). A text that names the unit and writes a number elsewhere ("SQLite version 3.8.2 or later is needed
+    to use a WITHOUT ROWID table") counts nothing."""
+    normal = unicodedata.normalize("NFKC", text).casefold()
+    if len(unit) == 1:
+        return re.search(rf"[\d{KANJI_DIGITS}十百千万]\s*{re.escape(unit)}", normal) is not None
+    found = rf"{_COUNT_BEFORE_UNIT}(?<![^\W\d_]){re.escape(unit)}"
+    return re.search(found, normal, re.IGNORECASE) is not None
 
 
 # things counted that an answer may name otherwise: "how many people" ("a population of 8,000", "inhabitants"),
@@ -638,8 +657,8 @@ def asks_count(message: str) -> bool:
 
 def holds_count(text: str) -> bool:
     """``text`` gives a number in some form: digits, a number word ("twice", "three", "trois"), a kanji
-    numeral, or "free" for an amount."""
-    return _HOLDS_COUNT.search(unicodedata.normalize("NFKC", text)) is not None
+    numeral, or "free" for an amount; not the number of a note or an item ("[84]", "(3)")."""
+    return _HOLDS_COUNT.search(_MARKER_NUMBER.sub(" ", unicodedata.normalize("NFKC", text))) is not None
 
 
 # the words by which a question asks for a kind of entry of a page: an option ("Which tar option…", "Quelle option
@@ -701,8 +720,9 @@ def writes_number(text: str) -> bool:
 
 def gives_value(text: str) -> bool:
     """``text`` answers a question for a value: it writes a number, in digits (not a digit of a name: "iperf3"
-    holds none) or in words ("fourteen", "quinze", "三十"), or says there is no limit."""
-    normal = unicodedata.normalize("NFKC", text)
+    holds none; nor the number of a note or an item, "[84]", "(3)") or in words ("fourteen", "quinze", "三十"), or
+    says there is no limit."""
+    normal = _MARKER_NUMBER.sub(" ", unicodedata.normalize("NFKC", text))
     return holds_number(normal) or _NUMERAL_WORD.search(normal) is not None or _NO_LIMIT.search(normal) is not None
 
 
@@ -810,16 +830,29 @@ def names_duration(text: str) -> bool:
 # a version or a release asked for by what happened in it. An answer states that kind of event, in the question's
 # words or others ("added" is "introduced", "supported since", "new in"; "removed" is "dropped", "deprecated", "no
 # longer"): "SQLite version 3.37.0 introduced the option of STRICT tables" does not say which version removed them.
-_VERSION_ASKED = re.compile(r"\b(?:versions?|releases?)\b", re.IGNORECASE)
-_EVENT_ADDED = r"add(?:s|ed|ing)?|introduc\w*|first|new(?:ly)?|support(?:s|ed)?|appear\w*|available|since"
-_EVENT_REMOVED = r"remov\w*|drop(?:s|ped|ping)?|deprecat\w*|delet\w*|discontinu\w*|obsolete\w*|no longer"
+_VERSION_ASKED = re.compile(r"\b(?:versions?|releases?)\b|バージョン|リリース", re.IGNORECASE)
+_EVENT_ADDED = (
+    r"\b(?:add(?:s|ed|ing)?|introduc\w*|first|new(?:ly)?|support(?:s|ed)?|appear\w*|available|since|ajout\w*|"
+    r"apparu\w*|depuis|nouve\w*|disponible)\b|導入|追加|以降|新た|新しく"
+)
+_EVENT_REMOVED = (
+    r"\b(?:remov\w*|drop(?:s|ped|ping)?|deprecat\w*|delet\w*|discontinu\w*|obsolete\w*|no longer|supprim\w*|"
+    r"retir\w*|abandonn\w*|obsolète\w*|plus (?:pris en charge|supporté\w*))\b|削除|廃止|非推奨"
+)
 _ASKED_EVENTS = tuple(
-    (re.compile(asked, re.IGNORECASE), re.compile(rf"\b(?:{stated})\b", re.IGNORECASE))
+    (re.compile(asked, re.IGNORECASE), re.compile(stated, re.IGNORECASE))
     for asked, stated in (
-        (r"\b(?:added|introduced|first (?:supported|added|introduced|appeared))\b", _EVENT_ADDED),
-        (r"\b(?:removed|dropped|deprecated|deleted|discontinued)\b", _EVENT_REMOVED),
+        (
+            r"\b(?:added|introduced|first (?:supported|added|introduced|appeared)|introduite?s?|ajoutée?s?|apparue?s?)"
+            r"\b|導入|追加",
+            _EVENT_ADDED,
+        ),
+        (
+            r"\b(?:removed|dropped|deprecated|deleted|discontinued|supprimée?s?|retirée?s?|abandonnée?s?)\b|削除|廃止",
+            _EVENT_REMOVED,
+        ),
         # "Which SQLite version made WITHOUT ROWID tables the default?"
-        (r"\b(?:made|make|became|become|becomes)\b[^?]*\bdefault\b", r"defaults?|by default"),
+        (r"\b(?:made|make|became|become|becomes)\b[^?]*\bdefault\b", r"\b(?:defaults?|by default)\b"),
     )
 )
 

@@ -52,6 +52,7 @@ from assistant_bridge.text import (
     asks_duration,
     asks_value,
     counted_thing,
+    counts_unit,
     gives_value,
     holds_code_names,
     holds_count,
@@ -59,7 +60,6 @@ from assistant_bridge.text import (
     mentions,
     named_manual_pages,
     names_duration,
-    names_unit,
     overview,
     passage_defines,
     states_event,
@@ -546,7 +546,7 @@ def finish_generation(
         or (asks_value(prepared.message) and not gives_value(generation.text))
         or (asks_duration(prepared.message) and not names_duration(generation.text))
         or ((event := asked_event(prepared.message)) is not None and not states_event(event, generation.text))
-        or (counted and not any(names_unit(generation.text, unit) for unit in counted))
+        or (counted and not any(counts_unit(generation.text, unit) for unit in counted))
     ):
         timings["total"] = (clock() - prepared.started) * 1000.0
         return IDontKnow(

@@ -666,6 +666,33 @@ def test_a_version_asked_by_what_happened_in_it_is_answered_by_a_sentence_that_s
     assert isinstance(_asked(removed, "ANALYZE was DROPPED, that is removed, in 9.9.9."), Answer)
 
 
+def test_a_count_is_a_number_written_before_its_unit() -> None:
+    """The unit named and a number written elsewhere count nothing ("…version 3.8.2 … to use a WITHOUT ROWID
+    table"); "a single RESERVED lock" counts locks."""
+    question = "How many RESERVED locks may be active at one time?"
+    assert isinstance(_asked(question, "Only a single RESERVED lock may be active at one time."), Answer)
+    elsewhere = "Since version 3.6.18 a process may hold a lock of any kind."
+    out = _asked(question, elsewhere)
+    assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
+
+
+def test_the_number_of_a_note_or_an_item_is_no_value() -> None:
+    """ "[84]" and "(3)" number a note or an item: an answer that writes no other number gives no value."""
+    question = "What is the default port of dput?"
+    out = _asked(question, "[84] dput is more popular than dupload. (3) It supports Ubuntu's services.")
+    assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
+    assert isinstance(_asked(question, "[84] dput uses port 21."), Answer)
+
+
+def test_a_version_asked_in_french_or_japanese_by_its_event() -> None:
+    introduced = "Quelle version de SQLite a introduit la fonction pi() ?"
+    assert isinstance(_asked(introduced, "SQLite utilise un typage dynamique depuis 2004, (3) …"), Answer)
+    assert isinstance(_asked(introduced, "SQLite 3.0 utilise un typage dynamique."), IDontKnow)
+    assert isinstance(_asked(introduced, "La fonction pi() est disponible depuis la version 3.35.0."), Answer)
+    assert isinstance(_asked("どのバージョンで削除されましたか？", "バージョン 3.35 で追加されました。"), IDontKnow)
+    assert isinstance(_asked("どのバージョンで削除されましたか？", "バージョン 3.40 で廃止されました。"), Answer)
+
+
 def test_a_count_of_a_phrase_counts_its_plural_noun() -> None:
     """ "How many WITHOUT ROWID tables…" counts tables: an answer about WITHOUT ROWID that counts no tables
     answers another question."""
