@@ -748,12 +748,18 @@ def asks_how_to(message: str) -> bool:
 _OPENS = r"(?:^|[,;]|\band\b)\W*"
 # a size, a length, a limit, a port, a version, a year: a value written in digits (counts and amounts, which
 # answers also give in words, are :func:`asks_count`'s)
+# "port" as a noun ("Which TCP port…", "the default port", "port number"), not the verb ("…to port Debian to
+# another kernel?"); in a Japanese question only its own words count ("package と version の間のハイフンは…" names
+# the parts of a file name)
 _ASKS_VALUE = re.compile(
     _OPENS + r"how (?:large|big|long|old|far|high|small|wide)\b|\b(?:maximum|minimum|largest|smallest|highest|lowest|"
-    r"size of|port|version|what year)\b|\b(?:taille|maximale?|minimale?|port|version|année)\b|最大|最小|上限|下限|"
-    r"(?<![ァ-ヺー])ポート|サイズ",  # not "サポート", "レポート", "インポート"
+    r"size of|version|what year)\b|\b(?:the|a|which|what|default|tcp|udp|same|listening|its|this|le|quel|du|un)\s+"
+    r"port\b|\bports?\s+(?:number|of|par défaut)\b|\b(?:taille|maximale?|minimale?|version|année)\b",
     re.IGNORECASE,
 )
+# not "サポート", "レポート", "インポート"
+_ASKS_VALUE_JA = re.compile(r"最大|最小|上限|下限|(?<![ァ-ヺー])ポート|サイズ")
+_JAPANESE = re.compile(rf"[{JAPANESE_CHARS}]")
 
 
 # "Which internal table does SQLite use to keep track of the largest ROWID…?" asks for a table, "Which TCP port…",
@@ -787,8 +793,9 @@ def asks_value(message: str) -> bool:
     table does SQLite use to keep track of the largest ROWID…?"), nor how to do something or whether ("How do I
     limit the bandwidth rsync uses?"). An answer that writes no number does not answer it."""
     normal = unicodedata.normalize("NFKC", message)
+    asks = _ASKS_VALUE_JA if _JAPANESE.search(normal) else _ASKS_VALUE
     return (
-        _ASKS_VALUE.search(normal) is not None
+        asks.search(normal) is not None
         and not (asks_for_option(normal) or asks_for_command(normal) or ASKS_NAME.search(normal))
         and not _asks_for_thing(normal)
         and not asks_how_to(normal)

@@ -640,6 +640,8 @@ def test_a_value_may_be_written_in_words_or_be_no_limit() -> None:
         "Which pragma sets how long to wait on a lock?",  # a name answers
         # "which table": a table's name answers, though the question speaks of the largest rowid
         "Which internal table does SQLite use to keep track of the largest ROWID?",
+        "What was the first effort to port Debian to another kernel?",  # "port" the verb
+        "package と version の間のハイフンは何に変わりますか？",  # English words of a Japanese question name parts
     ],
 )
 def test_a_question_about_a_value_that_asks_no_value_is_answered_without_a_number(question: str) -> None:
