@@ -345,12 +345,20 @@ def _off_subject(
         return False
     cited = " ".join(f"{c.title} {c.body}" for c in generation.citations)
     form = match_form(cited)
+    first = generation.citations[0]
+    lead = match_form(f"{first.title} {first.body}")
     common = [n for n in named if _mostly_mentioned(n, results)]
     if common and any(holds_code_names(message, [c.text for c in generation.citations])):
         named = [n for n in named if n not in common]
     paged = match_form(f"{cited} {_same_pages(generation, results)}") if common else form
-    return any(not _mentioned(paged if n in common else form, n) for n in named) or (
-        bool(pages) and not any(mentions(form, p) for p in pages)
+    # and the passage it leads with names one of them: "What is the default port of PostgreSQL?" led by wget(1)'s
+    # FTPS port is not saved by a later sentence from a page that compares SQLite with PostgreSQL
+    lead_names = [n for n in named if n not in common]
+    off_lead = bool(lead_names) and not any(_mentioned(lead, n) for n in lead_names)
+    return (
+        off_lead
+        or any(not _mentioned(paged if n in common else form, n) for n in named)
+        or (bool(pages) and not any(mentions(form, p) for p in pages))
     )
 
 

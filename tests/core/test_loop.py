@@ -296,6 +296,10 @@ def test_an_answer_from_passages_that_never_name_what_was_asked_is_idk() -> None
     assert isinstance(run(results=[sql, ports], generator=FirstSnippetOnly(), must_mention=["PostgreSQL"]), Answer)
     # acronyms qualify a question more often than they are its subject
     assert isinstance(run(results=[ports, sql], generator=FirstSnippetOnly(), must_mention=["TCP"]), Answer)
+    # the passage the answer leads with must name it: a later sentence from a passage that does is no excuse
+    others = [SearchResult(f"Page {i}", "Nothing about it here.", f"u/{i}") for i in range(2)]
+    out = run(results=[ports, sql, *others], must_mention=["PostgreSQL"])
+    assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
 
 
 def test_the_page_of_a_cited_passage_names_its_subject_for_it() -> None:
