@@ -528,8 +528,9 @@ _NUMBER_WORDS = (
 _NUMERAL = rf"\b(?:one|{_NUMBER_WORDS})\b|[{KANJI_DIGITS}万億]"
 _NUMERAL_WORD = re.compile(_NUMERAL, re.IGNORECASE)
 _COUNT_WORD = re.compile(rf"\b(?:{_NUMBER_WORDS})\b", re.IGNORECASE)
-# a note's or an item's number: "[84] dput パッケージは…", "(3) SQLite lets me insert a string…"
-_MARKER_NUMBER = re.compile(r"\[\d{1,3}\]|(?:^|(?<=\s))\(\d{1,2}\)(?=\s)")
+# a note's or an item's number, a manual page's section: "[84] dput パッケージは…", "(3) SQLite lets me insert a
+# string…", "deb(5)"
+_MARKER_NUMBER = re.compile(r"\[\d{1,3}\]|(?:^|(?<=\s))\(\d{1,2}\)(?=\s)|(?<=[\w.-])\(\d[a-z]{0,3}\)")
 _HOLDS_COUNT = re.compile(rf"\d|{_NUMERAL}|\b(?:free|nothing|gratuite?s?|aucune?)\b|無料", re.IGNORECASE)
 
 
@@ -565,9 +566,13 @@ def names_unit(text: str, unit: str) -> bool:
     return re.search(found, unicodedata.normalize("NFKC", text).casefold()) is not None
 
 
-# a count written before the unit it counts, at most three words apart: "2000 lines", "five conflict resolution
-# algorithm choices", "Only a single RESERVED lock", "a dozen"
-_COUNT_BEFORE_UNIT = rf"(?:\d[\d,.]*|{_NUMERAL}|\bsingle\b|\ba (?:few|dozen|couple)\b)(?:\W+[^\W\d_][\w'-]*){{0,3}}?\W*"
+# a count written before the unit it counts, at most three words apart and in the same clause: "2000 lines",
+# "five conflict resolution algorithm choices", "Only a single RESERVED lock", "a dozen"; not a version or a date
+# ("Prior to SQLite version 3.6.18 (2009-09-11), triggers were…")
+_COUNT_BEFORE_UNIT = (
+    rf"(?:(?<![\d.-])\d[\d,]*(?:\.\d+)?(?!\d|[.-]\d)|{_NUMERAL}|\bsingle\b|\ba (?:few|dozen|couple)\b)"
+    r"(?:[\s-]+[^\W\d_][\w'-]*){0,3}?[\s-]*"
+)
 
 
 def counts_unit(text: str, unit: str) -> bool:
@@ -776,14 +781,13 @@ _VALUE_NOUN = re.compile(
 )
 
 
-def _asks_for_thing(message: str) -> bool:
-    """The message opens "Which <thing>…" (or "What", "Quel…") and the thing is not a value (:data:`_VALUE_NOUN`):
-    the words up to its verb, at most three."""
+def _asked_thing(message: str) -> list[str]:
+    """The words that say what a question opening "Which <thing>…" (or "What", "Quel…") asks for: those up to its
+    verb, at most three ("Which TCP port does…": TCP, port); none for another question ("What is the maximum…")."""
     words = _SPACED_WORD.findall(message)
     if not words or words[0].casefold() not in _WHICH:
-        return False
-    named = list(itertools.takewhile(lambda w: w.casefold() not in _AUXILIARY, words[1:4]))
-    return bool(named) and not any(_VALUE_NOUN.match(w) for w in named)
+        return []
+    return list(itertools.takewhile(lambda w: w.casefold() not in _AUXILIARY, words[1:4]))
 
 
 def asks_value(message: str) -> bool:
@@ -793,11 +797,17 @@ def asks_value(message: str) -> bool:
     table does SQLite use to keep track of the largest ROWID…?"), nor how to do something or whether ("How do I
     limit the bandwidth rsync uses?"). An answer that writes no number does not answer it."""
     normal = unicodedata.normalize("NFKC", message)
+    thing = _asked_thing(normal)
+    if thing:  # the thing asked for decides: "Which port does keyring.debian.org use for key uploads?" a value,
+        # "Which scp option limits the bandwidth…?" an option
+        named = " ".join(thing)
+        if ASKS_OPTION.search(named) or ASKS_COMMAND.search(named) or ASKS_NAME.search(named):
+            return False
+        return any(_VALUE_NOUN.match(w) for w in thing)
     asks = _ASKS_VALUE_JA if _JAPANESE.search(normal) else _ASKS_VALUE
     return (
         asks.search(normal) is not None
         and not (asks_for_option(normal) or asks_for_command(normal) or ASKS_NAME.search(normal))
-        and not _asks_for_thing(normal)
         and not asks_how_to(normal)
         and _ASKS_WHETHER.search(normal) is None
         and not asks_duration(normal)  # "a few seconds" answers how long something takes: names_duration's
@@ -839,7 +849,7 @@ def names_duration(text: str) -> bool:
 # longer"): "SQLite version 3.37.0 introduced the option of STRICT tables" does not say which version removed them.
 _VERSION_ASKED = re.compile(r"\b(?:versions?|releases?)\b|バージョン|リリース", re.IGNORECASE)
 _EVENT_ADDED = (
-    r"\b(?:add(?:s|ed|ing)?|introduc\w*|first|new(?:ly)?|support(?:s|ed)?|appear\w*|available|since|ajout\w*|"
+    r"\b(?:add(?:s|ed|ing)?|introduc\w*|includ\w*|first|new(?:ly)?|support(?:s|ed)?|appear\w*|available|since|ajout\w*|"
     r"apparu\w*|depuis|nouve\w*|disponible)\b|導入|追加|以降|新た|新しく"
 )
 _EVENT_REMOVED = (
@@ -850,7 +860,8 @@ _ASKED_EVENTS = tuple(
     (re.compile(asked, re.IGNORECASE), re.compile(stated, re.IGNORECASE))
     for asked, stated in (
         (
-            r"\b(?:added|introduced|first (?:supported|added|introduced|appeared)|introduite?s?|ajoutée?s?|apparue?s?)"
+            r"\b(?:added|introduced|included|first (?:supported|added|introduced|appeared|shipped)|introduite?s?|"
+            r"ajoutée?s?|apparue?s?|incluse?s?)"
             r"\b|導入|追加",
             _EVENT_ADDED,
         ),

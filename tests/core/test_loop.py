@@ -609,8 +609,11 @@ def test_a_count_of_a_unit_answered_without_that_unit_is_idk(question: str, coun
             "lintian-brush fixes more than 80 common lintian issues.",
         ),
         ("How long can a short description be?", "At most 80 characters.", "It is the first line."),
-        # "which <value>": the port is the value asked for
+        # "which <value>": the port is the value asked for, whatever the question says after it
         ("Which TCP port does the daemon listen on?", "It listens on port 873.", "The daemon serves modules."),
+        ("Which port does the key server use for key uploads?", "It uses port 11371.", "Keys are signed."),
+        # a manual page's section is no value
+        ("What is the maximum size of a package?", "A package is at most 2 GB.", "See the deb(5) manual page."),
         ("How long is the show on for?", "It runs for eight weeks.", "It features eight single men and women."),
         ("Quelle est la taille maximale d'un paquet ?", "Un paquet fait au plus 2 Go.", "Un paquet est une archive."),
         ("/home に置けるユーザー数の上限は？", "上限は 500 人です。", "/home はユーザーのディレクトリーです。"),
@@ -642,6 +645,7 @@ def test_a_value_may_be_written_in_words_or_be_no_limit() -> None:
         "Does the LIMIT clause set a maximum?",  # whether: yes or no answers
         "サポート契約の内容は？",  # サポート holds ポート and asks no port
         "Which pragma sets how long to wait on a lock?",  # a name answers
+        "Which scp option limits the bandwidth it uses?",  # the option, though "limits" follows it
         # "which table": a table's name answers, though the question speaks of the largest rowid
         "Which internal table does SQLite use to keep track of the largest ROWID?",
         "What was the first effort to port Debian to another kernel?",  # "port" the verb
@@ -661,6 +665,9 @@ def test_a_version_asked_by_what_happened_in_it_is_answered_by_a_sentence_that_s
     assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
     assert isinstance(_asked("Which SQLite version added STRICT tables?", introduced), Answer)
     assert isinstance(_asked("In which release was m68k dropped?", "m68k was removed in Debian 4.0."), Answer)
+    included = "Which Debian release first included apt-file?"
+    assert isinstance(_asked(included, "Debian 3.0 was released in 2002."), IDontKnow)
+    assert isinstance(_asked(included, "apt-file is included since Debian 3.1."), Answer)
     assert isinstance(_asked("Which version of SQLite do I need?", "Use version 3.37.0."), Answer)  # no event asked
     made = "Which SQLite version made WITHOUT ROWID tables the default?"
     assert isinstance(_asked(made, "SQLite 3.8.2 or later is needed to use a WITHOUT ROWID table."), IDontKnow)
@@ -680,6 +687,10 @@ def test_a_count_is_a_number_written_before_its_unit() -> None:
     elsewhere = "Since version 3.6.18 a process may hold a lock of any kind."
     out = _asked(question, elsewhere)
     assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
+    # a version or a date is no count, even right before the unit; "0-day" is a count of days
+    triggers = "How many triggers can a table have?"
+    assert isinstance(_asked(triggers, "Prior to version 3.6.18 (2009-09-11), triggers were not recursive."), IDontKnow)
+    assert isinstance(_asked("How many days can an upload wait?", "0-day is uploaded every day."), Answer)
 
 
 def test_the_number_of_a_note_or_an_item_is_no_value() -> None:
