@@ -566,24 +566,26 @@ def names_unit(text: str, unit: str) -> bool:
     return re.search(found, unicodedata.normalize("NFKC", text).casefold()) is not None
 
 
-# a count written before the unit it counts, at most three words apart and in the same clause: "2000 lines",
+# a count written next to the unit it counts, at most three words apart and in the same clause: "2000 lines",
 # "five conflict resolution algorithm choices", "Only a single RESERVED lock", "a dozen"; not a version or a date
 # ("Prior to SQLite version 3.6.18 (2009-09-11), triggers were…")
-_COUNT_BEFORE_UNIT = (
-    rf"(?:(?<![\d.-])\d[\d,]*(?:\.\d+)?(?!\d|[.-]\d)|{_NUMERAL}|\bsingle\b|\ba (?:few|dozen|couple)\b)"
-    r"(?:[\s-]+[^\W\d_][\w'-]*){0,3}?[\s-]*"
-)
+_COUNT = rf"(?:(?<![\d.-])\d[\d,]*(?:\.\d+)?(?!\d|[.-]\d)|{_NUMERAL}|\bsingle\b|\ba (?:few|dozen|couple)\b)"
+_FEW_WORDS = r"(?:[\s-]+[^\W\d_][\w'-]*){0,3}?[\s-]*"
+# after the unit, a count in digits or a number word other than "one" ("…the development tools one needs")
+_COUNT_AFTER = rf"(?:(?<![\d.-])\d[\d,]*(?:\.\d+)?(?!\d|[.-]\d)|\b(?:{_NUMBER_WORDS})\b)"
 
 
 def counts_unit(text: str, unit: str) -> bool:
-    """``text`` counts the unit :func:`asked_unit` found: a number written before a word starting with it, at
-    most three words apart ("six manned landings", "39 episodes", "一日": a counter kanji right after its
-    number). A text that names the unit and writes a number elsewhere ("SQLite version 3.8.2 or later is needed
+    """``text`` counts the unit :func:`asked_unit` found: a number written before a word starting with it, or
+    after it, at most three words apart ("six manned landings", "39 episodes", "nominated for 62 Primetime Emmy
+    Awards"; "一日": a counter kanji right after its number). A text that names the unit and writes a number elsewhere ("SQLite version 3.8.2 or later is needed
     to use a WITHOUT ROWID table") counts nothing."""
     normal = unicodedata.normalize("NFKC", text).casefold()
     if len(unit) == 1:
         return re.search(rf"[\d{KANJI_DIGITS}十百千万]\s*{re.escape(unit)}", normal) is not None
-    found = rf"{_COUNT_BEFORE_UNIT}(?<![^\W\d_]){re.escape(unit)}"
+    word = rf"(?<![^\W\d_]){re.escape(unit)}"
+    # or the unit first, the number after it: "The series was nominated for 62 Primetime Emmy Awards"
+    found = rf"{_COUNT}{_FEW_WORDS}{word}|{word}[\w'-]*{_FEW_WORDS}{_COUNT_AFTER}"
     return re.search(found, normal, re.IGNORECASE) is not None
 
 

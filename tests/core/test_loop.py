@@ -691,6 +691,11 @@ def test_a_count_is_a_number_written_before_its_unit() -> None:
     triggers = "How many triggers can a table have?"
     assert isinstance(_asked(triggers, "Prior to version 3.6.18 (2009-09-11), triggers were not recursive."), IDontKnow)
     assert isinstance(_asked("How many days can an upload wait?", "0-day is uploaded every day."), Answer)
+    # the number may follow the unit ("nominated for 62…"), but "one" after it is a pronoun
+    nominations = "How many Emmy nominations did the series get?"
+    assert isinstance(_asked(nominations, "The series was nominated for 62 Primetime Emmy Awards."), Answer)
+    tools = "How many developers maintain the package?"
+    assert isinstance(_asked(tools, "It depends on the development tools one needs."), IDontKnow)
 
 
 def test_the_number_of_a_note_or_an_item_is_no_value() -> None:
