@@ -578,8 +578,8 @@ _COUNT_AFTER = rf"(?:(?<![\d.-])\d[\d,]*(?:\.\d+)?(?!\d|[.-]\d)|\b(?:{_NUMBER_WO
 def counts_unit(text: str, unit: str) -> bool:
     """``text`` counts the unit :func:`asked_unit` found: a number written before a word starting with it, or
     after it, at most three words apart ("six manned landings", "39 episodes", "nominated for 62 Primetime Emmy
-    Awards"; "一日": a counter kanji right after its number). A text that names the unit and writes a number elsewhere ("SQLite version 3.8.2 or later is needed
-    to use a WITHOUT ROWID table") counts nothing."""
+    Awards"; "一日": a counter kanji right after its number). A text that names the unit and writes a number
+    elsewhere ("SQLite version 3.8.2 or later is needed to use a WITHOUT ROWID table") counts nothing."""
     normal = unicodedata.normalize("NFKC", text).casefold()
     if len(unit) == 1:
         return re.search(rf"[\d{KANJI_DIGITS}十百千万]\s*{re.escape(unit)}", normal) is not None
@@ -754,17 +754,16 @@ def asks_how_to(message: str) -> bool:
 # where a question or a clause of it opens: "how long" there asks it, "Which pragma sets how long to wait…" does not
 _OPENS = r"(?:^|[,;]|\band\b)\W*"
 # a size, a length, a limit, a port, a version, a year: a value written in digits (counts and amounts, which
-# answers also give in words, are :func:`asks_count`'s)
-# "port" as a noun ("Which TCP port…", "the default port", "port number"), not the verb ("…to port Debian to
-# another kernel?"); in a Japanese question only its own words count ("package と version の間のハイフンは…" names
-# the parts of a file name)
+# answers also give in words, are :func:`asks_count`'s). "port" as a noun ("Which TCP port…", "the default port",
+# "port number"), not the verb ("…to port Debian to another kernel?"); in a Japanese question only its own words
+# count (:data:`_ASKS_VALUE_JA`: "package と version の間のハイフンは…" names the parts of a file name)
 _ASKS_VALUE = re.compile(
     _OPENS + r"how (?:large|big|long|old|far|high|small|wide)\b|\b(?:maximum|minimum|largest|smallest|highest|lowest|"
     r"size of|version|what year)\b|\b(?:the|a|which|what|default|tcp|udp|same|listening|its|this|le|quel|du|un)\s+"
     r"port\b|\bports?\s+(?:number|of|par défaut)\b|\b(?:taille|maximale?|minimale?|version|année)\b",
     re.IGNORECASE,
 )
-# not "サポート", "レポート", "インポート"
+# ポート, not "サポート", "レポート", "インポート"
 _ASKS_VALUE_JA = re.compile(r"最大|最小|上限|下限|(?<![ァ-ヺー])ポート|サイズ")
 _JAPANESE = re.compile(rf"[{JAPANESE_CHARS}]")
 
@@ -863,8 +862,7 @@ _ASKED_EVENTS = tuple(
     for asked, stated in (
         (
             r"\b(?:added|introduced|included|first (?:supported|added|introduced|appeared|shipped)|introduite?s?|"
-            r"ajoutée?s?|apparue?s?|incluse?s?)"
-            r"\b|導入|追加",
+            r"ajoutée?s?|apparue?s?|incluse?s?)\b|導入|追加",
             _EVENT_ADDED,
         ),
         (
