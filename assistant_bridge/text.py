@@ -527,7 +527,8 @@ _NUMBER_WORDS = (
 # number however written (_HOLDS_COUNT)
 _NUMERAL = rf"\b(?:one|{_NUMBER_WORDS})\b|[{KANJI_DIGITS}万億]"
 _NUMERAL_WORD = re.compile(_NUMERAL, re.IGNORECASE)
-_COUNT_WORD = re.compile(rf"\b(?:{_NUMBER_WORDS})\b", re.IGNORECASE)
+_COUNT_WORDS = rf"\b(?:{_NUMBER_WORDS})\b"
+_COUNT_WORD = re.compile(_COUNT_WORDS, re.IGNORECASE)
 # a note's or an item's number, a manual page's section: "[84] dput パッケージは…", "(3) SQLite lets me insert a
 # string…", "deb(5)"
 _MARKER_NUMBER = re.compile(r"\[\d{1,3}\]|(?:^|(?<=\s))\(\d{1,2}\)(?=\s)|(?<=[\w.-])\(\d[a-z]{0,3}\)")
@@ -569,10 +570,11 @@ def names_unit(text: str, unit: str) -> bool:
 # a count written next to the unit it counts, at most three words apart and in the same clause: "2000 lines",
 # "five conflict resolution algorithm choices", "Only a single RESERVED lock", "a dozen"; not a version or a date
 # ("Prior to SQLite version 3.6.18 (2009-09-11), triggers were…")
-_COUNT = rf"(?:(?<![\d.-])\d[\d,]*(?:\.\d+)?(?!\d|[.-]\d)|{_NUMERAL}|\bsingle\b|\ba (?:few|dozen|couple)\b)"
+_DIGIT_COUNT = r"(?<![\d.-])\d[\d,]*(?:\.\d+)?(?!\d|[.-]\d)"  # "2000", "2,000", "1.5"; not "3.6.18", "2009-09-11"
+_COUNT = rf"(?:{_DIGIT_COUNT}|{_NUMERAL}|\bsingle\b|\ba (?:few|dozen|couple)\b)"
 _FEW_WORDS = r"(?:[\s-]+[^\W\d_][\w'-]*){0,3}?[\s-]*"
 # after the unit, a count in digits or a number word other than "one" ("…the development tools one needs")
-_COUNT_AFTER = rf"(?:(?<![\d.-])\d[\d,]*(?:\.\d+)?(?!\d|[.-]\d)|\b(?:{_NUMBER_WORDS})\b)"
+_COUNT_AFTER = rf"(?:{_DIGIT_COUNT}|{_COUNT_WORDS})"
 
 
 def counts_unit(text: str, unit: str) -> bool:
@@ -791,6 +793,12 @@ def _asked_thing(message: str) -> list[str]:
     return list(itertools.takewhile(lambda w: w.casefold() not in _AUXILIARY, words[1:4]))
 
 
+def _asks_for_entry(text: str) -> bool:
+    """``text`` asks for an option, a command or a named setting (:data:`ASKS_OPTION`, :data:`ASKS_COMMAND`,
+    :data:`ASKS_NAME`): the entry that sets a value, not the value."""
+    return asks_for_option(text) or asks_for_command(text) or ASKS_NAME.search(text) is not None
+
+
 def asks_value(message: str) -> bool:
     """The message asks for a value written in digits (:data:`_ASKS_VALUE`: "What is the maximum length of a file
     name…?", "How long does DROP INDEX take…?", "…ユーザー数の上限は？"), not for the option, command or setting that
@@ -801,14 +809,11 @@ def asks_value(message: str) -> bool:
     thing = _asked_thing(normal)
     if thing:  # the thing asked for decides: "Which port does keyring.debian.org use for key uploads?" a value,
         # "Which scp option limits the bandwidth…?" an option
-        named = " ".join(thing)
-        if ASKS_OPTION.search(named) or ASKS_COMMAND.search(named) or ASKS_NAME.search(named):
-            return False
-        return any(_VALUE_NOUN.match(w) for w in thing)
+        return not _asks_for_entry(" ".join(thing)) and any(_VALUE_NOUN.match(w) for w in thing)
     asks = _ASKS_VALUE_JA if _JAPANESE.search(normal) else _ASKS_VALUE
     return (
         asks.search(normal) is not None
-        and not (asks_for_option(normal) or asks_for_command(normal) or ASKS_NAME.search(normal))
+        and not _asks_for_entry(normal)
         and not asks_how_to(normal)
         and _ASKS_WHETHER.search(normal) is None
         and not asks_duration(normal)  # "a few seconds" answers how long something takes: names_duration's
