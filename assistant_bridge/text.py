@@ -793,6 +793,32 @@ def _asked_thing(message: str) -> list[str]:
     return list(itertools.takewhile(lambda w: w.casefold() not in _AUXILIARY, words[1:4]))
 
 
+# the kinds of thing whose name a "Which <kind>…" question asks for: "Which script helps send…" (nmudiff), "On which
+# mailing list…" (debian-vote), "Which pragma…", "Which compile-time option…", "Quelle commande…"
+_NAMED_KIND = re.compile(
+    r"(?:tools?|programs?|utilit(?:y|ies)|scripts?|commands?|packages?|helpers?|daemons?|lists?|pragmas?|options?|"
+    r"variables?|functions?|librar(?:y|ies)|modules?|engines?|guidelines?|keywords?|directives?|outils?|commandes?|"
+    r"programmes?|utilitaires?|paquets?|fonctions?|bibliothèques?|listes?)$",
+    re.IGNORECASE,
+)
+
+
+def asked_kind(message: str) -> str | None:
+    """The kind of thing a question asks the name of, as it writes it ("mailing list", "compile-time option",
+    "commande"): a word of :data:`_NAMED_KIND` among those after its "which" / "what" / "quel" (at its start or
+    after a preposition: "On which mailing list…") up to its verb, with the word before it when the question
+    writes them as one ("mailing list"); ``None`` for another question ("What is the maximum…")."""
+    words = _SPACED_WORD.findall(unicodedata.normalize("NFKC", message))
+    start = next((i for i, w in enumerate(words[:3]) if w.casefold() in _WHICH), None)
+    if start is None:
+        return None
+    thing = list(itertools.takewhile(lambda w: w.casefold() not in _AUXILIARY, words[start + 1 : start + 4]))
+    for i, word in enumerate(thing):
+        if _NAMED_KIND.match(word):
+            return " ".join(thing[i - 1 : i + 1]) if i and thing[i - 1].casefold() == "mailing" else word
+    return None
+
+
 def _asks_for_entry(text: str) -> bool:
     """``text`` asks for an option, a command or a named setting (:data:`ASKS_OPTION`, :data:`ASKS_COMMAND`,
     :data:`ASKS_NAME`): the entry that sets a value, not the value."""

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from assistant_bridge.text import (
     OPTION_ENTRIES_MAX,
     OPTION_ENTRY_MAX_CHARS,
+    asked_kind,
     definition_kind,
     entry_head,
     named_manual_pages,
@@ -94,6 +95,22 @@ def test_the_subject_of_a_question_that_asks_what_a_thing_is(message: str, subje
 def test_where_the_subject_of_such_a_question_lives(message: str, within: str | None) -> None:
     found = overview(message)
     assert (found.within if found else None) == within
+
+
+@pytest.mark.parametrize(
+    ("message", "kind"),
+    [
+        ("Which script helps send the patch of a non-maintainer upload?", "script"),
+        ("On which mailing list is a general resolution proposal discussed first?", "mailing list"),
+        ("Which pragma lets SQLite reclaim free pages?", "pragma"),
+        ("Quelle commande télécharge les sources amont ?", "commande"),
+        ("Which internal table does SQLite use?", None),  # a table is no named kind
+        ("What is the maximum length of a name?", None),
+        ("How do I list the packages of a mailing list?", None),
+    ],
+)
+def test_the_kind_of_thing_a_question_asks_the_name_of(message: str, kind: str | None) -> None:
+    assert asked_kind(message) == kind
 
 
 @pytest.mark.parametrize(

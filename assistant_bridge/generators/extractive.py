@@ -99,6 +99,7 @@ from assistant_bridge.generators.sentences import (
     entry_match,
     flatten,
     introduces,
+    names_asked_kind,
     names_subject,
     page_terms,
     query_terms,
@@ -191,7 +192,10 @@ class Tuning:
         ("the --reload flag in development mode will use watchfiles." for a question about ``--reload``).
     :ivar w_name: weight of a sentence whose subject is a name written in lower case when the query asks which
         tool, program, script, package or command does something ("alien converts binary packages…" for "Which
-        tool converts RPM packages into Debian packages?"; :func:`~.sentences.names_subject`).
+        tool converts RPM packages into Debian packages?"; :func:`~.sentences.names_subject`), or that writes a name
+        beside the kind of thing the query asks the name of ("The nmudiff script…" for "Which script helps send the
+        patch…?", "…on the debian-vote@lists.debian.org mailing list" for "On which mailing list…?";
+        :func:`~.sentences.names_asked_kind`); such a sentence is also exempt from ``w_similarity_gap``.
     :ivar w_similarity_gap: penalty per unit of cosine by which a sentence's snippet falls short of the most
         similar snippet, when every snippet carries the dense search's similarity
         (:attr:`~assistant_bridge.core.snippets.Snippet.similarity`; the service's own dense or weighted hybrid
@@ -327,13 +331,16 @@ class ExtractiveGenerator:
         named = np.array(holds_code_names(query, [s.text for s in snippets]), dtype=bool)
         if code_names(query) <= {manual_page_name(t) for t in titles}:
             named[:] = False  # "Which rsyncd.conf parameter…" names the page: each of its passages is about it
+        # a sentence that names a thing of the kind the query asks for ("the debian-vote@… mailing list") answers
+        # it wherever the search ranked its passage: no similarity gap
+        kind_named = names_asked_kind(query, cands) if self.tuning.w_name else np.zeros(len(cands))
         cues = (
             self.tuning.w_number * asked_value_match(query, cands)
             + self.tuning.w_phrase * phrases
             + self.tuning.w_define * defined
             + self.tuning.w_code_name * np.array([named[c.snippet] for c in cands], dtype=np.float64)
             + self.tuning.w_option * writes_option(query, cands)
-            + self.tuning.w_name * names_subject(query, cands)
+            + self.tuning.w_name * np.maximum(names_subject(query, cands), kind_named)
         )
         prior = cues + np.array(
             [
@@ -343,7 +350,7 @@ class ExtractiveGenerator:
                 for c in cands
             ]
         )
-        prior = prior - self.tuning.w_similarity_gap * _similarity_gap(cands, snippets, named)
+        prior = prior - self.tuning.w_similarity_gap * _similarity_gap(cands, snippets, named) * (1.0 - kind_named)
         if self.embedder is not None and self.tuning.w_embed:
             lexical = relevance + self.tuning.w_heading * section_match(cands, relevance, snippets)
             chosen = np.argsort(-(lexical + prior), kind="stable")[: self.tuning.max_embedded]

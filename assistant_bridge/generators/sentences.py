@@ -34,6 +34,7 @@ from assistant_bridge.text import (
     KANJI_DIGITS,
     NOT_IN_NAME,
     OPTION_WORD,
+    asked_kind,
     asked_unit,
     asks_quantity,
     definition_kind,
@@ -488,6 +489,75 @@ def names_subject(query: str, cands: Sequence[Candidate]) -> np.ndarray:
         elif not c.label and any(m.group(1) not in STOPWORDS for m in _WRITES_COMMAND.finditer(c.text)):
             out[i] = 1.0
     return out
+
+
+# a word of a sentence as a name can be written: "nmudiff", "debian-vote@lists.debian.org", "$TMPDIR", "`uscan`"
+_NAME_TOKEN = re.compile(r"[^\s,;:()\[\]\"“”‘’«»]+")
+# a name written as one: with a hyphen, an underscore, a dot, a digit, a sigil or a capital after its first letter
+_IDENTIFIER = re.compile(r"[-_.@$/\d]|.[A-Z]")
+# words that qualify a kind without naming one: "the following script", "a helper package", "la même commande"
+_NOT_A_NAME = frozenset(
+    "following same new other separate special whole given first second last next previous appropriate relevant "
+    "correct right proper official default standard main useful helpful additional extra single multiple several "
+    "many various different specific particular existing old current latest above below such only own good best "
+    "simple small large public private internal external normal regular optional required shell helper wrapper "
+    "maintainer this that these those each every any some another its their your our suivante même nouvelle "
+    "nouveau autre".split()
+)
+
+
+_ARTICLES = frozenset("the a an le la les l' un une".split())
+_ENTRY_KIND = re.compile(r"option|command|keyword|directive|commande|variable", re.IGNORECASE)
+
+
+def _qualified_name(word: str, asked: set[str]) -> bool:
+    """``word``, beside the kind a question asks for, names one: not a word of the question, a stop word or a
+    qualifier (:data:`_NOT_A_NAME`)."""
+    core = word.strip("`'.!?").removesuffix("'s")
+    folded = core.casefold()
+    return (
+        len(core) > 1
+        and folded not in asked
+        and folded not in STOPWORDS
+        and folded not in _NOT_A_NAME
+        and any(ch.isalpha() for ch in core)
+    )
+
+
+def names_asked_kind(query: str, cands: Sequence[Candidate]) -> np.ndarray:
+    """For a query that asks the name of a kind of thing (:func:`~assistant_bridge.text.asked_kind`: "Which script
+    helps send the patch of a non-maintainer upload?", "On which mailing list…"), 1.0 for each sentence that
+    writes a name beside that kind: right before it ("The nmudiff script in the devscripts package might be
+    helpful.", "…discussed on the debian-vote@lists.debian.org mailing list", "the -DSQLITE_ENABLE_MATH_FUNCTIONS
+    compile-time option", a word the query writes skipped), or right after it when written as one name ("the
+    variable $TMPDIR"); else 0. Such a sentence answers with the name; "the salvage bug… send an nmudiff" only
+    mentions one."""
+    kind = asked_kind(query)
+    if kind is None or _ENTRY_KIND.match(kind):  # an option's, a command's entry answers: :func:`entry_match`
+        return np.zeros(len(cands))
+    asked = {w.strip("`'.!?").removesuffix("'s").casefold() for w in _NAME_TOKEN.findall(query)}
+    stem = kind.casefold().split()[-1].rstrip("s")
+    out = np.zeros(len(cands))
+    for i, c in enumerate(cands):
+        if c.label:
+            continue
+        words = _NAME_TOKEN.findall(unicodedata.normalize("NFKC", c.text))
+        for j, word in enumerate(words):
+            if word.casefold().rstrip(".!?").rstrip("s") != stem:
+                continue
+            first = j - 1 if kind.count(" ") and j and words[j - 1].casefold() == "mailing" else j
+            before = [k for k in range(max(0, first - 2), first) if words[k].casefold() not in asked][-1:]
+            names = [words[k] for k in before if _IDENTIFIER.search(words[k]) or _after_article(words, k)]
+            names += [w for w in words[j + 1 : j + 2] if _IDENTIFIER.search(w)]
+            if any(_qualified_name(w, asked) for w in names):
+                out[i] = 1.0
+                break
+    return out
+
+
+def _after_article(words: Sequence[str], k: int) -> bool:
+    """``words[k]`` follows an article: "The nmudiff script", "le paquet" (not "the low level tools")."""
+    return k > 0 and words[k - 1].casefold() in _ARTICLES
 
 
 def writes_option(query: str, cands: Sequence[Candidate]) -> np.ndarray:

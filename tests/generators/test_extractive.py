@@ -8,7 +8,14 @@ from assistant_bridge.core.citations import extractiveness
 from assistant_bridge.core.snippets import Snippet
 from assistant_bridge.embedders.base import HashingEmbedder
 from assistant_bridge.generators.extractive import ExtractiveGenerator, _qualifier
-from assistant_bridge.generators.sentences import candidates, entry_match, names_subject, terms, text_width
+from assistant_bridge.generators.sentences import (
+    candidates,
+    entry_match,
+    names_asked_kind,
+    names_subject,
+    terms,
+    text_width,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -904,6 +911,49 @@ def test_a_sentence_whose_subject_is_a_name_answers_which_tool() -> None:
     assert not names_subject("How do I convert RPM packages into Debian packages?", cands).any()
     assert not names_subject("Which alien command converts RPM packages?", cands).any()
     assert names_subject("Quel outil convertit des paquets RPM ?", cands).any()
+
+
+def test_a_name_written_beside_the_asked_kind_answers_which_kind() -> None:
+    """ "On which mailing list…" is answered by the sentence that writes a list's name beside "mailing list",
+    even in a passage the dense search ranked well below the best one (the similarity gap does not hold it back),
+    over sentences that share more of the question's words and name none."""
+    duties = Snippet(
+        "Any developer may propose a general resolution: a general resolution proposal is discussed first among "
+        "the developers.",
+        "Debian Developer's duties",
+        0,
+        similarity=0.88,
+    )
+    vote = Snippet(
+        "Each proposal is first discussed on the debian-vote@lists.debian.org mailing list and it requires "
+        "several endorsements before it is voted on.",
+        "Debian Developer's duties",
+        1,
+        similarity=0.80,
+    )
+    question = "On which mailing list is a general resolution proposal discussed first?"
+    out = gen().generate(question, [duties, vote], "concise")
+    assert out.text.startswith("Each proposal is first discussed on the debian-vote")
+    off = ExtractiveGenerator(HashingEmbedder(64), w_name=0.0).generate(question, [duties, vote], "concise")
+    assert not off.text.startswith("Each proposal")
+    cands = candidates([vote])
+    assert names_asked_kind(question, cands).tolist() == [1.0]
+    assert not names_asked_kind("Is a general resolution discussed on a mailing list?", cands).any()
+    script = candidates(
+        [
+            Snippet(
+                "The nmudiff script in the devscripts package might be helpful. You must also send an nmudiff to "
+                "the bug. The following script sends the patch. Use the script nmu-send.sh for that.",
+                "Handling packages",
+                0,
+            )
+        ]
+    )
+    assert names_asked_kind("Which script helps send the patch of an NMU?", script).tolist() == [1.0, 0.0, 0.0, 1.0]
+    # an option's or a command's name is its entry's (entry_match), and "the low level tools" names no tool
+    assert not names_asked_kind("Which option enables it?", candidates([Snippet("Use the -x option.", "T", 0)])).any()
+    tools = candidates([Snippet("There are the low level tools used to install packages.", "T", 0)])
+    assert not names_asked_kind("Which tool converts RPM packages?", tools).any()
 
 
 def test_a_sentence_that_writes_a_command_line_answers_which_command() -> None:
