@@ -449,6 +449,11 @@ class ExtractiveGenerator:
             # 'uvicorn[standard]'")
             chosen.insert(0, cands[antecedent])
             keep[antecedent] = False
+        term = _defined_term(cands, top, snippets[best.snippet].text)
+        if term is not None and cands[term] not in chosen:
+            # "rw-build-tree" answers "Which autopkgtest restriction…?" with its description: the term first
+            chosen.insert(0, cands[term])
+            keep[term] = False
         used = sum(len(c.text) + 1 for c in chosen)
         if not entries[top] and not best.item:
             # a sentence that introduces a list ("The search follows this list:", "libffi is missing a few
@@ -643,6 +648,31 @@ def _antecedent(cands: Sequence[Candidate], top: int) -> int | None:
     if prev.label and not _COMMAND_LINE.match(prev.text):
         return None
     return top - 1
+
+
+_TERM_WORDS = 5  # a definition list's term: a name or a few words ("rw-build-tree", "Depends", "Build-Depends-Indep")
+
+
+def _defined_term(cands: Sequence[Candidate], top: int, text: str) -> int | None:
+    """The term of a definition list whose description holds the best sentence ``top``: a short list item that
+    stands alone right before the description's paragraph, as an HTML ``<dl>`` reads ("- rw-build-tree" above "The
+    test(s) needs write access to the built source tree…", "- Depends" above "le paquet ne sera pas installé…"), and
+    is not one of a list of short items (the item before it is none); else ``None``. ``text`` is the snippet's."""
+    best = cands[top]
+    if best.label or best.item:
+        return None
+    first = top  # the first sentence of the best sentence's paragraph
+    while first > 0 and cands[first - 1].snippet == best.snippet and not cands[first - 1].label:
+        if "\n\n" in text[cands[first - 1].end : cands[first].start]:
+            break
+        first -= 1
+    term = first - 1
+    if term < 0 or cands[term].snippet != best.snippet or not (cands[term].label and cands[term].item):
+        return None
+    if len(cands[term].text.split()) > _TERM_WORDS or "\n\n" not in text[cands[term].end : cands[first].start]:
+        return None
+    before = cands[term - 1] if term > 0 and cands[term - 1].snippet == best.snippet else None
+    return None if before is not None and before.item and before.label else term
 
 
 def _entry_of(cands: Sequence[Candidate], top: int, entries: np.ndarray) -> int:

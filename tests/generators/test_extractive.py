@@ -330,6 +330,25 @@ def test_a_sentence_opening_with_this_answers_with_what_it_refers_to() -> None:
         )
 
 
+def test_a_description_in_a_definition_list_answers_with_its_term() -> None:
+    """An HTML definition list reads as a short list item, then its description's paragraph: the description
+    answers with the term it describes first. A short item of a list of short items is no term."""
+    page = Snippet(
+        "Defined restrictions\n\n- rw-build-tree\n\nThe test(s) needs write access to the built source tree. "
+        "Even with this restriction, the test may change nothing.\n\n- breaks-testbed\n\nThe test, when run, is "
+        "liable to break the testbed system.",
+        "Autopkgtest",
+        0,
+    )
+    out = gen().generate("Which restriction says that a test needs write access to the built source tree?", [page])
+    assert out.text.startswith("rw-build-tree\nThe test(s) needs write access to the built source tree.")
+    assert out.citations[0].text == "rw-build-tree"
+    listed = Snippet("Tools:\n\n- lintian\n- piuparts\n\nThe test runner builds the source tree first.", "T", 0)
+    assert gen().generate("What does the test runner build first?", [listed], "concise").text == (
+        "The test runner builds the source tree first."
+    )
+
+
 def test_a_sentence_that_introduces_a_list_answers_with_its_items() -> None:
     text = (
         "libffi is missing a few features. We welcome patches to add support for these.\n"
