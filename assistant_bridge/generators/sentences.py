@@ -61,7 +61,9 @@ def text_width(text: str) -> int:
     return len(text) + len(_CJK_RUN.findall(text))
 
 
-ENDS_SENTENCE = re.compile(r"[.!?…。！？][\"'”’»)\]」』）]*$")
+# a sentence's end, a note's number after it allowed ("No binaries may be located under /etc. 2", "…RPATH.⁷": a
+# PDF's footnote marks)
+ENDS_SENTENCE = re.compile(r"[.!?…。！？][\"'”’»)\]」』）]*(?:\s?(?:\d{1,2}|[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,2}|\[\d{1,3}\]))?$")
 _INTRODUCES = re.compile(r"[:：]\s*$")
 _BREAK = re.compile(r"[ \t]*\n\s*|[ \t]{2,}")
 

@@ -91,6 +91,10 @@ def test_pdf_heading_lines_are_cut_from_the_paragraph_below_but_wrapped_lines_ar
         ("exFAT | cross platform sharing of data on the large hard disk like device", False),
         ("gpgv | V:897, I:999 | 917 | gpgv(1)", True),
         ("Name\tSize\tOwner", True),
+        # a PDF's footnote mark after the full stop ends no heading
+        ("No binaries may be located under /etc. 2", False),
+        ("Binaries go to /usr/bin.⁷", False),
+        ("Section 2", True),
     ],
 )
 def test_is_label(text: str, label: bool) -> None:
