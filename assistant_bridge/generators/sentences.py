@@ -530,12 +530,12 @@ def names_asked_kind(query: str, cands: Sequence[Candidate]) -> np.ndarray:
     """For a query that asks the name of a kind of thing (:func:`~assistant_bridge.text.asked_kind`: "Which script
     helps send the patch of a non-maintainer upload?", "On which mailing list…"), 1.0 for each sentence that
     writes a name beside that kind: right before it ("The nmudiff script in the devscripts package might be
-    helpful.", "…discussed on the debian-vote@lists.debian.org mailing list", "the -DSQLITE_ENABLE_MATH_FUNCTIONS
-    compile-time option", a word the query writes skipped), or right after it when written as one name ("the
-    variable $TMPDIR"); else 0. Such a sentence answers with the name; "the salvage bug… send an nmudiff" only
-    mentions one."""
+    helpful.", "…discussed on the debian-vote@lists.debian.org mailing list", "the auto_vacuum pragma", a word the
+    query writes skipped; a plain word only after an article), or right after it when written as one name ("the
+    script nmu-send.sh"); else 0. Such a sentence answers with the name; "the salvage bug… send an nmudiff" only
+    mentions one. An option, a command, a keyword or a variable is asked of its entry (:func:`entry_match`): 0."""
     kind = asked_kind(query)
-    if kind is None or _ENTRY_KIND.match(kind):  # an option's, a command's entry answers: :func:`entry_match`
+    if kind is None or _ENTRY_KIND.match(kind):
         return np.zeros(len(cands))
     asked = {w.strip("`'.!?").removesuffix("'s").casefold() for w in _NAME_TOKEN.findall(query)}
     stem = kind.casefold().split()[-1].rstrip("s")
