@@ -320,6 +320,24 @@ def test_the_page_of_a_cited_passage_names_its_subject_for_it() -> None:
     assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
 
 
+def test_the_file_name_of_a_cited_page_names_its_subject_for_it() -> None:
+    """ "Which single keyword does SQLite accept as an alias for INSERT OR REPLACE?" answered from SQLite's INSERT
+    page, whose passages never say "SQLite": the page's file name does ("sqlite3-doc-lang_insert.html")."""
+    insert = SearchResult(
+        "INSERT",
+        "The parser allows the single keyword REPLACE as an alias for INSERT OR REPLACE.",
+        "u/insert",
+        result_metadata={"filename": "sqlite3-doc-lang_insert.html"},
+    )
+    others = [SearchResult(f"SQLite page {i}", "Nothing about it here.", f"u/{i}") for i in range(2)]
+    assert isinstance(run(results=[insert, *others], generator=FirstSnippetOnly(), must_mention=["SQLite"]), Answer)
+    linked = SearchResult("INSERT", insert.body, "https://sqlite.org/lang_insert.html")
+    assert isinstance(run(results=[linked, *others], generator=FirstSnippetOnly(), must_mention=["SQLite"]), Answer)
+    unnamed = SearchResult("INSERT", insert.body, "u/insert", result_metadata={"filename": "lang_insert.html"})
+    out = run(results=[unnamed, *others], generator=FirstSnippetOnly(), must_mention=["SQLite"])
+    assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
+
+
 def test_where_the_subject_of_a_what_is_question_lives_need_not_be_in_its_page() -> None:
     """ "What is REPLACE in SQLite?" over SQLite's documentation: the REPLACE page never says "SQLite"; the
     results do, so the answer stands. A place the results seldom mention ("in Oracle") is still asked of it."""
