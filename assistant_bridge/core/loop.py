@@ -337,17 +337,17 @@ def _off_subject(
     the htop web interface" answered from wget(1)'s FTPS port. A name that most of ``results`` mention (the
     product the documents are about: "SQLite" over SQLite's documentation) is named for a cited passage by
     its page: the other passages of that page among ``results`` count (:func:`_same_pages`). A cited page's
-    address (link, file name) names what it is about as well (:func:`_file_words`). Such a name is not
+    address (link, file name) names what it is about as well (:func:`_address_words`). Such a name is not
     asked of cited passages that write a name ``message`` writes as code (:func:`~assistant_bridge.text.code_names`):
     "What does ifnull() return in SQLite?" is answered by the entry of ``ifnull(X,Y)`` on the page of SQL
     functions, which never writes "SQLite"."""
     named = [n for n in names if not _acronym(n)]
     if not generation.citations or not (named or pages):
         return False
-    cited = " ".join(f"{c.title} {c.body} {_file_words(c, results)}" for c in generation.citations)
+    cited = " ".join(f"{c.title} {c.body} {_address_words(c, results)}" for c in generation.citations)
     form = match_form(cited)
     first = generation.citations[0]
-    lead = match_form(f"{first.title} {first.body} {_file_words(first, results)}")
+    lead = match_form(f"{first.title} {first.body} {_address_words(first, results)}")
     common = [n for n in named if _mostly_mentioned(n, results)]
     if common and any(holds_code_names(message, [c.text for c in generation.citations])):
         named = [n for n in named if n not in common]
@@ -363,7 +363,7 @@ def _off_subject(
     )
 
 
-def _file_words(citation: Citation, results: Sequence[SearchResult]) -> str:
+def _address_words(citation: Citation, results: Sequence[SearchResult]) -> str:
     """The words of the address of the result ``citation`` cites, its link and its file name (``filename``
     metadata): a page's address names what it is about when its passages do not ("sqlite3-doc-lang_insert.html"
     or "https://sqlite.org/lang_insert.html" name SQLite, whose INSERT page never writes "SQLite" near its
