@@ -572,7 +572,7 @@ def names_unit(text: str, unit: str) -> bool:
 # ("Prior to SQLite version 3.6.18 (2009-09-11), triggers were…")
 _DIGIT_COUNT = r"(?<![\d.-])\d[\d,]*(?:\.\d+)?(?!\d|[.-]\d)"  # "2000", "2,000", "1.5"; not "3.6.18", "2009-09-11"
 _COUNT = rf"(?:{_DIGIT_COUNT}|{_NUMERAL}|\bsingle\b|\ba (?:few|dozen|couple)\b)"
-_FEW_WORDS = r"(?:[\s-]+[^\W\d_][\w'-]*){0,3}?[\s-]*"
+_FEW_WORDS = r"(?:[\s(-]+[^\W\d_][\w'-]*){0,3}?[\s(-]*"  # "seconds (default fifteen)": a parenthesis too
 # after the unit, a count in digits or a number word other than "one" ("…the development tools one needs")
 _COUNT_AFTER = rf"(?:{_DIGIT_COUNT}|{_COUNT_WORDS})"
 
@@ -777,9 +777,10 @@ _WHICH = frozenset("which what quel quelle quels quelles".split())
 _AUXILIARY = frozenset(
     "does do did is are was were can could will would should has have must may est sont peut doit".split()
 )
+# "value" is not among them: "Which Cache-Control value does httpx-sse set…?" asks for "no-store"
 _VALUE_NOUN = re.compile(
-    r"(?:versions?|ports?|sizes?|years?|numbers?|values?|limits?|lengths?|maximum|minimum|widths?|heights?|"
-    r"taille|année|numéro|valeur|limite|longueur)$",
+    r"(?:versions?|ports?|sizes?|years?|numbers?|limits?|lengths?|maximum|minimum|widths?|heights?|"
+    r"taille|année|numéro|limite|longueur)$",
     re.IGNORECASE,
 )
 

@@ -598,6 +598,12 @@ def _asked(question: str, passage: str) -> object:
             "There were six manned landings.",
             "Apollo 11 landed in 1969.",
         ),
+        # the count in a parenthesis after its unit
+        (
+            "How many seconds does lsof wait between listings?",
+            "It delays t seconds (default fifteen), then repeats the listing.",
+            "lsof 4.93 lists open files.",
+        ),
     ],
 )
 def test_a_count_of_a_unit_answered_without_that_unit_is_idk(question: str, counted: str, other: str) -> None:
@@ -668,6 +674,7 @@ def test_a_value_may_be_written_in_words_or_be_no_limit() -> None:
         "Which internal table does SQLite use to keep track of the largest ROWID?",
         "What was the first effort to port Debian to another kernel?",  # "port" the verb
         "package と version の間のハイフンは何に変わりますか？",  # English words of a Japanese question name parts
+        "Which Cache-Control value does the client set?",  # a value may be a word ("no-store")
     ],
 )
 def test_a_question_about_a_value_that_asks_no_value_is_answered_without_a_number(question: str) -> None:
