@@ -785,13 +785,19 @@ _VALUE_NOUN = re.compile(
 )
 
 
+def _after_which(words: Sequence[str], within: int = 1) -> list[str]:
+    """The words after the first "which" / "what" / "quel" among the first ``within`` of ``words``, up to the
+    question's verb, at most three ("Which TCP port does…": TCP, port); none when no such word opens it."""
+    start = next((i for i, w in enumerate(words[:within]) if w.casefold() in _WHICH), None)
+    if start is None:
+        return []
+    return list(itertools.takewhile(lambda w: w.casefold() not in _AUXILIARY, words[start + 1 : start + 4]))
+
+
 def _asked_thing(message: str) -> list[str]:
     """The words that say what a question opening "Which <thing>…" (or "What", "Quel…") asks for: those up to its
     verb, at most three ("Which TCP port does…": TCP, port); none for another question ("What is the maximum…")."""
-    words = _SPACED_WORD.findall(message)
-    if not words or words[0].casefold() not in _WHICH:
-        return []
-    return list(itertools.takewhile(lambda w: w.casefold() not in _AUXILIARY, words[1:4]))
+    return _after_which(_SPACED_WORD.findall(message))
 
 
 # the kinds of thing whose name a "Which <kind>…" question asks for: "Which script helps send…" (nmudiff), "On which
@@ -809,11 +815,7 @@ def asked_kind(message: str) -> str | None:
     "commande"): a word of :data:`_NAMED_KIND` among those after its "which" / "what" / "quel" (at its start or
     after a preposition: "On which mailing list…") up to its verb, with the word before it when the question
     writes them as one ("mailing list"); ``None`` for another question ("What is the maximum…")."""
-    words = _SPACED_WORD.findall(unicodedata.normalize("NFKC", message))
-    start = next((i for i, w in enumerate(words[:3]) if w.casefold() in _WHICH), None)
-    if start is None:
-        return None
-    thing = list(itertools.takewhile(lambda w: w.casefold() not in _AUXILIARY, words[start + 1 : start + 4]))
+    thing = _after_which(_SPACED_WORD.findall(unicodedata.normalize("NFKC", message)), within=3)
     for i, word in enumerate(thing):
         if _NAMED_KIND.match(word):
             return " ".join(thing[i - 1 : i + 1]) if i and thing[i - 1].casefold() == "mailing" else word

@@ -344,10 +344,10 @@ def _off_subject(
     named = [n for n in names if not _acronym(n)]
     if not generation.citations or not (named or pages):
         return False
-    cited = " ".join(f"{c.title} {c.body} {_address_words(c, results)}" for c in generation.citations)
+    said = [f"{c.title} {c.body} {_address_words(c, results)}" for c in generation.citations]
+    cited = " ".join(said)
     form = match_form(cited)
-    first = generation.citations[0]
-    lead = match_form(f"{first.title} {first.body} {_address_words(first, results)}")
+    lead = match_form(said[0])  # the passage the answer leads with
     common = [n for n in named if _mostly_mentioned(n, results)]
     if common and any(holds_code_names(message, [c.text for c in generation.citations])):
         named = [n for n in named if n not in common]

@@ -512,10 +512,15 @@ _ARTICLES = frozenset("the a an le la les l' un une".split())
 _ENTRY_KIND = re.compile(r"option|command|keyword|directive|commande|variable", re.IGNORECASE)
 
 
+def _bare(word: str) -> str:
+    """A word without the quotes and the punctuation around it and without its "'s" ("`uscan`", "Debian's")."""
+    return word.strip("`'.!?").removesuffix("'s")
+
+
 def _qualified_name(word: str, asked: set[str]) -> bool:
     """``word``, beside the kind a question asks for, names one: not a word of the question, a stop word or a
     qualifier (:data:`_NOT_A_NAME`)."""
-    core = word.strip("`'.!?").removesuffix("'s")
+    core = _bare(word)
     folded = core.casefold()
     return (
         len(core) > 1
@@ -537,7 +542,7 @@ def names_asked_kind(query: str, cands: Sequence[Candidate]) -> np.ndarray:
     kind = asked_kind(query)
     if kind is None or _ENTRY_KIND.match(kind):
         return np.zeros(len(cands))
-    asked = {w.strip("`'.!?").removesuffix("'s").casefold() for w in _NAME_TOKEN.findall(query)}
+    asked = {_bare(w).casefold() for w in _NAME_TOKEN.findall(query)}
     stem = kind.casefold().split()[-1].rstrip("s")
     out = np.zeros(len(cands))
     for i, c in enumerate(cands):
