@@ -556,19 +556,25 @@ def _detect_ja(q: str) -> FollowUp:
 _LATIN_NAME = re.compile(r"(?<![A-Za-z0-9_-])[A-Z][A-Za-z0-9+#]*(?:[ .-][A-Z][A-Za-z0-9+#]*)*")
 
 
+_UNIT_CHARS = 4  # the longest capitalised word after a number read as its unit ("TiB", "GHz"), not a name
+
+
 def asked_names(question: str) -> list[str]:
     """The names ``question`` itself asks about: runs of capitalised words or acronyms, the first word of
     each sentence and ``I`` aside ("Can I see them in **VS Code**?", "Does **GitLab** show tags?"); in a
     Japanese question, its Latin-script words with a capital ("Windows でプリンターを…", "PostgreSQL のポート").
-    One letter is no name (``-P``). A question whose results do not mention such a name asks about
+    One letter is no name (``-P``), nor is a short capitalised word after a number, its unit ("larger than
+    8 TiB", "5 GHz"). A question whose results do not mention such a name asks about
     something the documents do not cover, however well the carried topic matched."""
     if language(question) == "ja":
         return [w for w in _LATIN_NAME.findall(question) if len(w) > 1]
     names: list[str] = []
     for sentence in re.split(r"(?<=[.!?;:])\s+|\n+", question):  # "OK. Tell me…": a sentence's first word
         run: list[str] = []
-        for i, tok in enumerate(_tokens(sentence)):
-            if _is_entity(tok, i == 0) and tok.lower() not in _QWORDS_EN and tok.lower() not in _EN_STOP:
+        tokens = _tokens(sentence)
+        for i, tok in enumerate(tokens):
+            unit = i > 0 and tokens[i - 1].isdigit() and len(tok) <= _UNIT_CHARS  # "8 TiB", "100 MB": a unit
+            if _is_entity(tok, i == 0) and tok.lower() not in _QWORDS_EN and tok.lower() not in _EN_STOP and not unit:
                 run.append(tok)
                 continue
             if run:

@@ -493,6 +493,10 @@ def test_factory_picks_the_rewriter() -> None:
         ("I believe it is", []),
         ("OK. Tell me more about the VPN. Does it work on Linux?", ["VPN", "Linux"]),
         ("東京は？", []),
+        # a capitalised unit after a number is no name; a longer word after one is ("Python 3 Release")
+        ("Which filesystem suits a disk larger than 8 TiB shared with Windows?", ["Windows"]),
+        ("Does it run at 5 GHz on Linux?", ["Linux"]),
+        ("What changed in Python 3 Release?", ["Python", "Release"]),
     ],
 )
 def test_asked_names(question: str, names: list[str]) -> None:
