@@ -607,6 +607,9 @@ _QUALIFIES = re.compile(
     r"(?:However|But|Unfortunately|Nevertheless|Nonetheless|Yet|Except|Cependant|Mais|Toutefois|Néanmoins|Pourtant"
     r"|Malheureusement|Sauf)\b|ただし|しかし|ところが"
 )
+# a sentence whose subject is what the one before it spoke of ("Les Autotools sont les outils de construction
+# GNU. Ils comprennent Autoconf, Automake, Libtool et gettext.")
+_GOES_ON = re.compile(r"(?:They|These|Ils|Elles|Ceux-ci|Celles-ci)\s|これら[はの]")
 _SAYS_HOW = re.compile(
     r"(?:To do (?:so|this|that)|In order to do (?:so|this|that)|To achieve this|Pour (?:ce faire|cela|y parvenir))\b|"
     r"そのためには|これを行うには"
@@ -702,7 +705,8 @@ def _continues(cands: Sequence[Candidate], i: int) -> bool:
 
 def _qualifier(cands: Sequence[Candidate], top: int, asks_how: bool = False, asks_option: bool = False) -> int | None:
     """The sentence right after the best one in its snippet when it opens by qualifying it ("However, …",
-    "Unfortunately, …", "ただし…": :data:`_QUALIFIES`), or, for a query that asks how, by saying how to do what the
+    "Unfortunately, …", "ただし…": :data:`_QUALIFIES`) or by speaking of what it spoke of ("They …", "Ils
+    comprennent …": :data:`_GOES_ON`), or, for a query that asks how, by saying how to do what the
     best one says can be done ("To do so, …", "Pour ce faire, …": :data:`_SAYS_HOW`), or, for a query that asks
     which option does something, by naming an option the best one does not name ("By default, dpkg-buildpackage
     will include the original source tar file if and only if… This behavior may be modified by using -sa to always
@@ -711,7 +715,12 @@ def _qualifier(cands: Sequence[Candidate], top: int, asks_how: bool = False, ask
         return None
     nxt = cands[top + 1]
     names_option = asks_option and bool(OPTION_WORD.search(nxt.text)) and not OPTION_WORD.search(cands[top].text)
-    opens = _QUALIFIES.match(nxt.text) or (asks_how and _SAYS_HOW.match(nxt.text)) or names_option
+    opens = (
+        _QUALIFIES.match(nxt.text)
+        or _GOES_ON.match(nxt.text)
+        or (asks_how and _SAYS_HOW.match(nxt.text))
+        or names_option
+    )
     return None if nxt.label or nxt.item or not opens else top + 1
 
 

@@ -683,6 +683,27 @@ def test_a_sentence_that_says_how_to_do_what_the_best_one_says_comes_with_it() -
     assert "NULL_ALWAYS_DISTINCT" not in whether.text
 
 
+def test_a_sentence_whose_subject_is_what_the_best_one_spoke_of_comes_with_it() -> None:
+    """ "Les Autotools sont les outils de construction GNU." matches the question; "Ils comprennent Autoconf,
+    Automake, Libtool et gettext." right after it says what they are, in none of the question's words."""
+    page = Snippet(
+        "Ces outils de construction doivent être utilisés pour créer les Makefile. Les Autotools sont les outils "
+        "de construction GNU. Ils comprennent Autoconf, Automake, Libtool et gettext. La première étape du travail "
+        "des Autotools est généralement faite par les auteurs amont qui exécutent autoreconf dans le répertoire "
+        "des sources.",
+        "Chapitre 2. Premiers pas",
+        0,
+    )
+    assert (
+        "Autoconf, Automake, Libtool"
+        in ExtractiveGenerator().generate("Quels outils forment les Autotools ?", [page]).text
+    )
+    cands = candidates([page])
+    best = next(i for i, c in enumerate(cands) if c.text.startswith("Les Autotools"))
+    assert _qualifier(cands, best) == best + 1
+    assert _qualifier(cands, best + 1) is None  # "La première étape…" speaks of something else
+
+
 def test_the_sentence_that_names_the_option_comes_with_the_one_that_matches_a_which_option_question() -> None:
     """ "By default, dpkg-buildpackage will include the original source tar file if and only if…" matches the
     question; "This behavior may be modified by using -sa to always include it" right after it names the option
