@@ -597,8 +597,10 @@ def _similarity_gap(cands: Sequence[Candidate], snippets: Sequence[Snippet], exe
 # a sentence that opens by pointing back at the one before it: a demonstrative points at what it says ("This is
 # useful when…"), a pronoun ("It", "They") more often at a thing it names
 _DEMONSTRATIVES = r"This|These|Those|Such|Ceci|Cela|Cette|Ces"
-_ANAPHOR = re.compile(rf"(?:{_DEMONSTRATIVES}|It|They)\b|これ|この|それ|その")
+_ANAPHOR = re.compile(rf"(?:{_DEMONSTRATIVES}|It|They|Il|Elle|Ils|Elles)\b|これ|この|それ|その")
 _DEMONSTRATIVE = re.compile(rf"(?:{_DEMONSTRATIVES})\b|これ|この|それ|その")
+# French impersonal "il", which refers to nothing: "Il n'y a pas de barre oblique…", "Il est préférable de…"
+_IMPERSONAL = re.compile(r"Il (?:n['’]|ne )?(?:y\s|faut|est|existe|suffit|vaut|semble|s['’]agit|convient|reste)")
 # a sentence that opens by qualifying the one before it: "According to the SQL standard, PRIMARY KEY should
 # always imply NOT NULL. Unfortunately, due to a bug in some early versions, this is not the case in SQLite.";
 # or by saying how to do what it says can be done: "It is possible to make SQLite treat NULLs as distinct… To do
@@ -643,7 +645,7 @@ def _antecedent(cands: Sequence[Candidate], top: int) -> int | None:
     effect…", "Cette option…") refers back to: the one right before it in its snippet, when that is a sentence,
     or a line of code or a command (a label, but no heading); else ``None``."""
     best = cands[top]
-    if top == 0 or best.position == 0 or not _ANAPHOR.match(best.text):
+    if top == 0 or best.position == 0 or not _ANAPHOR.match(best.text) or _IMPERSONAL.match(best.text):
         return None
     prev = cands[top - 1]
     if prev.snippet != best.snippet or best.item or prev.item:
@@ -717,7 +719,7 @@ def _qualifier(cands: Sequence[Candidate], top: int, asks_how: bool = False, ask
     names_option = asks_option and bool(OPTION_WORD.search(nxt.text)) and not OPTION_WORD.search(cands[top].text)
     opens = (
         _QUALIFIES.match(nxt.text)
-        or _GOES_ON.match(nxt.text)
+        or (_GOES_ON.match(nxt.text) and not _IMPERSONAL.match(nxt.text))
         or (asks_how and _SAYS_HOW.match(nxt.text))
         or names_option
     )

@@ -7,7 +7,7 @@ import pytest
 from assistant_bridge.core.citations import extractiveness
 from assistant_bridge.core.snippets import Snippet
 from assistant_bridge.embedders.base import HashingEmbedder
-from assistant_bridge.generators.extractive import ExtractiveGenerator, _qualifier
+from assistant_bridge.generators.extractive import ExtractiveGenerator, _antecedent, _qualifier
 from assistant_bridge.generators.sentences import (
     candidates,
     entry_match,
@@ -759,6 +759,24 @@ def test_a_sentence_opening_with_this_speaks_of_its_antecedents_subject() -> Non
         return float(ExtractiveGenerator()._scored("When is it useful to run REINDEX?", [page]).relevance[1])
 
     assert relevance("This") > relevance("Tuning") > 0
+
+
+def test_a_french_sentence_opening_with_il_speaks_of_the_one_before_unless_it_is_impersonal() -> None:
+    """ "Il utilise le fichier /etc/dput…" answers with the sentence that says what "il" is; "Il n'y a pas de barre
+    oblique…" refers to nothing, and nothing comes before it."""
+    page = Snippet(
+        "Le paquet dput fournit plus de fonctionnalités que dupload. Il utilise le fichier /etc/dput pour la "
+        "configuration globale et le fichier ~/.dput.cf pour la configuration par utilisateur. Il est préférable "
+        "de vérifier le paquet avant. Il n'y a pas de barre oblique au début des noms de répertoire du fichier dirs.",
+        "Chapitre 9",
+        0,
+    )
+    cands = candidates([page])
+    uses = next(i for i, c in enumerate(cands) if c.text.startswith("Il utilise"))
+    slash = next(i for i, c in enumerate(cands) if c.text.startswith("Il n'y a"))
+    assert _antecedent(cands, uses) == uses - 1
+    assert _antecedent(cands, slash) is None
+    assert _qualifier(cands, uses) is None  # "Il est préférable…" does not go on about dput
 
 
 def test_a_short_japanese_name_line_is_long_enough_to_answer() -> None:
