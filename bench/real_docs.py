@@ -157,7 +157,8 @@ WHEELS = (
 )
 CHROME = re.compile(
     r"Keyboard shortcuts|Previous: |Next: |Table of Contents|(?:\. ){5}|User Commands|"
-    r"Press ← or →|\[edit\]|Up: |Navigation|Table des matières|目次",
+    r"Press ← or →|\[edit\]|Up: |Navigation|Table des matières|目次|"
+    r"(?:^|\s)\|\s+\|(?:\s|$)",  # a row of empty cells: a DocBook "Prev / Up / Next" table ("…up-to-date | | Chapter 11.")
     re.IGNORECASE,
 )
 

@@ -102,6 +102,8 @@ _NAMED_PARTS = frozenset(
         "switcher",
         "infobox",
         "navframe",
+        "navheader",  # DocBook's "Prev / Up / Next" panels above and below each page
+        "navfooter",
         "reflist",
         "references",
         "catlinks",

@@ -56,6 +56,19 @@ Up: <a href="u.html">Using libffi</a> [<a href="Index.html">Index</a>]</p></div>
 <h3 class="section">2.6 Closure Example</h3><p>A trivial example that creates a new puts by binding fputs.</p>
 </div></body></html>"""
 
+DOCBOOK = """<html><head><title>Chapter 16. General information about the FAQ</title></head><body>
+<div class="navheader"><table width="100%" summary="Navigation header"><tr><th colspan="3" align="center">Chapter 16.
+General information about the FAQ</th></tr><tr><td width="20%" align="left"><a accesskey="p" href="next.html">
+<img src="prev.png" alt="Prev" /></a> </td><th width="60%" align="center"> </th><td width="20%" align="right"> </td>
+</tr></table><hr /></div><div class="chapter"><h1 class="title">Chapter 16. General information about the FAQ</h1>
+<h2>16.2. Feedback</h2><p>Comments and additions to this document are always welcome.</p></div>
+<div class="navfooter"><hr /><table width="100%" summary="Navigation footer"><tr><td width="40%" align="left">
+<a accesskey="p" href="next.html"><img src="prev.png" alt="Prev" /></a> </td><td width="20%" align="center"> </td>
+<td width="40%" align="right"> </td></tr><tr><td width="40%" align="left" valign="top">Chapter 15. Changes expected
+in the next major release of Debian </td><td width="20%" align="center"><a accesskey="h" href="index.html">
+<img src="home.png" alt="Home" /></a></td><td width="40%" align="right" valign="top"> </td></tr></table></div>
+</body></html>"""
+
 WIKI = f"""<html><head><title>Aden - Wiki</title></head><body><div id="mw-navigation"><ul>{LINKS}</ul></div>
 <main id="content"><h1>Aden</h1><div id="mw-content-text">
 <table class="infobox"><tr><th>Country</th><td>Yemen</td></tr><tr><th>Elevation</th><td>6 m</td></tr></table>
@@ -116,6 +129,15 @@ def test_sphinx_keeps_the_body_and_drops_relbar_sidebar_versions_and_pilcrows() 
 def test_texinfo_navigation_panel_goes_and_the_section_stays() -> None:
     text, _ = _text(TEXINFO)
     assert text.startswith("2.6 Closure Example") and "Thread Safety" not in text
+
+
+@pytest.mark.unit
+def test_docbook_navigation_header_and_footer_go_and_the_chapter_stays() -> None:
+    """DocBook pages (the Debian FAQ, Policy and Reference) put a "Prev / Up / Next" table above and below each
+    page: its cells ("|   |  Next", the neighbouring chapter's title) are no text of the page."""
+    text, _ = _text(DOCBOOK)
+    assert text.startswith("Chapter 16. General information about the FAQ")
+    assert "always welcome" in text and "Chapter 15" not in text and "|" not in text
 
 
 @pytest.mark.unit
