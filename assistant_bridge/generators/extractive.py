@@ -595,7 +595,7 @@ def _similarity_gap(cands: Sequence[Candidate], snippets: Sequence[Snippet], exe
 
 
 # a sentence that opens by pointing back at the one before it: a demonstrative points at what it says ("This is
-# useful when…"), a pronoun ("It", "They") more often at a thing it names
+# useful when…"), a pronoun ("It", "They", "Il", "Elles") more often at a thing it names
 _DEMONSTRATIVES = r"This|These|Those|Such|Ceci|Cela|Cette|Ces"
 _ANAPHOR = re.compile(rf"(?:{_DEMONSTRATIVES}|It|They|Il|Elle|Ils|Elles)\b|これ|この|それ|その")
 _DEMONSTRATIVE = re.compile(rf"(?:{_DEMONSTRATIVES})\b|これ|この|それ|その")
@@ -610,7 +610,8 @@ _QUALIFIES = re.compile(
     r"|Malheureusement|Sauf)\b|ただし|しかし|ところが"
 )
 # a sentence whose subject is what the one before it spoke of ("Les Autotools sont les outils de construction
-# GNU. Ils comprennent Autoconf, Automake, Libtool et gettext.")
+# GNU. Ils comprennent Autoconf, Automake, Libtool et gettext."); plural only: "It …" goes on about other things
+# as often (docs/conversational-search.md)
 _GOES_ON = re.compile(r"(?:They|These|Ils|Elles|Ceux-ci|Celles-ci)\s|これら[はの]")
 _SAYS_HOW = re.compile(
     r"(?:To do (?:so|this|that)|In order to do (?:so|this|that)|To achieve this|Pour (?:ce faire|cela|y parvenir))\b|"
@@ -719,7 +720,7 @@ def _qualifier(cands: Sequence[Candidate], top: int, asks_how: bool = False, ask
     names_option = asks_option and bool(OPTION_WORD.search(nxt.text)) and not OPTION_WORD.search(cands[top].text)
     opens = (
         _QUALIFIES.match(nxt.text)
-        or (_GOES_ON.match(nxt.text) and not _IMPERSONAL.match(nxt.text))
+        or _GOES_ON.match(nxt.text)
         or (asks_how and _SAYS_HOW.match(nxt.text))
         or names_option
     )
