@@ -356,8 +356,12 @@ _JA_WHAT = (
     r"(?:何|なに|なん)(?:ですか|でしょうか|をしますか|をする(?:もの|コマンド|ツール)(?:ですか)?"
     r"|に使いますか|に使う(?:もの|コマンド|ツール)(?:ですか)?|のための(?:もの|コマンド|ツール)(?:ですか)?)?"
 )
+# "What is tmux used for?", "What is /opt reserved for?": the participle asks what the subject is for
+_FOR_WHAT = r"(?:used|meant|intended|reserved|designed|needed)"
 _OVERVIEW = (
-    re.compile(rf"^what(?:'s| is| are) {_EN_ARTICLE}{_SUBJECT}{_KIND}{_WITHIN}(?: (?:used )?for| about)?\s*\??$", re.I),
+    re.compile(
+        rf"^what(?:'s| is| are) {_EN_ARTICLE}{_SUBJECT}{_KIND}{_WITHIN}(?: (?:{_FOR_WHAT} )?for| about)?\s*\??$", re.I
+    ),
     re.compile(rf"^what does {_EN_ARTICLE}{_SUBJECT}{_KIND} do{_WITHIN}\s*\??$", re.I),
     re.compile(rf"^(?:tell me about|describe) {_EN_ARTICLE}{_SUBJECT}{_KIND}\s*[?.]?$", re.I),
     re.compile(rf"^qu['’]est[- ]ce qu(?:e |['’]){_FR_ARTICLE}{_SUBJECT}{_WITHIN}\s*\??$", re.I),

@@ -47,6 +47,8 @@ def test_pieces_end_at_spaces_where_there_are_any() -> None:
         ("What is the attrs library for?", "attrs"),
         ("What does the wget command do?", "wget"),
         ("What is git worktree used for?", "git worktree"),
+        ("What is /opt reserved for?", "/opt"),
+        ("What is the attrs library meant for?", "attrs"),
         ("Tell me about bisect", "bisect"),
         ("Qu'est-ce que tmux ?", "tmux"),
         ("À quoi sert rsync ?", "rsync"),
