@@ -28,11 +28,10 @@ turn searches it (a dense search blends the rewrite with the message as asked, `
 and ``rewrite_alone`` is the rewritten text searched alone, with its ``rewrite_alone_lost``; ``blend_added_ms``
 is what the blend adds to a search (the fastest of three searches of each form, the embedder's query cache
 emptied before each); ``gain_recovered`` = (rewrite - lastturn) / (human - lastturn); ``recall_lost`` = the
-recall the rewrite loses on the turns it hurts, as a share of the last turn's total recall, and ``turns_hurt``; ``as_the_turn_reads``: the same recalls of the
-results a ``/message`` turn answers from (the built-in source's steps after the search: a page the message names,
-its opening, the option entry the rewrite asks about), each form of the question alike; the p50/p95 time the
-rewrite adds; and, per turn,
-answerability: the share of ANSWERABLE/PARTIAL turns answered (1 - false "I don't know"), of UNANSWERABLE
+recall the rewrite loses on the turns it hurts, as a share of the last turn's total recall, and ``turns_hurt``;
+``as_the_turn_reads``: the same recalls of the results a ``/message`` turn answers from (the built-in source's
+steps after the search: a page the message names, its opening, the option entry the rewrite asks about), each form
+of the question alike; the p50/p95 time the rewrite adds; and, per turn, answerability: the share of ANSWERABLE/PARTIAL turns answered (1 - false "I don't know"), of UNANSWERABLE
 turns declined, their mean (balanced accuracy), and the share of CONVERSATIONAL turns answered as social
 turns (not searched).
 """

@@ -30,7 +30,7 @@ had used: SQLite's SELECT, UPDATE, DELETE and DROP pages, options of 23 manual p
 Bash reference's shell options and variables, the Debian Reference's network chapter; measured once before the
 changes after it; totals only, held out) and ``fresh10`` (30 + 6 on options no question had asked for, of 16 manual
 pages in three languages, and on SQLite's pragmas, the Bash directory stack and the Japanese maintainers' guide's
-lintian overrides; totals only, held out); the later splits (``fresh11`` to ``fresh22``) are described in the
+lintian overrides; totals only, held out); the later splits (``fresh11`` to ``fresh23``) are described in the
 question file's ``about``. ``docs/benchmarks.md`` has the figures.
 
 Scored: an answerable question is *correct* when the answer holds one of its answer strings (an option such as
@@ -158,7 +158,8 @@ WHEELS = (
 CHROME = re.compile(
     r"Keyboard shortcuts|Previous: |Next: |Table of Contents|(?:\. ){5}|User Commands|"
     r"Press ← or →|\[edit\]|Up: |Navigation|Table des matières|目次|"
-    r"(?:^|\s)\|\s+\|(?:\s|$)",  # a row of empty cells: a DocBook "Prev / Up / Next" table ("…up-to-date | | Chapter 11.")
+    # a row of empty cells: a DocBook "Prev / Up / Next" table ("…up-to-date | | Chapter 11.")
+    r"(?:^|\s)\|\s+\|(?:\s|$)",
     re.IGNORECASE,
 )
 

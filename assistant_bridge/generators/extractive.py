@@ -661,9 +661,10 @@ _TERM_WORDS = 5  # a definition list's term: a name or a few words ("rw-build-tr
 
 def _defined_term(cands: Sequence[Candidate], top: int, text: str) -> int | None:
     """The term of a definition list whose description holds the best sentence ``top``: a short list item that
-    stands alone right before the description's paragraph, as an HTML ``<dl>`` reads ("- rw-build-tree" above "The
-    test(s) needs write access to the built source tree…", "- Depends" above "le paquet ne sera pas installé…"), and
-    is not one of a list of short items (the item before it is none); else ``None``. ``text`` is the snippet's."""
+    stands alone right before the description's paragraph, as an HTML ``<dl>`` reads ("- rw-build-tree" above
+    "The test(s) needs write access to the built source tree…", "- Depends" above "le paquet ne sera pas
+    installé…"), and is not one of a list of short items (the item before it is none); else ``None``. ``text`` is
+    the snippet's."""
     best = cands[top]
     if best.label or best.item:
         return None
