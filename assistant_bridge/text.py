@@ -677,7 +677,13 @@ def holds_count(text: str) -> bool:
 # the words by which a question asks for a kind of entry of a page: an option ("Which tar option…", "Quelle option
 # de grep…", "…するオプションは？"), a named setting ("Which ssh_config variable…", "…する変数は？"), a command, a keyword
 # or a directive ("Which tmux command…", "Which ssh_config keyword…", "Quelle commande…")
-ASKS_OPTION = re.compile(r"\b(?:options?|flags?|switch(?:es)?|arguments?)\b|オプション|引数", re.IGNORECASE)
+# "command line option", "option de ligne de commande": the words name the kind of thing asked for, which the
+# answering entry ("-L, --location: …") does not repeat
+ASKS_OPTION = re.compile(
+    r"\b(?:command[- ]line\s+)?(?:options?|flags?|switch(?:es)?|arguments?)(?:\s+de\s+(?:la\s+)?ligne\s+de\s+commande)?\b"
+    r"|(?:コマンドライン)?(?:オプション|引数)",
+    re.IGNORECASE,
+)
 ASKS_NAME = re.compile(
     r"\b(?:variables?|settings?|keys?|fields?|attributes?|parameters?|properties)\b|変数|設定", re.IGNORECASE
 )
