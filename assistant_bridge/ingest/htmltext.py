@@ -52,12 +52,29 @@ _PARAGRAPH = frozenset(
 # turn into blank lines (which would split a list into paragraphs).
 _LINE = frozenset({"br", "li", "tr", "dt", "dd", "caption", "option"})
 _CELL = frozenset({"td", "th"})
+# a list item's first paragraph that only names a term ("<li><p><code>Depends</code></p><p>the package will not
+# be installed unless…</p></li>", as DocBook and SQLite's pages write a list of terms): at most this many words,
+# with no end of sentence, heads the paragraph after it as a definition term heads its description
+_ITEM_TERM_WORDS = 6
+_ITEM_TERM_CHARS = 60
+_NOT_A_TERM = re.compile(r"[.!?:;。：！？]\s*$")
 _VOID = frozenset({"br", "hr", "img", "input", "meta", "link", "area", "base", "col", "embed", "source", "wbr"})
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 # A space inside ``<pre>`` while the text is assembled: the collapsing of runs of spaces and the trimming of lines
 # leave it alone, so a code example keeps its indentation and a help listing its columns
 # (".dump ?OBJECTS?     Render database content as SQL"). A private-use character no page writes.
 _PRE_SPACE = "\ue000"
+
+
+def _is_item_term(text: str) -> bool:
+    """``text`` (a list item's first paragraph) only names a term: a few words and no end of sentence."""
+    words = text.split()
+    return (
+        0 < len(words) <= _ITEM_TERM_WORDS
+        and len(text.strip()) <= _ITEM_TERM_CHARS
+        and not _NOT_A_TERM.search(text)
+        and any(c.isalpha() for c in text)
+    )
 
 
 def sniff_charset(data: bytes) -> str | None:
@@ -81,6 +98,9 @@ class _Extractor(HTMLParser):
         self.after_dt = False  # a definition term just ended: its description joins it on one line
         self.joining_dd = False  # inside that description, before its first text: no break
         self.item_open = False  # a list item has begun and holds no text yet: its first paragraph joins "- "
+        self.item_start = 0  # where the text of the innermost list item begins in ``parts``
+        self.item_paragraphs = -1  # paragraphs the innermost list item has ended (-1: none is open)
+        self.term_ended = False  # that item's first paragraph just ended and is a term: the next one joins it
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "title":
@@ -92,6 +112,15 @@ class _Extractor(HTMLParser):
             return
         if self.skip_depth:
             return
+        if tag == "p" and self.term_ended:
+            # "- Depends" then "le paquet ne sera pas installé…": one line, "- Depends: le paquet…", as a
+            # definition list's term and description are
+            while self.parts and not self.parts[-1].strip():
+                self.parts.pop()
+            self.parts.append(": ")
+            self.term_ended, self.joining_dd = False, True
+            return
+        self.term_ended = False
         if tag == "dd" and self.after_dt:
             # "<dt>-l, --lines</dt><dd>print the newline counts</dd>" is one entry: "-l, --lines: print …"
             while self.parts and not self.parts[-1].strip():
@@ -104,6 +133,7 @@ class _Extractor(HTMLParser):
         if tag == "li":
             self.parts.append("- ")
             self.item_open = True
+            self.item_start, self.item_paragraphs = len(self.parts), 0
         elif tag == "tr":
             self.cells_in_row = 0
         elif tag in _CELL:
@@ -114,6 +144,10 @@ class _Extractor(HTMLParser):
             self.pre_depth += 1
         elif tag == "h1" and not self.h1_done:
             self.h1_depth += 1
+        elif tag == "span" and "classifier" in (dict(attrs).get("class") or "").split():
+            # docutils and Sphinx write a term's type beside it ("<dt>leave<span class="classifier">bool,
+            # optional</span></dt>"): "leave : bool, optional", as the source writes it, not "leavebool"
+            self.parts.append(" : ")
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if not self.skip_depth:
@@ -131,6 +165,11 @@ class _Extractor(HTMLParser):
         if tag == "dt":
             self.after_dt = True
             return
+        if tag == "p" and self.item_paragraphs >= 0:
+            self.item_paragraphs += 1
+            self.term_ended = self.item_paragraphs == 1 and _is_item_term("".join(self.parts[self.item_start :]))
+        elif tag == "li":
+            self.item_paragraphs = -1
         if tag == "pre":
             self.pre_depth = max(0, self.pre_depth - 1)
         elif tag == "h1" and self.h1_depth:
@@ -152,14 +191,16 @@ class _Extractor(HTMLParser):
         if self.h1_depth:
             self.h1_parts.append(data)
         if data.strip():
-            self.joining_dd = self.item_open = False
+            self.joining_dd = self.item_open = self.term_ended = False
         elif self.joining_dd or self.after_dt:
             return  # the spaces between "</dt>" and "<dd>"
         self.parts.append(data)
 
     def _break(self, tag: str) -> None:
-        if self.joining_dd or (self.item_open and tag in ("p", "div")):
-            return  # "<li><p>text" (DocBook, Sphinx) is the item "- text", not a marker above a paragraph
+        if self.joining_dd or (self.item_open and tag in ("p", "div", "dl", "dt")):
+            # "<li><p>text" (DocBook, Sphinx) is the item "- text", not a marker above a paragraph; so is
+            # "<li><dl><dt>term" (a docutils list of parameters): "- term: description"
+            return
         if tag in _PARAGRAPH:
             self.parts.append("\n\n")
         elif tag in _LINE:

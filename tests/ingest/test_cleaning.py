@@ -588,3 +588,26 @@ def test_a_chunks_id_derives_from_its_document_and_position(tmp_path: Path) -> N
     ).document
     chunks = svc.backend.document_chunks(doc.id, Scope(principal=Principal("admin", admin=True)))
     assert len(chunks) > 1 and [c.id for c in chunks] == [chunk_id(doc.id, c.position) for c in chunks]
+
+
+@pytest.mark.unit
+def test_a_list_item_whose_first_paragraph_names_a_term_reads_as_one_entry() -> None:
+    """DocBook writes a list of terms as items of two paragraphs, the term and what it means (the maintainers'
+    guide's package relations); each becomes one line, "- Depends: …", as a definition list's entries do. An
+    item that opens with a sentence, or with a term followed by a nested list, keeps its paragraphs."""
+    html = (
+        "<ul><li><p><code class='literal'>Depends</code></p><p>le paquet ne sera pas installé sans ses "
+        "dépendances.</p></li><li><p><b>Application file format</b></p>\n<p>SQLite is often used as the on-disk "
+        "file format.</p></li><li><p>Build the package first.</p><p>Then upload it.</p></li>"
+        "<li><p>Options</p><ul><li>inner</li></ul><p>After the list.</p></li></ul>"
+    )
+    lines = [line for line in _text(html)[0].split("\n") if line]
+    assert lines == [
+        "- Depends: le paquet ne sera pas installé sans ses dépendances.",
+        "- Application file format: SQLite is often used as the on-disk file format.",
+        "- Build the package first.",
+        "Then upload it.",
+        "- Options",
+        "- inner",
+        "After the list.",
+    ]

@@ -100,3 +100,19 @@ def test_rst_by_extension_mime_type_and_gzip() -> None:
 def test_broken_markup_still_gives_the_text() -> None:
     doc = parse_file("broken.rst", b"Title\n===\n\n:unknown:`role` and `unclosed\n\n.. note::\n\n  A note.\n")
     assert "A note." in doc.text and "role" in doc.text and ":unknown:" not in doc.text
+
+
+@pytest.mark.unit
+def test_a_list_of_typed_parameters_keeps_each_name_apart_from_its_type() -> None:
+    """tqdm's README lists its parameters as "* leave  : bool, optional" over an indented description: docutils
+    makes each a list item holding a term with a classifier. The text has one line per parameter, its name and
+    type apart, and no list marker alone on a line."""
+    source = (
+        "Parameters\n----------\n\n"
+        "* leave  : bool, optional\n    If [default: True], keeps all traces of the progress bar.\n"
+        "* total  : int or float, optional\n    The number of expected iterations.\n"
+    )
+    text = parse_file("README.rst", source.encode()).text
+    assert "- leave : bool, optional: If [default: True], keeps all traces of the progress bar." in text
+    assert "- total : int or float, optional: The number of expected iterations." in text
+    assert "leavebool" not in text and "\n-\n" not in text
