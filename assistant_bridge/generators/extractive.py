@@ -595,9 +595,12 @@ def _similarity_gap(cands: Sequence[Candidate], snippets: Sequence[Snippet], exe
 
 
 # a sentence that opens by pointing back at the one before it: a demonstrative points at what it says ("This is
-# useful when…"), a pronoun ("It", "They", "Il", "Elles") more often at a thing it names
+# useful when…"), a pronoun ("It", "They", "Il", "Elles") more often at a thing it names; a sentence in
+# parentheses remarks on the one before it ("debian-mentors@lists.debian.org メーリングリスト。(初心者向けメーリング
+# リストです。)")
 _DEMONSTRATIVES = r"This|These|Those|Such|Ceci|Cela|Cette|Ces"
 _ANAPHOR = re.compile(rf"(?:{_DEMONSTRATIVES}|It|They|Il|Elle|Ils|Elles)\b|これ|この|それ|その")
+_PARENTHETICAL = re.compile(r"[(（][^()（）]*[)）][.。]?$")
 _DEMONSTRATIVE = re.compile(rf"(?:{_DEMONSTRATIVES})\b|これ|この|それ|その")
 # French impersonal "il", which refers to nothing: "Il n'y a pas de barre oblique…", "Il est préférable de…"
 _IMPERSONAL = re.compile(r"Il (?:n['’]|ne )?(?:y\s|faut|est|existe|suffit|vaut|semble|s['’]agit|convient|reste)")
@@ -646,10 +649,12 @@ def _antecedent(cands: Sequence[Candidate], top: int) -> int | None:
     effect…", "Cette option…") refers back to: the one right before it in its snippet, when that is a sentence,
     or a line of code or a command (a label, but no heading); else ``None``."""
     best = cands[top]
-    if top == 0 or best.position == 0 or not _ANAPHOR.match(best.text) or _IMPERSONAL.match(best.text):
+    remark = _PARENTHETICAL.match(best.text) is not None
+    if top == 0 or best.position == 0 or not (_ANAPHOR.match(best.text) or remark) or _IMPERSONAL.match(best.text):
         return None
     prev = cands[top - 1]
-    if prev.snippet != best.snippet or best.item or prev.item:
+    # a remark in parentheses may follow the list item it remarks on, in that item
+    if prev.snippet != best.snippet or best.item or (prev.item and not remark):
         return None
     if prev.label and not _COMMAND_LINE.match(prev.text):
         return None

@@ -779,6 +779,24 @@ def test_a_french_sentence_opening_with_il_speaks_of_the_one_before_unless_it_is
     assert _qualifier(cands, uses) is None  # "Il est préférable…" does not go on about dput
 
 
+def test_a_remark_in_parentheses_answers_with_what_it_remarks_on() -> None:
+    """ "(初心者向けメーリングリストです。)" says which list is for beginners only with the item before it, in that
+    item: it answers with it. A sentence that only holds parentheses keeps its own place elsewhere."""
+    page = Snippet(
+        "- debian-mentors@lists.debian.org メーリングリスト。 (初心者向けメーリングリストです。)\n\n"
+        "- debian-devel@lists.debian.org メーリングリスト。 (上級者向けメーリングリストです。)\n\n"
+        "The list (see below) is open to everyone.",
+        "第1章",
+        0,
+    )
+    cands = candidates([page])
+    remark = next(i for i, c in enumerate(cands) if c.text.startswith("(初心者"))
+    open_ = next(i for i, c in enumerate(cands) if c.text.startswith("The list"))
+    assert _antecedent(cands, remark) == remark - 1
+    assert cands[remark - 1].text.startswith("debian-mentors@")
+    assert _antecedent(cands, open_) is None
+
+
 def test_a_short_japanese_name_line_is_long_enough_to_answer() -> None:
     """A CJK character counts twice against ``min_chars``: "diff - ファイルの行単位での比較" (19 characters) says
     as much as "diff - compare files line by line"."""
