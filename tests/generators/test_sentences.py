@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from assistant_bridge.core.snippets import Snippet
 from assistant_bridge.generators.sentences import (
     announces,
+    answer_type_terms,
     asked_unit,
     asked_value_match,
     asks_default,
@@ -400,6 +401,16 @@ def test_an_entry_holds_a_share_of_the_querys_words_weighed_by_their_rarity_amon
     assert entry_word_share("Which tcpdump option?", "tcpdump", held).tolist() == [0.0, 0.0, 0.0]  # no words left
     assert asks_for_option("Which tcpdump option reads packets?") and asks_for_option("Quelle option de grep …")
     assert not asks_for_option("How does tcpdump read packets?")
+
+
+def test_command_line_before_option_names_the_kind_of_thing_asked_for() -> None:
+    """ "Which command line option of curl follows redirects?" asks for an option; "command line" says what kind,
+    and the answering entry ("-L, --location: …") need not say it. Elsewhere "command line" is asked of the text."""
+    assert answer_type_terms("Which command line option of curl follows redirects?") >= set(terms("command line"))
+    assert answer_type_terms("Quelle option de ligne de commande de curl suit les redirections ?") >= set(
+        terms("ligne de commande")
+    )
+    assert not answer_type_terms("How do I change the kernel command line?")
 
 
 def test_the_words_of_a_question_a_page_never_uses_are_counted() -> None:
