@@ -814,8 +814,9 @@ def _asked_thing(message: str) -> list[str]:
 # mailing list…" (debian-vote), "Which pragma…", "Which compile-time option…", "Quelle commande…"
 _NAMED_KIND = re.compile(
     r"(?:tools?|programs?|utilit(?:y|ies)|scripts?|commands?|packages?|helpers?|daemons?|lists?|pragmas?|options?|"
-    r"variables?|functions?|librar(?:y|ies)|modules?|engines?|guidelines?|keywords?|directives?|outils?|commandes?|"
-    r"programmes?|utilitaires?|paquets?|fonctions?|bibliothèques?|listes?)$",
+    r"variables?|functions?|librar(?:y|ies)|modules?|engines?|guidelines?|keywords?|directives?|builtins?|"
+    r"operators?|queues?|frameworks?|outils?|commandes?|programmes?|utilitaires?|paquets?|fonctions?|"
+    r"bibliothèques?|listes?|opérateurs?)$",
     re.IGNORECASE,
 )
 

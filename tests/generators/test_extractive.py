@@ -1030,6 +1030,18 @@ def test_a_name_written_beside_the_asked_kind_answers_which_kind() -> None:
     assert not names_asked_kind("Which option enables it?", candidates([Snippet("Use the -x option.", "T", 0)])).any()
     tools = candidates([Snippet("There are the low level tools used to install packages.", "T", 0)])
     assert not names_asked_kind("Which tool converts RPM packages?", tools).any()
+    # a shell's builtins, an operator, an upload queue are named as scripts are
+    jobs = candidates(
+        [
+            Snippet(
+                "Without options, remove each jobspec from the table of active jobs. It should be removed from the "
+                "jobs table with the disown builtin.",
+                "Bash",
+                0,
+            )
+        ]
+    )
+    assert names_asked_kind("Which bash builtin removes a job from the table of active jobs?", jobs).tolist() == [0, 1]
 
 
 def test_a_sentence_that_writes_a_command_line_answers_which_command() -> None:
