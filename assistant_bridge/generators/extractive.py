@@ -120,6 +120,8 @@ from assistant_bridge.text import (
 )
 
 ENTRY_PEER_RATIO = 0.9
+# a sentence of another passage whose score is at least this share of the best one's joins the answer
+RUNNER_UP_RATIO = 0.9
 MAX_LIST_ITEMS = 12
 INHERITED_WEIGHT = 0.5  # of a query term a sentence opening with "This" says through the one before it
 DEFAULT_AHEAD = 3  # how far after the best sentence, in its paragraph, the sentence that states a default may be
@@ -491,6 +493,7 @@ class ExtractiveGenerator:
                 used += len(cands[joined].text) + 1
             keep[joined] = False
         pool = [i for i in np.argsort(-scores, kind="stable").tolist() if i != top and keep[i]]
+        runner_up = pool[0] if pool else None  # the second best sentence
         while pool and len(chosen) < policy.sentences:
             # a sentence of a snippet already used continues its passage: it gets a bonus over the others
             snippets_used = {c.snippet for c in chosen}
@@ -513,6 +516,22 @@ class ExtractiveGenerator:
                 used += len(cands[shown].text) + 1
                 if shown in pool:
                     pool.remove(shown)
+        if (
+            runner_up is not None
+            and policy.sentences > 1
+            and not entries[top]
+            and cands[runner_up].snippet != best.snippet
+            and cands[runner_up] not in chosen
+            and scores[top] > 0
+            and scores[runner_up] >= RUNNER_UP_RATIO * scores[top]
+            and relevance[runner_up] >= relevance[lead]
+            and used + len(cands[runner_up].text) <= policy.max_chars
+            and not _adds_nothing(cands[runner_up], chosen)
+        ):
+            # another passage answers about as well: its sentence follows the best passage's ("The DROP COLUMN
+            # syntax is used to remove an existing column…", then "The DROP TABLE statement removes a table…" for
+            # "What does DROP TABLE remove?"), one more than the length's count of sentences
+            chosen.append(cands[runner_up])
         rank = {best.snippet: -1}
         chosen.sort(key=lambda c: (rank.get(c.snippet, c.snippet), c.position))
         return chosen
@@ -801,7 +820,16 @@ def _as_far_as_fits(chosen: list[Candidate], following: Sequence[Candidate], max
 
 
 def _near_duplicate(a: Candidate, b: Candidate) -> bool:
+    """``a`` and ``b`` say the same: most of their terms are shared."""
     if not a.terms or not b.terms:
         return a.text.strip().casefold() == b.text.strip().casefold()
     overlap = len(a.terms & b.terms) / len(a.terms | b.terms)
     return overlap >= 0.8
+
+
+def _adds_nothing(cand: Candidate, chosen: Sequence[Candidate]) -> bool:
+    """The sentences ``chosen`` already hold most of ``cand``'s terms: "There are a lot of Debian-related mailing
+    lists." (a page's PDF form) after "There are a lot of Debian-related mailing lists
+    (https://www.debian.org/MailingLists/)." (its HTML form)."""
+    said = frozenset().union(*(c.terms for c in chosen))
+    return len(cand.terms & said) >= 0.8 * len(cand.terms)

@@ -1058,3 +1058,26 @@ def test_a_sentence_that_writes_a_command_line_answers_which_command() -> None:
         1.0,
         0.0,  # "the --reload flag": a stop word is no program
     ]
+
+
+def test_another_passage_that_answers_about_as_well_follows_the_best_one() -> None:
+    """When the second best sentence comes from another passage and scores nearly as well as the best, it follows
+    the best passage's sentences, one more than the length's count: the answer shows both candidates. A weaker one
+    does not join, nor does any in a concise answer. (The passage bonus is raised so that the best passage fills
+    the count by itself.)"""
+    generator = ExtractiveGenerator(same_snippet_bonus=2.0)
+    best = Snippet(
+        "Bug reports on many packages go to the debian-devel list. Such bug reports on packages go out by hand. "
+        "Such bug reports on packages go out by mail.",
+        "Reporting bugs",
+        0,
+    )
+    other = Snippet("Bug reports on many packages go to the maintonly address.", "Bug tracking", 1)
+    weaker = Snippet("Bug reports go to the maintainer.", "Bug tracking", 1)
+    question = "Where do bug reports on many packages go?"
+    answer = generator.generate(question, [best, other], "moderate")
+    assert answer.text.startswith("Bug reports on many packages go to the debian-devel list.")
+    assert answer.text.endswith("go to the maintonly address.") and answer.text.count("Such bug reports") == 2
+    assert {c.search_result_index for c in answer.citations} == {0, 1}
+    assert "maintainer" not in generator.generate(question, [best, weaker], "moderate").text
+    assert "maintonly" not in generator.generate(question, [best, other], "concise").text
