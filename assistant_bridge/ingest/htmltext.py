@@ -112,23 +112,17 @@ class _Extractor(HTMLParser):
             return
         if self.skip_depth:
             return
-        if tag == "p" and self.term_ended:
-            # "- Depends" then "le paquet ne sera pas installé…": one line, "- Depends: le paquet…", as a
-            # definition list's term and description are
+        if (tag == "dd" and self.after_dt) or (tag == "p" and self.term_ended):
+            # a term and its description are one line: "<dt>-l, --lines</dt><dd>print the newline counts</dd>"
+            # reads "-l, --lines: print …"; so does a list item whose first paragraph only names a term ("- Depends"
+            # then "le paquet ne sera pas installé…": "- Depends: le paquet…")
             while self.parts and not self.parts[-1].strip():
                 self.parts.pop()
             self.parts.append(": ")
-            self.term_ended, self.joining_dd = False, True
+            self.after_dt = self.term_ended = False
+            self.joining_dd = True
             return
-        self.term_ended = False
-        if tag == "dd" and self.after_dt:
-            # "<dt>-l, --lines</dt><dd>print the newline counts</dd>" is one entry: "-l, --lines: print …"
-            while self.parts and not self.parts[-1].strip():
-                self.parts.pop()
-            self.parts.append(": ")
-            self.after_dt, self.joining_dd = False, True
-            return
-        self.after_dt = False
+        self.after_dt = self.term_ended = False
         self._break(tag)
         if tag == "li":
             self.parts.append("- ")
