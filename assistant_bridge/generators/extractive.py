@@ -665,8 +665,9 @@ def _shown_command(cands: Sequence[Candidate], i: int, asked: np.ndarray) -> int
 
 def _antecedent(cands: Sequence[Candidate], top: int) -> int | None:
     """The candidate a sentence opening with a pronoun or a demonstrative ("This causes…", "It has the same
-    effect…", "Cette option…") refers back to: the one right before it in its snippet, when that is a sentence,
-    or a line of code or a command (a label, but no heading); else ``None``."""
+    effect…", "Cette option…"), or wholly in parentheses ("(初心者向けメーリングリストです。)"), refers back to: the
+    one right before it in its snippet, when that is a sentence, or a line of code or a command (a label, but no
+    heading), and for a remark in parentheses the list item it follows; else ``None``."""
     best = cands[top]
     remark = _PARENTHETICAL.match(best.text) is not None
     if top == 0 or best.position == 0 or not (_ANAPHOR.match(best.text) or remark) or _IMPERSONAL.match(best.text):
