@@ -9,6 +9,7 @@ from assistant_bridge.core.snippets import Snippet
 from assistant_bridge.embedders.base import HashingEmbedder
 from assistant_bridge.generators.extractive import ExtractiveGenerator, _antecedent, _qualifier
 from assistant_bridge.generators.sentences import (
+    Candidate,
     candidates,
     entry_match,
     names_asked_kind,
@@ -37,6 +38,11 @@ LUNCH = Snippet("The canteen serves lunch from noon. The menu changes every week
 
 def gen(**kw) -> ExtractiveGenerator:  # type: ignore[no-untyped-def]
     return ExtractiveGenerator(HashingEmbedder(64), **kw)
+
+
+def opening(cands: list[Candidate], prefix: str) -> int:
+    """The index of the first candidate whose text opens with ``prefix``."""
+    return next(i for i, c in enumerate(cands) if c.text.startswith(prefix))
 
 
 @pytest.mark.parametrize("embedder", [None, HashingEmbedder(64)])
@@ -699,7 +705,7 @@ def test_a_sentence_whose_subject_is_what_the_best_one_spoke_of_comes_with_it() 
         in ExtractiveGenerator().generate("Quels outils forment les Autotools ?", [page]).text
     )
     cands = candidates([page])
-    best = next(i for i, c in enumerate(cands) if c.text.startswith("Les Autotools"))
+    best = opening(cands, "Les Autotools")
     assert _qualifier(cands, best) == best + 1
     assert _qualifier(cands, best + 1) is None  # "La première étape…" speaks of something else
 
@@ -722,7 +728,7 @@ def test_the_sentence_that_names_the_option_comes_with_the_one_that_matches_a_wh
     assert "-sa" in ExtractiveGenerator().generate(question, [page], "moderate").text
     # for a question that asks no option, the sentence is no qualifier (it may still be chosen on its own score)
     cands = candidates([page])
-    best = next(i for i, c in enumerate(cands) if c.text.startswith("By default"))
+    best = opening(cands, "By default")
     assert _qualifier(cands, best, asks_option=True) == best + 1
     assert _qualifier(cands, best, asks_option=False) is None
 
@@ -772,8 +778,8 @@ def test_a_french_sentence_opening_with_il_speaks_of_the_one_before_unless_it_is
         0,
     )
     cands = candidates([page])
-    uses = next(i for i, c in enumerate(cands) if c.text.startswith("Il utilise"))
-    slash = next(i for i, c in enumerate(cands) if c.text.startswith("Il n'y a"))
+    uses = opening(cands, "Il utilise")
+    slash = opening(cands, "Il n'y a")
     assert _antecedent(cands, uses) == uses - 1
     assert _antecedent(cands, slash) is None
     assert _qualifier(cands, uses) is None  # "Il est préférable…" does not go on about dput
@@ -790,8 +796,8 @@ def test_a_remark_in_parentheses_answers_with_what_it_remarks_on() -> None:
         0,
     )
     cands = candidates([page])
-    remark = next(i for i, c in enumerate(cands) if c.text.startswith("(初心者"))
-    open_ = next(i for i, c in enumerate(cands) if c.text.startswith("The list"))
+    remark = opening(cands, "(初心者")
+    open_ = opening(cands, "The list")
     assert _antecedent(cands, remark) == remark - 1
     assert cands[remark - 1].text.startswith("debian-mentors@")
     assert _antecedent(cands, open_) is None
