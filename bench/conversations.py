@@ -1,10 +1,11 @@
 """Conversation-aware search on several domains: retrieval with the last turn alone, with the product's rewrite
 and with a human rewrite, and answerability per turn, each domain reported apart.
 
-    python bench/conversations.py --data ../shared/data [--domains fiqa,wiki,gitdocs] [--mode dense|lexical]
+    python bench/conversations.py --data ../shared/data [--domains fiqa,wiki,gitdocs,tools,realdocs --docs DIR]
+                                  [--mode dense|lexical|hybrid]
                                   [--rewriter embedded|llm] [--no-answerability] [--work-dir DIR] [--json out.json]
 
-Domains (the conversations of the last two were written for this benchmark, with human-style rewrites):
+Domains (the conversations of the last four were written for this benchmark, with human-style rewrites):
 
 * ``fiqa``: MTRAG's FiQA domain (``mtrag_fiqa/``: 27 conversations, 180 retrieval tasks with qrels, a
   14,085-passage corpus, answerability labels per turn);
@@ -14,7 +15,10 @@ Domains (the conversations of the last two were written for this benchmark, with
   ``git-man`` Debian package, rendered with ``man`` and ingested through the product's own chunking);
 * ``tools``: ``bench/data/conversations_tools.json``, 8 conversations over the manual pages of 17 common
   command-line tools (:data:`TOOL_PAGES`, from their Debian packages), written as a held-out domain: it was
-  not run while the rewriter was tuned on the three others.
+  not run while the rewriter was tuned on the three others;
+* ``realdocs``: ``bench/data/conversations_realdocs.json``, 10 conversations (English, French, Japanese) over
+  the documents ``bench/real_docs.py`` prepares, given with ``--docs`` (not in the default ``--domains``),
+  written as a held-out domain too.
 
 Every conversation is driven turn by turn through :class:`~assistant_bridge.conversation.turn.Turn`, as a
 ``/message`` session with ``contextual_mode = "entire_conversation"`` runs it: the memory holds the product's
@@ -69,7 +73,8 @@ from bench._common import (  # noqa: E402
 )
 
 DATA = Path(__file__).resolve().parent / "data"
-DOMAINS = ("fiqa", "wiki", "gitdocs", "tools")
+DOMAINS = ("fiqa", "wiki", "gitdocs", "tools", "realdocs")
+DOCUMENT_DOMAINS = ("gitdocs", "tools", "realdocs")  # ingested through the product's own chunking
 ANSWER_LABELS = ("ANSWERABLE", "PARTIAL")
 TIMING_REPEATS = 3  # searches of a blended turn's two forms timed, the fastest of each kept (see retrieval)
 Relevance = Callable[[list[Any]], float]
@@ -180,12 +185,19 @@ def render_pages(name: str, out: Path) -> list[Path]:
     return found
 
 
-def _load_pages(name: str, work: Path) -> Callable[[Services], None]:
+def _load_pages(name: str, work: Path, docs: Path | None = None) -> Callable[[Services], None]:
+    """Ingest a domain's documents once: the rendered manual pages, or every file of ``docs``."""
+
     def load(svc: Services) -> None:
         if svc.backend.count():
             return
-        pages = render_pages(name, work / f"{name}-pages")
-        print(f"  ingesting {len(pages)} manual pages", flush=True)
+        if docs is not None:
+            pages = sorted(p for p in docs.iterdir() if p.is_file())
+            if not pages:
+                raise SystemExit(f"no documents in {docs}: prepare them with bench/real_docs.py --keep-data")
+        else:
+            pages = render_pages(name, work / f"{name}-pages")
+        print(f"  ingesting {len(pages)} documents", flush=True)
         t0 = time.perf_counter()
         for p in pages:
             try:
@@ -198,7 +210,7 @@ def _load_pages(name: str, work: Path) -> Callable[[Services], None]:
     return load
 
 
-def domain(name: str, data: Path, work: Path) -> dict[str, Any]:
+def domain(name: str, data: Path, work: Path, docs: Path | None = None) -> dict[str, Any]:
     if name == "fiqa":
         return _fiqa(data)
     if name == "wiki":
@@ -206,6 +218,10 @@ def domain(name: str, data: Path, work: Path) -> dict[str, Any]:
         return _written("wiki", lambda c: c.title, lambda svc: _load_passages(svc, read_jsonl(corpus)))
     if name in ("gitdocs", "tools"):
         return _written(name, lambda c: Path(c.filename).stem, _load_pages(name, work))
+    if name == "realdocs":
+        if docs is None:
+            raise SystemExit("the realdocs domain needs --docs: the documents directory bench/real_docs.py prepares")
+        return _written(name, lambda c: Path(c.filename).stem, _load_pages(name, work, docs))
     raise SystemExit(f"unknown domain {name}")
 
 
@@ -235,7 +251,7 @@ def make_services(name: str, mode: str, work: Path, rewriter: str) -> Services:
             },
         },
     )
-    if name in ("gitdocs", "tools"):  # ingested as documents: the data directory's own store
+    if name in DOCUMENT_DOMAINS:  # ingested as documents: the data directory's own store
         return Services.from_settings(settings)
     from assistant_bridge.store import SQLiteStore
 
@@ -352,7 +368,8 @@ def answerability(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, required=True)
-    ap.add_argument("--domains", default=",".join(DOMAINS))
+    ap.add_argument("--domains", default=",".join(d for d in DOMAINS if d != "realdocs"))
+    ap.add_argument("--docs", type=Path, help="realdocs: the documents directory of bench/real_docs.py --keep-data")
     ap.add_argument("--mode", choices=("lexical", "dense", "hybrid"), default="dense")
     ap.add_argument("--rewriter", choices=("embedded", "llm"), default="embedded")
     ap.add_argument("--work-dir", type=Path, default=Path("/tmp/assistant-bridge-bench/conversations"))
@@ -365,7 +382,7 @@ def main() -> int:
     report: dict[str, Any] = {"mode": args.mode, "rewriter": args.rewriter}
     for name in args.domains.split(","):
         print(f"{name}:", flush=True)
-        spec = domain(name, args.data, args.work_dir)
+        spec = domain(name, args.data, args.work_dir, args.docs)
         svc = make_services(name, args.mode, args.work_dir, args.rewriter)
         svc.warm_up()
         spec["load"](svc)

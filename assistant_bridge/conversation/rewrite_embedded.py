@@ -433,11 +433,31 @@ class FollowUp:
 
 def content_words(question: str, lang: str | None = None) -> int:
     """How many words of ``question`` say what it is about: not function words, question words, pronouns
-    or generic words ("Why does he do it?": 0; "What about a Signed-off-by line?": 2). Japanese: its terms."""
+    or generic words ("Why does he do it?": 0; "What about a Signed-off-by line?": 2), nor the words of a
+    measure, which bound the answer and name no topic: a number, the unit after it and a comparative before
+    "than" ("Only those bigger than 100 MB?": 0). Japanese: its terms."""
     lang = lang or language(question)
     if lang == "ja":
         return len(terms_of(question, "ja"))
-    return sum(1 for t in _tokens(question) if len(t) > 1 and _says_something(t, lang))
+    toks = _tokens(question)
+    return sum(1 for i, t in enumerate(toks) if len(t) > 1 and _says_something(t, lang) and not _measure(toks, i))
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*%?")
+
+
+def _measure(toks: Sequence[str], i: int) -> bool:
+    """``toks[i]`` is a number, the unit right after one ("100 MB", "30 days") or a comparative ("bigger
+    than", "plus gros que")."""
+    t = toks[i]
+    before = toks[i - 1].lower() if i > 0 else ""
+    after = toks[i + 1].lower() if i + 1 < len(toks) else ""
+    return bool(
+        _NUMBER.fullmatch(t)
+        or (i > 0 and _NUMBER.fullmatch(toks[i - 1]) and len(t) <= _UNIT_CHARS + 1)
+        or after == "than"
+        or (before in ("plus", "moins") and after == "que")
+    )
 
 
 def detect(question: str, lang: str | None = None) -> FollowUp:
@@ -603,6 +623,11 @@ _SOCIAL_FILLER = set(
     right yall now then s d
     vous toi c'est ça bon tout de le la les je pour votre ton aide""".split()
 )
+# a remark that the answer was the right one says nothing new beside "thanks" ("thanks, that's what I needed")
+_SOCIAL_REMARK = re.compile(
+    r"\b(?:that|this|it)(?:'s| is| was) (?:exactly |just )?what i (?:needed|wanted|was looking for|meant)\b|"
+    r"\b(?:c'est|voilà) (?:exactement |bien )?ce (?:que je (?:voulais|cherchais)|qu'il me fallait)\b"
+)
 _JA_SOCIAL = {
     "thanks": ("ありがとう", "どうも", "感謝", "助かりました", "助かります"),
     "goodbye": ("さようなら", "またね", "では、また", "失礼します"),
@@ -615,8 +640,9 @@ _EMOJI_SOCIAL = {"thanks": "🙏", "goodbye": "👋", "acknowledgement": "👍�
 def social(message: str) -> str | None:
     """The kind of a message that asks nothing of the documents, or ``None``: ``thanks`` ("Thank you!",
     "great, thanks"), ``goodbye``, ``greeting``, ``acknowledgement`` ("ok", "got it", "👍") and
-    ``no_question`` (only punctuation or symbols). A message with a word outside these small vocabularies is
-    not social: "thanks, and what about ETFs?" is searched."""
+    ``no_question`` (only punctuation or symbols). A remark that the answer was the right one ("that's what I
+    needed", "c'est exactement ce que je cherchais") counts for nothing. A message with a word outside these
+    small vocabularies is not social: "thanks, and what about ETFs?" is searched."""
     text = unicodedata.normalize("NFKC", message).strip().lower()
     if not any(c.isalnum() for c in text):
         for kind, marks in _EMOJI_SOCIAL.items():
@@ -630,7 +656,7 @@ def social(message: str) -> str | None:
             if any(bare == w or (bare.startswith(w) and len(bare) <= len(w) + 2) for w in words):
                 return kind
         return None
-    tokens = re.findall(r"\w+", text)  # "d'accord" → d, accord; "that's" → that, s
+    tokens = re.findall(r"\w+", _SOCIAL_REMARK.sub(" ", text.replace("’", "'")))  # "d'accord" → d, accord
     if not tokens or len(tokens) > 8:
         return None
     found = set()

@@ -269,6 +269,8 @@ def test_a_new_topic_leaves_the_old_one_behind() -> None:
         ("Thank you!", "thanks"),
         ("great, thanks a lot", "thanks"),
         ("thanks, that helps", "thanks"),
+        ("thanks, that's what I needed", "thanks"),
+        ("Merci, c'est exactement ce que je cherchais !", "thanks"),
         ("ok", "acknowledgement"),
         ("got it 👍", "acknowledgement"),
         ("👍", "acknowledgement"),
@@ -292,6 +294,7 @@ def test_social_messages(message: str, kind: str) -> None:
     [
         "thanks, and what about ETFs?",
         "ok, what is a Roth IRA?",
+        "ok, that's what I needed for tar, and for zip?",
         "OK Google",
         "Hello world in C",
         "ありがとうの意味は？",
@@ -317,6 +320,11 @@ def test_blocked_turns_are_ignored() -> None:
         ("Can it make a bare repository?", 2),
         ("それはいくらですか", 0),
         ("東京の消費税率は？", 2),
+        # a measure bounds the answer and names no topic: the number, its unit, the comparative before "than"
+        ("Only those bigger than 100 MB?", 0),
+        ("Et ceux plus gros que 100 Mo ?", 0),
+        ("Files older than 30 days in /tmp?", 2),
+        ("15- or 30-year mortgage?", 2),
     ],
 )
 def test_content_words_say_how_much_a_message_says_of_its_own(question: str, words: int) -> None:
