@@ -374,6 +374,8 @@ def query_terms(query: str) -> set[str]:
 
 
 _WHICH = frozenset({"which", "what", "quel", "quell", "quels"})  # "which option…": asks, does not describe
+# "Which option lets me…", "Quelle option permet de…": the verb that frames the question, not what the option does
+_FRAME_VERBS = re.compile(r"\b(?:lets?|allows?|permet(?:tent)?|permettre)\b", re.IGNORECASE)
 
 
 def _option_names(term: str) -> set[str]:
@@ -383,9 +385,11 @@ def _option_names(term: str) -> set[str]:
 
 def answer_type_terms(query: str) -> set[str]:
     """The :func:`terms` of the words by which the query asks for a kind of entry ("option", "flag",
-    "variable"…): a sentence that only talks about options holds them, the entry that answers may not."""
+    "variable"…) and of the verb that frames such a question ("lets", "allows", "permet de"): a sentence that
+    only talks about options holds them, the entry that answers may not ("cette option permet à rsync…" is not
+    the answer to "Quelle option de gzip permet de décompresser ?")."""
     found = ASKS_OPTION.findall(query) + ASKS_NAME.findall(query)
-    return _terms_of(found) | _WHICH if found else set()
+    return _terms_of(found + _FRAME_VERBS.findall(query)) | _WHICH if found else set()
 
 
 def _terms_of(words: Iterable[str]) -> set[str]:

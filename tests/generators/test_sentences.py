@@ -413,6 +413,20 @@ def test_command_line_before_option_names_the_kind_of_thing_asked_for() -> None:
     assert not answer_type_terms("How do I change the kernel command line?")
 
 
+def test_the_verb_that_frames_an_option_question_is_not_asked_of_the_entry() -> None:
+    """ "Quelle option de gzip permet de décompresser ?": "permet" frames the question; an entry that happens to
+    say it ("cette option permet à rsync…") is not the answer, the one that says "décompresser" is."""
+    entries = [
+        "--rsyncable: Lors de la synchronisation, cette option permet à rsync de ne transférer que les changements.",
+        "-d --decompress --uncompress: décompresser",
+        "-k --keep: conserver les fichiers d'entrée durant la compression ou la décompression.",
+    ]
+    held = [frozenset(terms(e)) for e in entries]
+    assert entry_word_share("Quelle option de gzip permet de décompresser ?", "gzip", held).argmax() == 1
+    assert set(terms("lets")) <= answer_type_terms("Which ssh option lets me forward a local port?")
+    assert not answer_type_terms("Does SQLite allow NULL values in a column?")  # no entry asked for: kept
+
+
 def test_the_words_of_a_question_a_page_never_uses_are_counted() -> None:
     page = frozenset(terms("-z, --zstd: compress the archive with zstd. -k: keep the files."))
     assert unknown_words("Which zstd option encrypts the compressed file with a password?", "zstd", page) == 2
