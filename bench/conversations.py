@@ -194,7 +194,7 @@ def _load_pages(name: str, work: Path, docs: Path | None = None) -> Callable[[Se
         if docs is not None:
             pages = sorted(p for p in docs.iterdir() if p.is_file())
             if not pages:
-                raise SystemExit(f"no documents in {docs}: prepare them with bench/real_docs.py --keep-data")
+                raise SystemExit(f"no documents in {docs}: bench/real_docs.py --work-dir W prepares them in W/docs")
         else:
             pages = render_pages(name, work / f"{name}-pages")
         print(f"  ingesting {len(pages)} documents", flush=True)
@@ -369,7 +369,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, required=True)
     ap.add_argument("--domains", default=",".join(d for d in DOMAINS if d != "realdocs"))
-    ap.add_argument("--docs", type=Path, help="realdocs: the documents directory of bench/real_docs.py --keep-data")
+    ap.add_argument(
+        "--docs", type=Path, help="realdocs: the documents bench/real_docs.py --work-dir W prepared (W/docs)"
+    )
     ap.add_argument("--mode", choices=("lexical", "dense", "hybrid"), default="dense")
     ap.add_argument("--rewriter", choices=("embedded", "llm"), default="embedded")
     ap.add_argument("--work-dir", type=Path, default=Path("/tmp/assistant-bridge-bench/conversations"))

@@ -446,6 +446,9 @@ def content_words(question: str, lang: str | None = None) -> int:
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*%?")
 
 
+_MEASURE_UNIT_CHARS = 5  # the longest word after a number read as its unit: "MB", "days", "hours"
+
+
 def _measure(toks: Sequence[str], i: int) -> bool:
     """``toks[i]`` is a number, the unit right after one ("100 MB", "30 days") or a comparative ("bigger
     than", "plus gros que")."""
@@ -454,7 +457,7 @@ def _measure(toks: Sequence[str], i: int) -> bool:
     after = toks[i + 1].lower() if i + 1 < len(toks) else ""
     return bool(
         _NUMBER.fullmatch(t)
-        or (i > 0 and _NUMBER.fullmatch(toks[i - 1]) and len(t) <= _UNIT_CHARS + 1)
+        or (i > 0 and _NUMBER.fullmatch(toks[i - 1]) and len(t) <= _MEASURE_UNIT_CHARS)
         or after == "than"
         or (before in ("plus", "moins") and after == "que")
     )
