@@ -59,7 +59,7 @@ _LEET = str.maketrans(
 _INNER_SEP = re.compile(r"(?<=[a-z])[.\-_·'](?=[a-z])")
 _EDGE = re.compile(r"^[^\w@$!|*€+]+|[^\w*$!@]+$")
 _RUN3 = re.compile(r"(.)\1{2,}")
-_KATAKANA_AFTER = re.compile(r"[\u30a1-\u30fa\u30fc]")
+_KATAKANA = re.compile(r"[\u30a1-\u30fa\u30fc]")
 
 
 class HapScorer(Protocol):
@@ -234,8 +234,10 @@ class WordListScorer:
         hits: list[tuple[float, str]] = []
         for needle, no_kana_after, weight, category in self._ja:
             for m in re.finditer(re.escape(needle), norm):
-                if no_kana_after and _KATAKANA_AFTER.match(original, m.end()):
-                    continue
+                if no_kana_after and (
+                    _KATAKANA.match(original, m.end()) or (m.start() > 0 and _KATAKANA.match(original, m.start() - 1))
+                ):
+                    continue  # the end or the start of a longer katakana word: カスタマー, フォーカス
                 before = norm[max(0, m.start() - 8) : m.start()]
                 if category == "abuse" and any(y in before for y in self._ja_you):
                     weight = max(weight, DIRECTED_WEIGHT)

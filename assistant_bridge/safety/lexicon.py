@@ -11,8 +11,9 @@ Ambiguous words have low weights so they count only together with others (``dick
 ``chink`` also "a chink in the armour", ``cock`` also a rooster). Latin-script entries are matched on whole
 words after normalisation (see :mod:`.hap`); a trailing ``*`` also matches longer words with that start
 (``fuck*`` matches ``fucking``). Multi-word entries match word sequences. Japanese entries are matched as
-substrings (katakana and hiragana are folded together); ``!K`` at the end means "not followed by another
-katakana character", which keeps ``カス`` out of ``カスタマー``.
+substrings (katakana and hiragana are folded together); ``!K`` at the end means "not inside a longer katakana
+word": not followed nor preceded by another katakana character, which keeps ``カス`` out of ``カスタマー`` and
+``フォーカス``.
 
 ``GROUPS`` and ``DEHUMANISING`` drive the one rule that is not a word list: a group name within a few words
 of a dehumanising term or a call to exterminate ("immigrants are vermin") scores as hate. The terms are

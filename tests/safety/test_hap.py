@@ -32,6 +32,8 @@ def score(text: str) -> float:
         "Submit expense reports within 30 days.",
         "Le taux normal de TVA est de 20 %.",
         "カスタマーサポートに連絡してください",  # カス inside カスタマー
+        "特定群のパッケージにフォーカスしたチーム",  # カス ending フォーカス (focus)
+        "ダマスカスの歴史",
         "電気代は馬鹿にならない",  # an ordinary idiom
         "ばかばかしい話ですね",
         "チョンマゲの歴史",
