@@ -191,6 +191,8 @@ BENIGN_JA = (
     "支那そば",
     "死ねない",
     "死ねば",
+    "ばかり",  # "only", "just": "0 ばかりからなるブロック", "…なものばかりです"
+    "なくそ",  # "…なくその値", "無くそう": くそ across two words
 )
 SECOND_PERSON = frozenset({"you", "you're", "youre", "your", "u", "ur", "ya", "tu", "toi", "t'es", "espece"})
 SECOND_PERSON_JA = ("お前", "おまえ", "オマエ", "てめえ", "てめー", "テメエ", "貴様", "あんた")
