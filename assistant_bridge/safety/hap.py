@@ -232,9 +232,9 @@ class WordListScorer:
         for benign in self._ja_benign:
             norm = norm.replace(benign, "・" * len(benign))
         hits: list[tuple[float, str]] = []
-        for needle, no_kana_after, weight, category in self._ja:
+        for needle, whole_word, weight, category in self._ja:
             for m in re.finditer(re.escape(needle), norm):
-                if no_kana_after and (
+                if whole_word and (
                     _KATAKANA.match(original, m.end()) or (m.start() > 0 and _KATAKANA.match(original, m.start() - 1))
                 ):
                     continue  # the end or the start of a longer katakana word: カスタマー, フォーカス
