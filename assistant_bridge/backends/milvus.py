@@ -56,6 +56,12 @@ SCALAR_FIELDS = [
     "session_id",
 ]
 MAX_TEXT = 65535
+# a write (upsert, delete, flush) may take this many times backend.timeout, and at least WRITE_TIMEOUT_MIN seconds:
+# a flush of a large batch on a busy machine takes longer than a search
+WRITE_TIMEOUT_FACTOR = 6
+WRITE_TIMEOUT_MIN = 60.0
+# the readiness probe's own deadline (at most backend.timeout): probers give up after a second or a few
+READY_TIMEOUT = 2.0
 
 
 def quote(value: str) -> str:
@@ -135,7 +141,10 @@ class MilvusBackend:
         self.collection = collection
         self.dim = dim
         self._token = token
+        # every read (search, query, readiness) has this deadline; pymilvus's own default is none: a frozen
+        # server held a search for 80 s (its retries) and a readiness probe until the prober gave up
         self._timeout = timeout
+        self._write_timeout = max(WRITE_TIMEOUT_MIN, WRITE_TIMEOUT_FACTOR * timeout)
         self._client: Any = None
         self._lock = threading.RLock()
         self._write_lock_path = write_lock_path
@@ -303,7 +312,7 @@ class MilvusBackend:
         try:
             with self._lock:
                 client = self._connect()
-                client.get_load_state(self.collection)
+                client.get_load_state(self.collection, timeout=min(self._timeout, READY_TIMEOUT))
             return True
         except Exception:  # readiness probe: any failure means "not ready"
             return False
@@ -344,6 +353,12 @@ class MilvusBackend:
             if "No space left on device" in str(exc):
                 return InsufficientStorage(f"Milvus {what} failed: out of space; nothing was written")
             return BackendUnavailable(f"Milvus {what} failed", milvus_code=code)
+        import grpc
+
+        if isinstance(exc, grpc.RpcError):  # pymilvus passes some through as they are: a deadline that expired
+            code = exc.code() if isinstance(exc, grpc.Call) else None
+            log.warning("milvus.error", extra={"op": what, "grpc_code": code.name if code is not None else None})
+            return BackendUnavailable(f"Milvus {what} failed: {code.name.lower() if code is not None else 'rpc error'}")
         if isinstance(exc, OSError | RuntimeError | ValueError):
             log.warning("milvus.error", extra={"op": what, "type": type(exc).__name__})
             self._client = None
@@ -378,13 +393,15 @@ class MilvusBackend:
         rows = [self._row(c, v) for c, v in zip(chunks, np.asarray(vectors, dtype=np.float32), strict=False)]
         with self._write_lock(), self._errors("upsert"):
             client = self._connect()
-            client.upsert(self.collection, rows)
+            client.upsert(self.collection, rows, timeout=self._write_timeout)
             self._after_write(client)
 
     def delete_document(self, document_id: str) -> int:
         with self._write_lock(), self._errors("delete"):
             client = self._connect()
-            res = client.delete(self.collection, filter=f"document_id == {quote(document_id)}")
+            res = client.delete(
+                self.collection, filter=f"document_id == {quote(document_id)}", timeout=self._write_timeout
+            )
             self._after_write(client)
         if isinstance(res, dict):
             return int(res.get("delete_count", 0))
@@ -393,7 +410,7 @@ class MilvusBackend:
     def _after_write(self, client: Any) -> None:
         now = time.monotonic()
         if self.flush_seconds <= 0 or now - self._flushed_at >= self.flush_seconds:
-            client.flush(self.collection)
+            client.flush(self.collection, timeout=self._write_timeout)
             self._flushed_at, self._dirty = now, False
         else:
             self._dirty = True
@@ -403,7 +420,7 @@ class MilvusBackend:
         if not self._dirty:
             return
         with self._write_lock(), self._errors("flush"):
-            self._connect().flush(self.collection)
+            self._connect().flush(self.collection, timeout=self._write_timeout)
             self._flushed_at, self._dirty = time.monotonic(), False
 
     @staticmethod
@@ -469,6 +486,7 @@ class MilvusBackend:
                     filter=expr,
                     output_fields=SCALAR_FIELDS,
                     search_params={"metric_type": "BM25"},
+                    timeout=self._timeout,
                 )
                 return [(h, abs(float(h["distance"]))) for h in res[0]]
             if query.mode == "dense":
@@ -480,6 +498,7 @@ class MilvusBackend:
                     filter=expr,
                     output_fields=SCALAR_FIELDS,
                     search_params={"metric_type": "COSINE", "params": {"ef": max(self._ef, limit)}},
+                    timeout=self._timeout,
                 )
                 return [(h, float(h["distance"])) for h in res[0]]
             from pymilvus import AnnSearchRequest, RRFRanker
@@ -502,7 +521,12 @@ class MilvusBackend:
                 ),
             ]
             res = client.hybrid_search(
-                self.collection, reqs=reqs, ranker=RRFRanker(RRF_K), limit=limit, output_fields=SCALAR_FIELDS
+                self.collection,
+                reqs=reqs,
+                ranker=RRFRanker(RRF_K),
+                limit=limit,
+                output_fields=SCALAR_FIELDS,
+                timeout=self._timeout,
             )
             return [(h, float(h["distance"])) for h in res[0]]
 
@@ -510,7 +534,7 @@ class MilvusBackend:
         return [h for h in hits if chunk_visible(h.chunk, query.scope)]
 
     def _query(self, expr: str, limit: int | None = None) -> list[Chunk]:
-        kwargs: dict[str, Any] = {"filter": expr, "output_fields": SCALAR_FIELDS}
+        kwargs: dict[str, Any] = {"filter": expr, "output_fields": SCALAR_FIELDS, "timeout": self._timeout}
         if limit:
             kwargs["limit"] = limit
         rows = self._read("query", lambda client: client.query(self.collection, **kwargs))
@@ -547,7 +571,10 @@ class MilvusBackend:
                 it.close()
 
     def count(self) -> int:
-        res = self._read("count", lambda client: client.query(self.collection, filter="", output_fields=["count(*)"]))
+        res = self._read(
+            "count",
+            lambda client: client.query(self.collection, filter="", output_fields=["count(*)"], timeout=self._timeout),
+        )
         return int(res[0]["count(*)"]) if res else 0
 
     @staticmethod

@@ -31,6 +31,7 @@ WRONG_KEY = "wr0ng-KEY-0b0b0b0b"
 ADMIN = {"X-API-Key": ADMIN_KEY}
 QUERY_MARK = "quokkamarmalade"  # distinctive user text: queries, filters, documents
 DOC_MARK = "zephyrtangerine"
+BACKEND_TIMEOUT = 3  # seconds per backend read (backend.timeout)
 CONNECTIVITY = "I might have information that could help address your query, but am unable to search my knowledge base"
 
 
@@ -48,6 +49,7 @@ def served(tmp_path_factory: Any, llm: SlowLLM) -> Iterator[Served]:
     on_tmpfs = mount_tmpfs(disk, 256)
     config = {
         "server": {"graceful_timeout": 20},
+        "backend": {"timeout": BACKEND_TIMEOUT},
         "search": {"hybrid_fusion": "rrf"},  # hybrid searches go to Milvus: the side-process test needs some
         "auth": {
             "keys": [
@@ -217,7 +219,12 @@ def test_killing_the_side_process_under_load_gives_503s_then_recovers(served: Se
     assert recovered is not None, "the service did not recover: " + served.log_text()[-2000:]
     during = [r for r in load.results if r[0] >= killed]
     statuses = {(kind, status) for _, kind, status, _ in during}
-    assert statuses <= {("search", 200), ("search", 503), ("hybrid", 200), ("hybrid", 503), ("message", 200)}, statuses
+    errors = [(round(t - killed, 1), kind, body) for t, kind, status, body in during if status == -1][:5]
+    assert statuses <= {("search", 200), ("search", 503), ("hybrid", 200), ("hybrid", 503), ("message", 200)}, (
+        statuses,
+        errors,
+        served.log_text()[-3000:],
+    )
     for _, kind, status, body in during:
         if status == 503:
             assert body["error"]["code"] == "backend_unavailable" and "Traceback" not in json.dumps(body)
@@ -251,6 +258,48 @@ def test_killing_the_side_process_under_load_gives_503s_then_recovers(served: Se
         ):
             titles = _titles(base, words)
             assert titles[0] == title and titles.count(title) == 1, titles
+
+
+def test_a_frozen_side_process_gives_503s_within_the_backend_timeout(served: Served) -> None:
+    """The side process stopped (SIGSTOP: its port stays open and nothing answers, as a process stuck in a long
+    pause would): a search through Milvus answers 503 once ``backend.timeout`` has passed, a turn answers the
+    connectivity message, ``/readyz`` says not ready; once it runs again, everything answers as before."""
+    base = served.base
+    lite = served.lite_pid()
+    os.kill(lite, signal.SIGSTOP)
+    try:
+        t0 = time.monotonic()
+        resp = _search(base, "reset my password", mode="hybrid")
+        search_s = time.monotonic() - t0
+        t0 = time.monotonic()
+        turn = httpx.post(
+            base + "/v2/assistants/default/environments/default/message",
+            json={"input": {"text": "How do I reset my password?"}},
+            headers=ADMIN,
+            timeout=60,
+        )
+        turn_s = time.monotonic() - t0
+        t0 = time.monotonic()
+        ready = httpx.get(base + "/readyz", timeout=30)
+        ready_s = time.monotonic() - t0
+    finally:
+        os.kill(lite, signal.SIGCONT)
+    assert resp.status_code == 503 and resp.json()["error"]["code"] == "backend_unavailable", resp.text
+    assert search_s < BACKEND_TIMEOUT + 5, search_s
+    assert turn.status_code == 200 and CONNECTIVITY in turn.json()["output"]["generic"][0]["text"], turn.text
+    assert turn_s < 3 * BACKEND_TIMEOUT + 5, turn_s
+    assert ready.status_code == 503 and ready_s < BACKEND_TIMEOUT + 5, (ready.status_code, ready_s)
+    deadline = time.monotonic() + 60
+    while _search(base, "reset my password", mode="hybrid").status_code != 200:
+        assert time.monotonic() < deadline, "searches did not answer again after SIGCONT"
+        time.sleep(0.5)
+    assert httpx.get(base + "/readyz", timeout=30).status_code == 200
+    assert served.lite_pid() == lite
+    print(
+        f"side process frozen: search 503 after {search_s:.1f} s, turn answered the connectivity message after "
+        f"{turn_s:.1f} s, readyz 503 after {ready_s:.1f} s (backend.timeout {BACKEND_TIMEOUT} s); answers again "
+        "once it runs"
+    )
 
 
 def test_logs_hold_no_secrets_and_no_user_text(served: Served) -> None:
