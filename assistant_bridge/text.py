@@ -173,6 +173,11 @@ _OPTION_TERM = re.compile(
 _NAMED_TERM = re.compile(
     r"^(`?[A-Za-z_][\w.-]*(?:\([^()\s]{0,24}\))?`?(?:\s[A-Za-z_][\w.-]*)?)(?:\s*:\s+|\s+[—–]\s+|\s+-\s+)(?=\S+\s+\S)"
 )
+# an option set by assignment, with a placeholder for its value, as socat's address options are written
+# ("commonname=<string>: Specify the commonname…", "mode=MODE: …"): an option of its page as "-u" is
+_ASSIGNED = r"[a-z][\w-]*=(?:<[^<>\s]{1,24}>|\[[^\]\s]{1,24}\]|[A-Z][A-Z_]*)"
+_ASSIGNED_TERM = re.compile(rf"^({_ASSIGNED}):\s+(?=\S+\s+\S)")
+_ASSIGNED_OPTION = re.compile(_ASSIGNED)
 # what makes a defined term a name rather than a word: "CARGO_TARGET_DIR", "os.path", "ServerAlive", "opt-level",
 # "VARCHAR", a call ("ifnull(X,Y)": a function's entry on a reference page)
 _IDENTIFIER = re.compile(r"[_.]|[a-z][A-Z]|[a-z]-[a-z]|^[A-Z0-9]{2,}$|^`|\w\(")
@@ -181,7 +186,7 @@ _IDENTIFIER = re.compile(r"[_.]|[a-z][A-Z]|[a-z]-[a-z]|^[A-Z0-9]{2,}$|^`|\w\(")
 def entry_term(text: str) -> str:
     """The term a definition entry defines, or "" when ``text`` is not one (see :data:`_OPTION_TERM`)."""
     head = text.lstrip()
-    match = _OPTION_TERM.match(head)
+    match = _OPTION_TERM.match(head) or _ASSIGNED_TERM.match(head)
     if match:
         return match.group(1)
     match = _NAMED_TERM.match(head)
@@ -220,7 +225,7 @@ def option_entries(text: str) -> list[tuple[int, int]]:
         head = text[start : start + _ENTRY_HEAD_CHARS]
         end = _PARAGRAPH_END.search(head)
         term = entry_term(head[: end.start()] if end else head)
-        if term.startswith("-"):
+        if term.startswith("-") or _ASSIGNED_OPTION.fullmatch(term):
             options.append(start)
         elif term and term.casefold() not in _ADMONITION:
             named.append(start)
@@ -448,8 +453,9 @@ def titles_subject(title: str, subject: str) -> bool:
 # "ripgrep (rg) recursively searches…"). Not "Lsof was written by…" nor "rsync and…": what it is, not its history.
 _GLOSS = r"(?:\s(?:command|program|tool|utility|library|package|commande|programme))?(?:\s*\([^()]{1,40}\))?"
 # "rsync - a fast, versatile, local/remote file-copying tool"; "grep, egrep, fgrep, rgrep - print lines that
-# match patterns": a page that documents several commands names them all before the dash
-_NAME_LINE = re.compile(rf"{_GLOSS}(?:,\s*[\w.+-]+){{0,6}}\s[-—–]\s")
+# match patterns": a page that documents several commands names them all before the dash; a standard's heading
+# names its subject before a spaced colon ("/opt : Add-on application software packages")
+_NAME_LINE = re.compile(rf"{_GLOSS}(?:,\s*[\w.+-]+){{0,6}}\s[-—–:]\s")
 # a manual page's NAME line as a whole: its command(s) and, after the dash, what they do ("grep, egrep - print
 # lines that match patterns"; roff's "\-" as well)
 NAME_LINE_PARTS = re.compile(r"^\s*(\S.*?)\s+(?:-|\\-|—|–)\s+(.+)$")
@@ -465,7 +471,9 @@ _SAYS_WHAT_IT_DOES = re.compile(  # any other verb: a lower-case word that is no
     r"[a-zà-öø-ÿ]"
 )
 DefinitionKind = Literal["name", "what", "does"]
-_SECTION_LABEL = re.compile(r"^[^\W\d_]{1,12}[:：]\s*")  # a manual page's section as a label: "説明: ", "Description: "
+# a manual page's section as a label ("説明: ", "Description: "), or a heading of a word or two on its own line
+# before the text ("Purpose\n/opt is reserved for…", a standard's heading as a PDF's text layer gives it)
+_SECTION_LABEL = re.compile(r"^(?:[^\W\d_]{1,12}[:：]\s*|[^\W\d_]{1,12}(?: [^\W\d_]{1,12})?[ \t]*\n\s*)")
 # "The Debian FAQ is…", "A Roth IRA is…"
 _ARTICLE = re.compile(r"^(?:(?:the|an?|les?|la|une?)\s+|l['’])", re.IGNORECASE)
 _NAMING = re.compile(  # what may name the subject before its name: "GNU tar", "La commande gzip", "The sqlite3 command"

@@ -12,6 +12,7 @@ from assistant_bridge.text import (
     asked_kind,
     definition_kind,
     entry_head,
+    entry_term,
     named_manual_pages,
     option_entries,
     overview,
@@ -181,6 +182,9 @@ def test_what_a_documents_title_names(title: str, subject: str) -> None:
         ("rsync", "rsyncd.conf is the configuration file.", None),
         ("rsync", "rsync -aiv host:'a simple file.pdf' /dest/", None),
         ("tmux", "tmux [-2CDluvV] [-c shell-command] [-f file]", None),
+        ("/opt", "/opt : Add-on application software packages", "name"),  # a standard's heading
+        ("/opt", "Purpose\n/opt is reserved for the installation of add-on application software packages.", "what"),
+        ("/opt", "See also\nthe /opt hierarchy", None),
     ],
 )
 def test_how_a_sentence_says_what_its_subject_is(subject: str, sentence: str, kind: str | None) -> None:
@@ -240,6 +244,20 @@ def test_a_page_of_named_settings_lists_them_as_its_entries() -> None:
     assert option_entries("\n\n".join(f"{k}: Specifies what {k} does here." for k in keywords[:4])) == []
     options = text + "\n\n-v, --verbose: say more about what is done"
     assert [options[a : a + 2] for a, _ in option_entries(options)] == ["-v"]
+
+
+def test_an_option_set_by_assignment_is_an_option_of_its_page() -> None:
+    """socat(1)'s address options ("commonname=<string>: Specify…") are options beside its "-d"; a setting in
+    prose ("fork: After establishing…") and an assignment with a literal value are not."""
+    text = (
+        "-d: Without this option, only fatal errors are printed.\n\n"
+        "commonname=<string>: Specify the commonname that the peer certificate must match.\n\n"
+        "mode=MODE: Set the mode of the file.\n\n"
+        "fork: After establishing a connection, handles its channel in a child process.\n\n"
+        "level=3: is the default here."
+    )
+    assert [text[a:b].split(":")[0] for a, b in option_entries(text)] == ["-d", "commonname=<string>", "mode=MODE"]
+    assert entry_term("no-sni=<bool>: Do not use the client side SNI.") == "no-sni=<bool>"
 
 
 def test_a_command_names_the_manual_page_of_its_configuration_file() -> None:

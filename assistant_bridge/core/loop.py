@@ -269,9 +269,18 @@ def _passages(result: SearchResult) -> str:
 def _unqualified(names: Sequence[str], pages: Sequence[str], message: str) -> list[str]:
     """``names`` without the acronyms that qualify a manual page the message names: "GNU" in "How do I create a
     new window in GNU screen?" when screen(1) was found. The page names what is asked about; its manual need
-    not say "GNU" anywhere near the answer."""
+    not say "GNU" anywhere near the answer. Nor a plural acronym alone ("process IDs", "URLs", "CPUs"): it
+    names a kind of thing, which documents write in many ways ("PIDs", "pid"), not one product they may not
+    cover."""
     form = match_form(message)
-    return [n for n in names if not (_acronym(n) and any(mentions(form, f"{n} {page}") for page in pages))]
+    return [
+        n
+        for n in names
+        if not (_acronym(n) and any(mentions(form, f"{n} {page}") for page in pages)) and not _PLURAL_ACRONYM.match(n)
+    ]
+
+
+_PLURAL_ACRONYM = re.compile(r"^[A-Z]{2,}s$")
 
 
 def _within(asked: Overview | None, name: str) -> bool:
@@ -291,9 +300,16 @@ def _unnamed(names: Sequence[str], form: str) -> bool:
     return any(not _mentioned(form, name) for name in names)
 
 
+# a name made an adjective ("MySQL-style backquotes", "Unix-like systems", "POSIX-compatible"): the name is what
+# the documents must mention
+_NAME_AS_ADJECTIVE = re.compile(r"-(?:style|like|compatible|based|specific|only|friendly|flavou?red)$", re.IGNORECASE)
+
+
 def _mentioned(form: str, name: str) -> bool:
     """The whole name, or for a name of several words its longest word when that has 5 letters or more
-    ("Roosevelt" for "Franklin D. Roosevelt"; "VS Code" only as a whole)."""
+    ("Roosevelt" for "Franklin D. Roosevelt"; "VS Code" only as a whole); a name made an adjective
+    (:data:`_NAME_AS_ADJECTIVE`) as the name alone."""
+    name = _NAME_AS_ADJECTIVE.sub("", name)
     if mentions(form, name):
         return True
     words = name.split()

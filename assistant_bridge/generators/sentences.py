@@ -751,14 +751,18 @@ def defines(query: str, cands: Sequence[Candidate], titles: Sequence[str]) -> np
     0.5 for a manual page's NAME line ("Wget - The non-interactive network downloader."); else 0. Of the
     sentences that say what it is or does, only a snippet's first counts: the later ones ("orjson serializes
     dataclasses natively") tell details. A README's line under its name that opens with an article says what it
-    is (:func:`_tagline`)."""
+    is (:func:`_tagline`). When no snippet is of the thing's own documents, the sentences of the others count
+    alike when they open with the name itself: a standard's section says what one of its directories is for
+    ("/opt is reserved for the installation of add-on application software packages"); "The VACUUM INTO command
+    is transactional…" tells a detail of a thing the "VACUUM" page is about."""
     out = np.zeros(len(cands))
     subject = overview_subject(query)
     if subject is None:
         return out
+    own = {c.snippet for c in cands if titles_subject(titles[c.snippet], subject)}
     told: set[int] = set()
     for i, c in enumerate(cands):
-        if c.snippet in told or not titles_subject(titles[c.snippet], subject):
+        if c.snippet in told or (c.snippet not in own and (own or _TAGLINE.match(c.text))):
             continue
         kind = definition_kind(subject, c.text) or ("what" if _tagline(subject, cands, i) else None)
         if kind == "name":

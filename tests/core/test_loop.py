@@ -424,6 +424,24 @@ def test_an_acronym_that_qualifies_a_named_page_need_not_be_mentioned() -> None:
     assert isinstance(out, IDontKnow) and out.reason == "retrieval_confidence"
 
 
+def test_a_name_made_an_adjective_is_mentioned_by_the_name() -> None:
+    quoting = SearchResult("SQLite Keywords", "`keyword`: this quoting mechanism is used by MySQL.")
+    question = "Does SQLite accept MySQL-style backquotes around identifiers?"
+    assert isinstance(run(results=[quoting], must_mention=["MySQL-style"], message=question), Answer)
+    out = run(results=[quoting], must_mention=["Oracle-style"], message="Does SQLite accept Oracle-style hints?")
+    assert isinstance(out, IDontKnow) and out.reason == "retrieval_confidence"
+
+
+def test_a_plural_acronym_names_a_kind_of_thing_not_one_that_must_be_mentioned() -> None:
+    """A plural acronym ("process IDs"; the page writes PIDs) names a kind of thing, not a product the documents
+    may not cover."""
+    htop = SearchResult("htop(1): interactive process viewer", "-p --pid=PID,PID...: Show only the given PIDs.")
+    question = "Which htop option shows only the given process IDs?"
+    assert isinstance(run(results=[htop], must_mention=["IDs"], message=question), Answer)
+    out = run(results=[htop], must_mention=["GPU"], message="Which htop option shows GPU usage?")
+    assert isinstance(out, IDontKnow) and out.reason == "retrieval_confidence"
+
+
 class LookingPre(Pre):
     """A pre-filter with a second look that vouches for the given (snippet index, probability) pairs."""
 

@@ -571,6 +571,37 @@ def test_a_question_about_what_a_thing_is_answers_with_the_sentence_that_says_it
     assert out.text.startswith("Wget - The non-interactive network downloader.")
 
 
+def test_a_section_of_another_document_says_what_a_thing_is_for_when_no_document_is_its_own() -> None:
+    """No snippet's title names /opt: the standard's sentence that opens with the name and says what it is for
+    answers, not a sentence about its subdirectories that matches more of the question's words. A sentence that
+    names the thing after an article ("The VACUUM INTO command is transactional…") tells a detail instead."""
+    subdirs = Snippet(
+        "The directories /opt/bin, /opt/doc and /opt/man are reserved for local system administrator use.",
+        "Filesystem Hierarchy Standard",
+        0,
+    )
+    section = Snippet(
+        "3.13. /opt : Add-on application software packages\n3.13.1. Purpose\n/opt is reserved for the installation "
+        "of add-on application software packages.",
+        "Filesystem Hierarchy Standard",
+        1,
+    )
+    out = ExtractiveGenerator().generate("What is /opt reserved for?", [subdirs, section])
+    assert out.text.startswith("/opt is reserved for the installation of add-on application software packages.")
+    backup = Snippet(
+        "The VACUUM command with an INTO clause is an alternative to the backup API for generating backup copies.",
+        "VACUUM",
+        0,
+    )
+    detail = Snippet(
+        "The VACUUM INTO command is transactional in the sense that the output database is a consistent snapshot.",
+        "VACUUM",
+        1,
+    )
+    out = ExtractiveGenerator().generate("What is VACUUM INTO used for?", [backup, detail])
+    assert out.text.startswith("The VACUUM command with an INTO clause is an alternative to the backup API")
+
+
 def test_a_name_line_answers_what_a_command_does_when_no_sentence_of_its_page_says_it() -> None:
     """A manual page's NAME line has no full stop (a label, never an answer by itself), but when no sentence
     of the page says what the command does, it is the answer, not a sentence of another page that names it."""
