@@ -74,6 +74,9 @@ OPTION_ENTRY_TIE = 0.005
 OPENING_CHUNKS = 3  # where a document says what it is about (:meth:`Services.with_opening`)
 _COMMAND_WORD = re.compile(r"[a-z][a-z0-9_.+-]*")  # what may name a command in a message (NFKC, lower case)
 _COMMAND_WORDS = 16  # the message's first this many such words are looked up
+# what no word of a language is spelt with, but a configuration file's name is: "ssh_config", "rsyncd.conf" (a
+# program's name with a digit, "sqlite3", is also what other documents call the program: the CLI's own guide)
+_NOT_A_WORD = re.compile(r"[_.]")
 
 
 @dataclass
@@ -284,12 +287,16 @@ class Services:
         ``message`` names first, when none of the first hits (as many as an answer draws from,
         :data:`~assistant_bridge.core.snippets.MAX_SNIPPETS`) comes from a page it names, for each page ``scope``
         may read only in other languages than the message's (a page in its language is found by its words). Each page's passages come from the same search within that page; as
-        many hits as before. Not for an English message: English uses many commands' names as words ("How
-        can a new contributor find a sponsor?" is not about find(1), held in French)."""
+        many hits as before. For an English message, and for a page in the message's language, only a name that
+        no word is spelt like (:data:`_NOT_A_WORD`: "ssh_config", "rsyncd.conf"): English uses many
+        commands' names as words ("How can a new contributor find a sponsor?" is not about find(1), held in
+        French), and a page in the message's language is found by its words unless a page with words much like
+        its own is found instead ("Which ssh_config keyword sets the port to connect to on the remote host?"
+        finds ssh(1)'s ``-p port: Port to connect to on the remote host``)."""
         language = detect_language(message)
-        if language == "en":  # "find a sponsor", "less than", "which file": English names commands as words
-            return hits
         words = [w.rstrip(".-") for w in _COMMAND_WORD.findall(unicodedata.normalize("NFKC", message).lower())]
+        if language == "en":  # "find a sponsor", "less than", "which file": English names commands as words
+            words = [w for w in words if _NOT_A_WORD.search(w)]
         pages = self.store.manual_pages(dict.fromkeys(words[:_COMMAND_WORDS]), scope)
         if not pages:
             return hits
@@ -301,8 +308,8 @@ class Services:
             if (name := manual_page_name(title)) in names:
                 named.setdefault(name, []).append((document, lang))
         first: list[SearchHit] = []
-        for _, documents in sorted(named.items()):
-            if any(lang == language for _, lang in documents):
+        for name, documents in sorted(named.items()):
+            if any(lang == language for _, lang in documents) and not _NOT_A_WORD.search(name):
                 continue
             within = replace(scope, document_ids=tuple(d for d, _ in documents))  # narrower: what scope may read
             first += self.search(text, within, mode=mode, limit=NAMED_PAGE_PASSAGES, filter=filter, blend=blend)

@@ -173,11 +173,6 @@ _OPTION_TERM = re.compile(
 _NAMED_TERM = re.compile(
     r"^(`?[A-Za-z_][\w.-]*(?:\([^()\s]{0,24}\))?`?(?:\s[A-Za-z_][\w.-]*)?)(?:\s*:\s+|\s+[—–]\s+|\s+-\s+)(?=\S+\s+\S)"
 )
-# an option set by assignment, with a placeholder for its value, as socat's address options are written
-# ("commonname=<string>: Specify the commonname…", "mode=MODE: …"): an option of its page as "-u" is
-_ASSIGNED = r"[a-z][\w-]*=(?:<[^<>\s]{1,24}>|\[[^\]\s]{1,24}\]|[A-Z][A-Z_]*)"
-_ASSIGNED_TERM = re.compile(rf"^({_ASSIGNED}):\s+(?=\S+\s+\S)")
-_ASSIGNED_OPTION = re.compile(_ASSIGNED)
 # what makes a defined term a name rather than a word: "CARGO_TARGET_DIR", "os.path", "ServerAlive", "opt-level",
 # "VARCHAR", a call ("ifnull(X,Y)": a function's entry on a reference page)
 _IDENTIFIER = re.compile(r"[_.]|[a-z][A-Z]|[a-z]-[a-z]|^[A-Z0-9]{2,}$|^`|\w\(")
@@ -186,7 +181,7 @@ _IDENTIFIER = re.compile(r"[_.]|[a-z][A-Z]|[a-z]-[a-z]|^[A-Z0-9]{2,}$|^`|\w\(")
 def entry_term(text: str) -> str:
     """The term a definition entry defines, or "" when ``text`` is not one (see :data:`_OPTION_TERM`)."""
     head = text.lstrip()
-    match = _OPTION_TERM.match(head) or _ASSIGNED_TERM.match(head)
+    match = _OPTION_TERM.match(head)
     if match:
         return match.group(1)
     match = _NAMED_TERM.match(head)
@@ -212,25 +207,36 @@ OPTION_ENTRY_MAX_CHARS = 1200  # an entry's text as it is embedded: its term, it
 # generated file, a log): none are taken, so neither ingestion nor a search pays for thousands of them
 OPTION_ENTRIES_MAX = 2000
 NAMED_ENTRIES_MIN = 5
+# a keyword of one capitalised word, defined by a sentence after a colon ("Port: Specifies the port number…")
+_KEYWORD_TERM = re.compile(r"^([A-Z][a-z]{1,20}):\s+(?=[A-Z][a-z]+\s+\S)")
 _ADMONITION = frozenset({"note", "notes", "warning", "caution", "important", "tip", "hint", "danger", "attention"})
 
 
 def option_entries(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` of each option entry of ``text`` (see above), at most :data:`OPTION_ENTRY_MAX_CHARS`
-    long, in text order; none when there are more than :data:`OPTION_ENTRIES_MAX`."""
+    long, in text order; none when there are more than :data:`OPTION_ENTRIES_MAX`. On a page of named
+    entries, a keyword of one capitalised word defined the same way is one of them ("Port: Specifies the port
+    number…" between ssh_config(5)'s "PermitRemoteOpen" and "PreferredAuthentications"); elsewhere such a word
+    is a label of prose ("Example: …")."""
     options: list[int] = []
     named: list[int] = []
+    words: list[int] = []
     for match in _PARAGRAPH_START.finditer(text):
         start = match.end()
         head = text[start : start + _ENTRY_HEAD_CHARS]
         end = _PARAGRAPH_END.search(head)
-        term = entry_term(head[: end.start()] if end else head)
-        if term.startswith("-") or _ASSIGNED_OPTION.fullmatch(term):
+        paragraph = head[: end.start()] if end else head
+        term = entry_term(paragraph)
+        if term.startswith("-"):
             options.append(start)
         elif term and term.casefold() not in _ADMONITION:
             named.append(start)
+        elif (word := _KEYWORD_TERM.match(paragraph)) and word.group(1).casefold() not in _ADMONITION:
+            words.append(start)
         if len(options) + len(named) > OPTION_ENTRIES_MAX:
             return []
+    if not options and len(named) >= NAMED_ENTRIES_MIN:
+        named = sorted(named + words)
     starts = named if not options and len(named) >= NAMED_ENTRIES_MIN else options
     ends = [*starts[1:], len(text)][: len(starts)]
     return [
@@ -304,17 +310,28 @@ def named_manual_pages(message: str, titles: Iterable[str]) -> set[str]:
     inside a file name or a path is not one ("…inclure les sources orig.tar.gz" names no tar), unless the
     page's name is itself written so ("rsyncd.conf"). A command also names the page of its configuration file
     (:data:`_CONFIG_PAGE`): "How many times does ssh try to connect by default?" is answered by ssh_config(5)'s
-    ``ConnectionAttempts``."""
+    ``ConnectionAttempts``. A name the message writes only as a part of a longer one it names is not named by
+    itself: "Which ssh_config keyword…" names ssh_config(5), not ssh(1)."""
     whole = match_form(message)
     words = match_form(_DOTTED_TOKEN.sub(" ", unicodedata.normalize("NFKC", message)))
-    named = set()
+    named: set[str] = set()
+    written: dict[str, str] = {}  # the names the message writes, with the form they are written in
     for title in titles:
         name = manual_page_name(title)
         if not name:
             continue
         form = whole if _DOTTED_TOKEN.fullmatch(name) else words
         config = _CONFIG_PAGE.fullmatch(name)
-        if mentions(form, name) or (config is not None and mentions(form, config.group(1))):
+        if mentions(form, name):
+            written[name] = form
+        elif config is not None and mentions(form, config.group(1)):
+            named.add(name)
+    for name, form in written.items():
+        longer = [match_form(other) for other in written if other != name and mentions(match_form(other), name)]
+        rest = form
+        for phrase in longer:
+            rest = rest.replace(phrase, " ")
+        if mentions(rest, name):
             named.add(name)
     return named
 

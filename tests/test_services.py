@@ -188,6 +188,22 @@ def test_a_named_page_in_the_messages_language_or_among_the_results_is_left_wher
         assert svc.with_named_pages(message, hits, message, SCOPE, mode="hybrid") == hits
 
 
+def test_a_name_no_word_is_spelt_like_brings_its_page_in_english_too(tmp_path: Path) -> None:
+    """ "ssh_config" is no English word: an English message that names it gets its page first, though ssh(1),
+    in the same language, has a line much like the message's words."""
+    svc = manuals(tmp_path)
+    config = "Port: Specifies the port number. The default is 22.\n\nUser: Specifies the user to log in as."
+    svc.ingestor.ingest_text(config, title="ssh_config(5): client configuration", ownership=Ownership())
+    for i in range(4):
+        line = f"-p port: Port to connect to on the remote host, option {i} of ssh."
+        svc.ingestor.ingest_text(line, title="ssh(1): OpenSSH remote login client", ownership=Ownership())
+    message = "Which ssh_config keyword sets the port to connect to on the remote host?"
+    hits = svc.search(message, SCOPE, mode="lexical", limit=6)
+    assert "ssh_config(5): client configuration" not in [h.chunk.title for h in hits[:5]]
+    titles = [h.chunk.title for h in svc.with_named_pages(message, hits, message, SCOPE, mode="lexical")]
+    assert titles[0] == "ssh_config(5): client configuration" and len(titles) == len(hits)
+
+
 def test_a_named_page_comes_only_from_what_the_caller_may_read(tmp_path: Path) -> None:
     svc = manuals(tmp_path, ssh="alice")
     bob = Scope(principal=Principal("bob"))

@@ -12,7 +12,6 @@ from assistant_bridge.text import (
     asked_kind,
     definition_kind,
     entry_head,
-    entry_term,
     named_manual_pages,
     option_entries,
     overview,
@@ -244,20 +243,11 @@ def test_a_page_of_named_settings_lists_them_as_its_entries() -> None:
     assert option_entries("\n\n".join(f"{k}: Specifies what {k} does here." for k in keywords[:4])) == []
     options = text + "\n\n-v, --verbose: say more about what is done"
     assert [options[a : a + 2] for a, _ in option_entries(options)] == ["-v"]
-
-
-def test_an_option_set_by_assignment_is_an_option_of_its_page() -> None:
-    """socat(1)'s address options ("commonname=<string>: Specify…") are options beside its "-d"; a setting in
-    prose ("fork: After establishing…") and an assignment with a literal value are not."""
-    text = (
-        "-d: Without this option, only fatal errors are printed.\n\n"
-        "commonname=<string>: Specify the commonname that the peer certificate must match.\n\n"
-        "mode=MODE: Set the mode of the file.\n\n"
-        "fork: After establishing a connection, handles its channel in a child process.\n\n"
-        "level=3: is the default here."
-    )
-    assert [text[a:b].split(":")[0] for a, b in option_entries(text)] == ["-d", "commonname=<string>", "mode=MODE"]
-    assert entry_term("no-sni=<bool>: Do not use the client side SNI.") == "no-sni=<bool>"
+    # a keyword of one capitalised word is one of them on such a page, a label of prose elsewhere
+    port = text.replace("HashKnownHosts: ", "Port: Specifies the port number.\n\nHashKnownHosts: ")
+    assert "Port" in [port[a:b].split(":")[0] for a, b in option_entries(port)]
+    prose = "\n\n".join(f"Example: Run the command number {i} here." for i in range(6))
+    assert option_entries(prose) == []
 
 
 def test_a_command_names_the_manual_page_of_its_configuration_file() -> None:
@@ -265,6 +255,9 @@ def test_a_command_names_the_manual_page_of_its_configuration_file() -> None:
     assert named_manual_pages("How many times does ssh try to connect?", titles) == {"ssh", "ssh_config"}
     assert named_manual_pages("Which rsync daemon parameter limits connections?", titles) == {"rsyncd.conf"}
     assert "ssh_config" in named_manual_pages("What does ssh_config set?", titles)
+    # a name written only as a part of a longer one is not named by itself
+    assert named_manual_pages("Which ssh_config keyword sets the port?", titles) == {"ssh_config"}
+    assert named_manual_pages("Does ssh read ssh_config first?", titles) == {"ssh", "ssh_config"}
     assert named_manual_pages("How do I download with wget?", titles) == {"wget"}
     # a word inside a file name or a path names no command, unless the page's name is written so
     assert named_manual_pages("Which option includes the sources orig.tar.gz?", ["tar(1): x"]) == set()
