@@ -67,20 +67,6 @@ def _headless_name(lines: list[str], first: int) -> str | None:
     return name.lower() if name and " " not in name else None
 
 
-# the SYNOPSIS section as translated pages head it
-_SYNOPSIS_SECTIONS = frozenset({"SYNOPSIS", "ÜBERSICHT", "SINOPSIS", "SINOSSI", "ОБЗОР", "書式", "概要"})
-
-
-def _headless_section(lines: list[str], name: str) -> str | None:
-    """The section of a page rendered without its header: ``1`` when its SYNOPSIS shows the page's name used as a
-    command ("file [-bcdEhiklLNnprsSvzZ0] …"), as a command's page does; else ``None`` (unknown)."""
-    for i, line in enumerate(lines[:200]):
-        if line.strip() in _SYNOPSIS_SECTIONS:
-            usage = next((x.strip() for x in lines[i + 1 : i + 4] if x.strip()), "")
-            return "1" if usage.split(" ", 1)[0].lower() == name else None
-    return None
-
-
 def is_man_page(text: str) -> bool:
     """The first non-blank line is a rendered manual page header (``NAME(SECTION) … NAME(SECTION)``), or the
     page was rendered without it and starts with its NAME section (:func:`_headless_name`)."""
@@ -171,9 +157,6 @@ def man_to_text(text: str) -> tuple[str, str | None]:
         token = _headless_name(lines, first)
         assert token is not None, "man_to_text needs a manual page (is_man_page)"
         body = lines[first:]
-        section = _headless_section(body, token)
-        if section is not None:  # titled as a page with its header is: "file(1): …", a manual page by its title
-            token = f"{token}({section})"
     else:
         body = lines[first + 1 :]
         last = max((i for i, line in enumerate(body) if line.strip()), default=-1)

@@ -21,7 +21,7 @@ from assistant_bridge.ingest.manpage import is_man_page, man_to_text
 from assistant_bridge.ingest.parsers import parse_file, parse_text
 from assistant_bridge.ingest.pdf import _without_furniture
 from assistant_bridge.ingest.service import every_chunk
-from assistant_bridge.text import manual_page_name, option_entries
+from assistant_bridge.text import option_entries
 from tests.conftest import make_services, make_settings
 
 LINKS = "".join(f'<li><a href="c{i}.html">Chapter {i}</a></li>' for i in range(12))
@@ -252,17 +252,10 @@ def test_a_translated_manual_page_gets_its_name_line_as_title_and_its_sections_a
 
 @pytest.mark.unit
 def test_a_manual_page_rendered_without_its_header_is_still_one() -> None:
-    """Its section is unknown, unless its synopsis shows its name used as a command: then it is titled as a
-    command's page with its header is, and read as a manual page wherever a title says so."""
     assert is_man_page(HEADLESS_MAN)
     text, title = man_to_text(HEADLESS_MAN)
     assert title == "file: Déterminer le type d'un fichier"
     assert "file teste chaque argument dans le but de les classer." in text.split("\n\n")
-    with_usage = HEADLESS_MAN.replace(
-        "DESCRIPTION", "SYNOPSIS\n     file [-bcdEhiklLNnprsSvzZ0] fichier ...\n\nDESCRIPTION"
-    )
-    assert man_to_text(with_usage)[1] == "file(1): Déterminer le type d'un fichier"
-    assert manual_page_name(man_to_text(with_usage)[1]) == "file"
     assert not is_man_page("NOM\n\nLe nom du projet.\n") and not is_man_page("Name\n     foo - bar\n")
 
 
