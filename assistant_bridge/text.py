@@ -237,6 +237,8 @@ def option_entries(text: str) -> list[tuple[int, int]]:
             return []
     if not options and len(named) >= NAMED_ENTRIES_MIN:
         named = sorted(named + words)
+        if len(named) > OPTION_ENTRIES_MAX:
+            return []
     starts = named if not options and len(named) >= NAMED_ENTRIES_MIN else options
     ends = [*starts[1:], len(text)][: len(starts)]
     return [
