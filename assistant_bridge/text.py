@@ -235,11 +235,11 @@ def option_entries(text: str) -> list[tuple[int, int]]:
             words.append(start)
         if len(options) + len(named) > OPTION_ENTRIES_MAX:
             return []
+    starts = options
     if not options and len(named) >= NAMED_ENTRIES_MIN:
-        named = sorted(named + words)
-        if len(named) > OPTION_ENTRIES_MAX:
+        starts = sorted(named + words)
+        if len(starts) > OPTION_ENTRIES_MAX:
             return []
-    starts = named if not options and len(named) >= NAMED_ENTRIES_MIN else options
     ends = [*starts[1:], len(text)][: len(starts)]
     return [
         (start, len(text[start : min(end, start + OPTION_ENTRY_MAX_CHARS)].rstrip()) + start)

@@ -443,9 +443,6 @@ def content_words(question: str, lang: str | None = None) -> int:
     return sum(1 for i, t in enumerate(toks) if len(t) > 1 and _says_something(t, lang) and not _measure(toks, i))
 
 
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*%?")
-
-
 _MEASURE_UNIT_CHARS = 5  # the longest word after a number read as its unit: "MB", "days", "hours"
 
 
@@ -455,9 +452,9 @@ def _measure(toks: Sequence[str], i: int) -> bool:
     t = toks[i]
     before = toks[i - 1].lower() if i > 0 else ""
     after = toks[i + 1].lower() if i + 1 < len(toks) else ""
-    return bool(
-        _NUMBER.fullmatch(t)
-        or (i > 0 and _NUMBER.fullmatch(toks[i - 1]) and len(t) <= _MEASURE_UNIT_CHARS)
+    return bool(  # a token holds no "." nor "%" (_tokens): a number is a run of digits
+        t.isdecimal()
+        or (i > 0 and toks[i - 1].isdecimal() and len(t) <= _MEASURE_UNIT_CHARS)
         or after == "than"
         or (before in ("plus", "moins") and after == "que")
     )
