@@ -26,7 +26,7 @@ _NODE_LINE = re.compile(r"^File: [^,]+,\s+Node: ([^,\n]+)")
 _UNDERLINE = re.compile(r"^([*=\-.])\1{2,}\s*$")
 _MAKEINFO = re.compile(r"^This is .+, produced by [Mm]akeinfo")
 _MENU_ITEM = re.compile(r"^\* [^:]+:")
-_TERM = re.compile(r"^(?:‘[^’]*’|'[^']*'|`[^']*')\s*$")  # a table term: the whole line quoted
+_TERM = re.compile(r"^\s*(?:‘[^’]*’|'[^']*'|`[^']*')\s*$")  # a table term: the whole line quoted
 _DEFINITION = re.compile(r"^ -- ([A-Za-z ]+): (.+)$")
 _INDEX_NODE = re.compile(r"\bindex\b", re.IGNORECASE)
 _NON_TEXT_BLOCK = ("Tag Table:", "Indirect:", "End Tag Table", "Local Variables:")
@@ -56,8 +56,61 @@ def _paragraphs(lines: list[str]) -> list[list[str]]:
     return out
 
 
+_LEVEL = 5  # columns ``makeinfo`` indents each level by: a table's description, a definition's body, an example
+_TERM_CHARS = 40  # an unquoted table term ("CLOSURE", "LANG environment"): a few words on a line of its own
+_TERM_WORDS = 4
+_NOT_TERM = re.compile(r"[.:;,!?]$|[(){};=]")
+_LIST_ITEM = re.compile(r"^\s*(?:[•*+-]|\d{1,2}[.)]|[A-Z][.)])\s")  # an item of a list, with its mark or number
+
+
+def _level(para: list[str]) -> int:
+    """The indentation level of a paragraph of text: that of its first line (a top-level paragraph indents it by
+    3), or where the text of a list item starts after its mark ("  2. How do I search…": 5), rounded down to a
+    level."""
+    item = _LIST_ITEM.match(para[0])
+    return (item.end() if item else line_indent(para[0])) // _LEVEL * _LEVEL
+
+
+def _unquoted_term(para: list[str], level: int) -> bool:
+    """The paragraph's first line is the term of a table entry that ``@table @asis`` or ``@var`` left unquoted
+    ("     CLOSURE" over "          The address of a …"): short, no sentence, no code, at the text's level, and the
+    description below it indented one level further."""
+    first = para[0].strip()
+    return (
+        len(para) > 1
+        and line_indent(para[0]) <= level
+        and len(first) <= _TERM_CHARS
+        and len(first.split()) <= _TERM_WORDS
+        and _NOT_TERM.search(first) is None
+        and all(line_indent(x) >= line_indent(para[0]) + _LEVEL - 1 for x in para[1:])
+    )
+
+
+def _lead_in(para: list[str], level: int) -> int:
+    """How many lines of the paragraph lead into an example that the rest of it is, a level further in than the
+    text (``level``) and further in than they are ("   Output of 'diff3 -3 lao tzu tao':" over "     8c");
+    ``len(para)`` when it holds no such example. A list item's text is no example (it stands right of its mark)."""
+    if _LIST_ITEM.match(para[0]):
+        return len(para)
+    threshold = max(level + _LEVEL, line_indent(para[0]) + 2)
+    lead = next((i for i, x in enumerate(para) if line_indent(x) >= threshold), len(para))
+    if any(line_indent(x) < threshold for x in para[lead:]):
+        return len(para)
+    return lead
+
+
+def _example(lines: list[str]) -> list[str]:
+    """An example's lines without the indentation they share."""
+    cut = min(line_indent(x) for x in lines)
+    return [x[cut:].rstrip() for x in lines]
+
+
 def _node_text(lines: list[str]) -> list[str]:
-    """The paragraphs of one node's body (navigation line already removed)."""
+    """The paragraphs of one node's body (navigation line already removed).
+
+    An example is a paragraph of several lines indented a level further than the text around it: the top
+    level's examples stand at 5 columns, those in a table entry's description or a definition's body (at 5) at
+    10. A later paragraph of such a description, at 5, is text like the first, joined into one line."""
     body: list[str] = []
     for line in lines:
         if line.startswith("* Menu:"):
@@ -65,11 +118,12 @@ def _node_text(lines: list[str]) -> list[str]:
         body.append(line)
     out: list[str] = []
     terms: list[str] = []  # table terms waiting for their description
+    level = 0  # the indentation of the text the paragraphs belong to
     for para in _paragraphs(body):
         if len(para) == 2 and _UNDERLINE.match(para[1]) and len(para[1].strip()) >= len(para[0].strip()) - 2:
             out.append(para[0].strip())  # a heading over its rule
+            level = 0
             continue
-        first = para[0]
         while para and _TERM.match(para[0]):  # ‘-e PATTERNS’ / ‘--regexp=PATTERNS’, then the description
             terms.append(_unquote(para[0]))
             para = para[1:]
@@ -79,19 +133,31 @@ def _node_text(lines: list[str]) -> list[str]:
         if definition:
             head = [f"{definition.group(1)}: {definition.group(2).strip()}"]
             rest = para[1:]
-            while rest and line_indent(rest[0]) >= 10:  # the definition line wrapped
+            while rest and line_indent(rest[0]) >= 2 * _LEVEL:  # the definition line wrapped
                 head.append(rest.pop(0).strip())
             description = join_lines([x.strip() for x in rest])
             out.append(" ".join(head) + (f": {description}" if description else ""))
+            level = _LEVEL
             continue
-        text = join_lines([x.strip() for x in para])
+        if line_indent(para[0]) < level:
+            level = _level(para)  # the text a table or a list was in goes on
         if terms:
-            out.append(f"{', '.join(terms)}: {text}")
+            out.append(f"{', '.join(terms)}: {join_lines([x.strip() for x in para])}")
             terms = []
-        elif line_indent(first) >= 5 and all(line_indent(x) >= 5 for x in para) and len(para) > 1:
-            out.append("\n".join(x[5:] if x.startswith("     ") else x.strip() for x in para))  # an example
+            level = _level(para)
+        elif _unquoted_term(para, level):
+            out.append(f"{para[0].strip()}: {join_lines([x.strip() for x in para[1:]])}")
+            level = min(line_indent(x) for x in para[1:]) // _LEVEL * _LEVEL
+        elif len(para) > 1 and min(line_indent(x) for x in para) >= level + _LEVEL:
+            out.append("\n".join(_example(para)))  # an example, line by line
+        elif (lead := _lead_in(para, level)) < len(para):
+            # lines that lead into an example right under them ("Example: delete the second input line:")
+            out.append("\n".join([join_lines([x.strip() for x in para[:lead]]), *_example(para[lead:])]))
+            level = line_indent(para[0]) // _LEVEL * _LEVEL
         else:
-            out.append(text)
+            out.append(join_lines([x.strip() for x in para]))
+            if len(para) > 1 or line_indent(para[0]) < level + _LEVEL:
+                level = _level(para)
     if terms:
         out.append(", ".join(terms))
     return out

@@ -106,3 +106,77 @@ def test_a_compressed_part_of_a_manual_and_a_plain_file_named_info() -> None:
 def test_index_markers_are_not_binary() -> None:
     marked = MANUAL.replace("Index\n*****\n", "\x00\x08[index\x00\x08]\nIndex\n*****\n")
     assert parse_file("frob.info", marked.encode()).text == parse_file("frob.info", MANUAL.encode()).text
+
+
+NESTED = """\x1f
+File: frob.info,  Node: Options,  Up: Top
+
+1 Options
+*********
+
+‘-m NUM’
+‘--max-count=NUM’
+     Stop after the first NUM selected lines.
+
+     If the input is standard input from a regular file, ‘frob’ leaves
+     it positioned just after the last selected line.  For example:
+
+          while frob -m 1 PATTERN
+          do
+            echo xxxx
+          done < FILE
+
+     Example: stop after the second line:
+          $ seq 3 | frob -m 2
+          1
+          2
+
+ -- Function: void frob_free (void *WRITABLE)
+     Free memory.  The arguments are:
+
+     WRITABLE
+          The writable address that was returned.
+
+     This function also resets the context in the same way as
+     ‘frob_init’.
+
+     ‘ad=32’
+
+          SGR substring for added lines.  The default is green
+          foreground.
+
+LANG environment
+     This version does not conform to the POSIX standard.
+
+  2. How do I frob directories recursively?
+
+          frob -r /home/gigi
+
+     frobs every file under the ‘/home/gigi’ directory.  For more
+     control, use ‘find’.
+
+   Output of ‘frob -e’:
+     11a
+     .
+"""
+
+
+def test_the_later_paragraphs_of_an_entry_are_text_and_its_examples_stay_lines() -> None:
+    """makeinfo indents a table entry's description and a definition's body by 5 columns, and an example a level
+    further: a description's second paragraph is prose joined into one line (a sentence is never cut at a wrapped
+    line), an example keeps its lines, and an unquoted term heads its description as a quoted one does."""
+    paragraphs = parse_file("frob.info", NESTED.encode()).text.split("\n\n")
+    assert "-m NUM, --max-count=NUM: Stop after the first NUM selected lines." in paragraphs
+    assert (
+        "If the input is standard input from a regular file, ‘frob’ leaves it positioned just after the last "
+        "selected line. For example:"
+    ) in paragraphs
+    assert "while frob -m 1 PATTERN\ndo\n  echo xxxx\ndone < FILE" in paragraphs
+    assert "Example: stop after the second line:\n$ seq 3 | frob -m 2\n1\n2" in paragraphs
+    assert "WRITABLE: The writable address that was returned." in paragraphs
+    assert "This function also resets the context in the same way as ‘frob_init’." in paragraphs
+    assert "ad=32: SGR substring for added lines. The default is green foreground." in paragraphs
+    assert "LANG environment: This version does not conform to the POSIX standard." in paragraphs
+    assert "frob -r /home/gigi" in paragraphs  # an example in a list item's text
+    assert "frobs every file under the ‘/home/gigi’ directory. For more control, use ‘find’." in paragraphs
+    assert "Output of ‘frob -e’:\n11a\n." in paragraphs  # a line that leads into an example under it
