@@ -43,7 +43,7 @@ _LATIN_STOP = re.compile(
     rf"|[{_CJK_STOP}]+[{re.escape(_CLOSERS)}]*"
 )
 _PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
-_WORD_BEFORE = re.compile(r"([^\W\d_]+)\.?$")
+_WORD_BEFORE = re.compile(r"((?:[^\W\d_]+\.)*[^\W\d_]+)\.?$")  # "etc", or dotted: "i.e", "e.g"
 _LONG_SPLIT = re.compile(r"\n+|(?<=;)\s+")
 MAX_SENTENCE_CHARS = 400
 
@@ -54,10 +54,11 @@ def _is_abbreviation(text: str, dot: int) -> bool:
     match = _WORD_BEFORE.search(text[max(0, dot - 12) : dot])
     if not match:
         return False
-    word = match.group(1)
-    if len(word) == 1 and word.isupper():  # initials: "J. K. Rowling"
+    last = match.group(1).rsplit(".", 1)[-1]
+    if len(last) == 1 and last.isupper():  # initials: "J. K. Rowling"
         return True
-    return word.casefold() in _ABBREVIATIONS and not text[dot - 1].isspace()
+    # "i.e." reads "ie": "The size of a SHA224 digest, i.e. 28." is one sentence
+    return match.group(1).replace(".", "").casefold() in _ABBREVIATIONS and not text[dot - 1].isspace()
 
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int] | None:

@@ -151,6 +151,17 @@ def test_sentence_spans_common_cases() -> None:
         assert text[start:end] == text[start:end].strip()
 
 
+def test_a_dotted_abbreviation_does_not_end_a_sentence() -> None:
+    """A dotted "i.e." or "e.g." before a number or a capital goes on with the sentence: "The size of a SHA224 digest, i.e.
+    28." is one sentence (its number is the answer); initials and other dotted words are as before."""
+    assert split_sentences("The size of a SHA224 digest, i.e. 28. Use a tool, e.g. Grep. The U.S. Army won.") == [
+        "The size of a SHA224 digest, i.e. 28.",
+        "Use a tool, e.g. Grep.",
+        "The U.S. Army won.",
+    ]
+    assert split_sentences("It ends at 5 p.m. Then we leave.") == ["It ends at 5 p.m.", "Then we leave."]
+
+
 def test_sentence_spans_lower_case_continuation_and_long_lists() -> None:
     assert split_sentences("It costs approx. five dollars. e.g. not split. Next one.") == [
         "It costs approx. five dollars. e.g. not split.",
