@@ -651,6 +651,11 @@ def _names(query: str, term: str) -> bool:
     """The query names the entry's term (``ServerAliveCountMax``, ``max connections``) as a whole word; a
     function's entry by the function's name ("ifnull()" or "ifnull" names ``ifnull(X,Y)``)."""
     name = term.split("(", 1)[0] if re.match(r"[A-Za-z_][\w.]*\(", term) else term
+    if name.isupper() and not query.isupper():
+        # a name in capitals (an argument, "CLOSURE"; a keyword, "REPLACE") is named in capitals: "memory
+        # allocated for a closure" uses the word, and the entry of ffi_prep_closure_loc's CLOSURE argument does
+        # not answer it
+        return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", query) is not None
     return re.search(rf"(?<![\w-]){re.escape(name.casefold())}(?![\w-])", query.casefold()) is not None
 
 

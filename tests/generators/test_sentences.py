@@ -334,6 +334,21 @@ def test_an_option_whose_long_name_the_question_spells_out_is_asked_for() -> Non
     assert match("How do I get indented output from orjson?", "orjson") == [0.0, 0.0, 0.0, 1.0]
 
 
+def test_a_name_in_capitals_is_named_in_capitals() -> None:
+    """An argument's entry ("CLOSURE: The address of a ffi_closure object", an Info manual's parameter list) is
+    asked about by its name as written, not by the English word: "memory allocated for a closure" is no question
+    about it. A message in capitals names it all the same."""
+    page = Snippet(
+        "CLOSURE: The address of a 'ffi_closure' object.\n\nCIF: The 'ffi_cif' describing the function parameters.",
+        "libffi",
+        0,
+    )
+    cands = candidates([page])
+    assert entry_match("Which function frees the memory allocated for a closure?", cands, ["libffi"]).tolist()[0] == 0
+    assert entry_match("What is the CLOSURE argument of ffi_prep_closure_loc?", cands, ["libffi"]).tolist()[0] == 1
+    assert entry_match("WHAT IS CLOSURE?", cands, ["libffi"]).tolist()[0] == 1
+
+
 @pytest.mark.parametrize(
     ("query", "names"),
     [
