@@ -38,8 +38,10 @@ from assistant_bridge.store import SQLiteStore
 from assistant_bridge.text import (
     asks_for_command,
     asks_for_option,
+    document_name,
     holds_code_names,
     manual_page_name,
+    named_documents,
     named_manual_pages,
     option_entries,
     overview_subject,
@@ -386,8 +388,10 @@ class Services:
         before."""
         if not hits or overview_subject(message):
             return hits
-        named = named_manual_pages(message, (h.chunk.title or "" for h in hits))
-        page = next((h for h in hits if manual_page_name(h.chunk.title or "") in named), None)
+        named = named_documents(message, (h.chunk.title or "" for h in hits))
+        pages = [h for h in hits if document_name(h.chunk.title or "") in named]
+        # a manual page before another manual of the same program (socat(1) and socat's HTML page)
+        page = next((h for h in pages if manual_page_name(h.chunk.title or "")), pages[0] if pages else None)
         if page is None:
             return hits
         doc = self.store.get_document(page.chunk.document_id)
@@ -411,7 +415,7 @@ class Services:
         # the words of the question as asked: a conversation turn's rewrite adds the terms that name its page
         # ("Only those by one author? — graph / commit history / git-log"), which are not what it asks for
         said = asked if asked is not None else message
-        share = entry_word_share(said, manual_page_name(doc.title) or "", [words[i] for i in indices])
+        share = entry_word_share(said, document_name(doc.title) or "", [words[i] for i in indices])
         best_entry = int(np.argmax(similarity + OPTION_ENTRY_WORD_WEIGHT * share))
         best = self._chunk_at(doc.id, doc.chunk_count, spans[indices[best_entry]][0], scope)
         if best is None or not matches(filter, stored_record(best)):
@@ -438,17 +442,18 @@ class Services:
         options = asks_for_option(message)
         if not (options or asks_for_command(message)) or overview_subject(message):
             return None
-        named = named_manual_pages(message, (title for _, title, _ in documents))
-        found = next((i for i, title, lang in documents if lang == language and manual_page_name(title) in named), None)
+        named = named_documents(message, (title for _, title, _ in documents))
+        mine = [(i, title) for i, title, lang in documents if lang == language and document_name(title) in named]
+        found = next((i for i, title in mine if manual_page_name(title)), mine[0][0] if mine else None)
         doc = self.store.get_document(found) if found is not None else None
         if doc is None:
             return None
         entries = self._page_entries(doc)
-        if options and not entries.spans:
-            return None
+        if not entries.spans and (options or manual_page_name(doc.title) is None):
+            return None  # no entries to hold the option; a manual other than a page lists its commands as entries
         if language == "ja":
             return OptionWords(0.0, unknown_runs(message, entries.normal(doc.text)), entries=False)
-        name = manual_page_name(doc.title) or ""
+        name = document_name(doc.title) or ""
         held = entries.entry_terms(doc.text)
         share = float(entry_word_share(message, name, held).max()) if held else 0.0
         return OptionWords(share, unknown_words(message, name, entries.page_terms(doc.text)), entries=options)

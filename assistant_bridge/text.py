@@ -339,6 +339,42 @@ def named_manual_pages(message: str, titles: Iterable[str]) -> set[str]:
     return named
 
 
+_LEADING_TITLE_WORDS = frozenset({"gnu", "the"})  # "GNU Gzip", "The Bash Reference Manual": not the name
+# the title of a manual page rendered without its header: its command in lower case, a colon, its NAME line; such
+# a page is named by no message (French "file", "la file de téléchargement", is a word), as it was before
+_HEADLESS_PAGE_TITLE = re.compile(r"\s*[a-z0-9][\w.+-]*: ")
+
+
+def document_name(title: str) -> str | None:
+    """The program or library a document is the manual of: its manual page's name (:func:`manual_page_name`),
+    else its title's subject (:func:`titled_subject`) when that is one name: ``gzip`` for "GNU Gzip: General
+    file (de)compression" (an Info manual), ``sed`` for "GNU ‘sed’", ``bash`` for "Bash Reference Manual",
+    ``libffi``; ``None`` for a title of several words ("Comparing and Merging Files")."""
+    name = manual_page_name(title)
+    if name:
+        return name
+    if _HEADLESS_PAGE_TITLE.match(title):
+        return None  # a manual page without its header ("file: Déterminer le type d'un fichier"), named as before
+    words = titled_subject(title).split()
+    while words and words[0] in _LEADING_TITLE_WORDS:
+        words.pop(0)
+    return words[0] if len(words) == 1 else None
+
+
+def named_documents(message: str, titles: Iterable[str]) -> set[str]:
+    """The programs whose manuals ``titles`` hold (:func:`document_name`) and that ``message`` names: the manual
+    pages :func:`named_manual_pages` finds, and the programs of other manuals (Info, HTML) the message names as
+    a word ("Which gzip option…" and "GNU Gzip: General file (de)compression")."""
+    titles = list(titles)
+    named = named_manual_pages(message, titles)
+    form = match_form(_DOTTED_TOKEN.sub(" ", unicodedata.normalize("NFKC", message)))
+    for title in titles:
+        name = document_name(title)
+        if name and manual_page_name(title) is None and mentions(form, name):
+            named.add(name)
+    return named
+
+
 def mentions(form: str, phrase: str) -> bool:
     """Whether ``form`` (a :func:`match_form`) holds ``phrase`` as whole words."""
     needle = match_form(phrase)

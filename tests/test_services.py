@@ -352,6 +352,24 @@ def test_a_question_for_an_option_is_measured_by_the_words_the_best_entry_of_the
     assert words("What does the curl command do?") is None  # what the page's command is: another question
 
 
+def test_the_manual_of_a_program_that_is_no_manual_page_is_named_by_its_program(tmp_path: Path) -> None:
+    """An Info or HTML manual titled by its program ("GNU Curl: transfer a URL") is that program's page when a
+    question asks which of its options does something, as a manual page is; a one-word title that is no program's
+    manual (it lists no entries) and a manual page without its header ("file: …") are not."""
+    svc = make_services(make_settings(tmp_path), dim=1024)
+    doc = svc.ingestor.ingest_text(CURL_PAGE, title="GNU Curl: transfer a URL", ownership=Ownership()).document
+    found = svc.option_words("Which curl option fetches the headers only?", [(doc.id, doc.title, doc.language)])
+    assert found is not None and found.share >= 0.9 and found.found
+    secret = svc.option_words("Which curl option encrypts the upload with a password?", [(doc.id, doc.title, "en")])
+    assert secret is not None and secret.missing
+    plain = svc.ingestor.ingest_text("A transaction starts with BEGIN.", title="Transaction", ownership=Ownership())
+    assert svc.option_words("Which command starts a transaction?", [(plain.document.id, "Transaction", "en")]) is None
+    headless = svc.ingestor.ingest_text(CURL_PAGE, title="curl: transfer a URL", ownership=Ownership()).document
+    assert (
+        svc.option_words("Which curl option fetches the headers only?", [(headless.id, headless.title, "en")]) is None
+    )
+
+
 GZIP_JA = (
     "gzip, gunzip - ファイルの圧縮、伸長を行う\n\n"
     "-c --stdout: 出力を標準出力に書き出します。元のファイルは変更しません。\n\n"

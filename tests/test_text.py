@@ -11,7 +11,9 @@ from assistant_bridge.text import (
     OPTION_ENTRY_MAX_CHARS,
     asked_kind,
     definition_kind,
+    document_name,
     entry_head,
+    named_documents,
     named_manual_pages,
     option_entries,
     overview,
@@ -269,3 +271,26 @@ def test_a_number_in_words_other_than_one_is_written() -> None:
     assert writes_number("There are five conflict resolution algorithm choices") and writes_number("deux fois")
     assert writes_number("It holds 3 items") and not writes_number("one of the options")
     assert not writes_number("iperf3 and ext4") and not writes_number("統一された形式")
+
+
+@pytest.mark.parametrize(
+    ("title", "name"),
+    [
+        ("find(1): search for files in a directory hierarchy", "find"),
+        ("GNU Gzip: General file (de)compression", "gzip"),  # an Info manual's top heading
+        ("GNU ‘sed’", "sed"),
+        ("Bash Reference Manual", "bash"),
+        ("libffi", "libffi"),
+        ("Comparing and Merging Files", None),  # several words: no one program
+        ("file: Déterminer le type d'un fichier", None),  # a manual page without its header, named as before
+    ],
+)
+def test_the_program_a_manual_is_of(title: str, name: str | None) -> None:
+    assert document_name(title) == name
+
+
+def test_a_message_names_the_program_of_a_manual_that_is_no_manual_page() -> None:
+    titles = ["GNU Gzip: General file (de)compression", "tar(1): an archiving utility", "Time"]
+    assert named_documents("Which gzip option checks the integrity of a file?", titles) == {"gzip"}
+    assert named_documents("Which tar option lists an archive?", titles) == {"tar"}
+    assert named_documents("Which option shows the version?", titles) == set()
