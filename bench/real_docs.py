@@ -138,6 +138,12 @@ DEBIAN: dict[str, tuple[str, ...]] = {
     "time": ("usr/share/info/time.info.gz",),
     "nettle-dev": ("usr/share/info/nettle.info.gz",),
     "libffi-dev": ("usr/share/info/libffi.info.gz",),
+    # added with the "fresh28" split
+    "ed": ("usr/share/info/ed.info.gz",),
+    "bzip2-doc": ("usr/share/info/bzip2.info.gz",),
+    "libgpg-error-dev": ("usr/share/info/gpgrt.info.gz",),
+    "readline-common": ("usr/share/info/rluserman.info.gz",),
+    "findutils": ("usr/share/info/find.info-1.gz",),
 }
 #: Wheels whose long description (Markdown, in ``METADATA``) is a document of the corpus.
 WHEELS = (
