@@ -37,6 +37,7 @@ from assistant_bridge.settings import Settings
 from assistant_bridge.store import SQLiteStore
 from assistant_bridge.text import (
     asks_for_command,
+    asks_for_kind,
     asks_for_option,
     document_name,
     holds_code_names,
@@ -389,7 +390,7 @@ class Services:
         if not hits or overview_subject(message):
             return hits
         named = named_documents(message, (h.chunk.title or "" for h in hits))
-        pages = [h for h in hits if document_name(h.chunk.title or "") in named]
+        pages = [h for h in hits if (h.chunk.title or "") in named]
         # a manual page before another manual of the same program (socat(1) and socat's HTML page)
         page = next((h for h in pages if manual_page_name(h.chunk.title or "")), pages[0] if pages else None)
         if page is None:
@@ -440,10 +441,10 @@ class Services:
         another language (a French question about an English page shares no words with it)."""
         language = detect_language(message)
         options = asks_for_option(message)
-        if not (options or asks_for_command(message)) or overview_subject(message):
+        if not (options or asks_for_command(message) or asks_for_kind(message)) or overview_subject(message):
             return None
         named = named_documents(message, (title for _, title, _ in documents))
-        mine = [(i, title) for i, title, lang in documents if lang == language and document_name(title) in named]
+        mine = [(i, title) for i, title, lang in documents if lang == language and title in named]
         found = next((i for i, title in mine if manual_page_name(title)), mine[0][0] if mine else None)
         doc = self.store.get_document(found) if found is not None else None
         if doc is None:

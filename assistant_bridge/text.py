@@ -345,6 +345,14 @@ _LEADING_TITLE_WORDS = frozenset({"gnu", "the"})  # "GNU Gzip", "The Bash Refere
 _HEADLESS_PAGE_TITLE = re.compile(r"\s*[a-z0-9][\w.+-]*: ")
 
 
+def _title_head(title: str) -> list[str]:
+    """The words of a title's subject (:func:`titled_subject`) without a leading "The" or "GNU"."""
+    words = titled_subject(title).split()
+    while words and words[0] in _LEADING_TITLE_WORDS:
+        words.pop(0)
+    return words
+
+
 def document_name(title: str) -> str | None:
     """The program or library a document is the manual of: its manual page's name (:func:`manual_page_name`),
     else its title's subject (:func:`titled_subject`) when that is one name: ``gzip`` for "GNU Gzip: General
@@ -355,23 +363,67 @@ def document_name(title: str) -> str | None:
         return name
     if _HEADLESS_PAGE_TITLE.match(title):
         return None  # a manual page without its header ("file: Déterminer le type d'un fichier"), named as before
-    words = titled_subject(title).split()
-    while words and words[0] in _LEADING_TITLE_WORDS:
-        words.pop(0)
+    words = _title_head(title)
     return words[0] if len(words) == 1 else None
 
 
+# the kinds of things a question asks a program's manual for, and the program's name written right before one
+# ("Which bzip2 option…", "Which readline variable…", "Which Libgpg-error function…") or after it in French
+# ("Quelle option de gzip…")
+_ASKED_KINDS = (
+    r"(?:options?|flags?|switch(?:es)?|arguments?|commands?|keywords?|directives?|variables?|settings?|functions?"
+    r"|builtins?|tests?|actions?)"
+)
+_PROGRAM_BEFORE_KIND = re.compile(rf"([^\W\d_][\w.+-]*)\s+(?:command[- ]line\s+)?{_ASKED_KINDS}\b", re.IGNORECASE)
+_PROGRAM_AFTER_KIND = re.compile(
+    r"\b(?:options?|commandes?|variables?|fonctions?)\s+d(?:e\s+|['’])([^\W\d_][\w.+-]*)", re.IGNORECASE
+)
+_NOT_PROGRAMS = frozenset(
+    "which what the a an this that these those any some each every other same one quelle quel".split()
+)
+
+
+_ASKS_KIND = re.compile(rf"\b{_ASKED_KINDS}\b|\b(?:commandes?|fonctions?)\b", re.IGNORECASE)
+
+
+def asks_for_kind(message: str) -> bool:
+    """The message asks for an option, a command, a variable, a setting, a function, a builtin, a test or an
+    action (what a program's manual lists as its entries)."""
+    return _ASKS_KIND.search(unicodedata.normalize("NFKC", message)) is not None
+
+
+def asked_programs(message: str) -> set[str]:
+    """The names ``message`` writes as the program it asks an option, a command, a variable or a function of:
+    ``bzip2`` for "Which bzip2 option reduces memory usage?", ``gzip`` for "Quelle option de gzip…"."""
+    text = unicodedata.normalize("NFKC", message)
+    found = _PROGRAM_BEFORE_KIND.findall(text) + _PROGRAM_AFTER_KIND.findall(text)
+    return {name.rstrip(".-").lower() for name in found} - _NOT_PROGRAMS
+
+
 def named_documents(message: str, titles: Iterable[str]) -> set[str]:
-    """The programs whose manuals ``titles`` hold (:func:`document_name`) and that ``message`` names: the manual
-    pages :func:`named_manual_pages` finds, and the programs of other manuals (Info, HTML) the message names as
-    a word ("Which gzip option…" and "GNU Gzip: General file (de)compression")."""
+    """The titles, among ``titles``, of the manuals of the programs ``message`` names: the manual pages
+    :func:`named_manual_pages` finds; another manual (Info, HTML) whose program (:func:`document_name`) the
+    message names as a word ("Which gzip option…" and "GNU Gzip: General file (de)compression"), or whose title
+    starts with the program the message asks an option, a variable or a function of (:func:`asked_programs`:
+    "Which bzip2 option…" and "bzip2 and libbzip2, version 1.0.8", "Which readline variable…" and "GNU Readline
+    Library"). A manual page rendered without its header is named by none, as before."""
     titles = list(titles)
-    named = named_manual_pages(message, titles)
+    pages = named_manual_pages(message, titles)
     form = match_form(_DOTTED_TOKEN.sub(" ", unicodedata.normalize("NFKC", message)))
+    programs = [match_form(p).split() for p in asked_programs(message)]
+    named: set[str] = set()
     for title in titles:
+        page = manual_page_name(title)
+        if page is not None:
+            if page in pages:
+                named.add(title)
+            continue
+        if _HEADLESS_PAGE_TITLE.match(title):
+            continue
         name = document_name(title)
-        if name and manual_page_name(title) is None and mentions(form, name):
-            named.add(name)
+        head = _title_head(title)
+        if (name and mentions(form, name)) or any(p and head[: len(p)] == p for p in programs):
+            named.add(title)
     return named
 
 

@@ -364,6 +364,18 @@ def test_the_manual_of_a_program_that_is_no_manual_page_is_named_by_its_program(
     assert secret is not None and secret.missing
     plain = svc.ingestor.ingest_text("A transaction starts with BEGIN.", title="Transaction", ownership=Ownership())
     assert svc.option_words("Which command starts a transaction?", [(plain.document.id, "Transaction", "en")]) is None
+    # a manual whose title opens with the program a question asks a variable of; judged by its unknown words
+    readline = svc.ingestor.ingest_text(
+        "bell-style: Controls what happens when Readline wants to ring the terminal bell.\n\n"
+        + "\n\n".join(f"history-{w}: sets the {w} part of the line editor's history." for w in "abcdef"),
+        title="GNU Readline Library",
+        ownership=Ownership(),
+    ).document
+    manual = [(readline.id, readline.title, "en")]
+    bell = svc.option_words("Which readline variable controls the terminal bell?", manual)
+    assert bell is not None and not bell.entries and bell.unknown == 0 and not bell.missing
+    cloud = svc.option_words("Which readline variable saves the history to a cloud service?", manual)
+    assert cloud is not None and cloud.unknown >= 2 and cloud.missing
     headless = svc.ingestor.ingest_text(CURL_PAGE, title="curl: transfer a URL", ownership=Ownership()).document
     assert (
         svc.option_words("Which curl option fetches the headers only?", [(headless.id, headless.title, "en")]) is None

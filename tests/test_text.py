@@ -10,6 +10,7 @@ from assistant_bridge.text import (
     OPTION_ENTRIES_MAX,
     OPTION_ENTRY_MAX_CHARS,
     asked_kind,
+    asked_programs,
     definition_kind,
     document_name,
     entry_head,
@@ -290,7 +291,33 @@ def test_the_program_a_manual_is_of(title: str, name: str | None) -> None:
 
 
 def test_a_message_names_the_program_of_a_manual_that_is_no_manual_page() -> None:
-    titles = ["GNU Gzip: General file (de)compression", "tar(1): an archiving utility", "Time"]
-    assert named_documents("Which gzip option checks the integrity of a file?", titles) == {"gzip"}
-    assert named_documents("Which tar option lists an archive?", titles) == {"tar"}
+    gzip, tar, bzip2, readline = (
+        "GNU Gzip: General file (de)compression",
+        "tar(1): an archiving utility",
+        "bzip2 and libbzip2, version 1.0.8",
+        "GNU Readline Library",
+    )
+    titles = [gzip, tar, bzip2, readline, "Time", "Datatypes In SQLite"]
+    assert named_documents("Which gzip option checks the integrity of a file?", titles) == {gzip}
+    assert named_documents("Which tar option lists an archive?", titles) == {tar}
+    # the program the question asks an option or a variable of opens the title
+    assert named_documents("Which bzip2 option reduces memory usage?", titles) == {bzip2}
+    assert named_documents("Which readline variable sets the bell style?", titles) == {readline}
+    assert named_documents("Quelle option de bzip2 garde les fichiers ?", titles) == {bzip2}
+    assert named_documents("Which SQLite function returns the changes?", titles) == set()  # ends the title
     assert named_documents("Which option shows the version?", titles) == set()
+
+
+@pytest.mark.parametrize(
+    ("message", "programs"),
+    [
+        ("Which bzip2 option reduces memory usage?", {"bzip2"}),
+        ("Which Libgpg-error function compresses a buffer?", {"libgpg-error"}),
+        ("Which find test matches empty files?", {"find"}),
+        ("Quelle option de gzip compresse le plus ?", {"gzip"}),
+        ("Which option shows the version?", set()),
+        ("How do I change the kernel command line?", {"kernel"}),  # named, but opens no manual's title
+    ],
+)
+def test_the_program_a_question_asks_an_entry_of(message: str, programs: set[str]) -> None:
+    assert asked_programs(message) == programs
