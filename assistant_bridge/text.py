@@ -179,9 +179,14 @@ _NAMED_TERM = re.compile(
 _IDENTIFIER = re.compile(r"[_.]|[a-z][A-Z]|[a-z]-[a-z]|^[A-Z0-9]{2,}$|^`|\w\(")
 
 
+# an Info manual's definition of an option, a test or an action, which names its kind first ("Option: -xdev,
+# -mount: Don't descend directories on other filesystems.", "Test: -empty: True if the file is empty…")
+_DEFINED_KIND = re.compile(r"(?:Option|Test|Action|Command|Primary|Switch|Flag): (?=-)")
+
+
 def entry_term(text: str) -> str:
     """The term a definition entry defines, or "" when ``text`` is not one (see :data:`_OPTION_TERM`)."""
-    head = text.lstrip()
+    head = _DEFINED_KIND.sub("", text.lstrip(), count=1)
     match = _OPTION_TERM.match(head)
     if match:
         return match.group(1)

@@ -14,6 +14,7 @@ from assistant_bridge.text import (
     definition_kind,
     document_name,
     entry_head,
+    entry_term,
     named_documents,
     named_manual_pages,
     option_entries,
@@ -321,3 +322,11 @@ def test_a_message_names_the_program_of_a_manual_that_is_no_manual_page() -> Non
 )
 def test_the_program_a_question_asks_an_entry_of(message: str, programs: set[str]) -> None:
     assert asked_programs(message) == programs
+
+
+def test_an_info_definition_of_an_option_is_an_entry_of_that_option() -> None:
+    assert entry_term("Option: -xdev, -mount: Don't descend directories on other filesystems.") == "-xdev, -mount"
+    assert (
+        entry_term("Test: -empty: True if the file is empty and is either a regular file or a directory.") == "-empty"
+    )
+    assert entry_term("Function: void sha256_init (struct sha256_ctx *CTX): Initialize the SHA256 state.") == ""

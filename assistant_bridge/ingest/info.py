@@ -131,12 +131,19 @@ def _node_text(lines: list[str]) -> list[str]:
             continue
         definition = _DEFINITION.match(para[0])
         if definition:
-            head = [f"{definition.group(1)}: {definition.group(2).strip()}"]
+            category, head = definition.group(1), [definition.group(2).strip()]
             rest = para[1:]
-            while rest and line_indent(rest[0]) >= 2 * _LEVEL:  # the definition line wrapped
-                head.append(rest.pop(0).strip())
+            while rest:
+                if line_indent(rest[0]) >= 2 * _LEVEL:  # the definition line wrapped
+                    head[-1] += " " + rest.pop(0).strip()
+                elif (more := _DEFINITION.match(rest[0])) is not None:  # another name for it (@deffnx)
+                    rest.pop(0)
+                    same = more.group(1) == category
+                    head.append(more.group(2).strip() if same else f"{more.group(1)}: {more.group(2).strip()}")
+                else:
+                    break
             description = join_lines([x.strip() for x in rest])
-            out.append(" ".join(head) + (f": {description}" if description else ""))
+            out.append(f"{category}: {', '.join(head)}" + (f": {description}" if description else ""))
             level = _LEVEL
             continue
         if line_indent(para[0]) < level:

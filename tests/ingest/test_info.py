@@ -131,6 +131,10 @@ File: frob.info,  Node: Options,  Up: Top
           1
           2
 
+ -- Test: -name pattern
+ -- Test: -iname pattern
+     True if the base of the file name matches PATTERN.
+
  -- Function: void frob_free (void *WRITABLE)
      Free memory.  The arguments are:
 
@@ -174,6 +178,8 @@ def test_the_later_paragraphs_of_an_entry_are_text_and_its_examples_stay_lines()
     assert "while frob -m 1 PATTERN\ndo\n  echo xxxx\ndone < FILE" in paragraphs
     assert "Example: stop after the second line:\n$ seq 3 | frob -m 2\n1\n2" in paragraphs
     assert "WRITABLE: The writable address that was returned." in paragraphs
+    # a definition with more names (@deffnx) lists them in its head
+    assert "Test: -name pattern, -iname pattern: True if the base of the file name matches PATTERN." in paragraphs
     assert "This function also resets the context in the same way as ‘frob_init’." in paragraphs
     assert "ad=32: SGR substring for added lines. The default is green foreground." in paragraphs
     assert "LANG environment: This version does not conform to the POSIX standard." in paragraphs
