@@ -82,6 +82,9 @@ def _split_block(text: str, start: int, end: int, out: list[tuple[int, int]]) ->
                 continue
             if _is_abbreviation(text, match.start()) and nxt < end:
                 continue
+            _, colon, said = text[cursor : match.start()].rpartition(": ")
+            if nxt < end and colon and "\n" not in said and len(said.split()) == 1:
+                continue  # a term's one word is no sentence: "--test, -t: Test. Check the compressed file integrity."
         span = _trim(text, cursor, stop)
         if span:
             out.append(span)

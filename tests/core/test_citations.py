@@ -162,6 +162,16 @@ def test_a_dotted_abbreviation_does_not_end_a_sentence() -> None:
     assert split_sentences("It ends at 5 p.m. Then we leave.") == ["It ends at 5 p.m.", "Then we leave."]
 
 
+def test_an_entry_term_with_one_word_goes_on_with_the_next_sentence() -> None:
+    """An Info manual's entry names what it does in one word first ("--test, -t: Test. Check the compressed file
+    integrity."): that word is no sentence of its own, and the entry keeps what it does."""
+    assert split_sentences("--test, -t: Test. Check the compressed file integrity. It is fast.") == [
+        "--test, -t: Test. Check the compressed file integrity.",
+        "It is fast.",
+    ]
+    assert split_sentences("Note: see below. Then go on.") == ["Note: see below.", "Then go on."]
+
+
 def test_sentence_spans_lower_case_continuation_and_long_lists() -> None:
     assert split_sentences("It costs approx. five dollars. e.g. not split. Next one.") == [
         "It costs approx. five dollars. e.g. not split.",
