@@ -372,7 +372,8 @@ class Services:
         self, message: str, hits: list[SearchHit], scope: Scope, *, filter: Any = None, asked: str | None = None
     ) -> list[SearchHit]:
         """``hits`` with the chunk of the option entry that best matches ``message`` first, when ``message`` names
-        a manual page one of the hits comes from (:func:`~assistant_bridge.text.named_manual_pages`), does not
+        a manual page one of the hits comes from, or another manual of a program (an Info or HTML manual,
+        :func:`~assistant_bridge.text.named_documents`; a manual page first when both are named), does not
         ask what the page's command is (:meth:`with_opening` does), and that chunk is not among the first
         :data:`~assistant_bridge.core.snippets.MAX_SNIPPETS` hits. A long page (curl(1): some 270 options in
         190 chunks) holds a dozen options in each chunk, and a question about one ("Which curl option fetches the
@@ -437,8 +438,12 @@ class Services:
         (:attr:`~assistant_bridge.core.loop.OptionWords.entries`), and so is a Japanese message, whose words are
         its runs of kanji and katakana (:func:`~assistant_bridge.generators.sentences.unknown_runs`): the
         character pairs it is searched by share too little with a paraphrase for an entry's share to say
-        anything. ``None`` for any other message, for one that asks what the page's command is and for a page in
-        another language (a French question about an English page shares no words with it)."""
+        anything. The page may be another manual of the program, an Info or HTML one that lists entries
+        (:func:`~assistant_bridge.text.named_documents`), and a question for a variable, a function, a builtin, a
+        test or an action of it is judged by its unknown words as a command question is
+        (:func:`~assistant_bridge.text.asks_for_kind`); a manual page comes first when both are named. ``None``
+        for any other message, for one that asks what the page's command is and for a page in another language
+        (a French question about an English page shares no words with it)."""
         language = detect_language(message)
         options = asks_for_option(message)
         if not (options or asks_for_command(message) or asks_for_kind(message)) or overview_subject(message):
