@@ -36,7 +36,6 @@ from assistant_bridge.lru import Lru
 from assistant_bridge.settings import Settings
 from assistant_bridge.store import SQLiteStore
 from assistant_bridge.text import (
-    asks_for_command,
     asks_for_kind,
     asks_for_option,
     document_name,
@@ -446,7 +445,7 @@ class Services:
         (a French question about an English page shares no words with it)."""
         language = detect_language(message)
         options = asks_for_option(message)
-        if not (options or asks_for_command(message) or asks_for_kind(message)) or overview_subject(message):
+        if not (options or asks_for_kind(message)) or overview_subject(message):  # a command is a kind too
             return None
         named = named_documents(message, (title for _, title, _ in documents))
         mine = [(i, title) for i, title, lang in documents if lang == language and title in named]
