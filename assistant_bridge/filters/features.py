@@ -299,7 +299,9 @@ def _base_pre_features(q: str, snips: list[str], encoder: SentenceEncoder) -> np
     snip_nums = set().union(*(tx.numbers(s) for s in snips))
 
     qtype = tx.question_type(q)
-    best_texts = " ".join({sents[lex_best].text, sents[chosen[int(by_cos[0])]].text})
+    # the lexical best, then the closest (once when they are one): in a set, their order, and so whether the
+    # second one's first word stands after a full stop (tx.has_name), changed with the process's hash seed
+    best_texts = " ".join(dict.fromkeys([sents[lex_best].text, sents[chosen[int(by_cos[0])]].text]))
     if qtype == "when":
         cue = tx.has_date(best_texts)
     elif qtype == "number":

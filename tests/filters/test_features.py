@@ -203,3 +203,54 @@ def test_use_encoder_caches_and_evicts() -> None:
     enc.encode(["c"])
     assert len(enc._cache) == 2 and "a" not in enc._cache  # noqa: SLF001
     assert enc.encode([]).shape == (0, UseEncoder.dim)
+
+
+_SEEDED = """
+import sys
+sys.path.insert(0, {root!r})
+import numpy as np
+from assistant_bridge.filters.encoder import HashingEncoder
+from assistant_bridge.filters.features import pre_features
+
+class Encoder(HashingEncoder):  # the question and "Nothing…" point one way, the rest the other
+    def encode(self, texts):
+        return np.array([[1.0, 0.0] if t.startswith(("Who", "Nothing")) else [0.0, 1.0] for t in texts], "float32")
+
+class Cross:
+    def window_probs(self, query, snippets):
+        return [(i, 0.5) for i in range(len(snippets))]
+
+    def first_window(self, query, snippets):
+        return snippets[0][:600] if snippets else None
+
+class Dense:
+    def similarity(self, query, passage):
+        return 0.5
+
+# the lexical best ends without a full stop, the closest starts with a capital: joined one way, "Nothing" is a
+# name in the middle of a sentence; the other way round, nothing is
+snippets = ["Abell wrote lsof", "Nothing else here."]
+print(pre_features("Who wrote lsof?", snippets, Encoder(), Cross(), Dense()).tolist())
+"""
+
+
+def test_the_features_do_not_change_with_the_hash_seed() -> None:
+    """The two best sentences were joined as a set, so whether a name stood after a full stop, and a "who"
+    question's cue, changed with ``PYTHONHASHSEED``: one process answered and another refused the same turn."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = _SEEDED.format(root=str(Path(__file__).resolve().parents[2]))
+    outs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in range(6)
+    }
+    assert len(outs) == 1
