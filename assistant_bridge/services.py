@@ -390,9 +390,7 @@ class Services:
         if not hits or overview_subject(message):
             return hits
         named = named_documents(message, (h.chunk.title or "" for h in hits))
-        pages = [h for h in hits if (h.chunk.title or "") in named]
-        # a manual page before another manual of the same program (socat(1) and socat's HTML page)
-        page = next((h for h in pages if manual_page_name(h.chunk.title or "")), pages[0] if pages else None)
+        page = _manual_first(hits, lambda h: h.chunk.title or "", named)
         if page is None:
             return hits
         doc = self.store.get_document(page.chunk.document_id)
@@ -448,9 +446,8 @@ class Services:
         if not (options or asks_for_kind(message)) or overview_subject(message):  # a command is a kind too
             return None
         named = named_documents(message, (title for _, title, _ in documents))
-        mine = [(i, title) for i, title, lang in documents if lang == language and title in named]
-        found = next((i for i, title in mine if manual_page_name(title)), mine[0][0] if mine else None)
-        doc = self.store.get_document(found) if found is not None else None
+        found = _manual_first([d for d in documents if d[2] == language], lambda d: d[1], named)
+        doc = self.store.get_document(found[0]) if found is not None else None
         if doc is None:
             return None
         entries = self._page_entries(doc)
@@ -517,6 +514,14 @@ class Services:
         cosine = {h.chunk.id: h.score for h in runs[0]}
         floor = min(cosine.values(), default=None)
         return [replace(h, similarity=cosine.get(h.chunk.id, floor)) for h in fused]
+
+
+def _manual_first(items: Sequence[T], title: Callable[[T], str], named: set[str]) -> T | None:
+    """The first of ``items`` whose ``title`` is among the ``named`` manuals' titles
+    (:func:`~assistant_bridge.text.named_documents`), a manual page before another manual of the same program
+    (socat(1) before socat's HTML page); ``None`` when none is."""
+    found = [i for i in items if title(i) in named]
+    return next((i for i in found if manual_page_name(title(i))), found[0] if found else None)
 
 
 class _LazyBackend:

@@ -82,9 +82,10 @@ def _split_block(text: str, start: int, end: int, out: list[tuple[int, int]]) ->
                 continue
             if _is_abbreviation(text, match.start()) and nxt < end:
                 continue
-            _, colon, said = text[cursor : match.start()].rpartition(": ")
-            if nxt < end and colon and "\n" not in said and len(said.split()) == 1:
-                continue  # a term's one word is no sentence: "--test, -t: Test. Check the compressed file integrity."
+            if nxt < end:
+                _, colon, said = text[cursor : match.start()].rpartition(": ")
+                if colon and "\n" not in said and len(said.split()) == 1:
+                    continue  # a term's one word is no sentence: "--test, -t: Test. Check the compressed file integrity."
         span = _trim(text, cursor, stop)
         if span:
             out.append(span)
@@ -315,6 +316,12 @@ _CONFIG_PAGE = re.compile(r"(.+?)(?:d?_config|d?\.conf|\.cfg)")
 _DOTTED_TOKEN = re.compile(r"\S*\w[./]\w\S*")
 
 
+def _words_form(message: str) -> str:
+    """``message`` as :func:`match_form` spells it, without its file names, paths, links and versions
+    (:data:`_DOTTED_TOKEN`): the words by which it names a program."""
+    return match_form(_DOTTED_TOKEN.sub(" ", unicodedata.normalize("NFKC", message)))
+
+
 def named_manual_pages(message: str, titles: Iterable[str]) -> set[str]:
     """The commands whose manual pages ``titles`` hold and that ``message`` names as a word: ``htop`` for "What
     is the default port of the htop web interface?" among the titles "wget(1): …" and "htop(1): …". A word
@@ -324,7 +331,7 @@ def named_manual_pages(message: str, titles: Iterable[str]) -> set[str]:
     ``ConnectionAttempts``. A name the message writes only as a part of a longer one it names is not named by
     itself: "Which ssh_config keyword…" names ssh_config(5), not ssh(1)."""
     whole = match_form(message)
-    words = match_form(_DOTTED_TOKEN.sub(" ", unicodedata.normalize("NFKC", message)))
+    words = _words_form(message)
     named: set[str] = set()
     written: dict[str, str] = {}  # the names the message writes, with the form they are written in
     for title in titles:
@@ -417,7 +424,7 @@ def named_documents(message: str, titles: Iterable[str]) -> set[str]:
     Library"). A manual page rendered without its header is named by none, as before."""
     titles = list(titles)
     pages = named_manual_pages(message, titles)
-    form = match_form(_DOTTED_TOKEN.sub(" ", unicodedata.normalize("NFKC", message)))
+    form = _words_form(message)
     programs = [match_form(p).split() for p in asked_programs(message)]
     named: set[str] = set()
     for title in titles:

@@ -63,12 +63,17 @@ _NOT_TERM = re.compile(r"[.:;,!?]$|[(){};=]")
 _LIST_ITEM = re.compile(r"^\s*(?:[•*+-]|\d{1,2}[.)]|[A-Z][.)])\s")  # an item of a list, with its mark or number
 
 
+def _rounded(indent: int) -> int:
+    """An indentation rounded down to a level (:data:`_LEVEL`)."""
+    return indent // _LEVEL * _LEVEL
+
+
 def _level(para: list[str]) -> int:
     """The indentation level of a paragraph of text: that of its first line (a top-level paragraph indents it by
     3), or where the text of a list item starts after its mark ("  2. How do I search…": 5), rounded down to a
     level."""
     item = _LIST_ITEM.match(para[0])
-    return (item.end() if item else line_indent(para[0])) // _LEVEL * _LEVEL
+    return _rounded(item.end() if item else line_indent(para[0]))
 
 
 def _unquoted_term(para: list[str], level: int) -> bool:
@@ -154,13 +159,13 @@ def _node_text(lines: list[str]) -> list[str]:
             level = _level(para)
         elif _unquoted_term(para, level):
             out.append(f"{para[0].strip()}: {join_lines([x.strip() for x in para[1:]])}")
-            level = min(line_indent(x) for x in para[1:]) // _LEVEL * _LEVEL
+            level = _rounded(min(line_indent(x) for x in para[1:]))
         elif len(para) > 1 and min(line_indent(x) for x in para) >= level + _LEVEL:
             out.append("\n".join(_example(para)))  # an example, line by line
         elif (lead := _lead_in(para, level)) < len(para):
             # lines that lead into an example right under them ("Example: delete the second input line:")
             out.append("\n".join([join_lines([x.strip() for x in para[:lead]]), *_example(para[lead:])]))
-            level = line_indent(para[0]) // _LEVEL * _LEVEL
+            level = _rounded(line_indent(para[0]))
         else:
             out.append(join_lines([x.strip() for x in para]))
             if len(para) > 1 or line_indent(para[0]) < level + _LEVEL:
