@@ -25,6 +25,7 @@ from assistant_bridge.embedders.base import Embedder
 from assistant_bridge.embedders.factory import make_embedder
 from assistant_bridge.errors import BridgeError
 from assistant_bridge.generators.sentences import (
+    asked_word_count,
     entry_word_share,
     terms,
     unknown_runs,
@@ -458,7 +459,8 @@ class Services:
         name = document_name(doc.title) or ""
         held = entries.entry_terms(doc.text)
         share = float(entry_word_share(message, name, held).max()) if held else 0.0
-        return OptionWords(share, unknown_words(message, name, entries.page_terms(doc.text)), entries=options)
+        unknown = unknown_words(message, name, entries.page_terms(doc.text))
+        return OptionWords(share, unknown, entries=options, asked=asked_word_count(message, name))
 
     def _page_entries(self, doc: Document) -> _PageEntries:
         """A document's option entries, kept for the last :data:`ENTRY_DOCUMENTS` documents asked about."""

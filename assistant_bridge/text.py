@@ -421,25 +421,34 @@ def named_documents(message: str, titles: Iterable[str]) -> set[str]:
     message names as a word ("Which gzip option…" and "GNU Gzip: General file (de)compression"), or whose title
     starts with the program the message asks an option, a variable or a function of (:func:`asked_programs`:
     "Which bzip2 option…" and "bzip2 and libbzip2, version 1.0.8", "Which readline variable…" and "GNU Readline
-    Library"). A manual page rendered without its header is named by none, as before."""
+    Library"). A manual page rendered without its header is named by none, as before. When the message names
+    several programs and asks an option (a command, a variable…) of one of them, only that one's manuals are
+    named: "Which gzip option makes the output friendlier to rsync?" asks gzip's manual, not rsync(1)."""
     titles = list(titles)
     pages = named_manual_pages(message, titles)
     form = _words_form(message)
-    programs = [match_form(p).split() for p in asked_programs(message)]
+    asked = asked_programs(message)
+    programs = [match_form(p).split() for p in asked]
     named: set[str] = set()
+    owners: set[str] = set()  # the named titles of the programs the message asks something of
     for title in titles:
         page = manual_page_name(title)
         if page is not None:
             if page in pages:
                 named.add(title)
+                if page.lower() in asked:
+                    owners.add(title)
             continue
         if _HEADLESS_PAGE_TITLE.match(title):
             continue
         name = document_name(title)
         head = _title_head(title)
-        if (name and mentions(form, name)) or any(p and head[: len(p)] == p for p in programs):
+        starts = any(p and head[: len(p)] == p for p in programs)
+        if (name and mentions(form, name)) or starts:
             named.add(title)
-    return named
+            if starts or (name and name in asked):
+                owners.add(title)
+    return owners or named
 
 
 def mentions(form: str, phrase: str) -> bool:
@@ -832,7 +841,8 @@ def asks_for_command(query: str) -> bool:
 
 
 _ASKS_QUANTITY = re.compile(
-    r"\bhow (?:many|much|large|big|long|old|often|far|fast|high|small|wide)\b|\b(?:maximum|minimum|largest|"
+    r"\bhow (?:many|much|large|big|long|old|often|far|fast|high|small|wide)\b|\b(?:which|what)\s+(?:\w+\s+){0,2}"
+    r"versions\b|\bquelles\s+versions\b|\b(?:maximum|minimum|largest|"
     r"smallest|highest|lowest|number of|size of|port|version|what year)\b|\bcombien\b|\b(?:nombre|taille|"
     r"niveau|maximum|minimum|port|version|année)\b|いくつ|何[個人日回年件秒分時]|最大|最小|上限|下限|ポート|レベル|サイズ",
     re.IGNORECASE,
@@ -844,7 +854,8 @@ _NUMBER = re.compile(NOT_IN_NAME + r"\d")
 
 
 def asks_quantity(query: str) -> bool:
-    """The query asks for a number: a count, a size, a limit, a level, a port, a version, a year."""
+    """The query asks for a number: a count, a size, a limit, a level, a port, a version ("Which Python versions
+    does orjson support?", not "version control"), a year."""
     return _ASKS_QUANTITY.search(query) is not None
 
 

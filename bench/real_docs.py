@@ -30,7 +30,7 @@ had used: SQLite's SELECT, UPDATE, DELETE and DROP pages, options of 23 manual p
 Bash reference's shell options and variables, the Debian Reference's network chapter; measured once before the
 changes after it; totals only, held out) and ``fresh10`` (30 + 6 on options no question had asked for, of 16 manual
 pages in three languages, and on SQLite's pragmas, the Bash directory stack and the Japanese maintainers' guide's
-lintian overrides; totals only, held out); the later splits (``fresh11`` to ``fresh28``; ``fresh27`` and
+lintian overrides; totals only, held out); the later splits (``fresh11`` to ``fresh29``; ``fresh27`` and
 ``fresh28`` on GNU Info manuals) are described in the question file's ``about``. ``docs/benchmarks.md`` has the
 figures.
 

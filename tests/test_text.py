@@ -11,6 +11,7 @@ from assistant_bridge.text import (
     OPTION_ENTRY_MAX_CHARS,
     asked_kind,
     asked_programs,
+    asks_quantity,
     definition_kind,
     document_name,
     entry_head,
@@ -307,6 +308,21 @@ def test_a_message_names_the_program_of_a_manual_that_is_no_manual_page() -> Non
     assert named_documents("Quelle option de bzip2 garde les fichiers ?", titles) == {bzip2}
     assert named_documents("Which SQLite function returns the changes?", titles) == set()  # ends the title
     assert named_documents("Which option shows the version?", titles) == set()
+
+
+def test_a_message_that_asks_an_option_of_one_of_two_programs_names_that_ones_manuals() -> None:
+    gzip, rsync, tar = "GNU Gzip: General file (de)compression", "rsync(1): a fast file-copying tool", "tar(1): tar"
+    titles = [gzip, rsync, tar]
+    assert named_documents("Which gzip option makes the output friendlier to rsync?", titles) == {gzip}
+    assert named_documents("Quelle option de tar compresse l'archive avec gzip ?", titles) == {tar}
+    assert named_documents("Which tar option writes to an rsync server?", titles) == {tar}
+    assert named_documents("How does rsync compare with gzip?", titles) == {gzip, rsync}  # asks of neither
+
+
+def test_a_question_for_versions_asks_for_a_number() -> None:
+    assert asks_quantity("Which Python versions does orjson support?")
+    assert asks_quantity("Quelles versions de Python sont prises en charge ?")
+    assert not asks_quantity("Quelle option de tar exclut les fichiers du gestionnaire de versions ?")
 
 
 @pytest.mark.parametrize(

@@ -431,10 +431,17 @@ _STOP_TERMS = frozenset(_terms_of(STOPWORDS))
 
 
 def unknown_words(query: str, page: str, said: frozenset[str]) -> int:
-    """How many of the query's words a page never uses (``said``: the :func:`terms` of its whole text), leaving
-    out stop words, the words by which it asks for an entry and the page's name (``page``): "Which zstd option
-    encrypts the compressed file with a password?" has two ("encrypts", "password") for zstd(1)."""
+    """How many of the query's words (:func:`asked_word_count`) a page never uses (``said``: the :func:`terms` of
+    its whole text): "Which zstd option encrypts the compressed file with a password?" has two ("encrypts",
+    "password") for zstd(1)."""
     return len(_asked_words(query, page) - _STOP_TERMS - said)
+
+
+def asked_word_count(query: str, page: str) -> int:
+    """How many words say what the query asks of a page: its terms but stop words, the words by which it asks for
+    an entry and the page's name (``page``): two ("encrypts", "partition") for "Which parted command encrypts a
+    partition?"."""
+    return len(_asked_words(query, page) - _STOP_TERMS)
 
 
 # a Japanese word that says something: a run of kanji ("暗号化", "整合性") or of katakana ("パスワード"); hiragana

@@ -9,6 +9,7 @@ import pytest
 
 from assistant_bridge.core.generation import Generation
 from assistant_bridge.core.loop import (
+    OPTION_UNKNOWN_STEP,
     OPTION_UNKNOWN_WORDS,
     OPTION_WORDS_ANSWER,
     OPTION_WORDS_MIN,
@@ -254,12 +255,29 @@ def test_a_question_for_an_option_the_named_page_does_not_have_is_idk_whatever_t
     assert isinstance(out, IDontKnow) and out.reason == "retrieval_confidence" and gen.calls == []
     assert out.scores == {"pre_gen": 0.9, "option_words": OPTION_WORDS_MIN - 0.1, "option_unknown_words": 0}
     assert isinstance(run(option_words=OptionWords(0.9, OPTION_UNKNOWN_WORDS)), IDontKnow)  # words it never uses
-    assert isinstance(run(option_words=OptionWords(OPTION_WORDS_MIN, OPTION_UNKNOWN_WORDS - 1)), Answer)
+    assert isinstance(run(option_words=OptionWords(OPTION_WORDS_MIN, 0)), Answer)
     assert isinstance(run(option_words=None), Answer)  # no such question, or a source that cannot tell
     # a command or a keyword is judged by the words its page never uses only: its entries need not list it
     assert isinstance(run(option_words=OptionWords(0.0, OPTION_UNKNOWN_WORDS - 1, entries=False)), Answer)
     assert isinstance(run(option_words=OptionWords(0.9, OPTION_UNKNOWN_WORDS, entries=False)), IDontKnow)
     assert isinstance(run(pre=0.1, option_words=OptionWords(0.9, 0, entries=False)), IDontKnow)
+
+
+def test_each_word_the_page_never_uses_asks_more_of_the_option_entry() -> None:
+    """ "Which lsof option sends its output to a remote syslog server?": lsof never writes "syslog", and no entry
+    holds enough of the rest."""
+    step = OPTION_WORDS_MIN + OPTION_UNKNOWN_STEP
+    assert isinstance(run(option_words=OptionWords(step - 0.01, 1)), IDontKnow)
+    assert isinstance(run(option_words=OptionWords(step, 1)), Answer)
+    assert isinstance(run(option_words=OptionWords(step - 0.01, 0)), Answer)
+
+
+def test_a_question_whose_words_are_half_unknown_to_the_page_is_idk() -> None:
+    """ "Which parted command encrypts a partition?": one of its two words ("encrypts") parted(8) never uses. A
+    command is no entry, so only its words can tell."""
+    assert isinstance(run(option_words=OptionWords(0.5, 1, entries=False, asked=2)), IDontKnow)
+    assert isinstance(run(option_words=OptionWords(0.5, 1, entries=False, asked=3)), Answer)
+    assert isinstance(run(option_words=OptionWords(0.5, 1, entries=False)), Answer)  # words not counted (Japanese)
 
 
 def test_a_question_for_an_option_the_named_page_has_goes_on_when_the_pre_filter_refuses() -> None:

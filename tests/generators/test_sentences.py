@@ -12,6 +12,7 @@ from assistant_bridge.generators.sentences import (
     answer_type_terms,
     asked_unit,
     asked_value_match,
+    asked_word_count,
     asks_default,
     candidates,
     entry_match,
@@ -446,3 +447,5 @@ def test_the_words_of_a_question_a_page_never_uses_are_counted() -> None:
     page = frozenset(terms("-z, --zstd: compress the archive with zstd. -k: keep the files."))
     assert unknown_words("Which zstd option encrypts the compressed file with a password?", "zstd", page) == 2
     assert unknown_words("Which zstd option keeps the files?", "zstd", page) == 0  # "keeps" and "keep" are one
+    assert asked_word_count("Which zstd option encrypts the compressed file with a password?", "zstd") == 4
+    assert asked_word_count("Which parted command encrypts a partition?", "parted") == 2
