@@ -99,6 +99,7 @@ from assistant_bridge.generators.sentences import (
     entry_match,
     flatten,
     introduces,
+    is_cjk_text,
     names_asked_kind,
     names_subject,
     page_terms,
@@ -107,6 +108,7 @@ from assistant_bridge.generators.sentences import (
     states_default,
     terms,
     text_width,
+    writes_cjk,
     writes_option,
 )
 from assistant_bridge.text import (
@@ -290,7 +292,7 @@ class ExtractiveGenerator:
 
     def _scored(self, query: str, snippets: Sequence[Snippet]) -> _Scored:
         """Every candidate sentence with its score and the parts :meth:`_select` reads again (:class:`_Scored`)."""
-        cands = candidates(snippets)
+        cands = _in_script_of(query, candidates(snippets))
         if not cands:
             empty = np.zeros(0)
             return _Scored(cands, empty, empty, empty, empty, empty)
@@ -611,6 +613,18 @@ def _similarity_gap(cands: Sequence[Candidate], snippets: Sequence[Snippet], exe
     top = max(s for s in sims if s is not None)
     reference = {c.snippet for c in cands if c.entry} | {int(i) for i in np.flatnonzero(exempt)}
     return np.array([0.0 if c.snippet in reference else top - (sims[c.snippet] or 0.0) for c in cands])
+
+
+def _in_script_of(query: str, cands: list[Candidate]) -> list[Candidate]:
+    """The candidates a question written without Chinese or Japanese characters can be answered by: not those
+    written mostly in them (the Japanese manual page of a program found beside its English manual: "How much
+    larger is gzip output made with --rsyncable?" is not answered with "--rsyncable: 2 つのコンピューター間で…"),
+    unless nothing else is left. A Japanese question keeps every candidate: a Japanese page writes its options and
+    commands in Latin letters, and an English document answers where no Japanese one does."""
+    if writes_cjk(query):
+        return cands
+    kept = [c for c in cands if not is_cjk_text(c.text)]
+    return kept or cands
 
 
 # a sentence that opens by pointing back at the one before it: a demonstrative points at what it says ("This is

@@ -137,7 +137,13 @@ def _fold(text: str) -> str:
     return " ".join(_WORDS.findall(unicodedata.normalize("NFKC", text).casefold()))
 
 
-def _is_cjk(text: str) -> bool:
+def writes_cjk(text: str) -> bool:
+    """``text`` holds a Chinese or Japanese character."""
+    return _CJK_RUN.search(text) is not None
+
+
+def is_cjk_text(text: str) -> bool:
+    """``text`` is written mostly in Chinese or Japanese characters (more than half of them)."""
     return len(_CJK_RUN.findall(text)) * 2 > len(text.strip())
 
 
@@ -186,7 +192,7 @@ def is_label(text: str, title: str) -> bool:
         # "Run the following to test Rich output on your terminal:" introduces its answer
         # (:func:`candidates` keeps it a label when sentences follow it rather than a command or code)
         return False
-    if _is_cjk(text):
+    if is_cjk_text(text):
         return len(text.strip()) <= _LABEL_CJK_CHARS
     return len(folded.split()) <= _LABEL_WORDS
 

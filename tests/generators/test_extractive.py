@@ -158,6 +158,26 @@ def test_japanese_answer_picks_the_matching_sentence_and_joins_without_spaces() 
     assert both.text == "経費精算書は30日以内に提出しなければなりません。提出期限を過ぎた経費精算書は受理されません。"
 
 
+def test_a_question_without_japanese_is_not_answered_in_japanese() -> None:
+    """The Japanese manual page of a program, found beside its English manual, writes the option asked about too."""
+    ja = Snippet(
+        "--rsyncable: このオプションを用いると、 rsync は変更があったファイルのみを転送できるようになります。",
+        "gzip(1)",
+        0,
+    )
+    en = Snippet(
+        "--rsyncable: Cater better to the rsync program. The output is about one percent larger.", "GNU Gzip", 1
+    )
+    out = ExtractiveGenerator(None).generate(
+        "How much larger is gzip output made with --rsyncable?", [ja, en], "moderate"
+    )
+    assert "rsync program" in out.text and "オプション" not in out.text
+    only = ExtractiveGenerator(None).generate("What does --rsyncable do?", [ja], "concise")
+    assert "rsync" in only.text  # nothing else to answer from
+    asked = ExtractiveGenerator(None).generate("--rsyncable オプションは何をしますか？", [ja, en], "concise")
+    assert "オプション" in asked.text
+
+
 def test_terms_are_stemmed_and_cjk_bigrams() -> None:
     assert terms("Installing the installers") == ["insta", "the", "insta"]
     assert terms("経費精算") == ["経費", "費精", "精算"]
