@@ -24,11 +24,15 @@ def _coverage(needle: str, snippets: Sequence[str]) -> float:
 
 class FakePreFilter:
     """:param fixed: score to return for every call; ``None`` means lexical overlap of the query.
-    :param vouched: what :meth:`second_look` answers: (snippet index, probability) pairs."""
+    :param vouched: what :meth:`second_look` answers: (snippet index, probability) pairs.
+    :param covered: what :meth:`coverage` answers (the share of the query's words one sentence holds)."""
 
-    def __init__(self, fixed: float | None = None, vouched: Sequence[tuple[int, float]] = ()) -> None:
+    def __init__(
+        self, fixed: float | None = None, vouched: Sequence[tuple[int, float]] = (), covered: float = 1.0
+    ) -> None:
         self.fixed = fixed
         self.vouched = list(vouched)
+        self.covered = covered
         self.calls: list[tuple[str, tuple[str, ...]]] = []
         self.warmed = False
 
@@ -41,6 +45,9 @@ class FakePreFilter:
 
     def second_look(self, query: str, snippets: Sequence[str]) -> list[tuple[int, float]]:
         return [(i, p) for i, p in self.vouched if 0 <= i < len(snippets)]
+
+    def coverage(self, query: str, snippets: Sequence[str]) -> float:
+        return self.covered
 
 
 class FakePostFilter:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from assistant_bridge.errors import ConfigurationError, ModelLoadError
+from assistant_bridge.generators.sentences import asked_coverage
 from assistant_bridge.lru import Lru
 
 from .cross import CROSS_MODEL_FILE, CROSS_TOKENIZER_FILE, CrossEncoder
@@ -157,6 +158,11 @@ class OnnxPreFilter:
         x = pre_features(query, snippets, self._encoder, self._cross, self._dense, concurrent=True)
         return _probability(self._model, x, "prefilter.score", len(snippets or ()), t0)
 
+    def coverage(self, query: str, snippets: Sequence[str]) -> float:
+        """The largest share of the query's words one sentence of the snippets holds
+        (:func:`~assistant_bridge.generators.sentences.asked_coverage`)."""
+        return asked_coverage(query, snippets)
+
     def second_look(self, query: str, snippets: Sequence[str]) -> list[tuple[int, float]]:
         """(snippet index, probability) of the snippets that a window the cross-encoder reads after the first
         answers with probability :data:`~.cross.SECOND_LOOK_MIN` or more, best first (see
@@ -222,7 +228,12 @@ def load_thresholds(level: str, model_dir: Path | None = None) -> Thresholds:
     path = (Path(model_dir) if model_dir is not None else default_model_dir()) / THRESHOLDS_FILE
     try:
         entry = json.loads(path.read_text(encoding="utf-8"))["levels"][level]
-        return Thresholds(pre_gen=float(entry["pre_gen"]), post_gen=float(entry["post_gen"]))
+        low = entry.get("pre_gen_low_coverage")
+        return Thresholds(
+            pre_gen=float(entry["pre_gen"]),
+            post_gen=float(entry["post_gen"]),
+            pre_gen_low_coverage=float(low) if low is not None else None,
+        )
     except OSError as exc:
         raise ModelLoadError("filter thresholds file is missing or unreadable", path=str(path)) from exc
     except (ValueError, KeyError, TypeError, ConfigurationError) as exc:

@@ -41,13 +41,18 @@ class PostFilter(Protocol):
 
 @dataclass(frozen=True)
 class Thresholds:
-    """Scores below ``pre_gen`` (resp. ``post_gen``) turn the answer into "I don't know"."""
+    """Scores below ``pre_gen`` (resp. ``post_gen``) turn the answer into "I don't know"; so do pre-generation
+    scores below ``pre_gen_low_coverage`` when no sentence of the snippets holds half the question's words
+    (:data:`~assistant_bridge.core.loop.LOW_COVERAGE`; ``None``: no such rule)."""
 
     pre_gen: float
     post_gen: float
+    pre_gen_low_coverage: float | None = None
 
     def __post_init__(self) -> None:
-        for name in ("pre_gen", "post_gen"):
+        for name in ("pre_gen", "post_gen", "pre_gen_low_coverage"):
             value = getattr(self, name)
+            if value is None and name == "pre_gen_low_coverage":
+                continue
             if not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
                 raise ConfigurationError(f"threshold {name} must be a number in [0, 1]", field=name)

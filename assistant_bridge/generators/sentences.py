@@ -443,6 +443,18 @@ def unknown_words(query: str, page: str, said: frozenset[str]) -> int:
     return len(_asked_words(query, page) - _STOP_TERMS - said)
 
 
+def asked_coverage(query: str, texts: Sequence[str]) -> float:
+    """The largest share of the query's terms (stop words and the words by which it asks for a kind of thing
+    aside) that one sentence of ``texts`` holds: 1.0 when a sentence says every word the question says, low when
+    the passages are about its subject but no sentence speaks of what it asks ("What is the population of
+    Ghana's capital?" over a paragraph on Ghana's history). 1.0 for a query without such terms."""
+    asked = query_terms(query) - _STOP_TERMS - answer_type_terms(query)
+    if not asked:
+        return 1.0
+    cands = candidates([Snippet(text, "", i) for i, text in enumerate(texts)])
+    return max((len(asked & c.terms) / len(asked) for c in cands), default=0.0)
+
+
 def asked_word_count(query: str, page: str) -> int:
     """How many words say what the query asks of a page: its terms but stop words, the words by which it asks for
     an entry and the page's name (``page``): two ("encrypts", "partition") for "Which parted command encrypts a

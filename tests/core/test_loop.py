@@ -9,6 +9,7 @@ import pytest
 
 from assistant_bridge.core.generation import Generation
 from assistant_bridge.core.loop import (
+    LOW_COVERAGE,
     OPTION_UNKNOWN_STEP,
     OPTION_UNKNOWN_WORDS,
     OPTION_WORDS_ANSWER,
@@ -56,6 +57,7 @@ class Post:
 class T:
     pre_gen: float
     post_gen: float
+    pre_gen_low_coverage: float | None = None
 
 
 class Clock:
@@ -458,6 +460,33 @@ def test_a_plural_acronym_names_a_kind_of_thing_not_one_that_must_be_mentioned()
     assert isinstance(run(results=[htop], must_mention=["IDs"], message=question), Answer)
     out = run(results=[htop], must_mention=["GPU"], message="Which htop option shows GPU usage?")
     assert isinstance(out, IDontKnow) and out.reason == "retrieval_confidence"
+
+
+class CoveringPre(Pre):
+    """A pre-filter that says how much of the question one sentence of the snippets holds."""
+
+    def __init__(self, value: float, covered: float) -> None:
+        super().__init__(value)
+        self.covered = covered
+
+    def coverage(self, query: str, snippets: Sequence[str]) -> float:
+        return self.covered
+
+
+def test_snippets_that_hold_little_of_the_question_need_a_higher_pre_generation_score() -> None:
+    """Passages about the question's subject that say nothing of what it asks: below half its words in any one
+    sentence, the level's ``pre_gen_low_coverage`` applies."""
+    rule = T(0.5, 0.5, pre_gen_low_coverage=0.7)
+    out = run(pre=CoveringPre(0.6, LOW_COVERAGE - 0.01), thresholds=rule)
+    assert isinstance(out, IDontKnow) and out.reason == "retrieval_confidence"
+    assert out.scores == {"pre_gen": 0.6, "coverage": LOW_COVERAGE - 0.01}
+    assert isinstance(run(pre=CoveringPre(0.7, LOW_COVERAGE - 0.01), thresholds=rule), Answer)
+    assert isinstance(run(pre=CoveringPre(0.6, LOW_COVERAGE), thresholds=rule), Answer)
+    assert isinstance(run(pre=CoveringPre(0.6, 0.0)), Answer)  # thresholds without the rule
+    assert isinstance(run(pre=0.6, thresholds=rule), Answer)  # a pre-filter that cannot tell
+    # a conversation turn's rewrite carries terms of earlier turns that its passages need not hold
+    rewritten = run(pre=CoveringPre(0.6, 0.0), thresholds=rule, message="and then?")
+    assert isinstance(rewritten, Answer) and "coverage" not in rewritten.scores
 
 
 class LookingPre(Pre):

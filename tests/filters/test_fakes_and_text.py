@@ -47,6 +47,9 @@ def test_thresholds_are_validated() -> None:
         Thresholds(pre_gen=1.5, post_gen=0.5)
     with pytest.raises(ConfigurationError):
         Thresholds(pre_gen=0.1, post_gen=-0.1)
+    assert Thresholds(pre_gen=0.2, post_gen=0.5).pre_gen_low_coverage is None
+    with pytest.raises(ConfigurationError):
+        Thresholds(pre_gen=0.2, post_gen=0.5, pre_gen_low_coverage=2.0)
 
 
 def test_tokens_use_bigrams_for_japanese() -> None:

@@ -75,6 +75,9 @@ def test_thresholds_are_ordered_by_level() -> None:
         assert lower.pre_gen < higher.pre_gen
         assert lower.post_gen < higher.post_gen
     assert all(0.0 < t.pre_gen < 1.0 and 0.0 < t.post_gen < 1.0 for t in values)
+    # a level's rule for snippets that hold little of the question asks more than its own threshold
+    assert values[0].pre_gen_low_coverage is None
+    assert all(t.pre_gen < (t.pre_gen_low_coverage or 0.0) < 1.0 for t in values[1:])
 
 
 def test_unknown_level_is_a_configuration_error() -> None:

@@ -10,6 +10,7 @@ from assistant_bridge.core.snippets import Snippet
 from assistant_bridge.generators.sentences import (
     announces,
     answer_type_terms,
+    asked_coverage,
     asked_unit,
     asked_value_match,
     asked_word_count,
@@ -449,3 +450,11 @@ def test_the_words_of_a_question_a_page_never_uses_are_counted() -> None:
     assert unknown_words("Which zstd option keeps the files?", "zstd", page) == 0  # "keeps" and "keep" are one
     assert asked_word_count("Which zstd option encrypts the compressed file with a password?", "zstd") == 4
     assert asked_word_count("Which parted command encrypts a partition?", "parted") == 2
+
+
+def test_coverage_is_the_share_of_the_question_one_sentence_holds() -> None:
+    texts = ["Accra is the capital of Ghana. Ghana became independent in 1957.", "Cocoa is grown in the south."]
+    assert asked_coverage("What is the capital of Ghana?", texts) == 1.0
+    assert asked_coverage("What is the population of Ghana's capital?", texts) == pytest.approx(2 / 3)
+    assert asked_coverage("Who won the 1998 football world cup?", texts) < 0.5
+    assert asked_coverage("What is it?", texts) == 1.0  # nothing asked of the passages
