@@ -146,11 +146,13 @@ def load_filter_set(kind: str, level: str) -> tuple[Any, Any, Any, str, Any]:
     from assistant_bridge.filters import load_thresholds
     from assistant_bridge.filters import onnx_filters as of
     from assistant_bridge.filters.encoder import UseEncoder
+    from assistant_bridge.generators.coverage import CoveringPreFilter
 
     encoder = UseEncoder(threads=1)
     thresholds = load_thresholds(level)
     try:
-        pre, post = of.load_filters(encoder=encoder)
+        loaded, post = of.load_filters(encoder=encoder)
+        pre = CoveringPreFilter(loaded)  # as the service loads it: the loop's coverage rule
         label = f"filters ({level}: pre_gen>={thresholds.pre_gen}, post_gen>={thresholds.post_gen})"
     except ModelLoadError:
         model = of.OnnxClassifier(of.default_model_dir() / of.PRE_MODEL_FILE, of.PRE_FEATURES, of.PRE_VERSION)

@@ -224,9 +224,11 @@ def answerability(
     from assistant_bridge.filters import load_filters, load_thresholds
     from assistant_bridge.filters.encoder import UseEncoder
     from assistant_bridge.generators import make_generator
+    from assistant_bridge.generators.coverage import CoveringPreFilter
 
     encoder = UseEncoder()
-    pre, post = load_filters(encoder=encoder)
+    loaded, post = load_filters(encoder=encoder)
+    pre = CoveringPreFilter(loaded)  # as the service loads it: the loop's coverage rule
     pre.warm_up()
     post.warm_up()
     thresholds = load_thresholds(level)

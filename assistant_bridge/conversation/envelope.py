@@ -68,9 +68,12 @@ def turn_request(
     override = opts.get("thresholds")
     if override:
         base = runtime.thresholds(level or assistant.conversational.threshold_level)
+        # a request that sets its own pre_gen has chosen the pre-generation threshold: the level's rule for
+        # snippets that hold little of the question (pre_gen_low_coverage) stays only when it keeps the level's
         thresholds = Thresholds(
             pre_gen=float(override.get("pre_gen", base.pre_gen)),
             post_gen=float(override.get("post_gen", base.post_gen)),
+            pre_gen_low_coverage=None if "pre_gen" in override else base.pre_gen_low_coverage,
         )
     results = inp.get("search_results")
     return TurnRequest(

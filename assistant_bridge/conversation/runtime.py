@@ -33,6 +33,7 @@ from assistant_bridge.core.loop import SecondLookLike
 from assistant_bridge.errors import ConfigurationError, ModelLoadError
 from assistant_bridge.filters import PostFilter, PreFilter, Thresholds, load_filters, load_thresholds
 from assistant_bridge.generators import Generator, make_generator
+from assistant_bridge.generators.coverage import CoveringPreFilter
 from assistant_bridge.safety.hap import HapCheck, HapScorer, shared_scorer
 from assistant_bridge.services import Services
 from assistant_bridge.settings import Secret, Settings, build, table
@@ -78,7 +79,8 @@ def shared_filters(model_dir: str | None, threads: int = 1, embedder: Any = None
     from assistant_bridge.filters.onnx_filters import EmbedderSimilarity
 
     dense = EmbedderSimilarity(embedder) if isinstance(embedder, E5Embedder) else None
-    pre, post = load_filters(Path(model_dir) if model_dir else None, encoder=encoder, dense=dense)
+    loaded, post = load_filters(Path(model_dir) if model_dir else None, encoder=encoder, dense=dense)
+    pre = CoveringPreFilter(loaded)  # the loop's coverage rule reads the snippets' sentences
     pre.warm_up()
     post.warm_up()
     with _shared_lock:

@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 
 from assistant_bridge.errors import ConfigurationError, ModelLoadError
-from assistant_bridge.generators.sentences import asked_coverage
 from assistant_bridge.lru import Lru
 
 from .cross import CROSS_MODEL_FILE, CROSS_TOKENIZER_FILE, CrossEncoder
@@ -157,11 +156,6 @@ class OnnxPreFilter:
         t0 = time.perf_counter()
         x = pre_features(query, snippets, self._encoder, self._cross, self._dense, concurrent=True)
         return _probability(self._model, x, "prefilter.score", len(snippets or ()), t0)
-
-    def coverage(self, query: str, snippets: Sequence[str]) -> float:
-        """The largest share of the query's words one sentence of the snippets holds
-        (:func:`~assistant_bridge.generators.sentences.asked_coverage`)."""
-        return asked_coverage(query, snippets)
 
     def second_look(self, query: str, snippets: Sequence[str]) -> list[tuple[int, float]]:
         """(snippet index, probability) of the snippets that a window the cross-encoder reads after the first
