@@ -172,8 +172,9 @@ WHEELS = (
     "pydantic==2.14.4",
 )
 CHROME = re.compile(
-    r"Keyboard shortcuts|Previous: |Next: |Table of Contents|(?:\. ){5}|User Commands|"
-    r"Press ← or →|\[edit\]|Up: |Navigation|Table des matières|目次|"
+    # a navigation link's label, not the end of an option's name ("--backup: Back up the original…")
+    r"Keyboard shortcuts|(?<![\w-])(?:Previous|Next|Up): |Table of Contents|(?:\. ){5}|User Commands|"
+    r"Press ← or →|\[edit\]|Navigation|Table des matières|目次|"
     # a row of empty cells: a DocBook "Prev / Up / Next" table ("…up-to-date | | Chapter 11.")
     r"(?:^|\s)\|\s+\|(?:\s|$)",
     re.IGNORECASE,
