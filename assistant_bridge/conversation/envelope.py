@@ -69,7 +69,7 @@ def turn_request(
     if override:
         base = runtime.thresholds(level or assistant.conversational.threshold_level)
         # a request that sets its own pre_gen has chosen the pre-generation threshold: the level's rule for
-        # snippets that hold little of the question (pre_gen_low_coverage) stays only when it keeps the level's
+        # snippets that hold little of the question (pre_gen_low_coverage) stays only when it keeps the level's one
         thresholds = Thresholds(
             pre_gen=float(override.get("pre_gen", base.pre_gen)),
             post_gen=float(override.get("post_gen", base.post_gen)),

@@ -109,10 +109,10 @@ OPTION_UNKNOWN_STEP = 0.05
 class OptionWords:
     """How a question that asks which option of a named manual page does something matches that page:
     ``share``, the largest share of its words one option entry holds; ``unknown``, how many of its words the page
-    never uses, of the ``asked`` words that say what it asks for. ``entries``: the question asks for an option, which the page's option entries list; a question
-    that asks for a command or a keyword of the page ("Which tmux command records the session as a video
-    file?") is judged by its unknown words only, since a page's commands need not be entries of it (parted's
-    ``rm partition``)."""
+    never uses, of the ``asked`` words that say what it asks for. ``entries``: the question asks for an option,
+    which the page's option entries list; a question that asks for a command or a keyword of the page ("Which
+    tmux command records the session as a video file?") is judged by its unknown words only, since a page's
+    commands need not be entries of it (parted's ``rm partition``)."""
 
     share: float
     unknown: int
@@ -152,7 +152,7 @@ class SecondLookLike(Protocol):
 @runtime_checkable
 class CoverageLike(Protocol):
     """A pre-filter that says how much of the question one sentence of the snippets holds
-    (``filters.OnnxPreFilter.coverage``)."""
+    (:class:`~assistant_bridge.generators.coverage.CoveringPreFilter`, which the service wraps its filter in)."""
 
     def coverage(self, query: str, snippets: Sequence[str]) -> float: ...
 
@@ -168,8 +168,7 @@ class ThresholdsLike(Protocol):
     @property
     def post_gen(self) -> float: ...
 
-    @property
-    def pre_gen_low_coverage(self) -> float | None: ...
+    # and, optionally, ``pre_gen_low_coverage`` (:func:`_pre_gen_floor`; ``filters.Thresholds`` has it)
 
 
 @dataclass(frozen=True)
@@ -539,6 +538,7 @@ def prepare_generation(
     timer.lap("pre_filter")
     scores: dict[str, Any] = {"pre_gen": pre}
     message = query if message is None else message
+    # a conversation turn's rewrite carries terms of earlier turns that its passages need not hold: not measured
     floor = _pre_gen_floor(prefilter, thresholds, query, snippets, scores) if message == query else thresholds.pre_gen
     pages = named_pages(message, all_results)
     must_mention = _unqualified(must_mention, pages, message)
