@@ -212,7 +212,7 @@ def test_unknown_ids_are_404_json(loaded: Any, path: str, fragment: str) -> None
     [
         ({}, "'input' is a required property"),
         ({"input": {"message_type": "image", "text": "x"}}, "$.input.message_type"),
-        ({"input": {"message_type": "text"}}, "input.text"),
+        ({"input": {"message_type": "text"}}, "$.input: 'text' is a required property"),
         ({"input": {"text": "   "}}, "input.text"),
         ({"input": {"text": "x" * 2049}}, "$.input.text"),
         ({"input": {"text": 5}}, "$.input.text"),
