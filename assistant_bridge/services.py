@@ -25,11 +25,10 @@ from assistant_bridge.embedders.base import Embedder
 from assistant_bridge.embedders.factory import make_embedder
 from assistant_bridge.errors import BridgeError
 from assistant_bridge.generators.sentences import (
-    asked_word_count,
+    asked_words,
     entry_word_share,
     terms,
     unknown_runs,
-    unknown_words,
 )
 from assistant_bridge.ingest.queue import IngestQueue
 from assistant_bridge.ingest.service import Ingestor, chunk_id, entry_hashes
@@ -431,7 +430,7 @@ class Services:
         ``(document id, title, language)``) in the message's language: the largest share of the message's words
         that one option entry of that page holds
         (:func:`~assistant_bridge.generators.sentences.entry_word_share`), and how many of its words the page
-        never uses (:func:`~assistant_bridge.generators.sentences.unknown_words`). A message that asks for a
+        never uses (of its :func:`~assistant_bridge.generators.sentences.asked_words`). A message that asks for a
         command or a keyword of the page is measured the same way, to be judged by its unknown words only
         (:attr:`~assistant_bridge.core.loop.OptionWords.entries`), and so is a Japanese message, whose words are
         its runs of kanji and katakana (:func:`~assistant_bridge.generators.sentences.unknown_runs`): the
@@ -459,8 +458,8 @@ class Services:
         name = document_name(doc.title) or ""
         held = entries.entry_terms(doc.text)
         share = float(entry_word_share(message, name, held).max()) if held else 0.0
-        unknown = unknown_words(message, name, entries.page_terms(doc.text))
-        return OptionWords(share, unknown, entries=options, asked=asked_word_count(message, name))
+        asked = asked_words(message, name)
+        return OptionWords(share, len(asked - entries.page_terms(doc.text)), entries=options, asked=len(asked))
 
     def _page_entries(self, doc: Document) -> _PageEntries:
         """A document's option entries, kept for the last :data:`ENTRY_DOCUMENTS` documents asked about."""

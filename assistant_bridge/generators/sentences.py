@@ -436,13 +436,6 @@ def entry_word_share(query: str, page: str, held: Sequence[frozenset[str]]) -> n
 _STOP_TERMS = frozenset(_terms_of(STOPWORDS))
 
 
-def unknown_words(query: str, page: str, said: frozenset[str]) -> int:
-    """How many of the query's words (:func:`asked_word_count`) a page never uses (``said``: the :func:`terms` of
-    its whole text): "Which zstd option encrypts the compressed file with a password?" has two ("encrypts",
-    "password") for zstd(1)."""
-    return len(_asked_words(query, page) - _STOP_TERMS - said)
-
-
 def asked_coverage(query: str, texts: Sequence[str]) -> float:
     """The largest share of the query's terms (stop words and the words by which it asks for a kind of thing
     aside) that one sentence of ``texts`` holds: 1.0 when a sentence says every word the question says, low when
@@ -455,11 +448,12 @@ def asked_coverage(query: str, texts: Sequence[str]) -> float:
     return max((len(asked & c.terms) / len(asked) for c in cands), default=0.0)
 
 
-def asked_word_count(query: str, page: str) -> int:
-    """How many words say what the query asks of a page: its terms but stop words, the words by which it asks for
-    an entry and the page's name (``page``): two ("encrypts", "partition") for "Which parted command encrypts a
-    partition?"."""
-    return len(_asked_words(query, page) - _STOP_TERMS)
+def asked_words(query: str, page: str) -> frozenset[str]:
+    """The words that say what the query asks of a page: its terms but stop words, the words by which it asks for
+    an entry and the page's name (``page``): "encrypts", "compressed", "file" and "password" for "Which zstd
+    option encrypts the compressed file with a password?" and zstd(1). Those a page never uses (none of the
+    :func:`terms` of its whole text) say it lacks what was asked ("encrypts" and "password" there)."""
+    return frozenset(_asked_words(query, page) - _STOP_TERMS)
 
 
 # a Japanese word that says something: a run of kanji ("暗号化", "整合性") or of katakana ("パスワード"); hiragana
