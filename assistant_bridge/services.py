@@ -36,6 +36,7 @@ from assistant_bridge.lru import Lru
 from assistant_bridge.settings import Settings
 from assistant_bridge.store import SQLiteStore
 from assistant_bridge.text import (
+    asked_programs,
     asks_for_kind,
     asks_for_option,
     document_name,
@@ -391,11 +392,14 @@ class Services:
             return hits
         named = named_documents(message, (h.chunk.title or "" for h in hits))
         page = _manual_first(hits, lambda h: h.chunk.title or "", named)
-        if page is None:
-            return hits
-        doc = self.store.get_document(page.chunk.document_id)
+        doc, unnamed = self._asked_manual(
+            message,
+            self.store.get_document(page.chunk.document_id) if page is not None else None,
+            [(h.chunk.document_id, h.chunk.title or "") for h in hits],
+        )
         if doc is None:
             return hits
+        page = next((h for h in hits if h.chunk.document_id == doc.id), hits[0])
         entries = self._page_entries(doc)
         spans = entries.spans
         if not spans:
@@ -408,7 +412,10 @@ class Services:
             return hits
         indices = list(vectors)
         similarity = np.vstack([vectors[i] for i in indices]) @ self.embedder.embed_queries([message])[0]
-        if similarity.max() <= max((h.similarity or 0.0) for h in hits[:MAX_SNIPPETS]) - OPTION_ENTRY_TIE:
+        if (
+            not unnamed
+            and similarity.max() <= max((h.similarity or 0.0) for h in hits[:MAX_SNIPPETS]) - OPTION_ENTRY_TIE
+        ):
             return hits  # no entry matches better than a passage found already: no option was asked about
         words = entries.entry_terms(doc.text)
         # the words of the question as asked: a conversation turn's rewrite adds the terms that name its page
@@ -445,9 +452,17 @@ class Services:
         options = asks_for_option(message)
         if not (options or asks_for_kind(message)) or overview_subject(message):  # a command is a kind too
             return None
+        if options and self._program_unwritten(message, [d[0] for d in documents]):
+            return OptionWords(0.0, 0, unwritten=True)  # "Which locate option…" answered from ssh(1)
         named = named_documents(message, (title for _, title, _ in documents))
         found = _manual_first([d for d in documents if d[2] == language], lambda d: d[1], named)
-        doc = self.store.get_document(found[0]) if found is not None else None
+        if found is None and named:
+            return None  # the manual the titles name is in another language
+        doc, _ = self._asked_manual(
+            message,
+            self.store.get_document(found[0]) if found is not None else None,
+            [(d[0], d[1]) for d in documents if d[2] == language],
+        )
         if doc is None:
             return None
         entries = self._page_entries(doc)
@@ -460,6 +475,39 @@ class Services:
         share = float(entry_word_share(message, name, held).max()) if held else 0.0
         asked = asked_words(message, name)
         return OptionWords(share, len(asked - entries.page_terms(doc.text)), entries=options, asked=len(asked))
+
+    def _asked_manual(
+        self, message: str, named: Document | None, documents: Sequence[tuple[str, str]]
+    ) -> tuple[Document | None, bool]:
+        """The manual an option question (a command, a variable… question) asks about, and whether no title named
+        it. ``named``: the manual the titles name, kept when it writes the program the question asks an option of
+        (:func:`~assistant_bridge.text.asked_programs`) as a word, or the question names none. Else the first of
+        ``documents`` (id, title) that is a manual other than a manual page and writes that program: the diffutils
+        manual, "Comparing and Merging Files", for "Which cmp option…"; "GNU Findutils" for "Which locate option
+        searches a database on a remote host over SSH?", where the titles named ssh(1), which never writes
+        "locate". A manual page of the program would have been named by its title."""
+        programs = asked_programs(message)
+        if named is not None and (
+            not programs or any(_writes_word(f"{named.title}\n{named.text}", p) for p in programs)
+        ):
+            return named, False
+        for document_id, title in dict.fromkeys(documents) if programs else ():
+            doc = None if manual_page_name(title) else self.store.get_document(document_id)
+            if doc is not None and any(_writes_word(doc.text, p) for p in programs):
+                return doc, True
+        return None, False
+
+    def _program_unwritten(self, message: str, document_ids: Sequence[str]) -> bool:
+        """``message`` asks an option of a program (:func:`~assistant_bridge.text.asked_programs`) that none of
+        the documents writes as a word, in its title or its text."""
+        programs = asked_programs(message)
+        if not programs:
+            return False
+        for document_id in dict.fromkeys(document_ids):
+            doc = self.store.get_document(document_id)
+            if doc is None or any(_writes_word(f"{doc.title}\n{doc.text}", p) for p in programs):
+                return False
+        return True
 
     def _page_entries(self, doc: Document) -> _PageEntries:
         """A document's option entries, kept for the last :data:`ENTRY_DOCUMENTS` documents asked about."""
@@ -515,6 +563,11 @@ class Services:
         cosine = {h.chunk.id: h.score for h in runs[0]}
         floor = min(cosine.values(), default=None)
         return [replace(h, similarity=cosine.get(h.chunk.id, floor)) for h in fused]
+
+
+def _writes_word(text: str, word: str) -> bool:
+    """``text`` writes ``word`` as a word of its own, in any case (not inside ``--word-diff`` or ``fd-find``)."""
+    return re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text, re.IGNORECASE) is not None
 
 
 def _manual_first(items: Sequence[T], title: Callable[[T], str], named: set[str]) -> T | None:

@@ -13,7 +13,7 @@ from assistant_bridge.backends.base import summed_fuse, weighted_fuse
 from assistant_bridge.core.loop import OPTION_WORDS_MIN, OptionWords
 from assistant_bridge.domain import Chunk, Ownership, Principal, Scope, SearchHit
 from assistant_bridge.services import BLENDED_BM25_QUERY_WEIGHT, Services
-from assistant_bridge.text import option_entries
+from assistant_bridge.text import named_documents, option_entries
 from tests.conftest import make_services, make_settings, refused
 
 pytestmark = pytest.mark.unit
@@ -339,7 +339,9 @@ def test_a_question_for_an_option_is_measured_by_the_words_the_best_entry_of_the
     secret = words("Which curl option encrypts the upload with a password?")
     assert secret is not None and secret.share < OPTION_WORDS_MIN and secret.unknown == 3 and secret.missing
     assert words("How does curl fetch the headers only?") is None  # asks for no option
-    assert words("Which wget option fetches the headers only?") is None  # names no page among the results
+    # a program none of the results writes: the results cannot say which of its options does it
+    wget = words("Which wget option fetches the headers only?")
+    assert wget is not None and wget.unwritten and wget.missing
     assert words("Quelle option de curl chiffre le transfert ?") is None  # the page is in another language
     assert words("curl でヘッダーだけを取得するオプションは？") is None  # the page is in another language
     assert words("Which curl option fetches the headers only?", [("gone", doc.title, doc.language)]) is None
@@ -355,7 +357,7 @@ def test_a_question_for_an_option_is_measured_by_the_words_the_best_entry_of_the
 def test_the_manual_of_a_program_that_is_no_manual_page_is_named_by_its_program(tmp_path: Path) -> None:
     """An Info or HTML manual titled by its program ("GNU Curl: transfer a URL") is that program's page when a
     question asks which of its options does something, as a manual page is; a one-word title that is no program's
-    manual (it lists no entries) and a manual page without its header ("file: …") are not."""
+    manual (it lists no entries) and a manual page without its header ("file: …") are not named by their title."""
     svc = make_services(make_settings(tmp_path), dim=1024)
     doc = svc.ingestor.ingest_text(CURL_PAGE, title="GNU Curl: transfer a URL", ownership=Ownership()).document
     found = svc.option_words("Which curl option fetches the headers only?", [(doc.id, doc.title, doc.language)])
@@ -376,10 +378,53 @@ def test_the_manual_of_a_program_that_is_no_manual_page_is_named_by_its_program(
     assert bell is not None and not bell.entries and bell.unknown == 0 and not bell.missing
     cloud = svc.option_words("Which readline variable saves the history to a cloud service?", manual)
     assert cloud is not None and cloud.unknown >= 2 and cloud.missing
+    # a manual page without its header is named by no title, but it writes the program asked of: read as the
+    # results' manual of that program
     headless = svc.ingestor.ingest_text(CURL_PAGE, title="curl: transfer a URL", ownership=Ownership()).document
-    assert (
-        svc.option_words("Which curl option fetches the headers only?", [(headless.id, headless.title, "en")]) is None
+    assert named_documents("Which curl option fetches the headers only?", [headless.title]) == set()
+    read = svc.option_words("Which curl option fetches the headers only?", [(headless.id, headless.title, "en")])
+    assert read is not None and read.found
+
+
+DIFFUTILS = "\n\n".join(
+    [
+        "The diff, cmp, diff3 and sdiff programs compare files. The cmp command compares two files, and if they "
+        "differ, tells the first byte and line number where they differ. Bytes and lines are numbered from 1.",
+        *(f"--diff-{i}: changes how diff shows hunk {i} of the output, as diff does for hunks." for i in range(25)),
+        "-n COUNT, --bytes=COUNT: Compare at most COUNT input bytes.",
+        *(f"--patch-{i}: makes patch treat hunk {i} of the input in another way." for i in range(25)),
+    ]
+)
+
+
+def test_a_program_that_no_title_names_is_asked_of_the_manual_that_writes_it(tmp_path: Path) -> None:
+    """A manual of several programs ("Comparing and Merging Files": diff, cmp, sdiff…) is no program's by its
+    title; a question that asks an option of one of them is matched against its entries, even when a passage
+    that tells what the program does is closer to the question than any entry. A manual page the titles name
+    for another word of the question ("over SSH") does not answer for a program it never writes."""
+    svc = make_services(make_settings(tmp_path), dim=1024)
+    manual = svc.ingestor.ingest_text(DIFFUTILS, title="Comparing and Merging Files", ownership=Ownership())
+    ssh = svc.ingestor.ingest_text(
+        "Name\n\nssh - remote login client\n\n-p port: Port to connect to on the remote host.",
+        title="ssh(1): remote login client",
+        ownership=Ownership(),
     )
+    message = "Which cmp option compares at most a given number of bytes?"
+    missed = [h for h in svc.search(message, SCOPE, mode="hybrid", limit=10) if "--bytes" not in h.chunk.text]
+    closer = [replace(h, similarity=0.99) for h in missed]  # the passage about cmp is closer than the entry
+    assert "-n COUNT, --bytes=COUNT" in svc.with_option_entry(message, closer, SCOPE)[0].chunk.text
+    documents = [(manual.document.id, manual.document.title, "en")]
+    assert svc.option_words("Which cmp option compares at most a given number of bytes?", documents) is not None
+    mail = svc.option_words("Which cmp option sends the result by e-mail?", documents)
+    assert mail is not None and mail.missing and not mail.unwritten
+    over_ssh = [(ssh.document.id, ssh.document.title, "en"), *documents]
+    remote = svc.option_words("Which cmp option reads a file on a remote host over SSH?", over_ssh)
+    assert remote is not None and remote.missing  # judged on the manual that writes cmp, not on ssh(1)
+    nowhere = svc.option_words("Which locate option prints the number of matches?", over_ssh)
+    assert nowhere is not None and nowhere.unwritten and nowhere.missing
+    # no manual writes the program: nothing is brought in
+    hits = svc.search("Which locate option prints the number of matches?", SCOPE, mode="hybrid", limit=10)
+    assert svc.with_option_entry("Which locate option prints the number of matches?", hits, SCOPE) == hits
 
 
 GZIP_JA = (
