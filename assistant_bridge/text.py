@@ -7,6 +7,7 @@ where a sentence ends. The pre-filter's features keep their own frozen copy
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import re
 import unicodedata
@@ -222,12 +223,18 @@ _KEYWORD_TERM = re.compile(r"^([A-Z][a-z]{1,20}):\s+(?=[A-Z][a-z]+\s+\S)")
 _ADMONITION = frozenset({"note", "notes", "warning", "caution", "important", "tip", "hint", "danger", "attention"})
 
 
+# a numbered or Markdown heading on a paragraph of its own: "16.1 Options to 'sdiff'", "8.3 Invoking 'updatedb'",
+# "## Usage"
+_SECTION_HEADING = re.compile(r"(?:\A|\n\n)((?:\d+(?:\.\d+)*\.?|#{1,6}) [^\n]{1,78})(?=\n\n|\Z)")
+
+
 def option_entries(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` of each option entry of ``text`` (see above), at most :data:`OPTION_ENTRY_MAX_CHARS`
     long, in text order; none when there are more than :data:`OPTION_ENTRIES_MAX`. On a page of named
     entries, a keyword of one capitalised word defined the same way is one of them ("Port: Specifies the port
     number…" between ssh_config(5)'s "PermitRemoteOpen" and "PreferredAuthentications"); elsewhere such a word
-    is a label of prose ("Example: …")."""
+    is a label of prose ("Example: …"). An entry ends where the next one starts, or a numbered or Markdown
+    section heading does."""
     options: list[int] = []
     named: list[int] = []
     words: list[int] = []
@@ -251,6 +258,13 @@ def option_entries(text: str) -> list[tuple[int, int]]:
         if len(starts) > OPTION_ENTRIES_MAX:
             return []
     ends = [*starts[1:], len(text)][: len(starts)]
+    # an entry also ends where the next section starts: the last option of sdiff's "9.1" is not followed by the
+    # prose of "9.2 Merge Commands"
+    sections = [m.start(1) for m in _SECTION_HEADING.finditer(text)]
+    ends = [
+        min(end, next((h for h in sections[bisect.bisect_right(sections, start) :]), end))
+        for start, end in zip(starts, ends, strict=True)
+    ]
     return [
         (start, len(text[start : min(end, start + OPTION_ENTRY_MAX_CHARS)].rstrip()) + start)
         for start, end in zip(starts, ends, strict=True)

@@ -227,6 +227,22 @@ def test_option_entries_are_an_option_paragraph_and_the_paragraphs_after_it() ->
     assert option_entries(many) == [] and len(option_entries(many[: many.rindex("\n\n")])) == OPTION_ENTRIES_MAX
 
 
+def test_an_option_entry_ends_where_the_next_section_starts() -> None:
+    """The last option of a section is not followed by the prose of the next one ("9.2 Merge Commands" after
+    sdiff's options), in a numbered manual or under a Markdown heading; a command line on its own is no
+    heading."""
+    text = (
+        "9.1 Options to 'sdiff'\n\n-a, --text: Treat all files as text.\n\n--left-column\n--minimal\n\n"
+        "9.2 Merge Commands\n\nThe output file gets each group of lines the user keeps.\n\n"
+        "## Usage\n\n-o FILE: Put merged output into FILE.\n\n$ sdiff -o merged a b\n\nThen edit the file."
+    )
+    entries = [text[s:e] for s, e in option_entries(text)]
+    assert entries == [
+        "-a, --text: Treat all files as text.\n\n--left-column\n--minimal",
+        "-o FILE: Put merged output into FILE.\n\n$ sdiff -o merged a b\n\nThen edit the file.",
+    ]
+
+
 def test_an_entry_head_is_its_term_and_first_two_sentences() -> None:
     entry = "-S, --size size: Limit results by size. Units are k, m and g. Example: fd -S +1m\n\nSee also --type."
     assert entry_head(entry) == "-S, --size size: Limit results by size. Units are k, m and g."
