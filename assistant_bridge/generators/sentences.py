@@ -619,6 +619,7 @@ def entry_match(query: str, cands: Sequence[Candidate], titles: Sequence[str] = 
     words = {without_accents(t) for t in query_terms(plain) - answer_type_terms(query)}
     named_pages = named_manual_pages(query, titles)
     spelled = [(page := manual_page_name(title)) is None or page in named_pages for title in titles]
+    default = asks_default(query)
     out = np.zeros(len(cands))
     for i, c in enumerate(cands):
         if not c.entry:
@@ -628,6 +629,8 @@ def entry_match(query: str, cands: Sequence[Candidate], titles: Sequence[str] = 
                 out[i] = 1.0
                 continue
             share = _name_share(words, c.entry) if c.snippet >= len(spelled) or spelled[c.snippet] else 0.0
+            if default and not asks_option and not states_default(_entry_text(cands, i)):
+                share = 0.0  # "What is ed's default prompt string?": not "-p STRING, --prompt=STRING: Specifies…"
             if share >= 0.5:
                 out[i] = 0.5 + 0.5 * share
             elif asks_option:
@@ -640,6 +643,17 @@ def entry_match(query: str, cands: Sequence[Candidate], titles: Sequence[str] = 
         elif asks_name:
             out[i] = 0.5
     return out
+
+
+def _entry_text(cands: Sequence[Candidate], i: int) -> str:
+    """The sentences of the entry ``cands[i]`` opens, as far as its snippet holds them: up to the next entry,
+    label or snippet."""
+    out = [cands[i].text]
+    for c in cands[i + 1 :]:
+        if c.snippet != cands[i].snippet or c.entry or c.label:
+            break
+        out.append(c.text)
+    return " ".join(out)
 
 
 _TITLE_WORD = re.compile(r"[\w.+]+")

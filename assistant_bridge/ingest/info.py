@@ -26,7 +26,8 @@ _NODE_LINE = re.compile(r"^File: [^,]+,\s+Node: ([^,\n]+)")
 _UNDERLINE = re.compile(r"^([*=\-.])\1{2,}\s*$")
 _MAKEINFO = re.compile(r"^This is .+, produced by [Mm]akeinfo")
 _MENU_ITEM = re.compile(r"^\* [^:]+:")
-_TERM = re.compile(r"^\s*(?:‘[^’]*’|'[^']*'|`[^']*')\s*$")  # a table term: the whole line quoted
+# a table term: the whole line quoted, quotes within it too ("'--prunepaths='PATH...''")
+_TERM = re.compile(r"^\s*(?:‘[^’]*’|'(?:[^']|'[^'\s]*')*'|`[^']*')\s*$")
 _DEFINITION = re.compile(r"^ -- ([A-Za-z ]+): (.+)$")
 _INDEX_NODE = re.compile(r"\bindex\b", re.IGNORECASE)
 _NON_TEXT_BLOCK = ("Tag Table:", "Indirect:", "End Tag Table", "Local Variables:")
@@ -39,7 +40,9 @@ def is_info(text: str) -> bool:
 
 
 def _unquote(term: str) -> str:
-    return term.strip().strip("‘’'`")
+    """The term without the quotes around it, those within it kept: ``--prunepaths='PATH...'``."""
+    term = term.strip()
+    return term[1:-1] if len(term) >= 2 and term[0] in "‘'`" and term[-1] in "’'" else term
 
 
 def _paragraphs(lines: list[str]) -> list[list[str]]:

@@ -335,6 +335,28 @@ def test_an_option_whose_long_name_the_question_spells_out_is_asked_for() -> Non
     assert match("How do I get indented output from orjson?", "orjson") == [0.0, 0.0, 0.0, 1.0]
 
 
+def test_a_question_for_a_default_spells_out_only_an_entry_that_states_one() -> None:
+    """"What is ed's default prompt string?" spells out ``--prompt`` but asks for a value: the entry that sets the
+    prompt and says nothing of its default does not answer it; one that states the default in a later sentence
+    of the entry does, and a question that asks which option is asked of the option alike."""
+    page = Snippet(
+        "-p STRING, --prompt=STRING: Specifies a command prompt string. It turns prompting on.\n\n"
+        "-d ACTION, --directories=ACTION: Use ACTION for a directory. By default, ACTION is read.",
+        "The GNU ed line editor",
+        0,
+    )
+    cands = candidates([page])
+    entries = [i for i, c in enumerate(cands) if c.entry]
+
+    def match(query: str) -> list[float]:
+        return [entry_match(query, cands, [page.title]).tolist()[i] for i in entries]
+
+    assert match("What is ed's default prompt string?") == [0.0, 0.0]
+    assert match("What is the prompt string of ed?") == [1.0, 0.0]
+    assert match("Which option sets the default prompt string?") == [1.0, 0.5]
+    assert match("What does ed do with directories by default?") == [0.0, 1.0]
+
+
 def test_a_name_in_capitals_is_named_in_capitals() -> None:
     """An argument's entry ("CLOSURE: The address of a ffi_closure object", an Info manual's parameter list) is
     asked about by its name as written, not by the English word: "memory allocated for a closure" is no question
