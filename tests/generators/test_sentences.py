@@ -336,7 +336,7 @@ def test_an_option_whose_long_name_the_question_spells_out_is_asked_for() -> Non
 
 
 def test_a_question_for_a_default_spells_out_only_an_entry_that_states_one() -> None:
-    """"What is ed's default prompt string?" spells out ``--prompt`` but asks for a value: the entry that sets the
+    """ "What is ed's default prompt string?" spells out ``--prompt`` but asks for a value: the entry that sets the
     prompt and says nothing of its default does not answer it; one that states the default in a later sentence
     of the entry does, and a question that asks which option is asked of the option alike."""
     page = Snippet(
