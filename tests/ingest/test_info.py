@@ -186,3 +186,10 @@ def test_the_later_paragraphs_of_an_entry_are_text_and_its_examples_stay_lines()
     assert "frob -r /home/gigi" in paragraphs  # an example in a list item's text
     assert "frobs every file under the ‘/home/gigi’ directory. For more control, use ‘find’." in paragraphs
     assert "Output of ‘frob -e’:\n11a\n." in paragraphs  # a line that leads into an example under it
+
+
+def test_a_term_with_quotes_inside_its_quotes_is_a_term() -> None:
+    """findutils' updatedb writes ``'--prunepaths='PATH...''``: the outer quotes go, the inner ones stay."""
+    manual = MANUAL.replace("‘-q’\n     Say nothing.", "'--prunepaths='PATH...''\n     Directories to omit.")
+    paragraphs = parse_file("frob.info", manual.encode()).text.split("\n\n")
+    assert "--prunepaths='PATH...': Directories to omit." in paragraphs
