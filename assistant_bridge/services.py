@@ -26,9 +26,11 @@ from assistant_bridge.embedders.factory import make_embedder
 from assistant_bridge.errors import BridgeError
 from assistant_bridge.generators.sentences import (
     asked_words,
+    base_terms,
     entry_word_share,
     terms,
     unknown_runs,
+    unknown_words,
 )
 from assistant_bridge.ingest.queue import IngestQueue
 from assistant_bridge.ingest.service import Ingestor, chunk_id, entry_hashes
@@ -90,6 +92,7 @@ class _PageEntries:
     spans: list[tuple[int, int]]
     words: list[frozenset[str]] | None = None
     page_words: frozenset[str] | None = None  # the terms of the whole document
+    base_words: frozenset[str] | None = None  # the terms of its words without an inflection
     normal_text: str | None = None  # the whole document, NFKC
     hashes: tuple[str, tuple[list[str], list[str]]] | None = None  # the title they were made with, the entries' keys
 
@@ -110,6 +113,12 @@ class _PageEntries:
         if self.words is None:
             self.words = [frozenset(terms(text[start:end])) for start, end in self.spans]
         return self.words
+
+    def page_bases(self, text: str) -> frozenset[str]:
+        """The terms of the whole document ``text``'s words without an inflection, found once."""
+        if self.base_words is None:
+            self.base_words = base_terms(text)
+        return self.base_words
 
     def page_terms(self, text: str) -> frozenset[str]:
         """The terms of the whole document ``text``, found once."""
@@ -474,7 +483,8 @@ class Services:
         held = entries.entry_terms(doc.text)
         share = float(entry_word_share(message, name, held).max()) if held else 0.0
         asked = asked_words(message, name)
-        return OptionWords(share, len(asked - entries.page_terms(doc.text)), entries=options, asked=len(asked))
+        unknown = unknown_words(message, asked, entries.page_terms(doc.text), entries.page_bases(doc.text))
+        return OptionWords(share, unknown, entries=options, asked=len(asked))
 
     def _asked_manual(
         self, message: str, named: Document | None, documents: Sequence[tuple[str, str]]

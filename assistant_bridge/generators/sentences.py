@@ -456,6 +456,32 @@ def asked_words(query: str, page: str) -> frozenset[str]:
     return frozenset(_asked_words(query, page) - _STOP_TERMS)
 
 
+# an English inflection a word of the query and a word of a page may differ by: "reading" and "read", "grows"
+# and "growing", which the five-letter cut of :func:`terms` keeps apart ("readi" and "read", "grow" and "growi")
+_INFLECTION = re.compile(r"(?<=[a-z]{3})(?:ing|ed|s)$")
+
+
+def base_terms(text: str) -> frozenset[str]:
+    """The terms of ``text``'s words without one English inflection (:data:`_INFLECTION`): "grow" for "grows"
+    and "growing" alike, "read" for "reads" and "reading"."""
+    return frozenset(
+        _stem(_INFLECTION.sub("", w)) for w in _WORDS.findall(unicodedata.normalize("NFKC", text).casefold())
+    )
+
+
+def unknown_words(query: str, asked: frozenset[str], page_terms: frozenset[str], page_bases: frozenset[str]) -> int:
+    """How many of the ``asked`` words of ``query`` (:func:`asked_words`) a page never uses: neither their term is
+    among the ``page_terms`` (:func:`terms` of its whole text) nor their form without an inflection among its
+    ``page_bases`` (:func:`base_terms`): "keeps reading a file as it grows" and less(1)'s "read" and "growing"
+    share every word."""
+    missing = asked - page_terms
+    if not missing:
+        return 0
+    words = _WORDS.findall(unicodedata.normalize("NFKC", query).casefold())
+    known = {_stem(w) for w in words if _stem(w) in missing and _stem(_INFLECTION.sub("", w)) in page_bases}
+    return len(missing - known)
+
+
 # a Japanese word that says something: a run of kanji ("暗号化", "整合性") or of katakana ("パスワード"); hiragana
 # writes the grammar between them
 _CONTENT_RUN = re.compile(r"[\u4e00-\u9fff々〆]{2,}|[\u30a1-\u30fa\u30fc]{2,}")

@@ -15,6 +15,7 @@ from assistant_bridge.generators.sentences import (
     asked_value_match,
     asked_words,
     asks_default,
+    base_terms,
     candidates,
     entry_match,
     entry_term,
@@ -24,6 +25,7 @@ from assistant_bridge.generators.sentences import (
     query_terms,
     states_default,
     terms,
+    unknown_words,
 )
 from assistant_bridge.text import asks_for_option, code_names, holds_code_names
 
@@ -471,6 +473,19 @@ def test_the_words_of_a_question_a_page_never_uses_are_counted() -> None:
     assert len(asked_words("Which zstd option keeps the files?", "zstd") - page) == 0  # "keeps" and "keep" are one
     assert len(asked_words("Which zstd option encrypts the compressed file with a password?", "zstd")) == 4
     assert len(asked_words("Which parted command encrypts a partition?", "parted")) == 2
+
+
+def test_a_word_the_page_uses_in_another_inflection_is_known() -> None:
+    """less(1) says "read" and "growing"; "keeps reading a file as it grows" uses no word it lacks, though the
+    five-letter cut makes "readi" and "grow" of the question's words. A word the page never uses in any form
+    stays unknown."""
+    text = "F: Scroll forward, and keep trying to read at the end of file, like tail -f. The file is growing."
+    page, bases = frozenset(terms(text)), base_terms(text)
+    question = "Which less command keeps reading a file as it grows, like tail -f?"
+    asked = asked_words(question, "less")
+    assert asked - page == {"readi", "grow"} and unknown_words(question, asked, page, bases) == 0
+    encrypt = "Which less command encrypts a file?"
+    assert unknown_words(encrypt, asked_words(encrypt, "less"), page, bases) == 1
 
 
 def test_coverage_is_the_share_of_the_question_one_sentence_holds() -> None:
