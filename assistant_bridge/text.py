@@ -666,10 +666,15 @@ def passage_defines(subject: str, passage: str, *, kinds: Sequence[DefinitionKin
     return any(definition_kind(subject, sentence) in kinds for sentence in split_sentences(passage))
 
 
-# "How many days…", "How much does it cost?", "Combien de…", "いくら", "何人": a count or an amount ("how much
-# faster" asks a degree, which words can give)
+# "How many days…", "How much does it cost?", "On how many architectures…", "Combien de…", "いくら", "何人": a count
+# or an amount ("how much faster" asks a degree, which words can give). "how many" opens the question, a clause of
+# it, a preposition's object or what a question asks to be told ("Do you know how many…", "Tell me how much…");
+# after another verb it is that verb's object ("Which mtr option sets how many pings are sent?" asks for an
+# option, "Which SQLite function returns how many rows…" for a function)
 _ASKS_COUNT = re.compile(
-    r"\bhow (?:many|much(?!\s+(?:better|worse|faster|slower|easier|harder|safer|riskier|quicker)\b))\b|"
+    r"(?:^|[,;:]|\b(?:and|but|or|so|then|from|for|to|in|on|at|by|with|of|after|before|within|about|me|know|"
+    r"wonder|ask|asking|say|idea)\b)\W*"
+    r"how (?:many|much(?!\s+(?:better|worse|faster|slower|easier|harder|safer|riskier|quicker)\b))\b|"
     r"\bcombien\b|いくら|いくつ|何(?:[個人日回年件歳台本枚])",
     re.IGNORECASE,
 )
@@ -766,8 +771,8 @@ def counted_thing(message: str) -> tuple[str, ...]:
     measures ("how much money", "combien d'argent": "$1 million"), nor people or events ("how many times",
     何回), which answers give in other words. Empty otherwise."""
     unit = asked_unit(message)
-    if unit is None or unit in _NAMED_OTHERWISE:
-        return ()
+    if unit is None or unit in _NAMED_OTHERWISE or not asks_count(message):
+        return ()  # "Which find option limits how many levels…" asks for an option
     normal = unicodedata.normalize("NFKC", message)
     if len(unit) == 1:
         return (unit,)

@@ -362,3 +362,24 @@ def test_an_info_definition_of_an_option_is_an_entry_of_that_option() -> None:
         entry_term("Test: -empty: True if the file is empty and is either a regular file or a directory.") == "-empty"
     )
     assert entry_term("Function: void sha256_init (struct sha256_ctx *CTX): Initialize the SHA256 state.") == ""
+
+
+@pytest.mark.parametrize(
+    ("message", "count"),
+    [
+        ("How many architectures does Debian run on?", True),
+        ("On how many architectures does Debian run?", True),
+        ("From how many possible completions does readline ask first?", True),
+        ("And how much does it cost?", True),
+        ("Do you know how many there are?", True),
+        ("Which mtr option sets how many pings are sent in report mode?", False),
+        ("Which SQLite function returns how many rows the last statement changed?", False),
+        ("How much faster is it?", False),
+    ],
+)
+def test_a_count_is_asked_where_how_many_opens_the_question_or_a_clause(message: str, count: bool) -> None:
+    from assistant_bridge.text import asks_count, counted_thing
+
+    assert asks_count(message) is count
+    if not count:
+        assert counted_thing(message) == ()

@@ -621,6 +621,7 @@ def test_a_question_about_what_a_thing_is_needs_its_document_or_a_definition() -
         ("サポート契約はいくらですか", False),
         ("How do I get support?", True),  # not a count: answered as before
         ("How much faster is the paid support?", True),  # a degree, which words can give
+        ("Which list sets how much support is given?", True),  # a verb's object: it asks for a list
     ],
 )
 def test_a_count_question_answered_without_any_number_is_idk(question: str, answered: bool) -> None:
@@ -681,6 +682,11 @@ def test_a_count_of_a_unit_answered_without_that_unit_is_idk(question: str, coun
     assert isinstance(_asked(question, counted), Answer)
     assert isinstance(_asked("How much money did he make?", "He earned $1 million in 2004."), Answer)
     assert isinstance(_asked("How many people live in Paris?", "Paris has 2.1 million inhabitants."), Answer)
+    # a count a verb of the question governs is not what it asks: "Which find option limits how many levels…"
+    maxdepth = "-maxdepth levels: Descend at most LEVELS (a non-negative integer) levels of directories."
+    assert isinstance(
+        _asked("Which find option limits how many levels of directories find descends?", maxdepth), Answer
+    )
 
 
 @pytest.mark.parametrize(
