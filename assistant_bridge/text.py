@@ -695,7 +695,11 @@ _COUNT_WORD = re.compile(_COUNT_WORDS, re.IGNORECASE)
 # a note's or an item's number, a manual page's section: "[84] dput パッケージは…", "(3) SQLite lets me insert a
 # string…", "deb(5)"
 _MARKER_NUMBER = re.compile(r"\[\d{1,3}\]|(?:^|(?<=\s))\(\d{1,2}\)(?=\s)|(?<=[\w.-])\(\d[a-z]{0,3}\)")
-_HOLDS_COUNT = re.compile(rf"\d|{_NUMERAL}|\b(?:free|nothing|gratuite?s?|aucune?)\b|無料", re.IGNORECASE)
+_HOLDS_COUNT = re.compile(
+    rf"\d|{_NUMERAL}|\b(?:free|nothing|gratuite?s?|aucune?|unlimited|illimitée?s?|infinite)\b|"
+    r"\b(?:not|never|no)\s+(?:be\s+)?limit(?:ed)?\b|無料|無制限",
+    re.IGNORECASE,
+)
 
 
 # the unit a count asks for: "how many days", "how much memory", "combien de jours", "何日"
@@ -738,12 +742,15 @@ _COUNT = rf"(?:{_DIGIT_COUNT}|{_NUMERAL}|\bsingle\b|\ba (?:few|dozen|couple)\b)"
 _FEW_WORDS = r"(?:[\s(-]+[^\W\d_][\w'-]*){0,3}?[\s(-]*"  # "seconds (default fifteen)": a parenthesis too
 # after the unit, a count in digits or a number word other than "one" ("…the development tools one needs")
 _COUNT_AFTER = rf"(?:{_DIGIT_COUNT}|{_COUNT_WORDS})"
+# a count without a bound: "the number of history entries is not limited", "unlimited retries"
+_NO_BOUND = r"(?:unlimited|illimitée?s?|(?:is|are)\s+not\s+limited|no\s+limit)\b"
 
 
 def counts_unit(text: str, unit: str) -> bool:
     """``text`` counts the unit :func:`asked_unit` found: a number written before a word starting with it, or
     after it, at most three words apart ("six manned landings", "39 episodes", "nominated for 62 Primetime Emmy
-    Awards"; "一日": a counter kanji right after its number). A text that names the unit and writes a number
+    Awards"; "一日": a counter kanji right after its number), or says it has no bound ("the number of history
+    entries is not limited", "unlimited retries"). A text that names the unit and writes a number
     elsewhere ("SQLite version 3.8.2 or later is needed to use a WITHOUT ROWID table") counts nothing."""
     normal = unicodedata.normalize("NFKC", text).casefold()
     if len(unit) == 1:
@@ -751,6 +758,7 @@ def counts_unit(text: str, unit: str) -> bool:
     word = rf"(?<![^\W\d_]){re.escape(unit)}"
     # or the unit first, the number after it: "The series was nominated for 62 Primetime Emmy Awards"
     found = rf"{_COUNT}{_FEW_WORDS}{word}|{word}[\w'-]*{_FEW_WORDS}{_COUNT_AFTER}"
+    found += rf"|\b{_NO_BOUND}{_FEW_WORDS}{word}|{word}[\w'-]*{_FEW_WORDS}{_NO_BOUND}"
     return re.search(found, normal, re.IGNORECASE) is not None
 
 
@@ -829,7 +837,8 @@ def asks_count(message: str) -> bool:
 
 def holds_count(text: str) -> bool:
     """``text`` gives a number in some form: digits, a number word ("twice", "three", "trois"), a kanji
-    numeral, or "free" for an amount; not the number of a note or an item ("[84]", "(3)")."""
+    numeral, "free" for an amount, "unlimited" or "not limited" for a count without a bound; not the number of a
+    note or an item ("[84]", "(3)")."""
     return _HOLDS_COUNT.search(_MARKER_NUMBER.sub(" ", unicodedata.normalize("NFKC", text))) is not None
 
 

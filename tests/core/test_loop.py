@@ -664,6 +664,12 @@ def _asked(question: str, passage: str) -> object:
             "There were six manned landings.",
             "Apollo 11 landed in 1969.",
         ),
+        # a count without a bound
+        (
+            "How many history entries does readline keep by default?",
+            "By default, the number of history entries is not limited.",
+            "Readline 8.2 keeps a history list.",
+        ),
         # the count in a parenthesis after its unit
         (
             "How many seconds does lsof wait between listings?",
