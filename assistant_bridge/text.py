@@ -878,6 +878,37 @@ _ASKS_QUANTITY = re.compile(
 # not right after a Latin letter: a number, not a digit of a name ("iperf3", "ext4", "sha256sum"); "は2部" and
 # "第3章" hold numbers
 NOT_IN_NAME = r"(?<![A-Za-z\u00c0-\u024f_])"
+
+
+# "what is the default…", "by default", "par défaut", "デフォルト", "既定": the value asked for is the default one
+_ASKS_DEFAULT = re.compile(r"\bdefault\b|\bpar d[ée]faut\b|デフォルト|既定", re.IGNORECASE)
+_STATES_DEFAULT = re.compile(r"\bdefault|\bd[ée]faut|デフォルト|既定", re.IGNORECASE)
+
+
+def asks_default(query: str) -> bool:
+    """The query asks what something is or does by default ("Can clients upload … by default?", "Quel est le
+    séparateur par défaut ?")."""
+    return _ASKS_DEFAULT.search(query) is not None
+
+
+def states_default(text: str) -> bool:
+    """``text`` says what the default is ("The default is for all modules to be read only.", "Par défaut ‘:’.")."""
+    return _STATES_DEFAULT.search(text) is not None
+
+
+# a number a few words from "default": "(default 10 secs)", "defaults to 27", "The default is 80x24", "デフォルトは 500"
+_DEFAULT_NUMBER = re.compile(
+    r"\bdefault\w*\W+(?:\w+\W+){0,4}?\d|" + NOT_IN_NAME + r"\d[\w.,]*\W+(?:\w+\W+){0,2}?(?:by |is the |as )?default\b|"
+    r"d[ée]faut\w*\W+(?:\w+\W+){0,3}?\d|(?:デフォルト|既定)\D{0,8}\d",
+    re.IGNORECASE,
+)
+
+
+def states_default_number(text: str) -> bool:
+    """``text`` gives a number as the default ("The default limit is '100'.", "(default 10 secs)")."""
+    return _DEFAULT_NUMBER.search(text) is not None
+
+
 _NUMBER = re.compile(NOT_IN_NAME + r"\d")
 
 

@@ -49,6 +49,7 @@ from assistant_bridge.text import (
     Overview,
     asked_event,
     asks_count,
+    asks_default,
     asks_duration,
     asks_value,
     counted_thing,
@@ -62,6 +63,7 @@ from assistant_bridge.text import (
     names_duration,
     overview,
     passage_defines,
+    states_default_number,
     states_event,
     titles_subject,
 )
@@ -629,13 +631,15 @@ def finish_generation(
     # name no length of time, "Which SQLite version removed STRICT tables?" with one that says which introduced
     # them: they answer another question
     counted = counted_thing(prepared.query)
+    # "From how many possible completions does readline ask…, by default?": "The default limit is '100'." counts them
+    default_given = asks_default(prepared.message) and states_default_number(generation.text)
     if (
         _off_subject(prepared.names, prepared.pages, generation, prepared.results, prepared.message)
         or (asks_count(prepared.query) and not holds_count(generation.text))
         or (asks_value(prepared.message) and not gives_value(generation.text))
         or (asks_duration(prepared.message) and not names_duration(generation.text))
         or ((event := asked_event(prepared.message)) is not None and not states_event(event, generation.text))
-        or (counted and not any(counts_unit(generation.text, unit) for unit in counted))
+        or (counted and not any(counts_unit(generation.text, unit) for unit in counted) and not default_given)
     ):
         timings["total"] = (clock() - prepared.started) * 1000.0
         return IDontKnow(

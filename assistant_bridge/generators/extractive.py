@@ -93,7 +93,6 @@ from assistant_bridge.generators.sentences import (
     answer_type_terms,
     asked_commands,
     asked_value_match,
-    asks_default,
     candidates,
     defines,
     entry_match,
@@ -105,7 +104,6 @@ from assistant_bridge.generators.sentences import (
     page_terms,
     query_terms,
     section_match,
-    states_default,
     terms,
     text_width,
     writes_cjk,
@@ -114,11 +112,13 @@ from assistant_bridge.generators.sentences import (
 from assistant_bridge.text import (
     NAME_LINE_PARTS,
     OPTION_WORD,
+    asks_default,
     asks_for_option,
     asks_how_to,
     code_names,
     holds_code_names,
     manual_page_name,
+    states_default,
 )
 
 ENTRY_PEER_RATIO = 0.9
@@ -250,7 +250,7 @@ class _Scored:
     # (:func:`~assistant_bridge.text.asks_for_option`)
     asks_how: bool = False
     asks_option: bool = False
-    asks_default: bool = False  # what something is or does by default (:func:`~.sentences.asks_default`)
+    asks_default: bool = False  # what something is or does by default (:func:`~assistant_bridge.text.asks_default`)
 
 
 class ExtractiveGenerator:

@@ -32,10 +32,10 @@ from assistant_bridge.text import (
     CJK_CHARS,
     HIRAGANA_ONLY,
     KANJI_DIGITS,
-    NOT_IN_NAME,
     OPTION_WORD,
     asked_kind,
     asked_unit,
+    asks_default,
     asks_quantity,
     definition_kind,
     entry_term,
@@ -46,6 +46,8 @@ from assistant_bridge.text import (
     names_unit,
     overview_subject,
     sentence_spans,
+    states_default,
+    states_default_number,
     titles_subject,
     without_accents,
     writes_number,
@@ -718,28 +720,6 @@ def _names(query: str, term: str) -> bool:
     return re.search(rf"(?<![\w-]){re.escape(name.casefold())}(?![\w-])", query.casefold()) is not None
 
 
-# "what is the default…", "by default", "par défaut", "デフォルト", "既定": the value asked for is the default one
-_ASKS_DEFAULT = re.compile(r"\bdefault\b|\bpar d[ée]faut\b|デフォルト|既定", re.IGNORECASE)
-_STATES_DEFAULT = re.compile(r"\bdefault|\bd[ée]faut|デフォルト|既定", re.IGNORECASE)
-
-
-def asks_default(query: str) -> bool:
-    """The query asks what something is or does by default ("Can clients upload … by default?", "Quel est le
-    séparateur par défaut ?")."""
-    return _ASKS_DEFAULT.search(query) is not None
-
-
-def states_default(text: str) -> bool:
-    """``text`` says what the default is ("The default is for all modules to be read only.", "Par défaut ‘:’.")."""
-    return _STATES_DEFAULT.search(text) is not None
-
-
-# a number a few words from "default": "(default 10 secs)", "defaults to 27", "The default is 80x24", "デフォルトは 500"
-_DEFAULT_NUMBER = re.compile(
-    r"\bdefault\w*\W+(?:\w+\W+){0,4}?\d|" + NOT_IN_NAME + r"\d[\w.,]*\W+(?:\w+\W+){0,2}?(?:by |is the |as )?default\b|"
-    r"d[ée]faut\w*\W+(?:\w+\W+){0,3}?\d|(?:デフォルト|既定)\D{0,8}\d",
-    re.IGNORECASE,
-)
 # "when" and "quand" ask when where they open the question or a clause of it ("When are reports due?", "And when
 # does it expire?"); inside one they join two clauses ("Where do I send reports when filing many bugs?")
 _ASKS_TIME = re.compile(
@@ -795,7 +775,7 @@ def asked_value_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
         def value(text: str) -> float:
             named = unit is not None and names_unit(text, unit)
             if holds_number(text):
-                return 2.0 if named or (default and _DEFAULT_NUMBER.search(text)) else 1.0
+                return 2.0 if named or (default and states_default_number(text)) else 1.0
             return 2.0 if named and writes_number(text) else 0.0
 
         return np.array([value(c.text) for c in cands])

@@ -688,6 +688,10 @@ def test_a_count_of_a_unit_answered_without_that_unit_is_idk(question: str, coun
     assert isinstance(_asked(question, counted), Answer)
     assert isinstance(_asked("How much money did he make?", "He earned $1 million in 2004."), Answer)
     assert isinstance(_asked("How many people live in Paris?", "Paris has 2.1 million inhabitants."), Answer)
+    # a default given as a number counts what a default count asks for
+    limit = "The default limit is '100'."
+    assert isinstance(_asked("From how many possible completions does it ask, by default?", limit), Answer)
+    assert isinstance(_asked("From how many possible completions does it ask?", limit), IDontKnow)
     # a count a verb of the question governs is not what it asks: "Which find option limits how many levels…"
     maxdepth = "-maxdepth levels: Descend at most LEVELS (a non-negative integer) levels of directories."
     assert isinstance(

@@ -14,7 +14,6 @@ from assistant_bridge.generators.sentences import (
     asked_unit,
     asked_value_match,
     asked_words,
-    asks_default,
     base_terms,
     candidates,
     entry_match,
@@ -23,11 +22,10 @@ from assistant_bridge.generators.sentences import (
     flatten,
     is_label,
     query_terms,
-    states_default,
     terms,
     unknown_words,
 )
-from assistant_bridge.text import asks_for_option, code_names, holds_code_names
+from assistant_bridge.text import asks_default, asks_for_option, code_names, holds_code_names, states_default
 
 pytestmark = pytest.mark.unit
 
