@@ -3,6 +3,7 @@ up once after gunicorn forks (``warm_up``), never at import."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import threading
@@ -401,10 +402,12 @@ class Services:
             return hits
         named = named_documents(message, (h.chunk.title or "" for h in hits))
         page = _manual_first(hits, lambda h: h.chunk.title or "", named)
+        read = functools.cache(self.store.get_document)  # each document once
         doc, unnamed = self._asked_manual(
-            message,
-            self.store.get_document(page.chunk.document_id) if page is not None else None,
+            asked_programs(message),
+            read(page.chunk.document_id) if page is not None else None,
             [(h.chunk.document_id, h.chunk.title or "") for h in hits],
+            read,
         )
         if doc is None:
             return hits
@@ -461,16 +464,19 @@ class Services:
         options = asks_for_option(message)
         if not (options or asks_for_kind(message)) or overview_subject(message):  # a command is a kind too
             return None
-        if options and self._program_unwritten(message, [d[0] for d in documents]):
+        programs = asked_programs(message)
+        read = functools.cache(self.store.get_document)  # each document once, for the checks below
+        if options and _program_unwritten(programs, [d[0] for d in documents], read):
             return OptionWords(0.0, 0, unwritten=True)  # "Which locate option…" answered from ssh(1)
         named = named_documents(message, (title for _, title, _ in documents))
         found = _manual_first([d for d in documents if d[2] == language], lambda d: d[1], named)
         if found is None and named:
             return None  # the manual the titles name is in another language
         doc, _ = self._asked_manual(
-            message,
-            self.store.get_document(found[0]) if found is not None else None,
+            programs,
+            read(found[0]) if found is not None else None,
             [(d[0], d[1]) for d in documents if d[2] == language],
+            read,
         )
         if doc is None:
             return None
@@ -486,38 +492,30 @@ class Services:
         unknown = unknown_words(message, asked, entries.page_terms(doc.text), entries.page_bases(doc.text))
         return OptionWords(share, unknown, entries=options, asked=len(asked))
 
+    @staticmethod
     def _asked_manual(
-        self, message: str, named: Document | None, documents: Sequence[tuple[str, str]]
+        programs: set[str],
+        named: Document | None,
+        documents: Sequence[tuple[str, str]],
+        read: Callable[[str], Document | None],
     ) -> tuple[Document | None, bool]:
         """The manual an option question (a command, a variable… question) asks about, and whether no title named
         it. ``named``: the manual the titles name, kept when it writes the program the question asks an option of
-        (:func:`~assistant_bridge.text.asked_programs`) as a word, or the question names none. Else the first of
-        ``documents`` (id, title) that is a manual other than a manual page and writes that program: the diffutils
-        manual, "Comparing and Merging Files", for "Which cmp option…"; "GNU Findutils" for "Which locate option
-        searches a database on a remote host over SSH?", where the titles named ssh(1), which never writes
-        "locate". A manual page of the program would have been named by its title."""
-        programs = asked_programs(message)
+        (``programs``, :func:`~assistant_bridge.text.asked_programs`) as a word, or the question names none. Else
+        the first of ``documents`` (id, title; ``read`` opens one) that is a manual other than a manual page and
+        writes that program: the diffutils manual, "Comparing and Merging Files", for "Which cmp option…"; "GNU
+        Findutils" for "Which locate option searches a database on a remote host over SSH?", where the titles
+        named ssh(1), which never writes "locate". A manual page of the program would have been named by its
+        title."""
         if named is not None and (
             not programs or any(_writes_word(f"{named.title}\n{named.text}", p) for p in programs)
         ):
             return named, False
         for document_id, title in dict.fromkeys(documents) if programs else ():
-            doc = None if manual_page_name(title) else self.store.get_document(document_id)
+            doc = None if manual_page_name(title) else read(document_id)
             if doc is not None and any(_writes_word(doc.text, p) for p in programs):
                 return doc, True
         return None, False
-
-    def _program_unwritten(self, message: str, document_ids: Sequence[str]) -> bool:
-        """``message`` asks an option of a program (:func:`~assistant_bridge.text.asked_programs`) that none of
-        the documents writes as a word, in its title or its text."""
-        programs = asked_programs(message)
-        if not programs:
-            return False
-        for document_id in dict.fromkeys(document_ids):
-            doc = self.store.get_document(document_id)
-            if doc is None or any(_writes_word(f"{doc.title}\n{doc.text}", p) for p in programs):
-                return False
-        return True
 
     def _page_entries(self, doc: Document) -> _PageEntries:
         """A document's option entries, kept for the last :data:`ENTRY_DOCUMENTS` documents asked about."""
@@ -575,8 +573,23 @@ class Services:
         return [replace(h, similarity=cosine.get(h.chunk.id, floor)) for h in fused]
 
 
+def _program_unwritten(programs: set[str], document_ids: Sequence[str], read: Callable[[str], Document | None]) -> bool:
+    """A question asks an option of a program (``programs``, :func:`~assistant_bridge.text.asked_programs`) that
+    none of the documents (``read`` opens one) writes as a word, in its title or its text."""
+    if not programs:
+        return False
+    for document_id in dict.fromkeys(document_ids):
+        doc = read(document_id)
+        if doc is None or any(_writes_word(f"{doc.title}\n{doc.text}", p) for p in programs):
+            return False
+    return True
+
+
 def _writes_word(text: str, word: str) -> bool:
-    """``text`` writes ``word`` as a word of its own, in any case (not inside ``--word-diff`` or ``fd-find``)."""
+    """``text`` writes ``word`` as a word of its own, in any case: not inside a longer word ("find" in "findutils"),
+    but after a hyphen or a dash ("--waitretry", "fd-find"). A plain search over a whole manual: not
+    :func:`~assistant_bridge.text.mentions`, whose :func:`~assistant_bridge.text.match_form` would rewrite every
+    document read."""
     return re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text, re.IGNORECASE) is not None
 
 

@@ -261,10 +261,8 @@ def option_entries(text: str) -> list[tuple[int, int]]:
     # an entry also ends where the next section starts: the last option of sdiff's "9.1" is not followed by the
     # prose of "9.2 Merge Commands"
     sections = [m.start(1) for m in _SECTION_HEADING.finditer(text)]
-    ends = [
-        min(end, next((h for h in sections[bisect.bisect_right(sections, start) :]), end))
-        for start, end in zip(starts, ends, strict=True)
-    ]
+    nxt = [bisect.bisect_right(sections, start) for start in starts]  # the first section after each entry starts
+    ends = [min(end, sections[k]) if k < len(sections) else end for k, end in zip(nxt, ends, strict=True)]
     return [
         (start, len(text[start : min(end, start + OPTION_ENTRY_MAX_CHARS)].rstrip()) + start)
         for start, end in zip(starts, ends, strict=True)

@@ -96,6 +96,7 @@ from assistant_bridge.generators.sentences import (
     candidates,
     defines,
     entry_match,
+    entry_sentences,
     flatten,
     introduces,
     is_cjk_text,
@@ -421,12 +422,7 @@ class ExtractiveGenerator:
             # reference page are other options; only an entry that matches as well may join it, and the
             # entry's own further sentences ("… The default value is 3.")
             own = np.zeros(len(cands), dtype=bool)
-            for i in range(top + 1, len(cands)):
-                # a reference page's entry runs on over its paragraphs up to the next entry or heading ("…
-                # terminating the session.\n\nThe default value is 3.")
-                if cands[i].snippet != best.snippet or cands[i].entry or cands[i].label:
-                    break
-                own[i] = True
+            own[entry_sentences(cands, top)] = True
             keep &= ((entries >= entries[top]) & (relevance >= ENTRY_PEER_RATIO * relevance[lead])) | own
         chosen: list[Candidate] = [best]
         if lead != top:  # the entry's term, and its sentence that says what was asked

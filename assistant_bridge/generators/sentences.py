@@ -673,15 +673,21 @@ def entry_match(query: str, cands: Sequence[Candidate], titles: Sequence[str] = 
     return out
 
 
-def _entry_text(cands: Sequence[Candidate], i: int) -> str:
-    """The sentences of the entry ``cands[i]`` opens, as far as its snippet holds them: up to the next entry,
-    label or snippet."""
-    out = [cands[i].text]
-    for c in cands[i + 1 :]:
-        if c.snippet != cands[i].snippet or c.entry or c.label:
+def entry_sentences(cands: Sequence[Candidate], i: int) -> list[int]:
+    """The sentences after ``cands[i]`` that its entry runs on with, as far as its snippet holds them: over its
+    paragraphs up to the next entry, label or snippet ("… terminating the session.\n\nThe default value is
+    3.")."""
+    out: list[int] = []
+    for j in range(i + 1, len(cands)):
+        if cands[j].snippet != cands[i].snippet or cands[j].entry or cands[j].label:
             break
-        out.append(c.text)
-    return " ".join(out)
+        out.append(j)
+    return out
+
+
+def _entry_text(cands: Sequence[Candidate], i: int) -> str:
+    """The sentences of the entry ``cands[i]`` opens (:func:`entry_sentences`), as one text."""
+    return " ".join(cands[j].text for j in [i, *entry_sentences(cands, i)])
 
 
 _TITLE_WORD = re.compile(r"[\w.+]+")
