@@ -71,6 +71,12 @@ différence différences mieux meilleur meilleure pire important importante exem
 chose choses façon avantage avantages inconvénient inconvénients raison raisons cas question réponse
 possible vrai faux""".split()
 )
+# generic words that still say what a message asks when they are its verb ("Why sell?", "How do I start it?"):
+# they name no topic (the rewriter carries one) but weigh in the search of the message as asked
+_ACTIONS = set(
+    """buy sell pay paid pays open change create move write show turn start keep set put find use used using
+take give apply hold bring call check request include provide""".split()
+)
 _WH_EN = {"what", "which", "who", "whom", "whose", "when", "where", "why", "how"}
 _AUX = set("is are was were do does did can could should would will has have had may might must shall".split())
 _QWORDS_EN = _WH_EN | _AUX
@@ -432,15 +438,20 @@ class FollowUp:
 
 
 def content_words(question: str, lang: str | None = None) -> int:
-    """How many words of ``question`` say what it is about: not function words, question words, pronouns
-    or generic words ("Why does he do it?": 0; "What about a Signed-off-by line?": 2), nor the words of a
-    measure, which bound the answer and name no topic: a number, the unit after it and a comparative before
+    """How many words of ``question`` say what it asks: not function words, question words, pronouns or
+    generic words ("Why does he do it?": 0; "What about a Signed-off-by line?": 2), except a generic verb of
+    action (:data:`_ACTIONS`: "Why sell?" asks about selling, whatever the topic it continues), nor the words
+    of a measure, which bound the answer and name no topic: a number, the unit after it and a comparative before
     "than" ("Only those bigger than 100 MB?": 0). Japanese: its terms."""
     lang = lang or language(question)
     if lang == "ja":
         return len(terms_of(question, "ja"))
     toks = _tokens(question)
-    return sum(1 for i, t in enumerate(toks) if len(t) > 1 and _says_something(t, lang) and not _measure(toks, i))
+    return sum(
+        1
+        for i, t in enumerate(toks)
+        if len(t) > 1 and (_says_something(t, lang) or t.lower() in _ACTIONS) and not _measure(toks, i)
+    )
 
 
 _MEASURE_UNIT_CHARS = 5  # the longest word after a number read as its unit: "MB", "days", "hours"

@@ -325,6 +325,10 @@ def test_blocked_turns_are_ignored() -> None:
         ("Et ceux plus gros que 100 Mo ?", 0),
         ("Files older than 30 days in /tmp?", 2),
         ("15- or 30-year mortgage?", 2),
+        # a generic verb of action says what the message asks, though it names no topic
+        ("Why sell?", 1),
+        ("How do I start it?", 1),
+        ("What are the pros and cons?", 0),
     ],
 )
 def test_content_words_say_how_much_a_message_says_of_its_own(question: str, words: int) -> None:
