@@ -405,9 +405,12 @@ _PROGRAM_BEFORE_KIND = re.compile(rf"([^\W\d_][\w.+-]*)\s+(?:command[- ]line\s+)
 _PROGRAM_AFTER_KIND = re.compile(
     r"\b(?:options?|commandes?|variables?|fonctions?)\s+d(?:e\s+|['’])([^\W\d_][\w.+-]*)", re.IGNORECASE
 )
-_NOT_PROGRAMS = frozenset(
-    "which what the a an this that these those any some each every other same one quelle quel".split()
+_NOT_PROGRAMS = frozenset(  # words before "option", "function"… that name no program ("a variable or function")
+    """which what the a an this that these those any some each every other same one single or and nor of for to
+    in on at by with from as into than per i you we it they how many much quelle quel quelles quels les des la le
+    du un une""".split()
 )
+_KIND_WORD = re.compile(rf"{_ASKED_KINDS}$|(?:commandes?|fonctions?)$", re.IGNORECASE)
 
 
 _ASKS_KIND = re.compile(rf"\b{_ASKED_KINDS}\b|\b(?:commandes?|fonctions?)\b", re.IGNORECASE)
@@ -421,10 +424,18 @@ def asks_for_kind(message: str) -> bool:
 
 def asked_programs(message: str) -> set[str]:
     """The names ``message`` writes as the program it asks an option, a command, a variable or a function of:
-    ``bzip2`` for "Which bzip2 option reduces memory usage?", ``gzip`` for "Quelle option de gzip…"."""
+    ``bzip2`` for "Which bzip2 option reduces memory usage?", ``gzip`` for "Quelle option de gzip…". Not a
+    function word ("a variable or function"), a flag ("time's --output option"), a verb right after a kind word
+    ("Which bash variable holds commands…") nor a single letter ("the sed D command")."""
     text = unicodedata.normalize("NFKC", message)
-    found = _PROGRAM_BEFORE_KIND.findall(text) + _PROGRAM_AFTER_KIND.findall(text)
-    return {name.rstrip(".-").lower() for name in found} - _NOT_PROGRAMS
+    found = [m.group(1) for m in _PROGRAM_AFTER_KIND.finditer(text)]
+    for m in _PROGRAM_BEFORE_KIND.finditer(text):
+        before = text[: m.start()]
+        if before.endswith("-") or _KIND_WORD.search(before.rstrip()):
+            continue  # a flag ("time's --output option") or a verb after the kind ("function reads variables")
+        found.append(m.group(1))
+    names = {name.rstrip(".-").lower() for name in found}
+    return {n for n in names if len(n) > 1} - _NOT_PROGRAMS  # one letter names a command ("the sed D command")
 
 
 def named_documents(message: str, titles: Iterable[str]) -> set[str]:

@@ -350,6 +350,13 @@ def test_a_question_for_versions_asks_for_a_number() -> None:
         ("Quelle option de gzip compresse le plus ?", {"gzip"}),
         ("Which option shows the version?", set()),
         ("How do I change the kernel command line?", {"kernel"}),  # named, but opens no manual's title
+        # function words, flags, verbs after a kind and one-letter commands name no program
+        ("Which bash builtin removes a variable or function?", {"bash"}),
+        ("Which bash variable holds commands to run before the prompt?", {"bash"}),
+        ("Does time's --output option overwrite the file?", set()),
+        ("How many commands can ed's u command undo?", set()),
+        ("How do I test the integrity of a compressed file with zstd?", set()),
+        ("Quelle option de xargs lit les arguments depuis un fichier ?", {"xargs"}),
     ],
 )
 def test_the_program_a_question_asks_an_entry_of(message: str, programs: set[str]) -> None:
