@@ -401,8 +401,10 @@ class Services:
         if not hits or overview_subject(message):
             return hits
         named = named_documents(message, (h.chunk.title or "" for h in hits))
-        page = _manual_first(hits, lambda h: h.chunk.title or "", named)
         read = functools.cache(self.store.get_document)  # each document once
+        page = _manual_first(
+            hits, lambda h: h.chunk.title or "", named, lambda h: self._lists_entries(h.chunk.document_id, read)
+        )
         doc, unnamed = self._asked_manual(
             asked_programs(message),
             read(page.chunk.document_id) if page is not None else None,
@@ -469,7 +471,9 @@ class Services:
         if options and _program_unwritten(programs, [d[0] for d in documents], read):
             return OptionWords(0.0, 0, unwritten=True)  # "Which locate option…" answered from ssh(1)
         named = named_documents(message, (title for _, title, _ in documents))
-        found = _manual_first([d for d in documents if d[2] == language], lambda d: d[1], named)
+        found = _manual_first(
+            [d for d in documents if d[2] == language], lambda d: d[1], named, lambda d: self._lists_entries(d[0], read)
+        )
         if found is None and named:
             return None  # the manual the titles name is in another language
         doc, _ = self._asked_manual(
@@ -516,6 +520,10 @@ class Services:
             if doc is not None and any(_writes_word(doc.text, p) for p in programs):
                 return doc, True
         return None, False
+
+    def _lists_entries(self, document_id: str, read: Callable[[str], Document | None]) -> bool:
+        doc = read(document_id)
+        return doc is not None and bool(self._page_entries(doc).spans)
 
     def _page_entries(self, doc: Document) -> _PageEntries:
         """A document's option entries, kept for the last :data:`ENTRY_DOCUMENTS` documents asked about."""
@@ -593,12 +601,17 @@ def _writes_word(text: str, word: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text, re.IGNORECASE) is not None
 
 
-def _manual_first(items: Sequence[T], title: Callable[[T], str], named: set[str]) -> T | None:
+def _manual_first(
+    items: Sequence[T], title: Callable[[T], str], named: set[str], lists_entries: Callable[[T], bool]
+) -> T | None:
     """The first of ``items`` whose ``title`` is among the ``named`` manuals' titles
     (:func:`~assistant_bridge.text.named_documents`), a manual page before another manual of the same program
-    (socat(1) before socat's HTML page); ``None`` when none is."""
-    found = [i for i in items if title(i) in named]
-    return next((i for i in found if manual_page_name(title(i))), found[0] if found else None)
+    (socat(1) before socat's HTML page), and one that ``lists_entries`` before one that lists none: the Bash
+    Reference Manual's ``unset [-f] [-v] [-n] [name …]`` entry answers "Which bash builtin removes a variable
+    or function?", which the PDF of bash's manual page, found first, holds only as lines of text. ``None`` when
+    none is named."""
+    found = sorted((i for i in items if title(i) in named), key=lambda i: manual_page_name(title(i)) is None)
+    return next((i for i in found if lists_entries(i)), found[0] if found else None)
 
 
 class _LazyBackend:

@@ -189,8 +189,20 @@ _IDENTIFIER = re.compile(r"[_.]|[a-z][A-Z]|[a-z]-[a-z]|^[A-Z0-9]{2,}$|^`|\w\(")
 _DEFINED_KIND = re.compile(r"(?:Option|Test|Action|Command|Primary|Switch|Flag): (?=-)")
 
 
+# a command's definition as a GNU manual in HTML writes it: the command's name, then a line of its synopsis that
+# repeats the name ("unset: unset [-fnv] [name]", "times: times", "source: source filename"), its description in
+# the paragraphs below; not a sentence that opens with the term ("simple: simple ASCII characters")
+_SYNOPSIS_TERM = re.compile(r"^([A-Za-z_][\w.-]*): \1(?=[ \t]*(?:\n|$)|[ \t][^\n]*[\[|…]| \S+[ \t]*(?:\n|$))")
+
+
+def synopsis_line(text: str) -> bool:
+    """``text`` is a command's synopsis line and no more (:data:`_SYNOPSIS_TERM`): its description follows."""
+    return "\n" not in text.strip() and bool(_SYNOPSIS_TERM.match(text.strip()))
+
+
 def entry_term(text: str) -> str:
-    """The term a definition entry defines, or "" when ``text`` is not one (see :data:`_OPTION_TERM`)."""
+    """The term a definition entry defines, or "" when ``text`` is not one (see :data:`_OPTION_TERM`,
+    :data:`_NAMED_TERM`, :data:`_SYNOPSIS_TERM`)."""
     head = _DEFINED_KIND.sub("", text.lstrip(), count=1)
     match = _OPTION_TERM.match(head)
     if match:
@@ -198,7 +210,8 @@ def entry_term(text: str) -> str:
     match = _NAMED_TERM.match(head)
     if match and _IDENTIFIER.search(match.group(1).split()[0]):
         return match.group(1).strip("`")
-    return ""
+    match = _SYNOPSIS_TERM.match(head)
+    return match.group(1) if match else ""
 
 
 # A document's option entries, as a manual page lists them: a paragraph that starts with an option's term
@@ -233,11 +246,14 @@ def option_entries(text: str) -> list[tuple[int, int]]:
     long, in text order; none when there are more than :data:`OPTION_ENTRIES_MAX`. On a page of named
     entries, a keyword of one capitalised word defined the same way is one of them ("Port: Specifies the port
     number…" between ssh_config(5)'s "PermitRemoteOpen" and "PreferredAuthentications"); elsewhere such a word
-    is a label of prose ("Example: …"). An entry ends where the next one starts, or a numbered or Markdown
-    section heading does."""
+    is a label of prose ("Example: …"). A page of options keeps the commands it defines with their synopses
+    (:data:`_SYNOPSIS_TERM`: the Bash Reference Manual's builtins, whose options are entries too), when it defines
+    at least :data:`NAMED_ENTRIES_MIN` of them. An entry ends where the next one starts, or a numbered or
+    Markdown section heading does."""
     options: list[int] = []
     named: list[int] = []
     words: list[int] = []
+    synopses: list[int] = []
     for match in _PARAGRAPH_START.finditer(text):
         start = match.end()
         head = text[start : start + _ENTRY_HEAD_CHARS]
@@ -246,15 +262,19 @@ def option_entries(text: str) -> list[tuple[int, int]]:
         term = entry_term(paragraph)
         if term.startswith("-"):
             options.append(start)
+        elif term and _SYNOPSIS_TERM.match(paragraph):
+            synopses.append(start)
         elif term and term.casefold() not in _ADMONITION:
             named.append(start)
         elif (word := _KEYWORD_TERM.match(paragraph)) and word.group(1).casefold() not in _ADMONITION:
             words.append(start)
-        if len(options) + len(named) > OPTION_ENTRIES_MAX:
+        if len(options) + len(named) + len(synopses) > OPTION_ENTRIES_MAX:
             return []
-    starts = options
-    if not options and len(named) >= NAMED_ENTRIES_MIN:
-        starts = sorted(named + words)
+    if len(synopses) < NAMED_ENTRIES_MIN:
+        named, synopses = named + synopses, []
+    starts = sorted(options + synopses)
+    if not options and len(named) + len(synopses) >= NAMED_ENTRIES_MIN:
+        starts = sorted(named + words + synopses)
         if len(starts) > OPTION_ENTRIES_MAX:
             return []
     ends = [*starts[1:], len(text)][: len(starts)]

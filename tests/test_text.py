@@ -23,6 +23,7 @@ from assistant_bridge.text import (
     overview_subject,
     passage_defines,
     pieces_at_spaces,
+    synopsis_line,
     titled_subject,
     titles_subject,
     writes_number,
@@ -225,6 +226,35 @@ def test_option_entries_are_an_option_paragraph_and_the_paragraphs_after_it() ->
     assert option_entries("") == [] and option_entries("No options here.\n\n- a list item") == []
     many = "\n\n".join(f"-x{i}: does thing {i} here" for i in range(OPTION_ENTRIES_MAX + 1))
     assert option_entries(many) == [] and len(option_entries(many[: many.rindex("\n\n")])) == OPTION_ENTRIES_MAX
+
+
+def test_a_page_of_options_keeps_the_commands_it_defines_with_their_synopses() -> None:
+    """The Bash Reference Manual defines its builtins as a GNU manual in HTML does: the name, a synopsis line that
+    repeats it, the description below; the builtins' own options are entries too. A sentence that opens with
+    its term is no synopsis ("simple: simple ASCII characters"), and a page with fewer than
+    NAMED_ENTRIES_MIN such commands keeps its options only."""
+    builtins = ["unset: unset [-fnv] [name]", "times: times", "source: source filename", "let: let expr [expr …]"]
+    text = "\n\n".join(
+        [
+            "export: export [-fn] [-p] [name[=value]]",
+            "Mark each name to be passed to child processes.",
+            "-n: No longer mark each name for export.",
+            *(f"{b}\n\nDoes what {b.split(':')[0]} does." for b in builtins),
+            "simple: simple ASCII characters",
+        ]
+    )
+    entries = [text[s:e] for s, e in option_entries(text)]
+    assert entries[:2] == [
+        "export: export [-fn] [-p] [name[=value]]\n\nMark each name to be passed to child processes.",
+        "-n: No longer mark each name for export.",
+    ]
+    assert [e.split(":")[0] for e in entries[2:]] == ["unset", "times", "source", "let"]
+    assert entries[-1].endswith("simple: simple ASCII characters")
+    assert [entry_term(b) for b in builtins] == ["unset", "times", "source", "let"]
+    assert entry_term("simple: simple ASCII characters") == "" and not synopsis_line("unset: unset [-f]\n\nRemove.")
+    assert synopsis_line(builtins[0])
+    fewer = text.split("\n\nsource:")[0]
+    assert [fewer[s:e].split(":")[0] for s, e in option_entries(fewer)] == ["-n"]
 
 
 def test_an_option_entry_ends_where_the_next_section_starts() -> None:

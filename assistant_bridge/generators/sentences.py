@@ -48,6 +48,7 @@ from assistant_bridge.text import (
     sentence_spans,
     states_default,
     states_default_number,
+    synopsis_line,
     titles_subject,
     without_accents,
     writes_number,
@@ -296,6 +297,28 @@ def _units(text: str) -> tuple[list[tuple[int, int, bool]], set[int]]:
     return sorted([*_without(pieces, text, listing), *((s, e, False) for s, e in listing)]), {s for s, _ in listing}
 
 
+def _with_descriptions(text: str, units: list[tuple[int, int, bool]]) -> list[tuple[int, int, bool]]:
+    """``units`` with a command's synopsis line (:func:`~assistant_bridge.text.synopsis_line`: "unset: unset
+    [-fnv] [name]") joined to the sentence after it, the first of its description ("Remove each variable or
+    function name."): one answer unit, as an option's term and its description on one line are."""
+    out: list[tuple[int, int, bool]] = []
+    skip = False
+    for i, (start, end, item) in enumerate(units):
+        if skip:
+            skip = False
+            continue
+        if (
+            i + 1 < len(units)
+            and synopsis_line(text[start:end])
+            and not entry_term(text[units[i + 1][0] : units[i + 1][1]])
+        ):
+            out.append((start, units[i + 1][1], item))
+            skip = True
+        else:
+            out.append((start, end, item))
+    return out
+
+
 def _prose_follows(text: str, end: int) -> bool:
     """The next non-blank line after ``end`` is a sentence (it ends like one), not a command or code."""
     following = next((line.strip() for line in text[end:].split("\n") if line.strip()), "")
@@ -307,6 +330,7 @@ def candidates(snippets: Sequence[Snippet]) -> list[Candidate]:
     out: list[Candidate] = []
     for k, snippet in enumerate(snippets):
         spans, listed = _units(snippet.text)
+        spans = _with_descriptions(snippet.text, spans)
         for position, (start, end, item) in enumerate(spans):
             text = snippet.text[start:end]
             first_char = text[0]

@@ -492,3 +492,18 @@ def test_coverage_is_the_share_of_the_question_one_sentence_holds() -> None:
     assert asked_coverage("What is the population of Ghana's capital?", texts) == pytest.approx(2 / 3)
     assert asked_coverage("Who won the 1998 football world cup?", texts) < 0.5
     assert asked_coverage("What is it?", texts) == 1.0  # nothing asked of the passages
+
+
+def test_a_synopsis_line_and_the_first_sentence_of_its_description_are_one_unit() -> None:
+    """A command defined with its synopsis on a line of its own (the Bash Reference Manual's builtins) answers
+    with its description: "unset: unset [-fnv] [name]" alone says nothing of removing variables."""
+    snip = Snippet(
+        text="unset: unset [-fnv] [name]\n\nRemove each variable or function name. Readonly ones may not be unset.\n\n"
+        "times: times\n\nPrint the user and system times.",
+        title="Bash Reference Manual",
+        result_index=0,
+    )
+    got = {c.text: c.entry for c in candidates([snip])}
+    assert got["unset: unset [-fnv] [name]\n\nRemove each variable or function name."] == "unset"
+    assert got["Readonly ones may not be unset."] == ""
+    assert got["times: times\n\nPrint the user and system times."] == "times"
