@@ -725,14 +725,17 @@ def _names_page(term: str, title: str) -> bool:
     return term.casefold() in {w.casefold() for w in _TITLE_WORD.findall(title)}
 
 
+_SHORT_OPTION_CHARS = 3  # "-nc", "-L": a letter or two; "-csv", "-html", "-newer" are names spelled with one dash
+
+
 def _name_share(words: set[str], term: str) -> float:
     """The largest share of the words of one of the long options ``term`` names (``--ignore-case``: "ignore",
     "case", as :func:`terms` cuts them) that are among the query's ``words``; 0 for short options alone."""
     best = 0.0
     for name in _option_names(term):
-        if not name.startswith("--"):
+        if not (name.startswith("--") or len(name) > _SHORT_OPTION_CHARS):
             continue
-        parts = {t for t in terms(name[2:].replace("-", " ").casefold()) if not t.isdigit()}
+        parts = {t for t in terms(name.lstrip("-").replace("-", " ").casefold()) if not t.isdigit()}
         if parts:
             best = max(best, len(parts & words) / len(parts))
     return best

@@ -335,6 +335,21 @@ def test_an_option_whose_long_name_the_question_spells_out_is_asked_for() -> Non
     assert match("How do I get indented output from orjson?", "orjson") == [0.0, 0.0, 0.0, 1.0]
 
 
+def test_a_long_option_spelled_with_one_dash_is_spelled_out_too() -> None:
+    """sqlite3(1)'s ``-csv`` is a name as ``--csv`` would be: "…outputs query results as CSV?" asks for it, not
+    for ``-html``, whose description holds more of the question's other words. ``-nc`` is letters."""
+    page = Snippet(
+        "-html: Query results will be output as simple HTML tables.\n\n-csv: Set output mode to CSV.\n\n"
+        "-nc: Do not clobber existing files.",
+        "sqlite3(1): A command line interface for SQLite version 3",
+        0,
+    )
+    cands = candidates([page])
+    got = entry_match("Which sqlite3 command-line option outputs query results as CSV?", cands, [page.title])
+    assert got.tolist() == [0.5, 1.0, 0.5]
+    assert entry_match("Which sqlite3 option does not clobber files, nc?", cands, [page.title]).tolist()[2] == 0.5
+
+
 def test_a_question_for_a_default_spells_out_only_an_entry_that_states_one() -> None:
     """ "What is ed's default prompt string?" spells out ``--prompt`` but asks for a value: the entry that sets the
     prompt and says nothing of its default does not answer it; one that states the default in a later sentence
