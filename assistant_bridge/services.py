@@ -112,7 +112,7 @@ class _PageEntries:
     def entry_terms(self, text: str) -> list[frozenset[str]]:
         """The terms of each entry of the document ``text``, found once."""
         if self.words is None:
-            self.words = [frozenset(terms(text[start:end])) for start, end in self.spans]
+            self.words = [frozenset(terms(text[start:end])) | base_terms(text[start:end]) for start, end in self.spans]
         return self.words
 
     def page_bases(self, text: str) -> frozenset[str]:

@@ -451,12 +451,18 @@ def entry_word_share(query: str, page: str, held: Sequence[frozenset[str]]) -> n
     "Which tcpdump option reads packets from a saved capture file?" holds "read" in ``-r file: Read packets from
     file`` and not in ``-w file: Write the raw packets to file``, which a dense vector of either ranks alike."""
     wanted = _asked_words(query, page)
+    words = _WORDS.findall(unicodedata.normalize("NFKC", query).casefold())
+    forms = {t: {t} for t in wanted}
+    for w in words:
+        if _stem(w) in forms:
+            forms[_stem(w)].add(_base(w))
     count = len(held)
-    idf = {t: max(0.0, math.log((count + 1) / (sum(t in h for h in held) + 0.5))) for t in wanted}
+    holds = {t: [bool(f & h) for h in held] for t, f in forms.items()}
+    idf = {t: max(0.0, math.log((count + 1) / (sum(holds[t]) + 0.5))) for t in wanted}
     total = sum(idf.values())
     if total <= 0:
         return np.zeros(count)
-    return np.array([sum(idf[t] for t in wanted & h) / total for h in held], dtype=np.float64)
+    return np.array([sum(idf[t] for t in wanted if holds[t][i]) / total for i in range(count)], dtype=np.float64)
 
 
 _STOP_TERMS = frozenset(_terms_of(STOPWORDS))
@@ -484,15 +490,19 @@ def asked_words(query: str, page: str) -> frozenset[str]:
 
 # an English inflection a word of the query and a word of a page may differ by: "reading" and "read", "grows"
 # and "growing", which the five-letter cut of :func:`terms` keeps apart ("readi" and "read", "grow" and "growi")
-_INFLECTION = re.compile(r"(?<=[a-z]{3})(?:ing|ed|s)$")
+_INFLECTION = re.compile(r"(?<=[a-z]{3})(?:ing|ed|es|(?<!s)s)$")
+_SILENT_E = re.compile(r"(?<=[a-z]{2})e$")  # "save" and "saved", "file" and "files": "sav", "fil"
+
+
+def _base(word: str) -> str:
+    """The term of a word without one English inflection (:data:`_INFLECTION`)."""
+    return "~" + _stem(_SILENT_E.sub("", _INFLECTION.sub("", word)))
 
 
 def base_terms(text: str) -> frozenset[str]:
     """The terms of ``text``'s words without one English inflection (:data:`_INFLECTION`): "grow" for "grows"
     and "growing" alike, "read" for "reads" and "reading"."""
-    return frozenset(
-        _stem(_INFLECTION.sub("", w)) for w in _WORDS.findall(unicodedata.normalize("NFKC", text).casefold())
-    )
+    return frozenset(_base(w) for w in _WORDS.findall(unicodedata.normalize("NFKC", text).casefold()))
 
 
 def unknown_words(query: str, asked: frozenset[str], page_terms: frozenset[str], page_bases: frozenset[str]) -> int:
@@ -504,7 +514,7 @@ def unknown_words(query: str, asked: frozenset[str], page_terms: frozenset[str],
     if not missing:
         return 0
     words = _WORDS.findall(unicodedata.normalize("NFKC", query).casefold())
-    known = {_stem(w) for w in words if _stem(w) in missing and _stem(_INFLECTION.sub("", w)) in page_bases}
+    known = {_stem(w) for w in words if _stem(w) in missing and _base(w) in page_bases}
     return len(missing - known)
 
 

@@ -452,6 +452,13 @@ def test_an_entry_holds_a_share_of_the_querys_words_weighed_by_their_rarity_amon
     assert share.argmax() == 0 and share[0] > share[1] > 0  # "read" is rare among them; "packets", "file" are not
     assert entry_word_share("Which tcpdump option encrypts the capture?", "tcpdump", held).max() < 0.3
     assert entry_word_share("Which tcpdump option?", "tcpdump", held).tolist() == [0.0, 0.0, 0.0]  # no words left
+    # an entry whose words are held with their inflections (base_terms) holds the query's in another one:
+    # "saves" and "saved", "name" and "named" (curl's -O, --remote-name)
+    remote = "-O, --remote-name: Write output to a local file named like the remote file. The file is saved here."
+    question = "Which curl option saves the download under the remote file's name?"
+    plain = entry_word_share(question, "curl", [frozenset(terms(e)) for e in [*entries, remote]])
+    share = entry_word_share(question, "curl", [frozenset(terms(e)) | base_terms(e) for e in [*entries, remote]])
+    assert share.argmax() == 3 and share[3] > plain[3] + 0.15
     assert asks_for_option("Which tcpdump option reads packets?") and asks_for_option("Quelle option de grep …")
     assert not asks_for_option("How does tcpdump read packets?")
 
