@@ -196,8 +196,10 @@ _SYNOPSIS_TERM = re.compile(r"^([A-Za-z_][\w.-]*): \1(?=[ \t]*(?:\n|$)|[ \t][^\n
 
 
 def synopsis_line(text: str) -> bool:
-    """``text`` is a command's synopsis line and no more (:data:`_SYNOPSIS_TERM`): its description follows."""
-    return "\n" not in text.strip() and bool(_SYNOPSIS_TERM.match(text.strip()))
+    """``text`` is a command's synopsis line and no more (:data:`_SYNOPSIS_TERM`), its further lines indented
+    (mapfile's "[-t] [-u fd] [-C callback]…" under its first): its description follows."""
+    first, *more = text.strip().split("\n")
+    return bool(_SYNOPSIS_TERM.match(first)) and all(line[:1] in (" ", "\t") for line in more)
 
 
 def entry_term(text: str) -> str:

@@ -253,6 +253,8 @@ def test_a_page_of_options_keeps_the_commands_it_defines_with_their_synopses() -
     assert [entry_term(b) for b in builtins] == ["unset", "times", "source", "let"]
     assert entry_term("simple: simple ASCII characters") == "" and not synopsis_line("unset: unset [-f]\n\nRemove.")
     assert synopsis_line(builtins[0])
+    assert synopsis_line("mapfile: mapfile [-d delim] [-n count]\n    [-t] [-u fd] [array]")  # an indented second line
+    assert not synopsis_line("mapfile: mapfile [-d delim]\nRead lines from the standard input.")
     fewer = text.split("\n\nsource:")[0]
     assert [fewer[s:e].split(":")[0] for s, e in option_entries(fewer)] == ["-n"]
 
