@@ -195,6 +195,19 @@ _DEFINED_KIND = re.compile(r"(?:Option|Test|Action|Command|Primary|Switch|Flag):
 _SYNOPSIS_TERM = re.compile(r"^([A-Za-z_][\w.-]*): \1(?=[ \t]*(?:\n|$)|[ \t][^\n]*[\[|…]| \S+[ \t]*(?:\n|$))")
 
 
+# a plain lowercase word defined by a sentence after a colon, as an Info or HTML manual's table writes a command or
+# a statement ("quit: When the 'quit' statement is read, the 'bc' processor is terminated…"); an entry only for a
+# question that names the word (:func:`~assistant_bridge.generators.sentences.entry_match`): elsewhere such a word
+# is as often a label of prose ("note: …", "example: …")
+_WORD_TERM = re.compile(r"^([a-z][a-z_-]{1,30}):\s+(?=[A-Z]\S*\s+\S)")  # not a message ("xargs: warning: …")
+
+
+def word_term(text: str) -> str:
+    """The plain word ``text`` defines (:data:`_WORD_TERM`), or ""; never a note, a warning or the like."""
+    match = _WORD_TERM.match(text.lstrip())
+    return match.group(1) if match and match.group(1) not in _ADMONITION else ""
+
+
 def synopsis_line(text: str) -> bool:
     """``text`` is a command's synopsis line and no more (:data:`_SYNOPSIS_TERM`), its further lines indented
     (mapfile's "[-t] [-u fd] [-C callback]…" under its first): its description follows."""

@@ -355,7 +355,9 @@ class ExtractiveGenerator:
                 for c in cands
             ]
         )
-        prior = prior - self.tuning.w_similarity_gap * _similarity_gap(cands, snippets, named) * (1.0 - kind_named)
+        exempt = named.copy()  # a snippet that holds the entry the query names ("quit: …") is read whatever its rank
+        exempt[[c.snippet for c, e in zip(cands, entries, strict=True) if e >= 1.0]] = True
+        prior = prior - self.tuning.w_similarity_gap * _similarity_gap(cands, snippets, exempt) * (1.0 - kind_named)
         if self.embedder is not None and self.tuning.w_embed:
             lexical = relevance + self.tuning.w_heading * section_match(cands, relevance, snippets)
             chosen = np.argsort(-(lexical + prior), kind="stable")[: self.tuning.max_embedded]

@@ -51,6 +51,7 @@ from assistant_bridge.text import (
     synopsis_line,
     titles_subject,
     without_accents,
+    word_term,
     writes_number,
 )
 
@@ -685,6 +686,8 @@ def entry_match(query: str, cands: Sequence[Candidate], titles: Sequence[str] = 
     out = np.zeros(len(cands))
     for i, c in enumerate(cands):
         if not c.entry:
+            if (word := word_term(c.text)) and _names(query, word):
+                out[i] = 1.0  # "Does bc's quit statement…": "quit: When the 'quit' statement is read…"
             continue
         if c.entry.startswith("-"):
             if named & _option_names(c.entry):

@@ -954,6 +954,29 @@ def test_a_passage_that_writes_the_name_the_question_writes_as_code_answers() ->
     assert {c.search_result_index for c in out.citations} == {1}
 
 
+def test_the_entry_a_question_names_answers_from_a_lower_ranked_passage() -> None:
+    """bc's "quit: When the 'quit' statement is read…" answers a question that names quit, though the search
+    ranked a passage about terminating execution blocks well above it."""
+    errors = Snippet(
+        "The execution block is terminated by an end of line after a complete sequence of statements. Any "
+        "runtime error will terminate the execution of the current execution block.",
+        "bc-bc",
+        0,
+        similarity=0.874,
+    )
+    statements = Snippet(
+        "print list: The print statement provides another method of output.\n\nquit: When the 'quit' statement "
+        "is read, the 'bc' processor is terminated, regardless of where the 'quit' statement is found.",
+        "bc-bc",
+        1,
+        similarity=0.860,
+    )
+    out = ExtractiveGenerator().generate(
+        "Does bc's quit statement terminate bc inside an if branch?", [errors, statements]
+    )
+    assert out.text.startswith("quit: When the 'quit' statement is read")
+
+
 def test_a_sentence_that_announces_a_block_answers_with_it() -> None:
     """ "Add the following lines to ~/.bashrc." ends with a full stop, and one more sentence comes before the
     block it announces; the block's lines are too short to answer alone, yet they are the answer."""

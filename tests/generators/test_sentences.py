@@ -529,3 +529,21 @@ def test_a_synopsis_line_and_the_first_sentence_of_its_description_are_one_unit(
     assert got["unset: unset [-fnv] [name]\n\nRemove each variable or function name."] == "unset"
     assert got["Readonly ones may not be unset."] == ""
     assert got["times: times\n\nPrint the user and system times."] == "times"
+
+
+def test_a_plain_word_a_manual_defines_is_an_entry_of_a_question_that_names_it() -> None:
+    """bc's Info manual defines its statements as "quit: When the 'quit' statement is read…": the entry the
+    question names, not a sentence of the snippet the search ranked first. A message ("xargs: warning: …"), a
+    note, or a word the question does not name is no entry."""
+    snip = Snippet(
+        "quit: When the 'quit' statement is read, the 'bc' processor is terminated, regardless of where it is.\n\n"
+        "halt: The 'halt' statement is an executed statement.\n\nxargs: warning: options are mutually exclusive\n\n"
+        "note: Quit is a statement.",
+        "bc-bc",
+        0,
+    )
+    cands = candidates([snip])
+    got = entry_match("Does bc's quit statement terminate bc even in an if branch?", cands, [snip.title]).tolist()
+    assert got == [1.0, 0.0, 0.0, 0.0]
+    assert entry_match("Does xargs warn about options?", cands, [snip.title]).tolist() == [0.0] * 4
+    assert entry_match("What does a note say?", cands, [snip.title]).tolist() == [0.0] * 4
