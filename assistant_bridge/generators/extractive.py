@@ -653,6 +653,11 @@ _SAYS_HOW = re.compile(
 )
 # "$ pip install …", "iperf3 -c host -R", "pip install 'uvicorn[standard]'": a command, not a heading
 _COMMAND_LINE = re.compile(r"\$\s|[a-z][\w.-]*\s.*(?:(?<![\w-])-{1,2}\w|[\[\]'\"=/<>|{}])")
+# a document's credit line ("Copyright © 1999, 2001 Raphaël Hertzog, Brendan O'Dea", "Written by …"): a label that
+# the sentence after it may speak of ("These are the copyright dates of the original Debian Perl Policy.")
+_CREDIT_LINE = re.compile(
+    r"(?:copyright\s*(?:©|\(c\)|\d{4})|(?:©|\(c\))\s*\d{4}|written by\s|authors?:\s)", re.IGNORECASE
+)
 
 
 # a sentence that ends on the word for a command ("…, execute the command", "…la commande", "…コマンド"): it
@@ -678,8 +683,8 @@ def _shown_command(cands: Sequence[Candidate], i: int, asked: np.ndarray) -> int
 def _antecedent(cands: Sequence[Candidate], top: int) -> int | None:
     """The candidate a sentence opening with a pronoun or a demonstrative ("This causes…", "It has the same
     effect…", "Cette option…"), or wholly in parentheses ("(初心者向けメーリングリストです。)"), refers back to: the
-    one right before it in its snippet, when that is a sentence, or a line of code or a command (a label, but no
-    heading), and for a remark in parentheses the list item it follows; else ``None``."""
+    one right before it in its snippet, when that is a sentence, or a line of code, a command or a credit line (a
+    label, but no heading: :data:`_CREDIT_LINE`), and for a remark in parentheses the list item it follows; else ``None``."""
     best = cands[top]
     remark = _PARENTHETICAL.match(best.text) is not None
     if top == 0 or best.position == 0 or not (_ANAPHOR.match(best.text) or remark) or _IMPERSONAL.match(best.text):
@@ -688,7 +693,7 @@ def _antecedent(cands: Sequence[Candidate], top: int) -> int | None:
     # a remark in parentheses may follow the list item it remarks on, in that item
     if prev.snippet != best.snippet or best.item or (prev.item and not remark):
         return None
-    if prev.label and not _COMMAND_LINE.match(prev.text):
+    if prev.label and not (_COMMAND_LINE.match(prev.text) or _CREDIT_LINE.match(prev.text)):
         return None
     return top - 1
 

@@ -977,6 +977,21 @@ def test_the_entry_a_question_names_answers_from_a_lower_ranked_passage() -> Non
     assert out.text.startswith("quit: When the 'quit' statement is read")
 
 
+def test_a_sentence_that_speaks_of_the_credit_line_before_it_answers_with_it() -> None:
+    """ "These are the copyright dates of the original Debian Perl Policy." speaks of the credit line above it,
+    which names the authors; a heading above such a sentence is not brought along."""
+    front = Snippet(
+        "Debian Perl Policy\n\nCopyright © 1999, 2001 Raphaël Hertzog, Brendan O'Dea\n\nThese are the copyright "
+        "dates of the original Debian Perl Policy. Since then it has been updated by many others.",
+        "Debian Perl Policy",
+        0,
+    )
+    out = ExtractiveGenerator().generate("Who wrote the Debian Perl Policy?", [front])
+    assert out.text.startswith("Copyright © 1999, 2001 Raphaël Hertzog, Brendan O'Dea")
+    heading = Snippet("Copyright dates\n\nThese are the copyright dates of the policy.", "Policy", 0)
+    assert not ExtractiveGenerator().generate("Who wrote the policy?", [heading]).text.startswith("Copyright dates")
+
+
 def test_a_sentence_that_announces_a_block_answers_with_it() -> None:
     """ "Add the following lines to ~/.bashrc." ends with a full stop, and one more sentence comes before the
     block it announces; the block's lines are too short to answer alone, yet they are the answer."""
