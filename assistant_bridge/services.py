@@ -77,6 +77,11 @@ OPTION_ENTRY_WORD_WEIGHT = 0.03
 # an entry within this much cosine of the closest passage is as close as it: the entry's vector is made from its
 # head (two sentences), a passage's from a dozen options, and a smaller difference says nothing either way
 OPTION_ENTRY_TIE = 0.005
+# ... unless one entry holds every word the message asks with (its idf-weighted share, 1.0 up to rounding): a
+# Japanese message's vector is as close to the page's passages as to its entries ("gzip で伸長するオプションは何
+# ですか？" and "-d --decompress --uncompress: 伸長します。"). Holding three quarters of them brought the wrong
+# entry as often as the right one (the jobs builtin for "removes a job from the table of active jobs").
+OPTION_ENTRY_FULL_SHARE = 0.99
 OPENING_CHUNKS = 3  # where a document says what it is about (:meth:`Services.with_opening`)
 _COMMAND_WORD = re.compile(r"[a-z][a-z0-9_.+-]*")  # what may name a command in a message (NFKC, lower case)
 _COMMAND_WORDS = 16  # the message's first this many such words are looked up
@@ -395,7 +400,8 @@ class Services:
         conversation turn as asked, when ``message`` is its rewrite). Some entry must be closer to the message
         than every passage among the first hits, or as close within :data:`OPTION_ENTRY_TIE` (a part of a page
         that answers a question matches it better than a whole passage does; when none does, the question is
-        about something else); the best entry's chunk (of the chunks that hold the entry's term, the one that
+        about something else), or hold every word the message asks with (:data:`OPTION_ENTRY_FULL_SHARE`); the
+        best entry's chunk (of the chunks that hold the entry's term, the one that
         holds most of the entry, :meth:`_chunk_at`) must pass ``filter`` as the hits did. As many hits as
         before."""
         if not hits or overview_subject(message):
@@ -426,16 +432,17 @@ class Services:
             return hits
         indices = list(vectors)
         similarity = np.vstack([vectors[i] for i in indices]) @ self.embedder.embed_queries([message])[0]
-        if (
-            not unnamed
-            and similarity.max() <= max((h.similarity or 0.0) for h in hits[:MAX_SNIPPETS]) - OPTION_ENTRY_TIE
-        ):
-            return hits  # no entry matches better than a passage found already: no option was asked about
         words = entries.entry_terms(doc.text)
         # the words of the question as asked: a conversation turn's rewrite adds the terms that name its page
         # ("Only those by one author? — graph / commit history / git-log"), which are not what it asks for
         said = asked if asked is not None else message
         share = entry_word_share(said, document_name(doc.title) or "", [words[i] for i in indices])
+        if (
+            not unnamed
+            and similarity.max() <= max((h.similarity or 0.0) for h in hits[:MAX_SNIPPETS]) - OPTION_ENTRY_TIE
+            and share.max() < OPTION_ENTRY_FULL_SHARE
+        ):
+            return hits  # no entry matches better than a passage found already: no option was asked about
         best_entry = int(np.argmax(similarity + OPTION_ENTRY_WORD_WEIGHT * share))
         best = self._chunk_at(doc.id, doc.chunk_count, spans[indices[best_entry]][0], scope)
         if best is None or not matches(filter, stored_record(best)):

@@ -314,9 +314,12 @@ def test_a_question_about_one_option_of_a_long_page_finds_that_option_entry(tmp_
     for other in ("What is curl?", "Which option fetches the headers only?", "How do I copy files with cp?"):
         hits = [h for h in svc.search(other, SCOPE, mode="hybrid", limit=10) if "--head" not in h.chunk.text]
         assert svc.with_option_entry(other, hits, SCOPE) == hits  # what it is; no page named; no option entries
-    # an entry that matches the question no better than a passage found already is not brought in
+    # an entry that matches the question no better than a passage found already is not brought in, unless it
+    # holds every word the question asks with
     closer = [replace(h, similarity=0.99) if i == 3 else h for i, h in enumerate(missed)]
-    assert svc.with_option_entry(message, closer, SCOPE) == closer
+    assert "--head" in svc.with_option_entry(message, closer, SCOPE)[0].chunk.text
+    partly = "Which curl option fetches the response headers only?"
+    assert svc.with_option_entry(partly, closer, SCOPE) == closer
     # a document ingested before entries were embedded has none cached: no change, and no embedding in a search
     svc.store.execute("DELETE FROM embeddings")
     calls = []
@@ -490,7 +493,8 @@ def test_an_entry_is_embedded_by_its_head_and_a_whole_entry_cached_before_still_
 
 def test_an_entry_as_close_as_the_closest_passage_within_the_tie_is_taken(tmp_path: Path) -> None:
     """Cosines within :data:`~assistant_bridge.services.OPTION_ENTRY_TIE` are a tie: the entry is taken; a
-    passage closer by more means no option was asked about."""
+    passage closer by more means no option was asked about, unless the entry holds every word the question asks
+    with (:data:`~assistant_bridge.services.OPTION_ENTRY_FULL_SHARE`)."""
     from assistant_bridge.services import OPTION_ENTRY_TIE
 
     svc = make_services(make_settings(tmp_path), dim=1024)
@@ -502,8 +506,11 @@ def test_an_entry_as_close_as_the_closest_passage_within_the_tie_is_taken(tmp_pa
     missed = [h for h in svc.search(message, SCOPE, mode="hybrid", limit=10) if "--head" not in h.chunk.text]
     tied = [replace(h, similarity=best + OPTION_ENTRY_TIE / 2) for h in missed]
     assert "--head" in svc.with_option_entry(message, tied, SCOPE)[0].chunk.text
+    partly = "Which curl option fetches the response headers only?"  # "response": no entry holds every word
+    best = max(float(v @ svc.embedder.embed_queries([partly])[0]) for v in vectors.values())
     closer = [replace(h, similarity=best + 2 * OPTION_ENTRY_TIE) for h in missed]
-    assert svc.with_option_entry(message, closer, SCOPE) == closer
+    assert svc.with_option_entry(partly, closer, SCOPE) == closer
+    assert "--head" in svc.with_option_entry(message, closer, SCOPE)[0].chunk.text  # holds every word of this one
 
 
 def test_option_entries_are_not_embedded_when_turned_off(tmp_path: Path) -> None:

@@ -524,21 +524,32 @@ def unknown_words(query: str, asked: frozenset[str], page_terms: frozenset[str],
 _CONTENT_RUN = re.compile(r"[\u4e00-\u9fff々〆]{2,}|[\u30a1-\u30fa\u30fc]{2,}")
 
 
+def _content_runs(query: str) -> list[str]:
+    """The kanji and katakana words of a Japanese query (:data:`_CONTENT_RUN`), without the words by which it asks
+    for an entry ("オプション", "変数")."""
+    plain = unicodedata.normalize("NFKC", query)
+    for asks in (ASKS_OPTION, ASKS_NAME, ASKS_COMMAND):
+        plain = asks.sub(" ", plain)
+    return _CONTENT_RUN.findall(plain)
+
+
 def unknown_runs(query: str, normal_page: str) -> int:
     """For a Japanese query, how many of its kanji and katakana words (:data:`_CONTENT_RUN`) a page never writes
     (``normal_page``: its whole text, NFKC), leaving out the words by which it asks for an entry ("オプション",
     "変数"): "gzip でファイルをパスワードで暗号化するオプションは？" has two ("パスワード", "暗号化") for gzip(1). Japanese
     writes no spaces between words, so the runs stand for words; a page writes a word the query shares whole."""
-    plain = unicodedata.normalize("NFKC", query)
-    for asks in (ASKS_OPTION, ASKS_NAME, ASKS_COMMAND):
-        plain = asks.sub(" ", plain)
-    return len({run for run in _CONTENT_RUN.findall(plain) if run not in normal_page})
+    return len({run for run in _content_runs(query) if run not in normal_page})
 
 
 def _asked_words(query: str, page: str) -> set[str]:
     """The query's terms that say what it asks of a page's entries: not the words by which it asks for an entry
-    or a command, nor the page's name."""
-    return query_terms(query) - answer_type_terms(query) - _terms_of(ASKS_COMMAND.findall(query)) - set(terms(page))
+    or a command, nor the page's name. Of a Japanese query, only the character pairs inside its words
+    (:func:`_content_runs`: "伸長", not "で伸" or "るオ", which straddle a particle)."""
+    asked = query_terms(query) - answer_type_terms(query) - _terms_of(ASKS_COMMAND.findall(query)) - set(terms(page))
+    if not writes_cjk(query):
+        return asked
+    pairs = {run[i : i + 2] for run in _content_runs(query) for i in range(len(run) - 1)}
+    return {t for t in asked if not _CJK_RUN.match(t) or t in pairs}
 
 
 # "Which tool converts RPM packages…?", "What program…", "Quel outil…", "…するツールは？": the answer is a thing's name
