@@ -550,8 +550,11 @@ def test_a_plain_word_a_manual_defines_is_an_entry_of_a_question_that_names_it()
 
 
 def test_a_japanese_question_is_measured_by_the_pairs_inside_its_words() -> None:
-    """"gzip で伸長するオプションは何ですか？" asks with one word, 伸長: the pairs that straddle a particle ("で伸",
+    """ "gzip で伸長するオプションは何ですか？" asks with one word, 伸長: the pairs that straddle a particle ("で伸",
     "るオ") are no words of it, and the entry that holds 伸長 holds every word it asks with."""
-    entries = ["-d --decompress --uncompress: 伸長します。", "-V --version: バージョン番号とコンパイルオプションを表示します。"]
+    entries = [
+        "-d --decompress --uncompress: 伸長します。",
+        "-V --version: バージョン番号とコンパイルオプションを表示します。",
+    ]
     share = entry_word_share("gzip で伸長するオプションは何ですか？", "gzip", [frozenset(terms(e)) for e in entries])
     assert share.tolist() == [1.0, 0.0]
