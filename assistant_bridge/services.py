@@ -115,7 +115,8 @@ class _PageEntries:
         return self.normal_text
 
     def entry_terms(self, text: str) -> list[frozenset[str]]:
-        """The terms of each entry of the document ``text``, found once."""
+        """The terms of each entry of the document ``text``, and of its words without an inflection
+        (:func:`~assistant_bridge.generators.sentences.base_terms`), found once."""
         if self.words is None:
             self.words = [frozenset(terms(text[start:end])) | base_terms(text[start:end]) for start, end in self.spans]
         return self.words
@@ -529,6 +530,7 @@ class Services:
         return None, False
 
     def _lists_entries(self, document_id: str, read: Callable[[str], Document | None]) -> bool:
+        """The document (``read`` opens it) lists option entries (:meth:`_page_entries`)."""
         doc = read(document_id)
         return doc is not None and bool(self._page_entries(doc).spans)
 
@@ -614,8 +616,8 @@ def _manual_first(
     """The first of ``items`` whose ``title`` is among the ``named`` manuals' titles
     (:func:`~assistant_bridge.text.named_documents`), a manual page before another manual of the same program
     (socat(1) before socat's HTML page), and one that ``lists_entries`` before one that lists none: the Bash
-    Reference Manual's ``unset [-f] [-v] [-n] [name …]`` entry answers "Which bash builtin removes a variable
-    or function?", which the PDF of bash's manual page, found first, holds only as lines of text. ``None`` when
+    Reference Manual's ``unset: unset [-fnv] [name]`` entry answers "Which bash builtin removes a variable or
+    function?", which the PDF of bash's manual page, found first, holds only as lines of text. ``None`` when
     none is named."""
     found = sorted((i for i in items if title(i) in named), key=lambda i: manual_page_name(title(i)) is None)
     return next((i for i in found if lists_entries(i)), found[0] if found else None)
