@@ -519,13 +519,11 @@ class Services:
         Findutils" for "Which locate option searches a database on a remote host over SSH?", where the titles
         named ssh(1), which never writes "locate". A manual page of the program would have been named by its
         title."""
-        if named is not None and (
-            not programs or any(_writes_word(f"{named.title}\n{named.text}", p) for p in programs)
-        ):
+        if named is not None and (not programs or _writes_program(f"{named.title}\n{named.text}", programs)):
             return named, False
         for document_id, title in dict.fromkeys(documents) if programs else ():
             doc = None if manual_page_name(title) else read(document_id)
-            if doc is not None and any(_writes_word(doc.text, p) for p in programs):
+            if doc is not None and _writes_program(doc.text, programs):
                 return doc, True
         return None, False
 
@@ -597,9 +595,14 @@ def _program_unwritten(programs: set[str], document_ids: Sequence[str], read: Ca
         return False
     for document_id in dict.fromkeys(document_ids):
         doc = read(document_id)
-        if doc is None or any(_writes_word(f"{doc.title}\n{doc.text}", p) for p in programs):
+        if doc is None or _writes_program(f"{doc.title}\n{doc.text}", programs):
             return False
     return True
+
+
+def _writes_program(text: str, programs: set[str]) -> bool:
+    """``text`` writes one of ``programs`` as a word of its own (:func:`_writes_word`)."""
+    return any(_writes_word(text, p) for p in programs)
 
 
 def _writes_word(text: str, word: str) -> bool:

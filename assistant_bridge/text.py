@@ -445,10 +445,11 @@ _NOT_PROGRAMS = frozenset(  # words before "option", "function"… that name no 
     in on at by with from as into than per i you we it they how many much quelle quel quelles quels les des la le
     du un une""".split()
 )
-_KIND_WORD = re.compile(rf"{_ASKED_KINDS}$|(?:commandes?|fonctions?)$", re.IGNORECASE)
+_KIND_WORDS = rf"(?:{_ASKED_KINDS}|commandes?|fonctions?)"  # the kinds, and French's for those it names apart
+_KIND_WORD = re.compile(rf"{_KIND_WORDS}$", re.IGNORECASE)  # a text that ends on one
 
 
-_ASKS_KIND = re.compile(rf"\b{_ASKED_KINDS}\b|\b(?:commandes?|fonctions?)\b", re.IGNORECASE)
+_ASKS_KIND = re.compile(rf"\b{_KIND_WORDS}\b", re.IGNORECASE)
 
 
 def asks_for_kind(message: str) -> bool:

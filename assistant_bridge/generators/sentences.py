@@ -452,11 +452,8 @@ def entry_word_share(query: str, page: str, held: Sequence[frozenset[str]]) -> n
     "Which tcpdump option reads packets from a saved capture file?" holds "read" in ``-r file: Read packets from
     file`` and not in ``-w file: Write the raw packets to file``, which a dense vector of either ranks alike."""
     wanted = _asked_words(query, page)
-    words = _WORDS.findall(unicodedata.normalize("NFKC", query).casefold())
-    forms = {t: {t} for t in wanted}
-    for w in words:
-        if _stem(w) in forms:
-            forms[_stem(w)].add(_base(w))
+    bases = _word_bases(query)
+    forms = {t: {t} | bases.get(t, set()) for t in wanted}
     count = len(held)
     holds = {t: [bool(f & h) for h in held] for t, f in forms.items()}
     idf = {t: max(0.0, math.log((count + 1) / (sum(holds[t]) + 0.5))) for t in wanted}
@@ -500,6 +497,15 @@ def _base(word: str) -> str:
     return "~" + _stem(_SILENT_E.sub("", _INFLECTION.sub("", word)))
 
 
+def _word_bases(query: str) -> dict[str, set[str]]:
+    """Each term of the query's words (:func:`_stem`) with the forms of those words without an inflection
+    (:func:`_base`): "saves" gives "save" and "~sav"."""
+    out: dict[str, set[str]] = {}
+    for word in _WORDS.findall(unicodedata.normalize("NFKC", query).casefold()):
+        out.setdefault(_stem(word), set()).add(_base(word))
+    return out
+
+
 def base_terms(text: str) -> frozenset[str]:
     """The terms of ``text``'s words without one English inflection (:data:`_INFLECTION`): "grow" for "grows"
     and "growing" alike, "read" for "reads" and "reading"."""
@@ -514,9 +520,8 @@ def unknown_words(query: str, asked: frozenset[str], page_terms: frozenset[str],
     missing = asked - page_terms
     if not missing:
         return 0
-    words = _WORDS.findall(unicodedata.normalize("NFKC", query).casefold())
-    known = {_stem(w) for w in words if _stem(w) in missing and _base(w) in page_bases}
-    return len(missing - known)
+    bases = _word_bases(query)
+    return sum(1 for t in missing if not bases.get(t, set()) & page_bases)
 
 
 # a Japanese word that says something: a run of kanji ("暗号化", "整合性") or of katakana ("パスワード"); hiragana
