@@ -193,6 +193,18 @@ _DEFINED_KIND = re.compile(r"(?:Option|Test|Action|Command|Primary|Switch|Flag):
 # repeats the name ("unset: unset [-fnv] [name]", "times: times", "source: source filename"), its description in
 # the paragraphs below; not a sentence that opens with the term ("simple: simple ASCII characters")
 _SYNOPSIS_TERM = re.compile(r"^([A-Za-z_][\w.-]*): \1(?=[ \t]*(?:\n|$)|[ \t][^\n]*[\[|…]| \S+[ \t]*(?:\n|$))")
+# a command's definition as a manual page's list of commands writes it: the command's name and its synopsis, which
+# opens with a bracketed flag, then the description after a colon or the command's alias ("rename-window [-t
+# target-window] new-name: (alias: renamew) Rename the current window…", tmux(1)); the name is the term. Not a
+# setting and its values ("status [off | on | 2]: Show or hide the status line")
+_COMMAND_SYNOPSIS = re.compile(r"^([a-z][a-z0-9]*(?:-[a-z0-9]+)*)[ \t]+\[-[^\n:]*?(?::[ \t]+|[ \t]+(?=\(alias:))(?=\S)")
+
+
+def synopsis_entry(text: str) -> bool:
+    """``text`` opens with a command's synopsis, as a definition entry (:data:`_SYNOPSIS_TERM`,
+    :data:`_COMMAND_SYNOPSIS`): the Bash Reference Manual's builtins, tmux(1)'s commands."""
+    head = text.lstrip()
+    return bool(_SYNOPSIS_TERM.match(head) or _COMMAND_SYNOPSIS.match(head))
 
 
 # a plain lowercase word defined by a sentence after a colon, as an Info or HTML manual's table writes a command or
@@ -217,7 +229,7 @@ def synopsis_line(text: str) -> bool:
 
 def entry_term(text: str) -> str:
     """The term a definition entry defines, or "" when ``text`` is not one (see :data:`_OPTION_TERM`,
-    :data:`_NAMED_TERM`, :data:`_SYNOPSIS_TERM`)."""
+    :data:`_NAMED_TERM`, :data:`_SYNOPSIS_TERM`, :data:`_COMMAND_SYNOPSIS`)."""
     head = _DEFINED_KIND.sub("", text.lstrip(), count=1)
     match = _OPTION_TERM.match(head)
     if match:
@@ -225,7 +237,7 @@ def entry_term(text: str) -> str:
     match = _NAMED_TERM.match(head)
     if match and _IDENTIFIER.search(match.group(1).split()[0]):
         return match.group(1).strip("`")
-    match = _SYNOPSIS_TERM.match(head)
+    match = _SYNOPSIS_TERM.match(head) or _COMMAND_SYNOPSIS.match(head)
     return match.group(1) if match else ""
 
 
@@ -262,7 +274,8 @@ def option_entries(text: str) -> list[tuple[int, int]]:
     entries, a keyword of one capitalised word defined the same way is one of them ("Port: Specifies the port
     number…" between ssh_config(5)'s "PermitRemoteOpen" and "PreferredAuthentications"); elsewhere such a word
     is a label of prose ("Example: …"). A page of options keeps the commands it defines with their synopses
-    (:data:`_SYNOPSIS_TERM`: the Bash Reference Manual's builtins, whose options are entries too), when it defines
+    (:data:`_SYNOPSIS_TERM`: the Bash Reference Manual's builtins, whose options are entries too;
+    :data:`_COMMAND_SYNOPSIS`: tmux(1)'s commands), when it defines
     at least :data:`NAMED_ENTRIES_MIN` of them. An entry ends where the next one starts, or a numbered or
     Markdown section heading does."""
     options: list[int] = []
@@ -277,7 +290,7 @@ def option_entries(text: str) -> list[tuple[int, int]]:
         term = entry_term(paragraph)
         if term.startswith("-"):
             options.append(start)
-        elif term and _SYNOPSIS_TERM.match(paragraph):
+        elif term and synopsis_entry(paragraph):
             synopses.append(start)
         elif term and term.casefold() not in _ADMONITION:
             named.append(start)

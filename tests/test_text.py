@@ -23,6 +23,7 @@ from assistant_bridge.text import (
     overview_subject,
     passage_defines,
     pieces_at_spaces,
+    synopsis_entry,
     synopsis_line,
     titled_subject,
     titles_subject,
@@ -257,6 +258,31 @@ def test_a_page_of_options_keeps_the_commands_it_defines_with_their_synopses() -
     assert not synopsis_line("mapfile: mapfile [-d delim]\nRead lines from the standard input.")
     fewer = text.split("\n\nsource:")[0]
     assert [fewer[s:e].split(":")[0] for s, e in option_entries(fewer)] == ["-n"]
+
+
+def test_a_page_of_options_keeps_the_commands_its_list_of_commands_defines() -> None:
+    """tmux(1) lists its commands after its options: the name and a synopsis that opens with a bracketed flag, the
+    description after a colon or after the command's alias. A setting with its values is no command ("status [off |
+    on]: …"), nor is a command written without flags."""
+    commands = [
+        "kill-session [-aC] [-t target-session]: Destroy the given session.",
+        "list-sessions [-F format] [-f filter]: (alias: ls) List all sessions managed by the server.",
+        "rename-window [-t target-window] new-name: (alias: renamew) Rename the current window.",
+        "resize-pane [-DLMRTUZ] [-t target-pane] [adjustment] (alias: resizep) Resize a pane.",
+        "swap-pane [-dDUZ] [-s src-pane] [-t dst-pane]: (alias: swapp) Swap two panes.",
+    ]
+    text = "\n\n".join(
+        ["-C: Start in control mode.", "-f file: Specify a configuration file.", *commands, "kill-server: Kill it."]
+    )
+    entries = [text[s:e] for s, e in option_entries(text)]
+    names = ["kill-session", "list-sessions", "rename-window", "resize-pane", "swap-pane"]
+    assert [entry_term(e) for e in entries] == ["-C", "-f", *names]
+    assert entries[-1].endswith("Swap two panes.\n\nkill-server: Kill it.")
+    assert all(synopsis_entry(c) for c in commands) and synopsis_entry("unset: unset [-fnv] [name]")
+    assert not synopsis_entry("status [off | on | 2]: Show or hide the status line.")
+    assert entry_term("status [off | on | 2]: Show or hide the status line.") == ""
+    fewer = "\n\n".join(["-C: Start in control mode.", *commands[:2]])
+    assert [entry_term(fewer[s:e]) for s, e in option_entries(fewer)] == ["-C"]
 
 
 def test_an_option_entry_ends_where_the_next_section_starts() -> None:

@@ -94,6 +94,7 @@ from assistant_bridge.generators.sentences import (
     asked_commands,
     asked_value_match,
     candidates,
+    command_terms,
     defines,
     entry_match,
     entry_sentences,
@@ -301,8 +302,8 @@ class ExtractiveGenerator:
         qterms = query_terms(query)
         titles = [s.title for s in snippets]
         entries = entry_match(query, cands, titles)
-        if entries.any():  # "which option…": the answer is an entry, not a sentence about options
-            qterms -= answer_type_terms(query)
+        if entries.any():  # "which option…", "which command…": the answer is an entry, not a sentence about options
+            qterms -= answer_type_terms(query) | command_terms(query)
         implied = page_terms(query, titles)
         said = [c.terms | implied[c.snippet] for c in cands]
         # a sentence that opens with "This" or "These" speaks of what the one before it says (:func:`_antecedent`:

@@ -48,6 +48,7 @@ from assistant_bridge.text import (
     sentence_spans,
     states_default,
     states_default_number,
+    synopsis_entry,
     synopsis_line,
     titles_subject,
     without_accents,
@@ -425,6 +426,11 @@ def answer_type_terms(query: str) -> set[str]:
     return _terms_of(found + _FRAME_VERBS.findall(query)) | _WHICH if found else set()
 
 
+def command_terms(query: str) -> set[str]:
+    """The :func:`terms` of the words by which the query asks for a command or a keyword ("Which tmux command…")."""
+    return _terms_of(ASKS_COMMAND.findall(query))
+
+
 def _terms_of(words: Iterable[str]) -> set[str]:
     """The :func:`terms` of each of ``words``, together."""
     return {t for word in words for t in terms(word)}
@@ -550,7 +556,7 @@ def _asked_words(query: str, page: str) -> set[str]:
     """The query's terms that say what it asks of a page's entries: not the words by which it asks for an entry
     or a command, nor the page's name. Of a Japanese query, only the character pairs inside its words
     (:func:`_content_runs`: "伸長", not "で伸" or "るオ", which straddle a particle)."""
-    asked = query_terms(query) - answer_type_terms(query) - _terms_of(ASKS_COMMAND.findall(query)) - set(terms(page))
+    asked = query_terms(query) - answer_type_terms(query) - command_terms(query) - set(terms(page))
     if not writes_cjk(query):
         return asked
     pairs = {run[i : i + 2] for run in _content_runs(query) for i in range(len(run) - 1)}
@@ -684,7 +690,8 @@ def entry_match(query: str, cands: Sequence[Candidate], titles: Sequence[str] = 
     option the query names ("what does --key do") or whose long name the query spells out in its words
     ("make less ignore case": ``--ignore-case``; "le mode POSIX": ``--posix``), 0.75 for one that shares half of
     such a name's words, 0.5 for any other option entry when the query asks which option or flag does
-    something, or for a named entry when it asks for a variable or setting; 0 otherwise. A manual page's NAME line
+    something, for a named entry when it asks for a variable or setting, or for a command's synopsis
+    (:func:`~assistant_bridge.text.synopsis_entry`) when it asks for a command; 0 otherwise. A manual page's NAME line
     names the page, and is no entry of it ("Which rsyncd.conf parameter sets…" names rsyncd.conf(5)).
 
     A long name is matched by the query's plain words only, not by the words of a name it holds
@@ -694,6 +701,7 @@ def entry_match(query: str, cands: Sequence[Candidate], titles: Sequence[str] = 
     named = _option_names(query)
     asks_option = bool(ASKS_OPTION.search(query))
     asks_name = bool(ASKS_NAME.search(query))
+    asks_command = bool(ASKS_COMMAND.search(query))
     plain = " ".join(word for word in query.split() if not _NAME_WORD.search(word))
     words = {without_accents(t) for t in query_terms(plain) - answer_type_terms(query)}
     named_pages = named_manual_pages(query, titles)
@@ -721,8 +729,8 @@ def entry_match(query: str, cands: Sequence[Candidate], titles: Sequence[str] = 
             # next-generation HTTP client for Python."): no entry of it
         elif _names(query, c.entry):
             out[i] = 1.0
-        elif asks_name:
-            out[i] = 0.5
+        elif asks_name or (asks_command and synopsis_entry(c.text)):
+            out[i] = 0.5  # "Which tmux command renames a window?": "rename-window [-t target-window] new-name: …"
     return out
 
 

@@ -1176,3 +1176,16 @@ def test_another_passage_that_answers_about_as_well_follows_the_best_one() -> No
     assert {c.search_result_index for c in answer.citations} == {0, 1}
     assert "maintainer" not in generator.generate(question, [best, weaker], "moderate").text
     assert "maintonly" not in generator.generate(question, [best, other], "concise").text
+
+
+def test_a_command_question_is_answered_with_the_command_s_synopsis_entry() -> None:
+    """tmux(1) defines its commands by their synopses; "Which tmux command renames a window?" answers with
+    rename-window's, not with prose that says "window", "named" and "command"."""
+    page = Snippet(
+        "If -S is given and a window named window-name already exists, the command does nothing.\n\n"
+        "rename-window [-t target-window] new-name: (alias: renamew) Rename the current window.",
+        "tmux(1): terminal multiplexer",
+        0,
+    )
+    answer = gen().generate("Which tmux command renames a window?", [page], "concise")
+    assert answer.text.startswith("rename-window [-t target-window] new-name")

@@ -16,6 +16,7 @@ from assistant_bridge.generators.sentences import (
     asked_words,
     base_terms,
     candidates,
+    command_terms,
     entry_match,
     entry_term,
     entry_word_share,
@@ -370,6 +371,22 @@ def test_a_question_for_a_default_spells_out_only_an_entry_that_states_one() -> 
     assert match("What is the prompt string of ed?") == [1.0, 0.0]
     assert match("Which option sets the default prompt string?") == [1.0, 0.5]
     assert match("What does ed do with directories by default?") == [0.0, 1.0]
+
+
+def test_a_command_question_asks_for_the_commands_a_page_defines_with_their_synopses() -> None:
+    """A question like "Which tmux command renames a window?" asks for one of tmux(1)'s commands, each defined by its synopsis; a
+    sentence of prose that happens to say "command" is not one, nor is a question about options."""
+    page = Snippet(
+        "If -S is given and a window named window-name already exists, the command does nothing.\n\n"
+        "rename-window [-t target-window] new-name: (alias: renamew) Rename the current window.",
+        "tmux(1): terminal multiplexer",
+        0,
+    )
+    cands = candidates([page])
+    assert [c.entry for c in cands] == ["", "rename-window"]
+    assert entry_match("Which tmux command renames a window?", cands, [page.title]).tolist() == [0.0, 0.5]
+    assert entry_match("Which tmux option renames a window?", cands, [page.title]).tolist() == [0.0, 0.0]
+    assert command_terms("Which tmux command renames a window?") == set(terms("command"))
 
 
 def test_a_name_in_capitals_is_named_in_capitals() -> None:
