@@ -481,7 +481,16 @@ def asked_coverage(query: str, texts: Sequence[str]) -> float:
     if not asked:
         return 1.0
     cands = candidates([Snippet(text, "", i) for i, text in enumerate(texts)])
-    return max((len(asked & c.terms) / len(asked) for c in cands), default=0.0)
+    # a Japanese question's words are its kanji and katakana words and the names it writes in Latin letters; a
+    # sentence without Chinese or Japanese characters holds at most the names, each of its other words counts as
+    # one word it lacks, not as the character pairs it is matched by: "iperf3 で UDP を使うオプションは？" asks
+    # with "iperf3" and "UDP" alone, which iperf3(1)'s "-u, --udp: use UDP rather than TCP" holds
+    latin = {t for t in asked if not _CJK_RUN.match(t)}
+    words = max(1, len(latin) + len(_content_runs(query))) if latin != asked else len(asked)
+    return max(
+        (len(asked & c.terms) / len(asked) if writes_cjk(c.text) else len(latin & c.terms) / words for c in cands),
+        default=0.0,
+    )
 
 
 def asked_words(query: str, page: str) -> frozenset[str]:

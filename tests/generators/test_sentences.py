@@ -533,6 +533,16 @@ def test_coverage_is_the_share_of_the_question_one_sentence_holds() -> None:
     assert asked_coverage("What is it?", texts) == 1.0  # nothing asked of the passages
 
 
+def test_an_english_sentence_holds_only_the_names_a_japanese_question_writes_in_latin_letters() -> None:
+    """The question "iperf3 で UDP を使うオプションは？" asks with two names, both in iperf3(1)'s English entry; "Debian の次のリリースの
+    予定日は？" asks with two kanji and katakana words no English sentence can hold, besides "Debian"."""
+    english = ["-u, --udp: use UDP rather than TCP for iperf3.", "Debian is a free operating system."]
+    assert asked_coverage("iperf3 で UDP を使うオプションは？", english) == 1.0
+    assert asked_coverage("Debian の次のリリースの予定日はいつですか？", english) == pytest.approx(1 / 3)
+    assert asked_coverage("バックアップを作るオプションは？", english) == 0.0  # no name at all
+    assert asked_coverage("リリースの予定日は？", ["リリースの予定日は未定です。"]) == 1.0
+
+
 def test_a_synopsis_line_and_the_first_sentence_of_its_description_are_one_unit() -> None:
     """A command defined with its synopsis on a line of its own (the Bash Reference Manual's builtins) answers
     with its description: "unset: unset [-fnv] [name]" alone says nothing of removing variables."""
