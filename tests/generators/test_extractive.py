@@ -7,7 +7,8 @@ import pytest
 from assistant_bridge.core.citations import extractiveness
 from assistant_bridge.core.snippets import Snippet
 from assistant_bridge.embedders.base import HashingEmbedder
-from assistant_bridge.generators.extractive import ExtractiveGenerator, _antecedent, _qualifier
+from assistant_bridge.generators import extractive
+from assistant_bridge.generators.extractive import ExtractiveGenerator, _antecedent, _off_page, _qualifier
 from assistant_bridge.generators.sentences import (
     Candidate,
     candidates,
@@ -1189,3 +1190,31 @@ def test_a_command_question_is_answered_with_the_command_s_synopsis_entry() -> N
     )
     answer = gen().generate("Which tmux command renames a window?", [page], "concise")
     assert answer.text.startswith("rename-window [-t target-window] new-name")
+
+
+def test_a_sentence_of_the_named_manual_page_answers_before_an_as_good_one_of_another_page(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The word "tree" names tree(1): its ``--prune`` answers, not rsync(1)'s sentence that happens to say "leave empty
+    directories" a little better, which the loop would refuse as off the question's subject. A page that does
+    not answer at all is not chosen for being named (the penalty is small)."""
+    rsync = Snippet(
+        "--prune-empty-dirs, -m: This option tells the receiving rsync to get rid of empty directories.\n\n"
+        "This option can still leave empty directories on the receiving side of the output.",
+        "rsync(1): a fast, versatile, local/remote file-copying tool",
+        0,
+    )
+    tree = Snippet(
+        "--prune: Makes tree prune empty directories from the output.",
+        "tree(1): list contents of directories in a tree-like format.",
+        1,
+    )
+    query = "How do I make tree leave empty directories out of its output?"
+    assert _off_page(query, [rsync, tree]).tolist() == [1.0, 0.0]
+    assert _off_page(query, [rsync]).tolist() == [0.0]  # no passage of the named page: nothing to prefer
+    assert _off_page("How do I leave empty directories out?", [rsync, tree]).tolist() == [0.0, 0.0]
+    penalty = extractive.OFF_PAGE_PENALTY
+    _, scores = gen().score(query, [rsync, tree])
+    monkeypatch.setattr(extractive, "OFF_PAGE_PENALTY", 0.0)
+    _, plain = gen().score(query, [rsync, tree])
+    assert 0 < penalty < 0.5 and (plain - scores).tolist() == pytest.approx([penalty, penalty, 0.0])
