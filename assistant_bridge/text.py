@@ -152,6 +152,31 @@ def split_sentences(text: str) -> list[str]:
     return [text[s:e] for s, e in sentence_spans(text)]
 
 
+# A line of a two-column listing, as a program's help prints it: a term of at most four words, its first with a
+# letter (not a prompt, "...>", nor a line number), not the end of a sentence (an ellipsis may end it), then a
+# gap of two or more spaces and its description, in words (".dump ?OBJECTS?     Render database content as SQL",
+# "-v, --verbose   Print more", "init   Create an empty repository"); aligned code ("echo    'Loading Linux …'",
+# "initrd  /boot/initrd.img") is not one.
+_LISTING_LINE = re.compile(r"[ \t]*((?=\S*[^\W\d_])\S+(?: \S+){0,3}(?<![,;])(?<!\w\.) {2,}[^\W\d_]\S*\s+\S.*)")
+
+
+def listing_lines(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each line of ``text`` that belongs to a listing: a two-column line (:data:`_LISTING_LINE`)
+    next to another one (a lone line with a double space is prose typed so). Each is one answer unit, whatever
+    its punctuation ("Stop after hitting an error.  Default OFF")."""
+    lines: list[tuple[int, int] | None] = []
+    cursor = 0
+    for line in text.split("\n"):
+        match = _LISTING_LINE.fullmatch(line.rstrip())
+        lines.append((cursor + match.start(1), cursor + match.end(1)) if match else None)
+        cursor += len(line) + 1
+    return [
+        span
+        for i, span in enumerate(lines)
+        if span and ((i > 0 and lines[i - 1]) or (i + 1 < len(lines) and lines[i + 1]))
+    ]
+
+
 # --- command-line options ------------------------------------------------------------------------------------
 # an option as written ("-P", "--files0-from", "--max-count=NUM" up to its "="): a term of its own wherever words
 # are matched (the generator's sentence terms, the in-process BM25 index), since "-P" is not "-p" and a

@@ -40,6 +40,7 @@ from assistant_bridge.text import (
     definition_kind,
     entry_term,
     holds_number,
+    listing_lines,
     manual_page_name,
     match_form,
     named_manual_pages,
@@ -243,31 +244,6 @@ def _lines(text: str, start: int, end: int) -> list[tuple[int, int, bool]]:
         if s < e:
             out.append((s, e, item))
     return out
-
-
-# A line of a two-column listing, as a program's help prints it: a term of at most four words, its first with a
-# letter (not a prompt, "...>", nor a line number), not the end of a sentence (an ellipsis may end it), then a
-# gap of two or more spaces and its description, in words (".dump ?OBJECTS?     Render database content as SQL",
-# "-v, --verbose   Print more", "init   Create an empty repository"); aligned code ("echo    'Loading Linux …'",
-# "initrd  /boot/initrd.img") is not one.
-_COLUMNS = re.compile(r"[ \t]*((?=\S*[^\W\d_])\S+(?: \S+){0,3}(?<![,;])(?<!\w\.) {2,}[^\W\d_]\S*\s+\S.*)")
-
-
-def listing_lines(text: str) -> list[tuple[int, int]]:
-    """``(start, end)`` of each line of ``text`` that belongs to a listing: a two-column line (:data:`_COLUMNS`)
-    next to another one (a lone line with a double space is prose typed so). Each is one answer unit, whatever
-    its punctuation ("Stop after hitting an error.  Default OFF")."""
-    lines: list[tuple[int, int] | None] = []
-    cursor = 0
-    for line in text.split("\n"):
-        match = _COLUMNS.fullmatch(line.rstrip())
-        lines.append((cursor + match.start(1), cursor + match.end(1)) if match else None)
-        cursor += len(line) + 1
-    return [
-        span
-        for i, span in enumerate(lines)
-        if span and ((i > 0 and lines[i - 1]) or (i + 1 < len(lines) and lines[i + 1]))
-    ]
 
 
 def _without(
