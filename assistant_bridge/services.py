@@ -40,6 +40,7 @@ from assistant_bridge.settings import Settings
 from assistant_bridge.store import SQLiteStore
 from assistant_bridge.text import (
     asked_programs,
+    asks_for_command,
     asks_for_kind,
     asks_for_option,
     document_name,
@@ -418,6 +419,8 @@ class Services:
             [(h.chunk.document_id, h.chunk.title or "") for h in hits],
             read,
         )
+        if doc is not None and asks_for_command(message) and not asks_for_option(message):
+            doc, unnamed = self._command_manual(doc, unnamed, asked_programs(message), hits, read)
         if doc is None:
             return hits
         page = next((h for h in hits if h.chunk.document_id == doc.id), hits[0])
@@ -526,6 +529,30 @@ class Services:
             if doc is not None and _writes_program(doc.text, programs):
                 return doc, True
         return None, False
+
+    def _command_manual(
+        self,
+        doc: Document,
+        unnamed: bool,
+        programs: set[str],
+        hits: Sequence[SearchHit],
+        read: Callable[[str], Document | None],
+    ) -> tuple[Document, bool]:
+        """For a question that asks for a command of a program, its manual that lists commands: ``doc`` when it
+        does, else the first of the hits' documents that is not a manual page, writes the program and lists
+        commands ("Which sqlite3 dot-command loads data from a file into a table?": sqlite3(1) lists options, the
+        SQLite shell's page the dot-commands its .help prints), no title naming it. ``doc`` when none does."""
+        if not programs or self._lists_commands(doc):
+            return doc, unnamed
+        for document_id, title in dict.fromkeys((h.chunk.document_id, h.chunk.title or "") for h in hits):
+            other = None if manual_page_name(title) or document_id == doc.id else read(document_id)
+            if other is not None and self._lists_commands(other) and _writes_program(other.text, programs):
+                return other, True
+        return doc, unnamed
+
+    def _lists_commands(self, doc: Document) -> bool:
+        """The document lists entries that are not options (commands, functions, settings)."""
+        return any(doc.text[start] != "-" for start, _ in self._page_entries(doc).spans)
 
     def _lists_entries(self, document_id: str, read: Callable[[str], Document | None]) -> bool:
         """The document (``read`` opens it) lists option entries (:meth:`_page_entries`)."""

@@ -293,6 +293,20 @@ _ADMONITION = frozenset({"note", "notes", "warning", "caution", "important", "ti
 _SECTION_HEADING = re.compile(r"(?:\A|\n\n)((?:\d+(?:\.\d+)*\.?|#{1,6}) [^\n]{1,78})(?=\n\n|\Z)")
 
 
+def _listing_commands(text: str) -> list[tuple[int, int]]:
+    """The lines of ``text``'s help listings (:func:`listing_lines`) that name a command, not an option, of runs of
+    lines one under the other that name at least :data:`NAMED_ENTRIES_MIN` commands: a listing, not a few aligned
+    lines of a program's output quoted here and there."""
+    runs: list[list[tuple[int, int]]] = []
+    for span in listing_lines(text):
+        if runs and text.count("\n", runs[-1][-1][1], span[0]) == 1:
+            runs[-1].append(span)
+        else:
+            runs.append([span])
+    commands = [[(s, e) for s, e in run if text[s] != "-"] for run in runs]
+    return [span for run in commands if len(run) >= NAMED_ENTRIES_MIN for span in run]
+
+
 def option_entries(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` of each option entry of ``text`` (see above), at most :data:`OPTION_ENTRY_MAX_CHARS`
     long, in text order; none when there are more than :data:`OPTION_ENTRIES_MAX`. On a page of named
@@ -325,12 +339,18 @@ def option_entries(text: str) -> list[tuple[int, int]]:
             return []
     if len(synopses) < NAMED_ENTRIES_MIN:
         named, synopses = named + synopses, []
+    # the commands a help listing prints, a line each (".import FILE TABLE     Import data from FILE into TABLE",
+    # the SQLite shell's .help): each line is a command's entry, kept like commands defined by their synopses
+    listed = {start: end for start, end in _listing_commands(text)}
+    if len(listed) > OPTION_ENTRIES_MAX:
+        listed = {}
+    synopses = sorted({*synopses, *listed})
     starts = sorted(options + synopses)
     if not options and len(named) + len(synopses) >= NAMED_ENTRIES_MIN:
-        starts = sorted(named + words + synopses)
+        starts = sorted({*named, *words, *synopses})
         if len(starts) > OPTION_ENTRIES_MAX:
             return []
-    ends = [*starts[1:], len(text)][: len(starts)]
+    ends = [listed.get(start, after) for start, after in zip(starts, [*starts[1:], len(text)], strict=False)]
     # an entry also ends where the next section starts: the last option of sdiff's "9.1" is not followed by the
     # prose of "9.2 Merge Commands"
     sections = [m.start(1) for m in _SECTION_HEADING.finditer(text)]
@@ -474,7 +494,10 @@ _ASKED_KINDS = (
     r"(?:options?|flags?|switch(?:es)?|arguments?|commands?|keywords?|directives?|variables?|settings?|functions?"
     r"|builtins?|tests?|actions?)"
 )
-_PROGRAM_BEFORE_KIND = re.compile(rf"([^\W\d_][\w.+-]*)\s+(?:command[- ]line\s+)?{_ASKED_KINDS}\b", re.IGNORECASE)
+# "Which sqlite3 dot-command…", "Which git subcommand…" name the program before a kind of command as well
+_PROGRAM_BEFORE_KIND = re.compile(
+    rf"([^\W\d_][\w.+-]*)\s+(?:command[- ]line\s+|dot-|sub-?)?{_ASKED_KINDS}\b", re.IGNORECASE
+)
 _PROGRAM_AFTER_KIND = re.compile(
     r"\b(?:options?|commandes?|variables?|fonctions?)\s+d(?:e\s+|['’])([^\W\d_][\w.+-]*)", re.IGNORECASE
 )
@@ -1097,7 +1120,7 @@ def _asked_thing(message: str) -> list[str]:
 # the kinds of thing whose name a "Which <kind>…" question asks for: "Which script helps send…" (nmudiff), "On which
 # mailing list…" (debian-vote), "Which pragma…", "Which compile-time option…", "Quelle commande…"
 _NAMED_KIND = re.compile(
-    r"(?:tools?|programs?|utilit(?:y|ies)|scripts?|commands?|packages?|helpers?|daemons?|lists?|pragmas?|options?|"
+    r"(?:dot-|sub-?)?(?:tools?|programs?|utilit(?:y|ies)|scripts?|commands?|packages?|helpers?|daemons?|lists?|pragmas?|options?|"
     r"variables?|functions?|librar(?:y|ies)|modules?|engines?|guidelines?|keywords?|directives?|builtins?|"
     r"operators?|queues?|frameworks?|outils?|commandes?|programmes?|utilitaires?|paquets?|fonctions?|"
     r"bibliothèques?|listes?|opérateurs?)$",

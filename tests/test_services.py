@@ -557,3 +557,42 @@ def test_passages_that_write_a_name_the_question_writes_as_code_come_first() -> 
     assert [h.chunk.id for h in moved] == ["c1", "c3", "c0", "c2"]
     assert Services.with_code_names("What does it return?", hits) == hits
     assert Services.with_code_names("What does xyz_abc() return?", hits) == hits
+
+
+SHELL_PAGE = "\n\n".join(
+    [
+        "The sqlite3 program reads lines of input. Lines that begin with a dot are dot-commands of the shell.",
+        "sqlite> .help\n"
+        + "\n".join(
+            f".{name:<10} ARG     {what}"
+            for name, what in [
+                ("backup", "Backup a database to a file"),
+                ("bail", "Stop after hitting an error"),
+                ("changes", "Show number of rows changed by SQL"),
+                ("dump", "Render database content as SQL"),
+                ("headers", "Turn display of headers on or off"),
+                ("import", "Import data from FILE into TABLE"),
+            ]
+        ),
+        *(f"The sqlite3 shell formats output {i} in its own way, as the sqlite3 shell always does." for i in range(30)),
+    ]
+)
+SQLITE3_PAGE = "Name\n\nsqlite3 - A command line interface for SQLite version 3\n\n" + "\n\n".join(
+    f"-opt{i}: sets option {i} of the command line interface" for i in range(8)
+)
+
+
+def test_a_command_question_is_asked_of_the_manual_that_lists_commands(tmp_path: Path) -> None:
+    """sqlite3(1) lists options only; "Which sqlite3 dot-command loads data from a file into a table?" is matched
+    against the dot-commands the SQLite shell's page lists in its .help output, whatever the title names. An
+    option question stays on the manual page."""
+    svc = make_services(make_settings(tmp_path), dim=1024)
+    shell = svc.ingestor.ingest_text(SHELL_PAGE, title="Command Line Shell For SQLite", ownership=Ownership())
+    page = svc.ingestor.ingest_text(SQLITE3_PAGE, title="sqlite3(1): A command line interface", ownership=Ownership())
+    message = "Which sqlite3 dot-command loads data from a file into a table?"
+    hits = svc.search(message, SCOPE, mode="hybrid", limit=10)
+    assert {h.chunk.document_id for h in hits} == {shell.document.id, page.document.id}
+    missed = [h for h in hits if ".import" not in h.chunk.text]
+    assert missed and ".import" in svc.with_option_entry(message, missed, SCOPE)[0].chunk.text
+    option = "Which sqlite3 option sets option 3?"
+    assert ".import" not in svc.with_option_entry(option, missed, SCOPE)[0].chunk.text

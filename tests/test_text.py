@@ -285,6 +285,29 @@ def test_a_page_of_options_keeps_the_commands_its_list_of_commands_defines() -> 
     assert [entry_term(fewer[s:e]) for s, e in option_entries(fewer)] == ["-C"]
 
 
+def test_the_commands_of_a_help_listing_are_entries_a_line_each() -> None:
+    """The SQLite shell's page prints its .help: a line per dot-command, its arguments, two spaces or more, what it
+    does. Each line is an entry of its own; a few aligned lines of a program's output quoted apart from each
+    other are not a listing, and a listing's options are not commands."""
+    listing = (
+        ".backup ?DB? FILE        Backup DB to FILE\n"
+        ".bail on|off             Stop after hitting an error.  Default OFF\n"
+        ".changes on|off          Show number of rows changed by SQL\n"
+        "-v, --verbose            Print more\n"
+        ".dump ?OBJECTS?          Render database content as SQL\n"
+        ".import FILE TABLE       Import data from FILE into TABLE\n"
+        ".timer on|off            Turn SQL timer on or off"
+    )
+    text = f"The shell reads dot-commands.\n\nsqlite> .help\n{listing}\n\nMore prose follows here."
+    entries = [text[s:e] for s, e in option_entries(text)]
+    assert [e.split()[0] for e in entries] == [".backup", ".bail", ".changes", ".dump", ".import", ".timer"]
+    assert entries[-1] == ".timer on|off            Turn SQL timer on or off"
+    output = "\n\n".join(f"USER   {i}   PID ACCESS COMMAND\nroot   {i}   F.... rsyslog" for i in range(4))
+    assert option_entries(f"Some prose.\n\n{output}") == []
+    assert asked_programs("Which sqlite3 dot-command loads data from a file into a table?") == {"sqlite3"}
+    assert asked_programs("Which git subcommand shows the history?") == {"git"}
+
+
 def test_an_option_entry_ends_where_the_next_section_starts() -> None:
     """The last option of a section is not followed by the prose of the next one ("9.2 Merge Commands" after
     sdiff's options), in a numbered manual or under a Markdown heading; a command line on its own is no

@@ -87,6 +87,7 @@ class Candidate:
     entry: str = ""  # the term of a definition entry ("-l, --lines" of "-l, --lines: print the newline counts")
     item: bool = False  # a list item (its bullet or number removed)
     pairs: frozenset[tuple[str, str]] = frozenset()  # its adjacent terms, in order (phrase matching)
+    listed: bool = False  # a line of a help listing (:func:`~assistant_bridge.text.listing_lines`)
 
 
 # identifiers, kept whole as well: "ServerAliveCountMax" and "threadpool_limits" are not "server" and "limits",
@@ -340,6 +341,7 @@ def candidates(snippets: Sequence[Snippet]) -> list[Candidate]:
                     entry_term(text),
                     item,
                     frozenset(itertools.pairwise(toks)),
+                    start in listed,
                 )
             )
     return out
@@ -602,7 +604,7 @@ _NOT_A_NAME = frozenset(
 
 
 _ARTICLES = frozenset("the a an le la les l' un une".split())
-_ENTRY_KIND = re.compile(r"option|command|keyword|directive|commande|variable", re.IGNORECASE)
+_ENTRY_KIND = re.compile(r"(?:dot-|sub-?)?(?:option|command|keyword|directive|commande|variable)", re.IGNORECASE)
 
 
 def _bare(word: str) -> str:
@@ -676,7 +678,8 @@ def entry_match(query: str, cands: Sequence[Candidate], titles: Sequence[str] = 
     ("make less ignore case": ``--ignore-case``; "le mode POSIX": ``--posix``), 0.75 for one that shares half of
     such a name's words, 0.5 for any other option entry when the query asks which option or flag does
     something, for a named entry when it asks for a variable or setting, or for a command's synopsis
-    (:func:`~assistant_bridge.text.synopsis_entry`) when it asks for a command; 0 otherwise. A manual page's NAME line
+    (:func:`~assistant_bridge.text.synopsis_entry`) or a help listing's line of a command when it asks for a
+    command; 0 otherwise. A manual page's NAME line
     names the page, and is no entry of it ("Which rsyncd.conf parameter sets…" names rsyncd.conf(5)).
 
     A long name is matched by the query's plain words only, not by the words of a name it holds
@@ -686,7 +689,8 @@ def entry_match(query: str, cands: Sequence[Candidate], titles: Sequence[str] = 
     named = _option_names(query)
     asks_option = bool(ASKS_OPTION.search(query))
     asks_name = bool(ASKS_NAME.search(query))
-    asks_command = bool(ASKS_COMMAND.search(query))
+    # "Which tmux command…", "Which sqlite3 dot-command…": the name of a command, not what a named one does
+    asks_command = (kind := asked_kind(query)) is not None and ASKS_COMMAND.search(kind) is not None
     plain = " ".join(word for word in query.split() if not _NAME_WORD.search(word))
     words = {without_accents(t) for t in query_terms(plain) - answer_type_terms(query)}
     named_pages = named_manual_pages(query, titles)
@@ -697,6 +701,8 @@ def entry_match(query: str, cands: Sequence[Candidate], titles: Sequence[str] = 
         if not c.entry:
             if (word := word_term(c.text)) and _names(query, word):
                 out[i] = 1.0  # "Does bc's quit statement…": "quit: When the 'quit' statement is read…"
+            elif c.listed and asks_command and not c.text.startswith("-"):
+                out[i] = 0.5  # a command of a help listing (".archive ...   Manage SQL archives")
             continue
         if c.entry.startswith("-"):
             if named & _option_names(c.entry):

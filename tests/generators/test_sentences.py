@@ -389,6 +389,22 @@ def test_a_command_question_asks_for_the_commands_a_page_defines_with_their_syno
     assert command_terms("Which tmux command renames a window?") == set(terms("command"))
 
 
+def test_a_command_question_asks_for_the_commands_of_a_help_listing() -> None:
+    """A line of the SQLite shell's .help answers "Which sqlite3 dot-command…?" as a command's entry; a question
+    about what a named command does ("What does the SQLite ANALYZE command collect?") asks for no command."""
+    page = Snippet(
+        "sqlite> .help\n.archive ...             Manage SQL archives\n.auth ON|OFF             Show authorizer "
+        "callbacks\n.import FILE TABLE       Import data from FILE into TABLE",
+        "Command Line Shell For SQLite",
+        0,
+    )
+    cands = candidates([page])
+    listed = [c.listed for c in cands]
+    assert listed == [False, True, True, True]
+    assert entry_match("Which sqlite3 dot-command manages archives?", cands, [page.title]).tolist()[1:] == [0.5] * 3
+    assert not entry_match("What does the SQLite ANALYZE command collect?", cands, [page.title]).any()
+
+
 def test_a_name_in_capitals_is_named_in_capitals() -> None:
     """An argument's entry ("CLOSURE: The address of a ffi_closure object", an Info manual's parameter list) is
     asked about by its name as written, not by the English word: "memory allocated for a closure" is no question
