@@ -365,7 +365,7 @@ class Services:
         subject = overview_subject(message)
         if subject is None or not hits:
             return hits
-        named = [h for h in hits if titles_subject(h.chunk.title or "", subject)]
+        named = [h for h in hits if titles_subject(h.chunk.title or "", subject, h.chunk.filename)]
         if not named:
             return hits
         language = detect_language(message)

@@ -692,11 +692,16 @@ def titled_subject(title: str) -> str:
     return f" {' '.join(words)} "
 
 
-def titles_subject(title: str, subject: str) -> bool:
+def titles_subject(title: str, subject: str, filename: str = "") -> bool:
     """Whether a document titled ``title`` is ``subject``'s own (:func:`titled_subject`), however the name is
-    split or joined: "PyrateLimiter" is the subject of "pyrate_limiter-README", "git rebase" of git-rebase(1)."""
+    split or joined: "PyrateLimiter" is the subject of "pyrate_limiter-README", "git rebase" of git-rebase(1). Or
+    its file's name without the extension says so (``filename``): a README titled by its heading
+    ("filesystem_spec", "Thread-pool Controls") is fsspec's or threadpoolctl's by its name "fsspec-README.md"."""
     wanted = match_form(subject).replace(" ", "")
-    return wanted != "" and titled_subject(title).replace(" ", "") == wanted
+    if wanted == "":
+        return False
+    names = [title, filename.rsplit(".", 1)[0] if "." in filename else filename]
+    return any(name and titled_subject(name).replace(" ", "") == wanted for name in names)
 
 
 # what follows a subject in the sentence that says what it is: a manual page's NAME line ("rsync - a fast,

@@ -285,6 +285,16 @@ def test_a_page_of_options_keeps_the_commands_its_list_of_commands_defines() -> 
     assert [entry_term(fewer[s:e]) for s, e in option_entries(fewer)] == ["-C"]
 
 
+def test_a_document_is_its_subject_s_by_its_title_or_its_file_name() -> None:
+    """A README titled by its heading ("filesystem_spec") is fsspec's by its file name; a file name that says more
+    than the subject ("sqlite3-doc-cli.html") does not make the page sqlite3's own."""
+    assert titles_subject("filesystem_spec", "fsspec", "fsspec-README.md")
+    assert not titles_subject("filesystem_spec", "fsspec")
+    assert titles_subject("Thread-pool Controls", "threadpoolctl", "threadpoolctl-README.md")
+    assert not titles_subject("Command Line Shell For SQLite", "sqlite3", "sqlite3-doc-cli.html")
+    assert titles_subject("rsync(1): a fast, versatile, local/remote file-copying tool", "rsync", "")
+
+
 def test_the_commands_of_a_help_listing_are_entries_a_line_each() -> None:
     """The SQLite shell's page prints its .help: a line per dot-command, its arguments, two spaces or more, what it
     does. Each line is an entry of its own; a few aligned lines of a program's output quoted apart from each

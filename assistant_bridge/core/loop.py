@@ -476,14 +476,19 @@ def _second_look(prefilter: PreFilterLike, query: str, snippets: Sequence[Snippe
 def _defining(asked: Overview | None, snippets: Sequence[Snippet]) -> list[int]:
     """The snippets that say what the message asks about when it asks only what a named thing is or does
     ("What does rsync do?", ``asked``: :func:`~assistant_bridge.text.overview`): passages of the subject's own
-    document (its title names it, :func:`~assistant_bridge.text.titles_subject`) holding a sentence that defines
+    document (its title or its file's name names it, :func:`~assistant_bridge.text.titles_subject`) holding a
+    sentence that defines
     it (:func:`~assistant_bridge.text.passage_defines`). Such a question is answerable by what the document
     says first, whatever the pre-filter makes of a question with no words but the name (a French question about
     an English page scores low)."""
     if asked is None:
         return []
     subject = asked.subject
-    return [i for i, s in enumerate(snippets) if titles_subject(s.title, subject) and passage_defines(subject, s.text)]
+    return [
+        i
+        for i, s in enumerate(snippets)
+        if titles_subject(s.title, subject, s.filename) and passage_defines(subject, s.text)
+    ]
 
 
 def _undefined(asked: Overview | None, snippets: Sequence[Snippet]) -> bool:
@@ -495,7 +500,8 @@ def _undefined(asked: Overview | None, snippets: Sequence[Snippet]) -> bool:
         return False
     subject = asked.subject
     return not any(
-        titles_subject(s.title, subject) or passage_defines(subject, s.text, kinds=("what", "name")) for s in snippets
+        titles_subject(s.title, subject, s.filename) or passage_defines(subject, s.text, kinds=("what", "name"))
+        for s in snippets
     )
 
 

@@ -37,12 +37,14 @@ class Snippet:
     :param title: the title of the result it came from (sent to the generator with the text).
     :param result_index: 0-based index of that result in the full result list; citations point there.
     :param similarity: that result's :attr:`~assistant_bridge.core.results.SearchResult.similarity`.
+    :param filename: the file name of the document it came from (that result's ``filename`` metadata), or "".
     """
 
     text: str
     title: str
     result_index: int
     similarity: float | None = None
+    filename: str = ""
 
 
 def build_snippets(results: Sequence[SearchResult], max_snippets: int = MAX_SNIPPETS) -> list[Snippet]:
@@ -65,7 +67,13 @@ def build_snippets(results: Sequence[SearchResult], max_snippets: int = MAX_SNIP
                 continue
             seen.add(key)
             snippets.append(
-                Snippet(text=raw.strip(), title=result.title, result_index=index, similarity=result.similarity)
+                Snippet(
+                    text=raw.strip(),
+                    title=result.title,
+                    result_index=index,
+                    similarity=result.similarity,
+                    filename=str(result.result_metadata.get("filename") or ""),
+                )
             )
             if len(snippets) == max_snippets:
                 return snippets

@@ -342,7 +342,7 @@ class ExtractiveGenerator:
         )
         # ranking cues, not measures of relevance: they choose the best sentence but do not raise the floor
         # that the others must clear
-        defined = defines(query, cands, titles)
+        defined = defines(query, cands, titles, [s.filename for s in snippets])
         named = np.array(holds_code_names(query, [s.text for s in snippets]), dtype=bool)
         if code_names(query) <= {manual_page_name(t) for t in titles}:
             named[:] = False  # "Which rsyncd.conf parameter…" names the page: each of its passages is about it

@@ -847,7 +847,7 @@ def asked_value_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
     return np.zeros(len(cands))
 
 
-def defines(query: str, cands: Sequence[Candidate], titles: Sequence[str]) -> np.ndarray:
+def defines(query: str, cands: Sequence[Candidate], titles: Sequence[str], filenames: Sequence[str] = ()) -> np.ndarray:
     """For a query that asks only what a named thing is (:func:`~assistant_bridge.text.overview_subject`:
     "What does rsync do?"), how well each sentence of that thing's own documents (their titles name it,
     :func:`~assistant_bridge.text.titles_subject`) says it (:func:`~assistant_bridge.text.definition_kind`):
@@ -856,7 +856,8 @@ def defines(query: str, cands: Sequence[Candidate], titles: Sequence[str]) -> np
     0.5 for a manual page's NAME line ("Wget - The non-interactive network downloader."); else 0. Of the
     sentences that say what it is or does, only a snippet's first counts: the later ones ("orjson serializes
     dataclasses natively") tell details. A README's line under its name that opens with an article says what it
-    is (:func:`_tagline`). When no snippet is of the thing's own documents, the sentences of the others count
+    is (:func:`_tagline`), and any line under the title of a README the subject's by its file name
+    (``filenames``, one per snippet). When no snippet is of the thing's own documents, the sentences of the others count
     alike when they open with the name itself: a standard's section says what one of its directories is for
     ("/opt is reserved for the installation of add-on application software packages"); "The VACUUM INTO command
     is transactional…" tells a detail of a thing the "VACUUM" page is about."""
@@ -864,12 +865,16 @@ def defines(query: str, cands: Sequence[Candidate], titles: Sequence[str]) -> np
     subject = overview_subject(query)
     if subject is None:
         return out
-    own = {c.snippet for c in cands if titles_subject(titles[c.snippet], subject)}
+    names = [*filenames, *[""] * (len(titles) - len(filenames))]
+    own = {c.snippet for c in cands if titles_subject(titles[c.snippet], subject, names[c.snippet])}
     told: set[int] = set()
     for i, c in enumerate(cands):
         if c.snippet in told or (c.snippet not in own and (own or _TAGLINE.match(c.text))):
             continue
-        kind = definition_kind(subject, c.text) or ("what" if _tagline(subject, cands, i) else None)
+        titled = c.snippet in own and _tagline(titles[c.snippet], cands, i, False)
+        kind = definition_kind(subject, c.text) or ("what" if titled or _tagline(subject, cands, i) else None)
+        if titled:  # the document's own opening line: its later passages tell details
+            told |= {k for k, title in enumerate(titles) if title == titles[c.snippet]}
         if kind == "name":
             out[i] = NAME_LINE
         elif kind is not None:
@@ -884,11 +889,13 @@ NAME_LINE = 0.5  # what :func:`defines` gives a manual page's NAME line; a sente
 _TAGLINE = re.compile(r"^(?:an?|the|une?)\s", re.IGNORECASE)  # "A fast, async-friendly rate limiter for Python"
 
 
-def _tagline(subject: str, cands: Sequence[Candidate], i: int) -> bool:
+def _tagline(subject: str, cands: Sequence[Candidate], i: int, article: bool = True) -> bool:
     """Whether ``cands[i]`` is the line a README puts right under its name to say what it is: it opens with an
     article and follows a heading that is the subject's name alone ("PyrateLimiter" / "A fast, async-friendly
-    rate limiter for Python — pluggable algorithms and backends.")."""
-    if i == 0 or cands[i].label or not _TAGLINE.match(cands[i].text):
+    rate limiter for Python — pluggable algorithms and backends."). Without ``article``, any sentence right under
+    that heading: the subject's own README titled by another name than the one asked ("Thread-pool Controls" /
+    "Python helpers to limit the number of threads…", threadpoolctl's by its file name)."""
+    if i == 0 or cands[i].label or cands[i].fragment or (article and not _TAGLINE.match(cands[i].text)):
         return False
     heading = cands[i - 1]
     return heading.snippet == cands[i].snippet and heading.label and match_form(heading.text) == match_form(subject)

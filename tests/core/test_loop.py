@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 
@@ -611,6 +611,11 @@ def test_a_question_about_what_a_thing_is_needs_its_document_or_a_definition() -
     policy = [SearchResult("Travel", "Our expense policy covers trains and hotels.")]
     assert isinstance(run(results=policy, message="What is the expense policy?"), Answer)
     assert isinstance(run(results=compare, message="What is the PostgreSQL command?"), IDontKnow)
+    # a README titled by its heading is its project's by its file name
+    readme = SearchResult("filesystem_spec", "A specification for pythonic filesystems.")
+    assert isinstance(run(results=[readme], message="What is fsspec?"), IDontKnow)
+    named = replace(readme, result_metadata={"filename": "fsspec-README.md"})
+    assert isinstance(run(results=[named], message="What is fsspec?"), Answer)
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from assistant_bridge.core.citations import extractiveness
@@ -879,6 +881,29 @@ def test_a_readme_says_what_its_project_is_in_the_line_under_its_name() -> None:
     )
     out = ExtractiveGenerator().generate("What is PyrateLimiter?", [readme])
     assert out.text.startswith("A fast, async-friendly rate limiter for Python")
+
+
+def test_a_readme_titled_by_another_name_is_its_project_s_by_its_file_name() -> None:
+    """fsspec's README is titled "filesystem_spec", threadpoolctl's "Thread-pool Controls": their file names say
+    whose they are, and the line under the title says what the project is or does; a later passage that says
+    what it does ("fsspec uses GitHub Actions for CI.") tells a detail. Without the file name the line under
+    the title is nobody's."""
+    opening = Snippet(
+        "filesystem_spec\n\nA specification for pythonic filesystems.\n\nInstall\n\npip install fsspec",
+        "filesystem_spec",
+        0,
+        filename="fsspec-README.md",
+    )
+    later = Snippet(
+        "Develop\n\nfsspec uses GitHub Actions for CI. Environment files can be found in the ci/ directory.",
+        "filesystem_spec",
+        1,
+        filename="fsspec-README.md",
+    )
+    out = gen().generate("What is fsspec?", [opening, later])
+    assert out.text.startswith("A specification for pythonic filesystems.")
+    nameless = [replace(opening, filename=""), replace(later, filename="")]
+    assert not gen().generate("What is fsspec?", nameless).text.startswith("A specification")
 
 
 def test_a_command_line_that_holds_every_word_of_the_question_answers_it() -> None:
