@@ -314,9 +314,10 @@ def option_entries(text: str) -> list[tuple[int, int]]:
     number…" between ssh_config(5)'s "PermitRemoteOpen" and "PreferredAuthentications"); elsewhere such a word
     is a label of prose ("Example: …"). A page of options keeps the commands it defines with their synopses
     (:data:`_SYNOPSIS_TERM`: the Bash Reference Manual's builtins, whose options are entries too;
-    :data:`_COMMAND_SYNOPSIS`: tmux(1)'s commands), when it defines
-    at least :data:`NAMED_ENTRIES_MIN` of them. An entry ends where the next one starts, or a numbered or
-    Markdown section heading does."""
+    :data:`_COMMAND_SYNOPSIS`: tmux(1)'s commands), when it defines at least :data:`NAMED_ENTRIES_MIN` of them,
+    and so does any page the commands a help listing prints, a line each (:func:`_listing_commands`: the SQLite
+    shell's dot-commands). An entry ends where the next one starts, or a numbered or Markdown section heading
+    does; a listing's line ends with itself."""
     options: list[int] = []
     named: list[int] = []
     words: list[int] = []
@@ -341,7 +342,7 @@ def option_entries(text: str) -> list[tuple[int, int]]:
         named, synopses = named + synopses, []
     # the commands a help listing prints, a line each (".import FILE TABLE     Import data from FILE into TABLE",
     # the SQLite shell's .help): each line is a command's entry, kept like commands defined by their synopses
-    listed = {start: end for start, end in _listing_commands(text)}
+    listed = dict(_listing_commands(text))
     if len(listed) > OPTION_ENTRIES_MAX:
         listed = {}
     synopses = sorted({*synopses, *listed})
@@ -494,9 +495,10 @@ _ASKED_KINDS = (
     r"(?:options?|flags?|switch(?:es)?|arguments?|commands?|keywords?|directives?|variables?|settings?|functions?"
     r"|builtins?|tests?|actions?)"
 )
-# "Which sqlite3 dot-command…", "Which git subcommand…" name the program before a kind of command as well
+# "Which sqlite3 dot-command…", "Which git subcommand…": a kind of command, named before the word
+KIND_PREFIX = r"(?:dot-|sub-?)"
 _PROGRAM_BEFORE_KIND = re.compile(
-    rf"([^\W\d_][\w.+-]*)\s+(?:command[- ]line\s+|dot-|sub-?)?{_ASKED_KINDS}\b", re.IGNORECASE
+    rf"([^\W\d_][\w.+-]*)\s+(?:command[- ]line\s+|{KIND_PREFIX})?{_ASKED_KINDS}\b", re.IGNORECASE
 )
 _PROGRAM_AFTER_KIND = re.compile(
     r"\b(?:options?|commandes?|variables?|fonctions?)\s+d(?:e\s+|['’])([^\W\d_][\w.+-]*)", re.IGNORECASE
@@ -1125,8 +1127,8 @@ def _asked_thing(message: str) -> list[str]:
 # the kinds of thing whose name a "Which <kind>…" question asks for: "Which script helps send…" (nmudiff), "On which
 # mailing list…" (debian-vote), "Which pragma…", "Which compile-time option…", "Quelle commande…"
 _NAMED_KIND = re.compile(
-    r"(?:dot-|sub-?)?(?:tools?|programs?|utilit(?:y|ies)|scripts?|commands?|packages?|helpers?|daemons?|lists?|pragmas?|options?|"
-    r"variables?|functions?|librar(?:y|ies)|modules?|engines?|guidelines?|keywords?|directives?|builtins?|"
+    rf"{KIND_PREFIX}?(?:tools?|programs?|utilit(?:y|ies)|scripts?|commands?|packages?|helpers?|daemons?|lists?|"
+    r"pragmas?|options?|variables?|functions?|librar(?:y|ies)|modules?|engines?|guidelines?|keywords?|directives?|builtins?|"
     r"operators?|queues?|frameworks?|outils?|commandes?|programmes?|utilitaires?|paquets?|fonctions?|"
     r"bibliothèques?|listes?|opérateurs?)$",
     re.IGNORECASE,

@@ -32,6 +32,7 @@ from assistant_bridge.text import (
     CJK_CHARS,
     HIRAGANA_ONLY,
     KANJI_DIGITS,
+    KIND_PREFIX,
     OPTION_WORD,
     asked_kind,
     asked_unit,
@@ -604,7 +605,7 @@ _NOT_A_NAME = frozenset(
 
 
 _ARTICLES = frozenset("the a an le la les l' un une".split())
-_ENTRY_KIND = re.compile(r"(?:dot-|sub-?)?(?:option|command|keyword|directive|commande|variable)", re.IGNORECASE)
+_ENTRY_KIND = re.compile(rf"{KIND_PREFIX}?(?:option|command|keyword|directive|commande|variable)", re.IGNORECASE)
 
 
 def _bare(word: str) -> str:
