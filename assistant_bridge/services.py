@@ -524,11 +524,8 @@ class Services:
         title."""
         if named is not None and (not programs or _writes_program(f"{named.title}\n{named.text}", programs)):
             return named, False
-        for document_id, title in dict.fromkeys(documents) if programs else ():
-            doc = None if manual_page_name(title) else read(document_id)
-            if doc is not None and _writes_program(doc.text, programs):
-                return doc, True
-        return None, False
+        doc = _manual_writing(programs, documents, read) if programs else None
+        return doc, doc is not None
 
     def _command_manual(
         self,
@@ -544,11 +541,9 @@ class Services:
         SQLite shell's page the dot-commands its .help prints), no title naming it. ``doc`` when none does."""
         if not programs or self._lists_commands(doc):
             return doc, unnamed
-        for document_id, title in dict.fromkeys((h.chunk.document_id, h.chunk.title or "") for h in hits):
-            other = None if manual_page_name(title) or document_id == doc.id else read(document_id)
-            if other is not None and self._lists_commands(other) and _writes_program(other.text, programs):
-                return other, True
-        return doc, unnamed
+        others = [(h.chunk.document_id, h.chunk.title or "") for h in hits if h.chunk.document_id != doc.id]
+        other = _manual_writing(programs, others, read, self._lists_commands)
+        return (other, True) if other is not None else (doc, unnamed)
 
     def _lists_commands(self, doc: Document) -> bool:
         """The document lists entries that are not options (commands, functions, settings)."""
@@ -625,6 +620,21 @@ def _program_unwritten(programs: set[str], document_ids: Sequence[str], read: Ca
         if doc is None or _writes_program(f"{doc.title}\n{doc.text}", programs):
             return False
     return True
+
+
+def _manual_writing(
+    programs: set[str],
+    documents: Sequence[tuple[str, str]],
+    read: Callable[[str], Document | None],
+    lists: Callable[[Document], bool] | None = None,
+) -> Document | None:
+    """The first of ``documents`` (id, title; ``read`` opens one) that is a manual other than a manual page, writes
+    one of ``programs`` (:func:`_writes_program`) and, given ``lists``, passes it (lists commands)."""
+    for document_id, title in dict.fromkeys(documents):
+        doc = None if manual_page_name(title) else read(document_id)
+        if doc is not None and _writes_program(doc.text, programs) and (lists is None or lists(doc)):
+            return doc
+    return None
 
 
 def _writes_program(text: str, programs: set[str]) -> bool:

@@ -702,7 +702,7 @@ def titles_subject(title: str, subject: str, filename: str = "") -> bool:
     wanted = match_form(subject).replace(" ", "")
     if wanted == "":
         return False
-    names = [title, filename.rsplit(".", 1)[0] if "." in filename else filename]
+    names = [title, filename.rsplit(".", 1)[0]]  # the file's name without its extension
     return any(name and titled_subject(name).replace(" ", "") == wanted for name in names)
 
 
