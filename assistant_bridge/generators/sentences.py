@@ -848,7 +848,7 @@ def asked_value_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
     return np.zeros(len(cands))
 
 
-def defines(query: str, cands: Sequence[Candidate], titles: Sequence[str], filenames: Sequence[str] = ()) -> np.ndarray:
+def defines(query: str, cands: Sequence[Candidate], titles: Sequence[str], filenames: Sequence[str]) -> np.ndarray:
     """For a query that asks only what a named thing is (:func:`~assistant_bridge.text.overview_subject`:
     "What does rsync do?"), how well each sentence of that thing's own documents (their titles name it,
     :func:`~assistant_bridge.text.titles_subject`) says it (:func:`~assistant_bridge.text.definition_kind`):
@@ -866,8 +866,7 @@ def defines(query: str, cands: Sequence[Candidate], titles: Sequence[str], filen
     subject = overview_subject(query)
     if subject is None:
         return out
-    names = [*filenames, *[""] * (len(titles) - len(filenames))]
-    own = {c.snippet for c in cands if titles_subject(titles[c.snippet], subject, names[c.snippet])}
+    own = {c.snippet for c in cands if titles_subject(titles[c.snippet], subject, filenames[c.snippet])}
     told: set[int] = set()
     for i, c in enumerate(cands):
         if c.snippet in told or (c.snippet not in own and (own or _TAGLINE.match(c.text))):
