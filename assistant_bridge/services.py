@@ -499,7 +499,8 @@ class Services:
         if not entries.spans and (options or manual_page_name(doc.title) is None):
             return None  # no entries to hold the option; a manual other than a page lists its commands as entries
         if language == "ja":
-            return OptionWords(0.0, unknown_runs(message, entries.normal(doc.text)), entries=False)
+            unknown, runs = unknown_runs(message, entries.normal(doc.text))
+            return OptionWords(0.0, unknown, entries=False, asked=runs)
         name = document_name(doc.title) or ""
         held = entries.entry_terms(doc.text)
         share = float(entry_word_share(message, name, held).max()) if held else 0.0

@@ -441,14 +441,17 @@ GZIP_JA = (
 
 def test_a_japanese_question_for_an_option_is_measured_by_its_kanji_and_katakana_words(tmp_path: Path) -> None:
     """A Japanese question is judged by the words the page never writes, a word being a run of kanji or of
-    katakana: "パスワード" and "暗号化" are not in gzip(1), every word of a question it answers is."""
+    katakana: "パスワード" and "暗号化" are not in gzip(1), every word of a question it answers is; one unknown word
+    of two is half of what it asks for, as an English question's half."""
     svc = make_services(make_settings(tmp_path), dim=1024)
     doc = svc.ingestor.ingest_text(GZIP_JA, title="gzip(1): ファイルの圧縮、伸長を行う", ownership=Ownership()).document
     documents = [(doc.id, doc.title, "ja")]
     test = svc.option_words("gzip で圧縮ファイルの整合性を検査するオプションは？", documents)
     assert test is not None and test.unknown == 0 and not test.missing and not test.found
     secret = svc.option_words("gzip でファイルをパスワードで暗号化するオプションは？", documents)
-    assert secret is not None and secret.unknown == 2 and secret.missing
+    assert secret is not None and (secret.unknown, secret.asked) == (2, 3) and secret.missing
+    encrypt = svc.option_words("gzip でファイルを暗号化するオプションは？", documents)
+    assert encrypt is not None and (encrypt.unknown, encrypt.asked) == (1, 2) and encrypt.missing
     assert svc.option_words("gzip とは何ですか？", documents) is None  # asks for no option
 
 

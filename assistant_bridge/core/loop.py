@@ -119,13 +119,14 @@ class OptionWords:
     share: float
     unknown: int
     entries: bool = True
-    asked: int = 0  # how many words say what it asks for (0 where words are not counted: Japanese)
+    asked: int = 0  # how many words say what it asks for (0: not counted)
     unwritten: bool = False  # none of the results' documents writes the program it asks an option of
 
     @property
     def missing(self) -> bool:
         """The page has no such option: :data:`OPTION_UNKNOWN_WORDS` words the page never uses, or half the words
-        that say what the question asks for ("Which parted command encrypts a partition?"), or an option question
+        that say what the question asks for ("Which parted command encrypts a partition?"; of a Japanese question,
+        its kanji and katakana words: "diff でファイルを暗号化するオプションは？"), or an option question
         whose words no entry holds enough of, more asked of it for each unknown word."""
         if self.unwritten or self.unknown >= OPTION_UNKNOWN_WORDS or (self.asked and 2 * self.unknown >= self.asked):
             return True

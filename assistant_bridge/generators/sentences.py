@@ -532,12 +532,14 @@ def _content_runs(query: str) -> list[str]:
     return _CONTENT_RUN.findall(plain)
 
 
-def unknown_runs(query: str, normal_page: str) -> int:
+def unknown_runs(query: str, normal_page: str) -> tuple[int, int]:
     """For a Japanese query, how many of its kanji and katakana words (:data:`_CONTENT_RUN`) a page never writes
-    (``normal_page``: its whole text, NFKC), leaving out the words by which it asks for an entry ("オプション",
-    "変数"): "gzip でファイルをパスワードで暗号化するオプションは？" has two ("パスワード", "暗号化") for gzip(1). Japanese
-    writes no spaces between words, so the runs stand for words; a page writes a word the query shares whole."""
-    return len({run for run in _content_runs(query) if run not in normal_page})
+    (``normal_page``: its whole text, NFKC), and how many it has, leaving out the words by which it asks for an
+    entry ("オプション", "変数"): "gzip でファイルをパスワードで暗号化するオプションは？" has two of three ("パスワード",
+    "暗号化"; gzip(1) writes "ファイル"). Japanese writes no spaces between words, so the runs stand for words; a
+    page writes a word the query shares whole."""
+    runs = set(_content_runs(query))
+    return sum(run not in normal_page for run in runs), len(runs)
 
 
 def _asked_words(query: str, page: str) -> set[str]:
