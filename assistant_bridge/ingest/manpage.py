@@ -35,6 +35,8 @@ _NAME_SECTIONS = frozenset({"NAME", "NOM", "NOMBRE", "NOME", "BEZEICHNUNG", "Н�
 _SPACES = re.compile(r"[ \t]{2,}")
 _HYPHEN_BREAK = "\u2010"
 _TERM_INDENT_MAX = 8
+_NESTED_TAG_INDENT_MAX = 16  # a tag in a tagged paragraph's description: parted(8)'s commands at 14 columns
+_CODE_CHARS = re.compile(r"[{}()'\"\\;^*$`]|^\[")  # quoting, blocks, calls, escapes, an INI section: code
 _SUBHEADING_INDENT_MAX = 5  # man(7) renders a .SS heading at 3 columns, the paragraphs and tags below it at 7
 _TAG_MAX = 60  # characters: a keyword or a command with its arguments, not a line of prose
 _TAG_WORD_MAX = 24  # characters of a one-word tag with its description on the same line ("port   You can …")
@@ -131,8 +133,17 @@ def _in_list(body: list[str], index: int, indent: int, column: int) -> bool:
 
 def _is_tag(stripped: str, indent: int, nxt: str) -> bool:
     """A tagged paragraph's tag: a short line that is no sentence, alone at its indent, whose next line
-    ``nxt`` is indented further (``ServerAliveCountMax`` in ssh_config(5), ``port`` in rsyncd.conf(5))."""
-    if indent > _TERM_INDENT_MAX or len(stripped) > _TAG_MAX or stripped[-1] in ".:;,!?" or _SPACES.search(stripped):
+    ``nxt`` is indented further (``ServerAliveCountMax`` in ssh_config(5), ``port`` in rsyncd.conf(5)). A tag
+    nested in another's description (parted(8)'s commands, "print print-type" under "[command [options]]") is
+    no line of code: an example's command and its output are laid out alike (jq(1)'s "jq '.foo'")."""
+    if (
+        indent > _NESTED_TAG_INDENT_MAX
+        or len(stripped) > _TAG_MAX
+        or stripped[-1] in ".:;,!?"
+        or _SPACES.search(stripped)
+    ):
+        return False
+    if indent > _TERM_INDENT_MAX and _CODE_CHARS.search(stripped):
         return False
     return line_indent(nxt) >= indent + 2
 

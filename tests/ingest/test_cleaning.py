@@ -468,6 +468,33 @@ def test_configuration_keywords_of_a_manual_page_become_entries() -> None:
 
 
 @pytest.mark.unit
+def test_a_tag_nested_in_a_description_becomes_its_own_term_and_an_example_does_not() -> None:
+    """parted(8) lists its commands as tags inside the description of "[command [options]]", 14 columns in;
+    jq(1) lays an example's program and its input out alike, and stays as it is written."""
+    paras = _man_paragraphs(
+        "PARTED(8)                  GNU Parted Manual                 PARTED(8)",
+        "",
+        "COMMANDS",
+        "       [command [options]]",
+        "              Specifies the command to be executed.  Possible commands are:",
+        "",
+        "              print print-type",
+        "                     Display the partition table.  print-type is optional.",
+        "",
+        "              rm partition",
+        "                     Delete partition.",
+        "",
+        "              jq '.foo'",
+        '                 {"foo": 42}',
+        "",
+        "parted                          2023-01-01                     PARTED(8)",
+    )
+    assert "print print-type: Display the partition table. print-type is optional." in paras
+    assert "rm partition: Delete partition." in paras
+    assert "jq '.foo' {\"foo\": 42}" in paras
+
+
+@pytest.mark.unit
 def test_one_line_entries_of_a_list_become_entries() -> None:
     paras = _man_paragraphs(
         "GAWK(1)                    Utility Commands                    GAWK(1)",
