@@ -812,11 +812,30 @@ _ASKS_ADDRESS = re.compile(
     re.IGNORECASE,
 )
 _ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+# "Which file holds…", "In which directory…", "Where is … stored?", "Quel fichier…", "どのファイル…": a path
+# answers it; not "Where does SQLite put a column…" nor "Where does the daemon log its messages…"
+_ASKS_PATH = re.compile(
+    r"\b(?:which|what(?:\s+is\s+the)?)\s+(?:(?!(?:does|do|did|is|are|was)\b)[\w-]+\s+){0,2}?"
+    r"(?:files?|director(?:y|ies)|folders?|paths?)\b(?![\w-])"
+    r"(?!\s+(?:formats?|systems?|types?|sizes?|names?|extensions?|modes?|permissions?|descriptors?|managers?)\b)|"
+    r"\bwhere\b[^?]{0,80}?\b(?:stored|kept|located|placed|installed|saved)\b|"
+    r"\bquel(?:le)?s?\s+(?:[\w-]+\s+){0,2}?(?:fichiers?|répertoires?|dossiers?|chemins?)\b|"
+    r"\boù\b[^?]{0,80}?\b(?:stocké|conservé|placé|installé|enregistré|rangé|se trouve)|"
+    r"どの(?:ファイル|ディレクトリ)|(?:ファイル|ディレクトリ)は(?:どこ|何)",
+    re.IGNORECASE,
+)
+# an absolute or home path ("/etc/hostname", "~/.inputrc", "/usr/share/doc/"), not a URL's ("http://…/x")
+_PATH = re.compile(r"(?<![\w/.:~])~?/[A-Za-z_.][\w.+-]*(?:/[\w.+*-]*)*")
 
 
 def asks_time(query: str) -> bool:
     """The query asks when: a date, a year, a deadline, a length of time."""
     return _ASKS_TIME.search(query) is not None
+
+
+def asks_path(query: str) -> bool:
+    """The query asks which file or directory, or where something is kept: a path answers it."""
+    return _ASKS_PATH.search(query) is not None
 
 
 def asks_address(query: str) -> bool:
@@ -827,7 +846,8 @@ def asks_address(query: str) -> bool:
 def asked_value_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
     """1.0 for each sentence holding what the query asks for: a number in digits when it asks for one
     (:func:`asks_quantity`), a date or a length of time when it asks when (:func:`asks_time`), an e-mail address
-    when it asks whom to write to or where to send something (:func:`asks_address`); else 0. A sentence holding a
+    when it asks whom to write to or where to send something (:func:`asks_address`), a path when it asks which
+    file or directory, or where something is kept (:func:`asks_path`); else 0. A sentence holding a
     number and the unit the query counts (:func:`asked_unit`: "how many days" and "X-day (X between 0 and 15)")
     gets 2.0, and so does one that writes the count in words with its unit
     (:func:`~assistant_bridge.text.writes_number`: "There are five conflict resolution algorithm choices"); a
@@ -847,6 +867,8 @@ def asked_value_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
         return np.array([1.0 if _TIME.search(c.text) else 0.0 for c in cands])
     if asks_address(query):
         return np.array([1.0 if _ADDRESS.search(c.text) else 0.0 for c in cands])
+    if asks_path(query):
+        return np.array([1.0 if _PATH.search(c.text) else 0.0 for c in cands])
     return np.zeros(len(cands))
 
 

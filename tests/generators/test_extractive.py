@@ -13,6 +13,8 @@ from assistant_bridge.generators import extractive
 from assistant_bridge.generators.extractive import ExtractiveGenerator, _antecedent, _off_page, _qualifier
 from assistant_bridge.generators.sentences import (
     Candidate,
+    asked_value_match,
+    asks_path,
     candidates,
     entry_match,
     names_asked_kind,
@@ -1108,6 +1110,37 @@ def test_a_sentence_whose_subject_is_a_name_answers_which_tool() -> None:
     assert not names_subject("How do I convert RPM packages into Debian packages?", cands).any()
     assert not names_subject("Which alien command converts RPM packages?", cands).any()
     assert names_subject("Quel outil convertit des paquets RPM ?", cands).any()
+
+
+def test_a_sentence_that_writes_a_path_answers_which_file() -> None:
+    """ "Which file holds the hostname…?" is answered by the sentence that writes a path, even in a passage the
+    dense search ranked below the best one, over sentences that share as many of its words and name no file."""
+    packages = Snippet(
+        "Debian asks for the hostname of the machine during the installation, before the first boot.",
+        "The Debian FAQ",
+        0,
+        similarity=0.88,
+    )
+    hostname = Snippet(
+        "The kernel maintains the system hostname. A systemd unit sets the system hostname at boot time to the name "
+        'stored in "/etc/hostname".',
+        "The system initialization",
+        1,
+        similarity=0.85,
+    )
+    question = "Which file holds the hostname that Debian sets at boot?"
+    out = gen().generate(question, [packages, hostname], "concise")
+    assert "/etc/hostname" in out.text
+    off = ExtractiveGenerator(HashingEmbedder(64), w_number=0.0).generate(question, [packages, hostname], "concise")
+    assert "/etc/hostname" not in off.text
+    assert asked_value_match(question, candidates([hostname])).tolist() == [0.0, 1.0]
+    for asks in ("Quel fichier de configuration global utilise dupload ?", "Where are the logs stored?"):
+        assert asks_path(asks)
+    for other in ("What does the file command do?", "Which file format does tar use?", "Where does SQLite put it?"):
+        assert not asks_path(other)
+    # a URL is no path
+    url = candidates([Snippet("See http://www.debian.org/ports/ and/or the FAQ.", "Ports", 0)])
+    assert not asked_value_match(question, url).any()
 
 
 def test_a_name_written_beside_the_asked_kind_answers_which_kind() -> None:
