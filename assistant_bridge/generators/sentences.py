@@ -821,7 +821,7 @@ _ASKS_PATH = re.compile(
     r"\bwhere\b[^?]{0,80}?\b(?:stored|kept|located|placed|installed|saved)\b|"
     r"\bquel(?:le)?s?\s+(?:[\w-]+\s+){0,2}?(?:fichiers?|répertoires?|dossiers?|chemins?)\b|"
     r"\boù\b[^?]{0,80}?\b(?:stocké|conservé|placé|installé|enregistré|rangé|se trouve)|"
-    r"どの(?:ファイル|ディレクトリ)|(?:ファイル|ディレクトリ)は(?:どこ|何)",
+    r"どの(?:ファイル|ディレクトリ)|(?:ファイル|ディレクトリ)は(?:どこ|何)|どこに(?:インストール|保存|置|格納|配置)",
     re.IGNORECASE,
 )
 # an absolute or home path ("/etc/hostname", "~/.inputrc", "/usr/share/doc/"), not a URL's ("http://…/x")
