@@ -354,7 +354,7 @@ class ExtractiveGenerator:
         value = asked_value_match(query, cands)
         # a sentence that writes a path answers "Which file holds the hostname…?" wherever the search ranked its
         # passage, as one that names the kind of thing asked does: no similarity gap either
-        unheld = np.maximum(kind_named, value) if asks_path(query) else kind_named
+        gap_exempt = np.maximum(kind_named, value) if asks_path(query) else kind_named
         cues = (
             self.tuning.w_number * value
             + self.tuning.w_phrase * phrases
@@ -374,7 +374,7 @@ class ExtractiveGenerator:
         prior = prior - OFF_PAGE_PENALTY * _off_page(query, snippets)[[c.snippet for c in cands]]
         exempt = named.copy()  # a snippet that holds the entry the query names ("quit: …") is read whatever its rank
         exempt[[c.snippet for c, e in zip(cands, entries, strict=True) if e >= 1.0]] = True
-        prior = prior - self.tuning.w_similarity_gap * _similarity_gap(cands, snippets, exempt) * (1.0 - unheld)
+        prior = prior - self.tuning.w_similarity_gap * _similarity_gap(cands, snippets, exempt) * (1.0 - gap_exempt)
         if self.embedder is not None and self.tuning.w_embed:
             lexical = relevance + self.tuning.w_heading * section_match(cands, relevance, snippets)
             chosen = np.argsort(-(lexical + prior), kind="stable")[: self.tuning.max_embedded]

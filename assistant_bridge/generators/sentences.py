@@ -815,11 +815,11 @@ _ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 # "Which file holds…", "In which directory…", "Where is … stored?", "Quel fichier…", "どのファイル…": a path
 # answers it; not "Where does SQLite put a column…" nor "Where does the daemon log its messages…"
 _ASKS_PATH = re.compile(
-    r"\b(?:which|what(?:\s+is\s+the)?)\s+(?:(?!(?:does|do|did|is|are|was)\b)[\w-]+\s+){0,2}?"
-    r"(?:files?|director(?:y|ies)|folders?|paths?)\b(?![\w-])"
+    r"\b(?:which|what(?:\s+is\s+the)?)\s+(?:(?!(?:a|an|the|does|do|did|is|are|was)\b)[\w-]+\s+)?"
+    r"(?-i:files?|director(?:y|ies)|folders?|paths?)\b(?![\w-])"
     r"(?!\s+(?:formats?|systems?|types?|sizes?|names?|extensions?|modes?|permissions?|descriptors?|managers?)\b)|"
     r"\bwhere\b[^?]{0,80}?\b(?:stored|kept|located|placed|installed|saved)\b|"
-    r"\bquel(?:le)?s?\s+(?:[\w-]+\s+){0,2}?(?:fichiers?|répertoires?|dossiers?|chemins?)\b|"
+    r"\bquel(?:le)?s?\s+(?:fichiers?|répertoires?|dossiers?|chemins?)\b|"
     r"\boù\b[^?]{0,80}?\b(?:stocké|conservé|placé|installé|enregistré|rangé|se trouve)|"
     r"どの(?:ファイル|ディレクトリ)|(?:ファイル|ディレクトリ)は(?:どこ|何)|どこに(?:インストール|保存|置|格納|配置)",
     re.IGNORECASE,

@@ -1136,7 +1136,14 @@ def test_a_sentence_that_writes_a_path_answers_which_file() -> None:
     assert asked_value_match(question, candidates([hostname])).tolist() == [0.0, 1.0]
     for asks in ("Quel fichier de configuration global utilise dupload ?", "Where are the logs stored?"):
         assert asks_path(asks)
-    for other in ("What does the file command do?", "Which file format does tar use?", "Where does SQLite put it?"):
+    for other in (
+        "What does the file command do?",
+        "Which file format does tar use?",
+        "Where does SQLite put it?",
+        "How can I find out which package a file on my system came from?",  # asks for a package
+        "Which Files stanza applies when several match?",  # a stanza named Files
+        "Quel champ du fichier control contient la liste ?",  # a field of a file
+    ):
         assert not asks_path(other)
     # a URL is no path
     url = candidates([Snippet("See http://www.debian.org/ports/ and/or the FAQ.", "Ports", 0)])
