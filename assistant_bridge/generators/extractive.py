@@ -93,7 +93,6 @@ from assistant_bridge.generators.sentences import (
     answer_type_terms,
     asked_commands,
     asked_value_match,
-    asks_path,
     candidates,
     command_terms,
     defines,
@@ -193,9 +192,8 @@ class Tuning:
     :ivar w_number: weight of holding a number when the query asks for one (how many, how large, which port), or
         a date or a length of time when it asks when (``when``, ``quand``, ``いつ``, a deadline), or an e-mail
         address when it asks whom to contact or where to send something ("Whom should I contact to offer a
-        mirror?"), or a path when it asks which file or directory (:func:`~.sentences.asks_path`: "Which file
-        holds the hostname…?"; such a sentence is also exempt from ``w_similarity_gap``); twice for a number
-        with the unit the query counts ("how many days", :func:`~.sentences.asked_unit`).
+        mirror?"); twice for a number with the unit the query counts ("how many days",
+        :func:`~.sentences.asked_unit`).
     :ivar w_phrase: weight of holding the query's pairs of adjacent terms in the same order ("Format field",
         "machine-readable format"), each pair weighing the idf of its more common term.
     :ivar w_define: weight of saying what the query's subject is when the query asks only that ("What does
@@ -211,8 +209,9 @@ class Tuning:
         tool, program, script, package or command does something ("alien converts binary packages…" for "Which
         tool converts RPM packages into Debian packages?"; :func:`~.sentences.names_subject`), or that writes a name
         beside the kind of thing the query asks the name of ("The nmudiff script…" for "Which script helps send the
-        patch…?", "…on the debian-vote@lists.debian.org mailing list" for "On which mailing list…?";
-        :func:`~.sentences.names_asked_kind`); such a sentence is also exempt from ``w_similarity_gap``.
+        patch…?", "…on the debian-vote@lists.debian.org mailing list" for "On which mailing list…?", a path for
+        "Which file holds the hostname…?"; :func:`~.sentences.names_asked_kind`); such a sentence is also exempt
+        from ``w_similarity_gap``.
     :ivar w_similarity_gap: penalty per unit of cosine by which a sentence's snippet falls short of the most
         similar snippet, when every snippet carries the dense search's similarity
         (:attr:`~assistant_bridge.core.snippets.Snippet.similarity`; the service's own dense or weighted hybrid
@@ -351,12 +350,8 @@ class ExtractiveGenerator:
         # a sentence that names a thing of the kind the query asks for ("the debian-vote@… mailing list") answers
         # it wherever the search ranked its passage: no similarity gap
         kind_named = names_asked_kind(query, cands) if self.tuning.w_name else np.zeros(len(cands))
-        value = asked_value_match(query, cands)
-        # a sentence that writes a path answers "Which file holds the hostname…?" wherever the search ranked its
-        # passage, as one that names the kind of thing asked does: no similarity gap either
-        gap_exempt = np.maximum(kind_named, value) if asks_path(query) else kind_named
         cues = (
-            self.tuning.w_number * value
+            self.tuning.w_number * asked_value_match(query, cands)
             + self.tuning.w_phrase * phrases
             + self.tuning.w_define * defined
             + self.tuning.w_code_name * np.array([named[c.snippet] for c in cands], dtype=np.float64)
@@ -374,7 +369,7 @@ class ExtractiveGenerator:
         prior = prior - OFF_PAGE_PENALTY * _off_page(query, snippets)[[c.snippet for c in cands]]
         exempt = named.copy()  # a snippet that holds the entry the query names ("quit: …") is read whatever its rank
         exempt[[c.snippet for c, e in zip(cands, entries, strict=True) if e >= 1.0]] = True
-        prior = prior - self.tuning.w_similarity_gap * _similarity_gap(cands, snippets, exempt) * (1.0 - gap_exempt)
+        prior = prior - self.tuning.w_similarity_gap * _similarity_gap(cands, snippets, exempt) * (1.0 - kind_named)
         if self.embedder is not None and self.tuning.w_embed:
             lexical = relevance + self.tuning.w_heading * section_match(cands, relevance, snippets)
             chosen = np.argsort(-(lexical + prior), kind="stable")[: self.tuning.max_embedded]

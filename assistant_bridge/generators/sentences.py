@@ -636,7 +636,12 @@ def names_asked_kind(query: str, cands: Sequence[Candidate]) -> np.ndarray:
     helpful.", "…discussed on the debian-vote@lists.debian.org mailing list", "the auto_vacuum pragma", a word the
     query writes skipped; a plain word only after an article), or right after it when written as one name ("the
     script nmu-send.sh"); else 0. Such a sentence answers with the name; "the salvage bug… send an nmudiff" only
-    mentions one. An option, a command, a keyword or a variable is asked of its entry (:func:`entry_match`): 0."""
+    mentions one. An option, a command, a keyword or a variable is asked of its entry (:func:`entry_match`): 0.
+    A file's or a directory's name is its path: for a query that asks which file or directory, or where something
+    is kept (:func:`asks_path`: "Which file holds the hostname…?"), 1.0 for each sentence that writes an absolute
+    or home path ("…the name stored in "/etc/hostname"."), not a URL's."""
+    if asks_path(query):
+        return np.array([1.0 if _PATH.search(c.text) else 0.0 for c in cands])
     kind = asked_kind(query)
     if kind is None or _ENTRY_KIND.match(kind):
         return np.zeros(len(cands))
@@ -846,8 +851,7 @@ def asks_address(query: str) -> bool:
 def asked_value_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
     """1.0 for each sentence holding what the query asks for: a number in digits when it asks for one
     (:func:`asks_quantity`), a date or a length of time when it asks when (:func:`asks_time`), an e-mail address
-    when it asks whom to write to or where to send something (:func:`asks_address`), a path when it asks which
-    file or directory, or where something is kept (:func:`asks_path`); else 0. A sentence holding a
+    when it asks whom to write to or where to send something (:func:`asks_address`); else 0. A sentence holding a
     number and the unit the query counts (:func:`asked_unit`: "how many days" and "X-day (X between 0 and 15)")
     gets 2.0, and so does one that writes the count in words with its unit
     (:func:`~assistant_bridge.text.writes_number`: "There are five conflict resolution algorithm choices"); a
@@ -867,8 +871,6 @@ def asked_value_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
         return np.array([1.0 if _TIME.search(c.text) else 0.0 for c in cands])
     if asks_address(query):
         return np.array([1.0 if _ADDRESS.search(c.text) else 0.0 for c in cands])
-    if asks_path(query):
-        return np.array([1.0 if _PATH.search(c.text) else 0.0 for c in cands])
     return np.zeros(len(cands))
 
 

@@ -13,7 +13,6 @@ from assistant_bridge.generators import extractive
 from assistant_bridge.generators.extractive import ExtractiveGenerator, _antecedent, _off_page, _qualifier
 from assistant_bridge.generators.sentences import (
     Candidate,
-    asked_value_match,
     asks_path,
     candidates,
     entry_match,
@@ -1113,8 +1112,9 @@ def test_a_sentence_whose_subject_is_a_name_answers_which_tool() -> None:
 
 
 def test_a_sentence_that_writes_a_path_answers_which_file() -> None:
-    """ "Which file holds the hostname…?" is answered by the sentence that writes a path, even in a passage the
-    dense search ranked below the best one, over sentences that share as many of its words and name no file."""
+    """ "Which file holds the hostname…?" is answered by the sentence that writes a path (a file's name), even in a
+    passage the dense search ranked below the best one, over sentences that share as many of its words and name no
+    file."""
     packages = Snippet(
         "Debian asks for the hostname of the machine during the installation, before the first boot.",
         "The Debian FAQ",
@@ -1131,9 +1131,9 @@ def test_a_sentence_that_writes_a_path_answers_which_file() -> None:
     question = "Which file holds the hostname that Debian sets at boot?"
     out = gen().generate(question, [packages, hostname], "concise")
     assert "/etc/hostname" in out.text
-    off = ExtractiveGenerator(HashingEmbedder(64), w_number=0.0).generate(question, [packages, hostname], "concise")
+    off = ExtractiveGenerator(HashingEmbedder(64), w_name=0.0).generate(question, [packages, hostname], "concise")
     assert "/etc/hostname" not in off.text
-    assert asked_value_match(question, candidates([hostname])).tolist() == [0.0, 1.0]
+    assert names_asked_kind(question, candidates([hostname])).tolist() == [0.0, 1.0]
     for asks in ("Quel fichier de configuration global utilise dupload ?", "Where are the logs stored?"):
         assert asks_path(asks)
     for other in (
@@ -1147,7 +1147,7 @@ def test_a_sentence_that_writes_a_path_answers_which_file() -> None:
         assert not asks_path(other)
     # a URL is no path
     url = candidates([Snippet("See http://www.debian.org/ports/ and/or the FAQ.", "Ports", 0)])
-    assert not asked_value_match(question, url).any()
+    assert not names_asked_kind(question, url).any()
 
 
 def test_a_name_written_beside_the_asked_kind_answers_which_kind() -> None:
