@@ -67,7 +67,7 @@ import itertools
 import math
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -127,12 +127,6 @@ from assistant_bridge.text import (
 )
 
 ENTRY_PEER_RATIO = 0.9
-# how much lower a sentence ranks whose passage never names the manual page the query names, when another passage
-# does (:func:`_off_page`): the loop refuses such an answer as off its subject, so a sentence of the named page
-# about as good answers instead; one much worse does not (the refusal then stands, a question the page does not
-# answer is declined). On the real-documents benchmark 0.1 turned two refusals into answers (1.0: two, but three
-# more into wrong answers and three declines into answers); chosen on that benchmark, not held out
-OFF_PAGE_PENALTY = 0.1
 # a sentence of another passage whose score is at least this share of the best one's joins the answer
 RUNNER_UP_RATIO = 0.9
 MAX_LIST_ITEMS = 12
@@ -212,6 +206,10 @@ class Tuning:
         patch…?", "…on the debian-vote@lists.debian.org mailing list" for "On which mailing list…?", a path for
         "Which file holds the hostname…?"; :func:`~.sentences.names_asked_kind`); such a sentence is also exempt
         from ``w_similarity_gap``.
+    :ivar w_off_page: how much lower a sentence ranks whose passage never names the manual page the query names,
+        when another passage does (:func:`_off_page`): the loop refuses such an answer as off its subject, so a
+        sentence of the named page about as good answers instead; one much worse does not (the refusal then
+        stands, a question the page does not answer is declined).
     :ivar w_similarity_gap: penalty per unit of cosine by which a sentence's snippet falls short of the most
         similar snippet, when every snippet carries the dense search's similarity
         (:attr:`~assistant_bridge.core.snippets.Snippet.similarity`; the service's own dense or weighted hybrid
@@ -241,6 +239,7 @@ class Tuning:
     w_code_name: float = 0.5
     w_option: float = 0.3
     w_name: float = 0.2
+    w_off_page: float = 0.1
 
 
 @dataclass(frozen=True)
@@ -263,6 +262,9 @@ class _Scored:
     asks_how: bool = False
     asks_option: bool = False
     asks_default: bool = False  # what something is or does by default (:func:`~assistant_bridge.text.asks_default`)
+    # the parts of the score, by name (:meth:`ExtractiveGenerator._prior`'s features, and ``coverage``, ``entry``,
+    # ``cosine``, ``heading``, ``gap_exempt``, ``unusable``): what ``bench/sentence_weights.py`` fits the weights on
+    features: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 class ExtractiveGenerator:
@@ -329,18 +331,16 @@ class ExtractiveGenerator:
         idf = {t: max(0.0, math.log((n + 1) / (df[t] + 0.5))) for t in qterms}
         total = sum(idf.values())
         phrases = _phrase_match([t for t in terms(query) if t in qterms], cands, idf)
-        relevance = (
-            np.array(
-                [
-                    (sum(idf[t] for t in qterms & ts) + INHERITED_WEIGHT * sum(idf[t] for t in qterms & more)) / total
-                    if total > 0
-                    else 0.0
-                    for ts, more in zip(said, inherited, strict=True)
-                ],
-                dtype=np.float64,
-            )
-            + self.tuning.w_entry * entries
+        coverage = np.array(
+            [
+                (sum(idf[t] for t in qterms & ts) + INHERITED_WEIGHT * sum(idf[t] for t in qterms & more)) / total
+                if total > 0
+                else 0.0
+                for ts, more in zip(said, inherited, strict=True)
+            ],
+            dtype=np.float64,
         )
+        relevance = coverage + self.tuning.w_entry * entries
         # ranking cues, not measures of relevance: they choose the best sentence but do not raise the floor
         # that the others must clear
         defined = defines(query, cands, titles, [s.filename for s in snippets])
@@ -350,26 +350,22 @@ class ExtractiveGenerator:
         # a sentence that names a thing of the kind the query asks for ("the debian-vote@… mailing list") answers
         # it wherever the search ranked its passage: no similarity gap
         kind_named = names_asked_kind(query, cands) if self.tuning.w_name else np.zeros(len(cands))
-        cues = (
-            self.tuning.w_number * asked_value_match(query, cands)
-            + self.tuning.w_phrase * phrases
-            + self.tuning.w_define * defined
-            + self.tuning.w_code_name * np.array([named[c.snippet] for c in cands], dtype=np.float64)
-            + self.tuning.w_option * writes_option(query, cands)
-            + self.tuning.w_name * np.maximum(names_subject(query, cands), kind_named)
-        )
-        prior = cues + np.array(
-            [
-                -self.tuning.w_position * math.log1p(c.position)
-                - self.tuning.w_rank * math.log1p(c.snippet)
-                - (self.tuning.fragment_penalty if c.fragment else 0.0)
-                for c in cands
-            ]
-        )
-        prior = prior - OFF_PAGE_PENALTY * _off_page(query, snippets)[[c.snippet for c in cands]]
         exempt = named.copy()  # a snippet that holds the entry the query names ("quit: …") is read whatever its rank
         exempt[[c.snippet for c, e in zip(cands, entries, strict=True) if e >= 1.0]] = True
-        prior = prior - self.tuning.w_similarity_gap * _similarity_gap(cands, snippets, exempt) * (1.0 - kind_named)
+        features = {
+            "number": asked_value_match(query, cands),
+            "phrase": phrases,
+            "define": defined.astype(np.float64),
+            "code_name": np.array([named[c.snippet] for c in cands], dtype=np.float64),
+            "option": writes_option(query, cands),
+            "name": np.maximum(names_subject(query, cands), kind_named),
+            "position": np.array([-math.log1p(c.position) for c in cands]),
+            "rank": np.array([-math.log1p(c.snippet) for c in cands]),
+            "fragment": np.array([-1.0 if c.fragment else -0.0 for c in cands]),
+            "off_page": -_off_page(query, snippets)[[c.snippet for c in cands]],
+            "similarity_gap": -_similarity_gap(cands, snippets, exempt),
+        }
+        prior = self._prior(features, kind_named)
         if self.embedder is not None and self.tuning.w_embed:
             lexical = relevance + self.tuning.w_heading * section_match(cands, relevance, snippets)
             chosen = np.argsort(-(lexical + prior), kind="stable")[: self.tuning.max_embedded]
@@ -378,7 +374,9 @@ class ExtractiveGenerator:
             cosine = np.full(n, -1.0)
             cosine[chosen] = svecs @ qvec
             relevance = relevance + self.tuning.w_embed * cosine
-        relevance = relevance + self.tuning.w_heading * section_match(cands, relevance, snippets)
+            features["cosine"] = cosine
+        heading = section_match(cands, relevance, snippets)
+        relevance = relevance + self.tuning.w_heading * heading
         scores = relevance + prior
         asked = asked_commands(query, cands)  # "pip install httpx": short, a label, and the answer
         # a manual page's NAME line is a label, but it says what the page's command does ("diff - compare files
@@ -401,7 +399,32 @@ class ExtractiveGenerator:
             asks_how_to(query),
             asks_for_option(query),
             asks_default(query),
+            {
+                **features,
+                "coverage": coverage,
+                "entry": entries,
+                "heading": heading,
+                "gap_exempt": kind_named,
+                "unusable": unusable.astype(np.float64),
+            },
         )
+
+    def _prior(self, f: dict[str, np.ndarray], kind_named: np.ndarray) -> np.ndarray:
+        """The ranking cues and penalties of each candidate weighed by :class:`Tuning` (each feature is signed so
+        that its weight is positive: a penalty is a negative feature). A sentence naming the asked kind is exempt
+        from the similarity gap."""
+        t = self.tuning
+        cues = (
+            t.w_number * f["number"]
+            + t.w_phrase * f["phrase"]
+            + t.w_define * f["define"]
+            + t.w_code_name * f["code_name"]
+            + t.w_option * f["option"]
+            + t.w_name * f["name"]
+        )
+        prior = cues + (t.w_position * f["position"] + t.w_rank * f["rank"]) + t.fragment_penalty * f["fragment"]
+        prior = prior + t.w_off_page * f["off_page"]
+        return prior + t.w_similarity_gap * f["similarity_gap"] * (1.0 - kind_named)
 
     def _select(self, scored: _Scored, snippets: Sequence[Snippet], response_length: ResponseLength) -> list[Candidate]:
         """The best sentence, then the best others that clear the relevance floor, grouped by snippet (the best

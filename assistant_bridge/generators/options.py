@@ -51,6 +51,11 @@ OPTION_TYPES: dict[str, dict[str, Any]] = {
         "w_number": float,
         "w_phrase": float,
         "w_similarity_gap": float,
+        "w_define": float,
+        "w_code_name": float,
+        "w_option": float,
+        "w_name": float,
+        "w_off_page": float,
         "context_tokens": int,
     },
     # OpenAIChatGenerator

@@ -1257,9 +1257,7 @@ def test_a_command_question_is_answered_with_the_command_s_synopsis_entry() -> N
     assert answer.text.startswith("rename-window [-t target-window] new-name")
 
 
-def test_a_sentence_of_the_named_manual_page_answers_before_an_as_good_one_of_another_page(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_sentence_of_the_named_manual_page_answers_before_an_as_good_one_of_another_page() -> None:
     """The word "tree" names tree(1): its ``--prune`` answers, not rsync(1)'s sentence that happens to say "leave empty
     directories" a little better, which the loop would refuse as off the question's subject. A page that does
     not answer at all is not chosen for being named (the penalty is small)."""
@@ -1278,8 +1276,7 @@ def test_a_sentence_of_the_named_manual_page_answers_before_an_as_good_one_of_an
     assert _off_page(query, [rsync, tree]).tolist() == [1.0, 0.0]
     assert _off_page(query, [rsync]).tolist() == [0.0]  # no passage of the named page: nothing to prefer
     assert _off_page("How do I leave empty directories out?", [rsync, tree]).tolist() == [0.0, 0.0]
-    penalty = extractive.OFF_PAGE_PENALTY
+    penalty = extractive.Tuning().w_off_page
     _, scores = gen().score(query, [rsync, tree])
-    monkeypatch.setattr(extractive, "OFF_PAGE_PENALTY", 0.0)
-    _, plain = gen().score(query, [rsync, tree])
+    _, plain = gen(w_off_page=0.0).score(query, [rsync, tree])
     assert 0 < penalty < 0.5 and (plain - scores).tolist() == pytest.approx([penalty, penalty, 0.0])

@@ -140,3 +140,17 @@ def test_assistant_generator_keys_from_environment_variables(tmp_path: Path) -> 
 def test_assistant_generator_bad_values_name_the_key(tmp_path: Path, env: dict[str, str], key: str) -> None:
     with refused(key):
         load_assistants(env_settings(tmp_path, **env))
+
+
+def test_every_weight_and_floor_of_the_extractive_generator_is_a_setting() -> None:
+    from dataclasses import fields
+
+    from assistant_bridge.generators.extractive import Tuning
+    from assistant_bridge.generators.options import OPTION_TYPES
+
+    assert {f.name for f in fields(Tuning)} <= set(OPTION_TYPES["extractive"])
+    assert generator_table({"w_name": "0.4", "w_off_page": 0}, "generator") == {
+        "kind": "extractive",
+        "w_name": 0.4,
+        "w_off_page": 0.0,
+    }
