@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from html.parser import HTMLParser
+from typing import Any
 
 from assistant_bridge.ingest.boilerplate import main_content
 from assistant_bridge.ingest.text import clean_text, collapse_inline_space
@@ -95,6 +96,9 @@ class _Extractor(HTMLParser):
         self.h1_parts: list[str] = []
         self.h1_done = False
         self.cells_in_row = 0
+        # per open table (innermost last), its rows: per cell, the index in ``parts`` of the " | " before it (None
+        # for a row's first cell) and whether it holds text (:meth:`_close_table`)
+        self.tables: list[list[list[list[Any]]]] = []
         self.after_dt = False  # a definition term just ended: its description joins it on one line
         self.joining_dd = False  # inside that description, before its first text: no break
         self.item_open = False  # a list item has begun and holds no text yet: its first paragraph joins "- "
@@ -128,12 +132,20 @@ class _Extractor(HTMLParser):
             self.parts.append("- ")
             self.item_open = True
             self.item_start, self.item_paragraphs = len(self.parts), 0
+        elif tag == "table":
+            self.tables.append([])
         elif tag == "tr":
             self.cells_in_row = 0
+            if self.tables:
+                self.tables[-1].append([])
         elif tag in _CELL:
+            separator = None
             if self.cells_in_row:
                 self.parts.append(" | ")
+                separator = len(self.parts) - 1
             self.cells_in_row += 1
+            if self.tables and self.tables[-1]:
+                self.tables[-1][-1].append([separator, False])
         elif tag == "pre":
             self.pre_depth += 1
         elif tag == "h1" and not self.h1_done:
@@ -164,6 +176,8 @@ class _Extractor(HTMLParser):
             self.term_ended = self.item_paragraphs == 1 and _is_item_term("".join(self.parts[self.item_start :]))
         elif tag == "li":
             self.item_paragraphs = -1
+        if tag == "table" and self.tables:
+            self._close_table(self.tables.pop())
         if tag == "pre":
             self.pre_depth = max(0, self.pre_depth - 1)
         elif tag == "h1" and self.h1_depth:
@@ -186,9 +200,22 @@ class _Extractor(HTMLParser):
             self.h1_parts.append(data)
         if data.strip():
             self.joining_dd = self.item_open = self.term_ended = False
+            if self.tables and self.tables[-1] and self.tables[-1][-1]:
+                self.tables[-1][-1][-1][1] = True
         elif self.joining_dd or self.after_dt:
             return  # the spaces between "</dt>" and "<dd>"
         self.parts.append(data)
+
+    def _close_table(self, rows: list[list[list[Any]]]) -> None:
+        """Drop the separators of a table's spacer columns, empty in every row (a layout table's
+        ``<td width="10"></td>``: "%d | | day of month" reads "%d | day of month"), and of its empty rows."""
+        width = max((len(row) for row in rows), default=0)
+        empty = {c for c in range(width) if not any(len(row) > c and row[c][1] for row in rows)}
+        for row in rows:
+            kept = [c for c in range(len(row)) if c not in empty] if any(text for _, text in row) else []
+            for c, (separator, _) in enumerate(row):
+                if separator is not None and (c in empty or not kept or c == kept[0]):
+                    self.parts[separator] = ""
 
     def _break(self, tag: str) -> None:
         if self.joining_dd or (self.item_open and tag in ("p", "div", "dl", "dt")):

@@ -141,6 +141,23 @@ def test_docbook_navigation_header_and_footer_go_and_the_chapter_stays() -> None
 
 
 @pytest.mark.unit
+def test_a_layout_tables_spacer_column_and_empty_rows_leave_no_empty_cells() -> None:
+    """SQLite's pages lay out a list of substitutions as a table with an empty spacer column
+    (``<td width="10"></td>``) under an empty first row: each row reads "%d | day of month", not "%d | | day of
+    month" below a line of "| |". A column that holds text in some row keeps its place in the others."""
+    spacer = (
+        "<p>The substitutions:</p><table><tr><td></td><td width=10></td><td></td></tr>"
+        "<tr><td> %d </td><td></td><td> day of month: 00</td></tr>"
+        "<tr><td> %j </td><td></td><td> day of year: 001-366</td></tr></table>"
+    )
+    text, _ = _text(f"<html><body>{spacer}</body></html>")
+    assert text.split("\n")[-2:] == ["%d | day of month: 00", "%j | day of year: 001-366"] and "| |" not in text
+    sparse = "<table><tr><th>Option</th><th>Short</th></tr><tr><td>--all</td><td></td></tr><tr><td></td><td>-a</td></tr></table>"
+    text, _ = _text(f"<html><body>{sparse}</body></html>")
+    assert text.split("\n")[-3:] == ["Option | Short", "--all |", "| -a"]
+
+
+@pytest.mark.unit
 def test_wiki_article_without_infobox_navbox_references_or_edit_links() -> None:
     text, title = _text(WIKI)
     assert "Aden is a port city in Yemen, on the Gulf of Aden." in text
