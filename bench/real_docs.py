@@ -1,6 +1,7 @@
 """Answers on real documentation: Debian's HTML, PDF and Info manuals, manual pages in three languages, Markdown READMEs.
 
-    python bench/real_docs.py [--docs DIR] [--work-dir DIR] [--mode dense|lexical|hybrid] [--json out.json]
+    python bench/real_docs.py [--docs DIR] [--work-dir DIR] [--mode dense|lexical|hybrid] [--param KEY=VALUE ...]
+                              [--json out.json]
     python bench/real_docs.py --verify          # only check that every answer string is in its file
 
 Without ``--docs`` the corpus is fetched and prepared in ``<work-dir>/docs``: the Debian packages of
@@ -261,6 +262,13 @@ def main() -> int:
     ap.add_argument("--json")
     ap.add_argument("--show", action="store_true", help="print every question with its answer")
     ap.add_argument("--mode", choices=("dense", "lexical", "hybrid"), help="search mode (default: the product's)")
+    ap.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a key of the default assistant's generator table (the value read as JSON), e.g. w_embed=1.0",
+    )
     ap.add_argument("--verify", action="store_true", help="only check that every answer string is in its file")
     ap.add_argument(
         "--man-source",
@@ -293,6 +301,9 @@ def main() -> int:
     overrides: dict[str, Any] = {"data_dir": str(data)}
     if args.mode:
         overrides["backend"] = {"default_mode": args.mode}
+    if args.param:
+        generator = {k: json.loads(v) for k, v in (p.split("=", 1) for p in args.param)}
+        overrides["assistants"] = {"default": {"generator": generator}}
     settings = load_settings(env={}, overrides=overrides)
     svc = Services.from_settings(settings)
     svc.warm_up()
