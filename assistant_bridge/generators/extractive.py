@@ -28,7 +28,8 @@ for English and French alike), numbers, CJK character bigrams, identifiers kept 
 their idf comes from the candidate sentences themselves, so words that appear everywhere (stopwords, the
 page's topic) weigh nothing. Question words ("how", "when", "quand"…) and Japanese particle bigrams are left
 out of the query: they are rare in documents, so their idf is high, but a sentence holding "how" answers
-nothing better.
+nothing better; the words that frame a question ("what", "which", "does", "happen", "many"…) weigh half their
+idf (``frame_term_weight``).
 
 Selection: the best-scoring sentence first. When it is a definition entry of what the query asks about,
 the answer is that entry with its own further sentences ("… The default value is 3.", in its further
@@ -86,6 +87,7 @@ from assistant_bridge.generators.base import (
 )
 from assistant_bridge.generators.sentences import (
     ENDS_SENTENCE,
+    FRAME_TERMS,
     NAME_LINE,
     QUESTION_WORDS,  # noqa: F401  (re-exported)
     Candidate,
@@ -210,6 +212,10 @@ class Tuning:
         when another passage does (:func:`_off_page`): the loop refuses such an answer as off its subject, so a
         sentence of the named page about as good answers instead; one much worse does not (the refusal then
         stands, a question the page does not answer is declined).
+    :ivar frame_term_weight: the share of its idf that a word framing the question weighs in the coverage
+        (:data:`~assistant_bridge.generators.sentences.FRAME_TERMS`: "what", "which", "does", "happen", "many"…;
+        documents seldom write them, so their idf among the candidates is high, though a sentence holding them
+        answers no better).
     :ivar w_similarity_gap: penalty per unit of cosine by which a sentence's snippet falls short of the most
         similar snippet, when every snippet carries the dense search's similarity
         (:attr:`~assistant_bridge.core.snippets.Snippet.similarity`; the service's own dense or weighted hybrid
@@ -240,6 +246,7 @@ class Tuning:
     w_option: float = 0.3
     w_name: float = 0.2
     w_off_page: float = 0.1
+    frame_term_weight: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -328,7 +335,8 @@ class ExtractiveGenerator:
             for i in range(n)
         ]
         df = {t: sum(1 for ts in said if t in ts) for t in qterms}
-        idf = {t: max(0.0, math.log((n + 1) / (df[t] + 0.5))) for t in qterms}
+        frame = self.tuning.frame_term_weight
+        idf = {t: max(0.0, math.log((n + 1) / (df[t] + 0.5))) * (frame if t in FRAME_TERMS else 1.0) for t in qterms}
         total = sum(idf.values())
         phrases = _phrase_match([t for t in terms(query) if t in qterms], cands, idf)
         coverage = np.array(

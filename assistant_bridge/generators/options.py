@@ -56,6 +56,7 @@ OPTION_TYPES: dict[str, dict[str, Any]] = {
         "w_option": float,
         "w_name": float,
         "w_off_page": float,
+        "frame_term_weight": float,
         "context_tokens": int,
     },
     # OpenAIChatGenerator

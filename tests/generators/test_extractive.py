@@ -12,6 +12,7 @@ from assistant_bridge.embedders.base import HashingEmbedder
 from assistant_bridge.generators import extractive
 from assistant_bridge.generators.extractive import ExtractiveGenerator, _antecedent, _off_page, _qualifier
 from assistant_bridge.generators.sentences import (
+    FRAME_TERMS,
     Candidate,
     asks_path,
     candidates,
@@ -1280,3 +1281,21 @@ def test_a_sentence_of_the_named_manual_page_answers_before_an_as_good_one_of_an
     _, scores = gen().score(query, [rsync, tree])
     _, plain = gen(w_off_page=0.0).score(query, [rsync, tree])
     assert 0 < penalty < 0.5 and (plain - scores).tolist() == pytest.approx([penalty, penalty, 0.0])
+
+
+def test_the_words_that_frame_a_question_weigh_half_their_idf() -> None:
+    """ "Which rows does an UPDATE without a WHERE clause modify?": documents seldom write "which" or "does", so
+    among the candidate sentences their idf is high, and a sentence about which rows fall within the LIMIT would
+    match the question through them; they weigh ``frame_term_weight`` (0.5) of their idf."""
+    page = Snippet(
+        text="The ORDER BY clause determines which rows fall within the LIMIT. "
+        "Without a WHERE clause, all rows in the table are modified by the UPDATE.",
+        title="UPDATE",
+        result_index=0,
+    )
+    question = "Which rows does an UPDATE without a WHERE clause modify?"
+    cands, scores = gen().score(question, [page])
+    _, flat = gen(frame_term_weight=1.0).score(question, [page])
+    decoy, answer = opening(cands, "The ORDER BY"), opening(cands, "Without a WHERE")
+    assert scores[answer] - scores[decoy] > flat[answer] - flat[decoy]
+    assert {"which", "doe", "what", "happe", "many"} <= FRAME_TERMS
