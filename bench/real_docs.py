@@ -368,12 +368,13 @@ def main() -> int:
 def holds(answer: str, expected: str) -> bool:
     """``answer`` holds the answer string ``expected``: case-insensitive, except a command-line option
     (:data:`~assistant_bridge.text.OPTION_WORD`, with its argument: "-P port"), which must stand as a whole
-    option with its case ("-n" is neither "-N" nor a piece of "--name"). A typographic apostrophe and a no-break
+    option with its case ("-n" is neither "-N" nor a piece of "--name"; Japanese text may touch it: "-sdオプション"
+    holds "-sd"). A typographic apostrophe and a no-break
     space count as their plain forms: "droits d’envoi" holds "droits d'envoi"; a line break or a run of spaces
     counts as one space (an answer that keeps a wrapped line holds the words it wraps)."""
     answer, expected = _plain(answer), _plain(expected)
     if OPTION_WORD.fullmatch(expected.split(" ", 1)[0]):
-        return re.search(rf"(?<![\w-]){re.escape(expected)}(?![\w-])", answer) is not None
+        return re.search(rf"(?<![A-Za-z0-9_-]){re.escape(expected)}(?![A-Za-z0-9_-])", answer) is not None
     return expected.lower() in answer.lower()
 
 
