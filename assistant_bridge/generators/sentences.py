@@ -133,6 +133,7 @@ _WORDS = re.compile(r"[^\W_]+")
 # Question words are rare in documents, so their idf is high, yet a sentence that contains "how" or "when" is
 # no better an answer for it; they are left out of the query's terms (stems as :func:`terms` cuts them).
 QUESTION_WORDS = frozenset("how who whom whose why when where comme quand pourq combi quel quell quels".split())
+_JA_QUESTION_KANJI = frozenset("何誰")  # a bigram holding one is a question word's, not the topic's
 _LABEL_WORDS = 10  # a line of at most this many words without a full stop is a heading or a label
 _QUESTION_LINE = re.compile(r"[?？][\"'”’»)\]」』）]*$")
 _QUESTION_WORDS_MAX = 30
@@ -381,9 +382,13 @@ def flatten(text: str) -> str:
 
 
 def query_terms(query: str) -> set[str]:
-    """The query's :func:`terms` without question words and all-hiragana bigrams (Japanese particles and
-    endings such as ですか)."""
-    return {t for t in terms(query) if t not in QUESTION_WORDS and not HIRAGANA_ONLY.match(t)}
+    """The query's :func:`terms` without question words, all-hiragana bigrams (Japanese particles and endings
+    such as ですか) and bigrams holding a Japanese question word's kanji (何 "what", 誰 "who": "は何", "何で")."""
+    return {
+        t
+        for t in terms(query)
+        if t not in QUESTION_WORDS and not HIRAGANA_ONLY.match(t) and not any(c in _JA_QUESTION_KANJI for c in t)
+    }
 
 
 _WHICH = frozenset({"which", "what", "quel", "quell", "quels"})  # "which option…": asks, does not describe

@@ -117,6 +117,10 @@ def test_query_terms_leave_out_question_words_and_japanese_particles() -> None:
     assert query_terms("How do I reset my password?") == {"reset", "passw"}
     assert "いつ" not in query_terms("締め切りはいつですか？")
     assert "締め" in query_terms("締め切りはいつですか？")
+    # 何 ("what") and 誰 ("who") are question words: the bigrams they make say nothing of the topic
+    japanese = query_terms("パッケージをビルドするコマンドは何ですか？")
+    assert {"は何", "何で"}.isdisjoint(japanese) and {"ビル", "コマ"} <= japanese
+    assert "誰が" not in query_terms("誰がこのパッケージを管理していますか？")
 
 
 def test_identifiers_and_capitalised_keywords_are_terms_whole_as_well() -> None:
