@@ -26,10 +26,10 @@ Terms are case-folded words of three or more characters cut to five characters (
 for English and French alike), numbers, CJK character bigrams, identifiers kept whole besides
 (``ServerAliveCountMax`` is not just "serve"), and command-line options as written (``-P`` is not ``-p``);
 their idf comes from the candidate sentences themselves, so words that appear everywhere (stopwords, the
-page's topic) weigh nothing. Question words ("how", "when", "quand"…) and Japanese particle bigrams are left
-out of the query: they are rare in documents, so their idf is high, but a sentence holding "how" answers
-nothing better; the words that frame a question ("what", "which", "does", "happen", "many"…) weigh half their
-idf (``frame_term_weight``).
+page's topic) weigh nothing. Question words ("how", "when", "quand"…), Japanese particle bigrams and the
+bigrams of 何 and 誰 ("what", "who") are left out of the query: they are rare in documents, so their idf is high,
+but a sentence holding "how" answers nothing better; the words that frame a question ("what", "which", "does",
+"happen", "many"…) weigh half their idf (``frame_term_weight``).
 
 Selection: the best-scoring sentence first. When it is a definition entry of what the query asks about,
 the answer is that entry with its own further sentences ("… The default value is 3.", in its further
