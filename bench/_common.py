@@ -112,6 +112,21 @@ def emit(report: dict[str, Any], path: str | None) -> None:
         Path(path).write_text(text)
 
 
+def generator_params(pairs: Sequence[str], *, text_fallback: bool = False) -> dict[str, Any]:
+    """A script's ``--param KEY=VALUE`` pairs as generator settings, each value read as JSON; a value that is no
+    JSON is an error, or kept as text with ``text_fallback``."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, _, value = pair.partition("=")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            if not text_fallback:
+                raise
+            out[key] = value
+    return out
+
+
 def render_man(page: str, utf8: bool = False) -> str:
     """A manual page rendered to plain text, 80 columns (``page``: a name, or the path of a page file);
     empty when this machine does not have it. ``utf8`` renders in a UTF-8 locale (pages in other languages)."""

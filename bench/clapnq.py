@@ -56,6 +56,7 @@ from bench._clapnq_data import (
     rouge1_recall,
     rouge_l,
 )
+from bench._common import generator_params
 
 Search = Callable[[Question], Sequence[SearchResult]]
 
@@ -270,17 +271,6 @@ def _print_table(summary: dict[str, Any], label: str) -> None:
         print(f"{stage:14s}{p['p50']:8.2f}{p['p95']:8.2f}")
 
 
-def _parse_params(pairs: Sequence[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, _, value = pair.partition("=")
-        try:
-            out[key] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key] = value
-    return out
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, required=True, help="folder that holds clapnq/")
@@ -357,7 +347,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ImportError, ModelLoadError) as exc:
         print(f"filters unavailable ({exc}); running WITHOUT filters", file=sys.stderr)
         pre, post, thresholds, filter_label, encoder = load_filter_set("none", args.level)
-    options = _parse_params(args.param)
+    options = generator_params(args.param, text_fallback=True)
     if args.generator == "extractive":
         # share the filters' loaded USE model and its cache when there is one
         options.setdefault("embedder", encoder if (args.embedder == "use" and encoder is not None) else args.embedder)

@@ -64,7 +64,7 @@ from assistant_bridge.errors import BridgeError, NoContent  # noqa: E402
 from assistant_bridge.services import Services  # noqa: E402
 from assistant_bridge.settings import load_settings  # noqa: E402
 from assistant_bridge.text import OPTION_WORD  # noqa: E402
-from bench._common import emit, render_man, settle  # noqa: E402
+from bench._common import emit, generator_params, render_man, settle  # noqa: E402
 
 QUESTIONS = Path(__file__).resolve().parent / "data" / "real_docs_questions.json"
 #: Debian packages (bookworm) and the files of each that go into the corpus (globs under the unpacked tree).
@@ -302,8 +302,7 @@ def main() -> int:
     if args.mode:
         overrides["backend"] = {"default_mode": args.mode}
     if args.param:
-        generator = {k: json.loads(v) for k, v in (p.split("=", 1) for p in args.param)}
-        overrides["assistants"] = {"default": {"generator": generator}}
+        overrides["assistants"] = {"default": {"generator": generator_params(args.param)}}
     settings = load_settings(env={}, overrides=overrides)
     svc = Services.from_settings(settings)
     svc.warm_up()

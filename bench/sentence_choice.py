@@ -46,7 +46,7 @@ from assistant_bridge.core.snippets import Snippet  # noqa: E402
 from assistant_bridge.generators import make_generator  # noqa: E402
 from assistant_bridge.generators.sentences import asks_time, candidates  # noqa: E402
 from assistant_bridge.text import asks_quantity  # noqa: E402
-from bench._common import emit  # noqa: E402
+from bench._common import emit, generator_params  # noqa: E402
 
 SETS = {
     "squad2-en": "squad2/cs224n_dev-v2.0_half_official_dev.json",
@@ -140,7 +140,7 @@ def main() -> int:
     ap.add_argument("--json")
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
-    options = {k: json.loads(v) for k, v in (p.split("=", 1) for p in args.param)}
+    options = generator_params(args.param)
     generator = make_generator("extractive", **options)
     generator.warm_up()
     report: dict[str, Any] = {

@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from assistant_bridge.generators import make_generator  # noqa: E402
 from assistant_bridge.generators.extractive import ExtractiveGenerator, Tuning  # noqa: E402
-from bench._common import emit  # noqa: E402
+from bench._common import emit, generator_params  # noqa: E402
 from bench.real_docs import QUESTIONS, holds  # noqa: E402
 
 # the weighed parts of the score, each with the Tuning field that weighs it
@@ -186,7 +186,7 @@ def main() -> int:
     default = _extractive()
     configs: dict[str, dict[str, Any]] = {"default": {}}
     if args.param:
-        configs["param"] = {k: json.loads(v) for k, v in (p.split("=", 1) for p in args.param)}
+        configs["param"] = generator_params(args.param)
     report: dict[str, Any] = {
         "questions": {k: len(v) for k, v in groups.items()},
         "held_out_splits": sorted(held),

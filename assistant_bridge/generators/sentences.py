@@ -456,7 +456,8 @@ def entry_word_share(query: str, page: str, held: Sequence[frozenset[str]]) -> n
 _STOP_TERMS = frozenset(_terms_of(STOPWORDS))
 # the words that frame a question rather than say what it is about ("What happens when…", "Which … does …", "How
 # many…", "What does … give?"): documents seldom write them, so their idf among the candidate sentences is high,
-# yet a sentence that holds them answers no better; they weigh FRAME_TERM_WEIGHT of their idf in the coverage.
+# yet a sentence that holds them answers no better; they weigh ``Tuning.frame_term_weight`` of their idf in the
+# coverage.
 # Chosen on the real-documents questions of the older splits (the words their questions write and their answering
 # sentences seldom do; ``bench/sentence_weights.py``)
 FRAME_TERMS = frozenset(

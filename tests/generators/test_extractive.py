@@ -1101,7 +1101,7 @@ def test_a_sentence_whose_subject_is_a_name_answers_which_tool() -> None:
     question = "Which tool converts RPM packages into Debian packages?"
     out = gen().generate(question, [overview], "concise")
     assert out.text.startswith("alien converts")
-    off = ExtractiveGenerator(HashingEmbedder(64), w_name=0.0).generate(question, [overview], "concise")
+    off = gen(w_name=0.0).generate(question, [overview], "concise")
     assert off.text.startswith("There are multiple tools")
     # a question that asks no tool's name, or a sentence that starts with the name the question writes, is not
     # weighed so
@@ -1132,7 +1132,7 @@ def test_a_sentence_that_writes_a_path_answers_which_file() -> None:
     question = "Which file holds the hostname that Debian sets at boot?"
     out = gen().generate(question, [packages, hostname], "concise")
     assert "/etc/hostname" in out.text
-    off = ExtractiveGenerator(HashingEmbedder(64), w_name=0.0).generate(question, [packages, hostname], "concise")
+    off = gen(w_name=0.0).generate(question, [packages, hostname], "concise")
     assert "/etc/hostname" not in off.text
     assert names_asked_kind(question, candidates([hostname])).tolist() == [0.0, 1.0]
     for asks in ("Quel fichier de configuration global utilise dupload ?", "Where are the logs stored?"):
@@ -1172,7 +1172,7 @@ def test_a_name_written_beside_the_asked_kind_answers_which_kind() -> None:
     question = "On which mailing list is a general resolution proposal discussed first?"
     out = gen().generate(question, [duties, vote], "concise")
     assert out.text.startswith("Each proposal is first discussed on the debian-vote")
-    off = ExtractiveGenerator(HashingEmbedder(64), w_name=0.0).generate(question, [duties, vote], "concise")
+    off = gen(w_name=0.0).generate(question, [duties, vote], "concise")
     assert not off.text.startswith("Each proposal")
     cands = candidates([vote])
     assert names_asked_kind(question, cands).tolist() == [1.0]
