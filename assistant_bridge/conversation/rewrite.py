@@ -28,12 +28,14 @@ import httpx
 from assistant_bridge.conversation.memory import MemoryTurn
 from assistant_bridge.conversation.rewrite_embedded import MAX_QUERY_CHARS, EmbeddedRewriter, content_words
 from assistant_bridge.errors import ConfigurationError, DependencyError, GeneratorError
+from assistant_bridge.text import option_words
 
 log = logging.getLogger(__name__)
 CONTEXTUAL_MODES = ("single_turn", "entire_conversation")
 # a rewritten query's dense search adds the message as asked at this weight (``query_rewrite.as_asked_weight``),
 # in full for a message of AS_ASKED_FULL_WORDS content words or more, in proportion below: the vector of "Why
-# does he do it?" says nothing of the topic and would only dilute the rewrite's
+# does he do it?" says nothing of the topic and would only dilute the rewrite's; a message that names a
+# command-line option ("And what does --hard do?") weighs in full: the option says what it asks about on its own
 AS_ASKED_WEIGHT = 1.0
 AS_ASKED_FULL_WORDS = 2
 
@@ -56,7 +58,8 @@ class Rewrite:
         failed; not part of :meth:`to_json`.
     :param as_asked_weight: how much the message as asked weighs in a dense search of a rewritten query
         (:attr:`blend`): the configured weight, scaled down for a message with fewer than
-        :data:`AS_ASKED_FULL_WORDS` content words; 0 searches the rewrite alone.
+        :data:`AS_ASKED_FULL_WORDS` content words and no command-line option (:func:`as_asked_share`); 0
+        searches the rewrite alone.
     """
 
     query: str
@@ -170,9 +173,17 @@ class Rewriter:
             fallback_reason=reason,
             ms=(self._clock() - started) * 1000,
             error_code=code,
-            as_asked_weight=self.as_asked_weight * min(1.0, content_words(question) / AS_ASKED_FULL_WORDS),
+            as_asked_weight=self.as_asked_weight * as_asked_share(question),
             **base,  # type: ignore[arg-type]
         )
+
+
+def as_asked_share(question: str) -> float:
+    """The share of the configured as-asked weight a message gets (see :data:`AS_ASKED_FULL_WORDS`): in full for
+    :data:`AS_ASKED_FULL_WORDS` content words or a command-line option, in proportion below."""
+    if option_words(question):
+        return 1.0
+    return min(1.0, content_words(question) / AS_ASKED_FULL_WORDS)
 
 
 def make_rewriter(

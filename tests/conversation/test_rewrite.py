@@ -367,6 +367,8 @@ def test_a_rewrite_is_searched_blended_with_the_message_as_asked() -> None:
     # a message with less to say of its own weighs less: one content word half, none nothing
     assert rewriter.rewrite("Is it taxable?", NAV).blend == ("Is it taxable?", 0.5)
     assert rewriter.rewrite("Which is more important?", NAV).blend is None
+    # a command-line option says what the message asks about on its own: it weighs in full
+    assert rewriter.rewrite("And what does --hard do?", NAV).blend == ("And what does --hard do?", 1.0)
     assert rewriter.rewrite("What is a Roth IRA?", NAV).blend is None  # not rewritten: nothing to blend
     off = make_rewriter("entire_conversation", {"as_asked_weight": 0}, {}).rewrite("Is it taxable?", NAV)
     assert off.rewritten and off.blend is None and off.to_json()["as_asked_weight"] == 0.0
