@@ -37,7 +37,7 @@ paragraphs too, up to the next entry or heading), joined only by
 entries that match as well (two options that do the same). When it introduces a list (the list items follow
 it), the items are the rest of the answer, in order, within the character cap; when it ends with a colon
 ("Run the following to test Rich output on your terminal:"), the block after it (up to a blank line: a
-command, a code sample) is; so it is when it announces a block with a full stop ("Add the following lines to
+command, a code sample) is, for a list item as for a sentence (a list item is not followed by its own list); so it is when it announces a block with a full stop ("Add the following lines to
 ~/.bashrc.", "以下の行を…追加し…"), one sentence ending with a colon allowed between them.
 Otherwise, up to the response length (concise 1, moderate 3, verbose 5 sentences, with a character cap),
 the best other sentences whose relevance clears a floor
@@ -500,13 +500,14 @@ class ExtractiveGenerator:
             chosen.insert(0, cands[term])
             keep[term] = False
         used = sum(len(c.text) + 1 for c in chosen)
-        if not entries[top] and not best.item:
+        if not entries[top]:
+            after = [c for c in cands[top + 1 : top + 2 + MAX_LIST_ITEMS] if c.snippet == best.snippet]
             # a sentence that introduces a list ("The search follows this list:", "libffi is missing a few
             # features.") answers with the list: its items join it, in order, as far as the length allows
-            # ("…features. We welcome patches to add support for these." — one sentence may come between)
-            after = [c for c in cands[top + 1 : top + 2 + MAX_LIST_ITEMS] if c.snippet == best.snippet]
+            # ("…features. We welcome patches to add support for these." — one sentence may come between);
+            # a list item is followed by its peers, not its list
             lead = 1 if len(after) > 1 and not after[0].item and after[1].item else 0
-            items = list(itertools.takewhile(lambda c: c.item, after[lead:]))
+            items = [] if best.item else list(itertools.takewhile(lambda c: c.item, after[lead:]))
             if len(items) >= 2:
                 return _as_far_as_fits(chosen, after[:lead] + items, policy.max_chars)
             # "Add the following lines to ~/.bashrc." announces a block that may come after one more sentence

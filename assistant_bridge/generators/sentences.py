@@ -71,7 +71,8 @@ def text_width(text: str) -> int:
 # a sentence's end, a note's number after it allowed ("No binaries may be located under /etc. 2", "…RPATH.⁷": a
 # PDF's footnote marks)
 ENDS_SENTENCE = re.compile(r"[.!?…。！？][\"'”’»)\]」』）]*(?:\s?(?:\d{1,2}|[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,2}|\[\d{1,3}\]))?$")
-_INTRODUCES = re.compile(r"[:：]\s*$")
+# not a URL's scheme cut from its address at a line break ("… Build Flags (https:")
+_INTRODUCES = re.compile(r"(?<!\bhttps)(?<!\bhttp)(?<!\bftp)[:：]\s*$")
 _BREAK = re.compile(r"[ \t]*\n\s*|[ \t]{2,}")
 
 

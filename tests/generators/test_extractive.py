@@ -569,6 +569,23 @@ def test_a_sentence_that_introduces_a_command_answers_with_it() -> None:
     assert "execute the command\ndpkg --list" in out.text
 
 
+def test_a_list_item_that_ends_with_a_colon_answers_with_the_command_after_it() -> None:
+    """The Japanese maintainers' guide's autobuilder list: its last item goes on with "and runs this command in the
+    source directory:", and the command is a block of its own after the list. The item brings its block, as a
+    sentence ending with a colon does; an item is not followed by the list it belongs to."""
+    build = Snippet(
+        "Architecture: any のパッケージは、オートビルダーシステムによって再ビルドされます。それは、以下を確実にインストールします。\n\n"
+        "- build-essential パッケージ\n\n"
+        "- Build-Depends に挙げられているパッケージ : そして、ソースディレクトリーで次のコマンドを実行します:\n\n"
+        "$ dpkg-buildpackage -B\n\n"
+        "これは、別のアーキテクチャー上で、アーキテクチャー依存のバイナリーパッケージを生成する作業をすべて行ってくれます。",
+        "第6章 パッケージのビルド",
+        0,
+    )
+    out = ExtractiveGenerator().generate("オートビルダーはソースディレクトリーでどのコマンドを実行しますか？", [build])
+    assert out.text.endswith("次のコマンドを実行します:\n$ dpkg-buildpackage -B")
+
+
 def test_a_question_about_what_a_thing_is_answers_with_the_sentence_that_says_it() -> None:
     """Every sentence of rsync's page names rsync; the one that says what it is answers, with the rest of its
     paragraph, not an option's sentence that happens to match better, nor the NAME line when prose says it."""

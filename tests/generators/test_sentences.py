@@ -21,6 +21,7 @@ from assistant_bridge.generators.sentences import (
     entry_term,
     entry_word_share,
     flatten,
+    introduces,
     is_label,
     query_terms,
     terms,
@@ -460,6 +461,21 @@ def test_which_passages_write_a_name_the_question_writes_as_code() -> None:
 )
 def test_a_sentence_that_announces_a_block(sentence: str, announced: bool) -> None:
     assert announces(sentence) is announced
+
+
+@pytest.mark.parametrize(
+    ("line", "introducing"),
+    [
+        ("Run the following to test Rich output on your terminal:", True),
+        ("ソースディレクトリーで次のコマンドを実行します：", True),
+        ("Build it with ssh:", True),
+        # a URL's scheme cut from its address at a line break introduces nothing
+        ("Compile them with Security Hardening Build Flags (https:", False),
+        ("See http:", False),
+    ],
+)
+def test_a_line_that_ends_with_a_colon_introduces_what_follows(line: str, introducing: bool) -> None:
+    assert introduces(line) is introducing
 
 
 def test_a_functions_entry_answers_a_question_that_names_the_function() -> None:
