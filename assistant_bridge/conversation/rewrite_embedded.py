@@ -429,12 +429,15 @@ class FollowUp:
     """:param reason: ``anaphora``, ``continuation``, ``no_topic``, ``fragment``, ``definite_reference`` or
         ``bare`` (a short question with no topic of its own: only the conversation's topic is carried).
     :param substitute: X of "what about X?" (it replaces a term of the previous turn).
-    :param plural: the message refers back with a plural pronoun ("Can I follow them live?")."""
+    :param plural: the message refers back with a plural pronoun ("Can I follow them live?").
+    :param subject: the substitute is what the rest of the message asks about ("What about xz, can it use several
+        cores?": its pronoun means xz): it replaces the conversation's topic, whatever its case."""
 
     follow_up: bool
     substitute: str | None = None
     reason: str = ""
     plural: bool = False
+    subject: bool = False
 
 
 def content_words(question: str, lang: str | None = None) -> int:
@@ -482,6 +485,11 @@ def detect(question: str, lang: str | None = None) -> FollowUp:
     subst = (_SUBST_FR if lang == "fr" else _SUBST_EN).match(q)
     if subst:
         x = (subst.group("x") or subst.group("y") or "").strip(" ?")
+        head, comma, rest = x.partition(",")
+        anaphora = _ANAPHORA_FR if lang == "fr" else _ANAPHORA_EN
+        if comma and head.strip() and len(_tokens(head)) <= 3 and any(t.lower() in anaphora for t in _tokens(rest)):
+            # "What about xz, can it use several cores?": X, then a question about it
+            return FollowUp(True, substitute=head.strip(), reason="continuation", subject=True)
         first = (_tokens(x) or [""])[0].lower()
         if x and len(_tokens(x)) <= 5 and first not in _QWORDS_EN and first not in _QWORDS_FR and first != "i":
             return FollowUp(True, substitute=x, reason="continuation")  # not "and how do I delete one?"
@@ -743,6 +751,7 @@ def carried_terms(
     topic_only: bool = False,
     topic_shift: float = 0.1,
     plural: bool = False,
+    subject: bool = False,
 ) -> list[tuple[str, float]]:
     """The terms of earlier turns that ``question`` lacks, best first, with their scores: the conversation's
     topic, not the details of the last question.
@@ -765,6 +774,13 @@ def carried_terms(
     and titles, an acronym acronyms, a phrase the terms that share a word with it ("Huntington's disease"
     replaces "sickle cell disease"), "ones" the details of the previous question; in Japanese X replaces
     the modifiers of the previous query (大阪 in 大阪の消費税率). The rest of the topic stays.
+
+    With ``subject`` (X is what the rest of the message asks about: "What about xz, can it use several cores?"),
+    X replaces everything but names, whatever its case: the cited pages' titles and the topics carried before
+    (the question is about X now) and the earlier questions' phrases and words (it asks its own question; they
+    were their details). Names stay: "What about bicycles, are they allowed on the highway?" after a question
+    on the speed limit for motorcycle driving in New York carries *New York*, and a name X is like is replaced
+    as above.
 
     With ``plural`` (the message refers back with "they", "them", "these" or "those"), a plural noun of the
     previous question is what the pronoun most likely means: it weighs as a phrase and is carried ("Where do I
@@ -799,7 +815,7 @@ def carried_terms(
             for key, n in Counter(t.key for t in terms_of(turn.answer, lang)).items():
                 if key in scored:
                     scored[key].score += weight * answer_weight * min(n, 3)
-    replaced = _replacement(substitute, lang)
+    replaced = _replacement(substitute, lang, subject)
     # "what about Germany?": the same question about another thing, so the details stay
     same_question = any(_is_entity(t, first=False) for t in _tokens(substitute or ""))
     ranked = []
@@ -873,8 +889,9 @@ def _content_stems(text: str, lang: str) -> set[str]:
     return {_stem(t) for t in _tokens(text) if not _is_stop(t, lang) and t.lower() not in _GENERIC and len(t) > 2}
 
 
-def _replacement(substitute: str | None, lang: str) -> Callable[[_Scored], bool]:
-    """Which earlier terms the X of "what about X?" replaces (see :func:`carried_terms`)."""
+def _replacement(substitute: str | None, lang: str, subject: bool = False) -> Callable[[_Scored], bool]:
+    """Which earlier terms the X of "what about X?" replaces (see :func:`carried_terms`); ``subject``: X is what
+    the message asks about, so it replaces the topic's names as a name does."""
     if not substitute:
         return lambda s: False
     if lang == "ja":
@@ -888,6 +905,10 @@ def _replacement(substitute: str | None, lang: str) -> Callable[[_Scored], bool]
     def replaced(s: _Scored) -> bool:
         t = s.term
         if acronym and t.acronym or name and s.kind in ("entity", "title") and not t.acronym:
+            return True
+        if subject and s.kind != "entity":
+            # "What about xz, can it…?": xz is the topic now, not gzip(1), whose page was cited, and the question
+            # is its own: the earlier questions' phrases are their details; a name stays ("New York")
             return True
         if stems & set(t.key):
             return True
@@ -945,6 +966,7 @@ class EmbeddedRewriter:
             answer_weight=self.answer_weight,
             topic_only=decision.reason == "bare",
             plural=decision.plural,
+            subject=decision.subject,
         )
         return compose(question, scored, decision, lang), decision, [t for t, _ in scored]
 

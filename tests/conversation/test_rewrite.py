@@ -257,6 +257,23 @@ def test_what_about_x_replaces_what_it_is_like() -> None:
     assert rewrite("What about the Columbia?", snake) == "What about the Columbia? — long"  # the same question
 
 
+def test_what_about_x_then_a_question_about_it_makes_x_the_topic() -> None:
+    """X, then a question whose pronoun means X ("What about xz, can it use several cores?"): X replaces the page
+    the conversation was on and the details of the earlier questions, whatever its case; a name stays."""
+    assert detect("What about xz, can it use several cores?").subject
+    assert not detect("What about submodules?").subject  # a detail of the same topic: git-clone stays
+    gzip = [
+        _turn("How do I compress a file but keep the original?", "gzip -k keeps it.", titles=("gzip(1): compress",)),
+        _turn("How do I get the best compression?", "Use --best.", query="How do I get the best compression? — gzip"),
+    ]
+    assert rewrite("What about xz, can it use several cores?", gzip) == "What about xz, can it use several cores?"
+    speed = [_turn("What is the speed limit for motorcycle driving in New York?", "It is 55 mph.")]
+    assert (
+        rewrite("What about bicycles, are they allowed on the highway?", speed)
+        == "What about bicycles, are they allowed on the highway? — New York"
+    )
+
+
 def test_a_new_topic_leaves_the_old_one_behind() -> None:
     history = [NAV[0], _turn("What are the key factors to consider when purchasing a business?", "Cash flow.")]
     terms = [t for t, _ in carried_terms("Will purchasing stocks give me control over it?", history, "en")]
