@@ -199,6 +199,20 @@ def test_list_items_are_flagged_but_markdown_headings_are_not() -> None:
     assert not flags.get("Next section", False)
 
 
+def test_a_dash_opens_a_list_item_as_a_hyphen_does() -> None:
+    """French typography and PDF manuals mark list items with an em or en dash: such an item that says something
+    is an answer unit without a full stop, not a label."""
+    snip = Snippet(
+        text="Quelques règles :\n— les paquets Debian ne devraient normalement pas utiliser RPATH ;\n"
+        "– les scripts doivent appeler ldconfig dans des circonstances particulières ;",
+        title="Guide",
+        result_index=0,
+    )
+    got = {c.text: (c.item, c.label) for c in candidates([snip])}
+    assert got["les paquets Debian ne devraient normalement pas utiliser RPATH ;"] == (True, False)
+    assert got["les scripts doivent appeler ldconfig dans des circonstances particulières ;"] == (True, False)
+
+
 def test_each_line_of_a_help_listing_is_one_unit_whatever_its_punctuation() -> None:
     snip = Snippet(
         text="The dot-commands follow:\n\nsqlite> .help\n.archive ...        Manage SQL archives\n"
