@@ -261,6 +261,7 @@ def test_what_about_x_then_a_question_about_it_makes_x_the_topic() -> None:
     """X, then a question whose pronoun means X ("What about xz, can it use several cores?"): X replaces the page
     the conversation was on and the details of the earlier questions, whatever its case; a name stays."""
     assert detect("What about xz, can it use several cores?").subject
+    assert detect("Et xz, peut-il utiliser plusieurs cœurs ?").subject
     assert not detect("What about submodules?").subject  # a detail of the same topic: git-clone stays
     gzip = [
         _turn("How do I compress a file but keep the original?", "gzip -k keeps it.", titles=("gzip(1): compress",)),
