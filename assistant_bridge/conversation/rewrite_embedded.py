@@ -431,7 +431,7 @@ class FollowUp:
     :param substitute: X of "what about X?" (it replaces a term of the previous turn).
     :param plural: the message refers back with a plural pronoun ("Can I follow them live?").
     :param subject: the substitute is what the rest of the message asks about ("What about xz, can it use several
-        cores?": its pronoun means xz): it replaces the conversation's topic, whatever its case."""
+        cores?": its pronoun means xz): it replaces every earlier term but names, whatever its case."""
 
     follow_up: bool
     substitute: str | None = None
@@ -891,7 +891,7 @@ def _content_stems(text: str, lang: str) -> set[str]:
 
 def _replacement(substitute: str | None, lang: str, subject: bool = False) -> Callable[[_Scored], bool]:
     """Which earlier terms the X of "what about X?" replaces (see :func:`carried_terms`); ``subject``: X is what
-    the message asks about, so it replaces the topic's names as a name does."""
+    the rest of the message asks about, so it replaces every term but names."""
     if not substitute:
         return lambda s: False
     if lang == "ja":

@@ -37,8 +37,9 @@ paragraphs too, up to the next entry or heading), joined only by
 entries that match as well (two options that do the same). When it introduces a list (the list items follow
 it), the items are the rest of the answer, in order, within the character cap; when it ends with a colon
 ("Run the following to test Rich output on your terminal:"), the block after it (up to a blank line: a
-command, a code sample) is, for a list item as for a sentence (a list item is not followed by its own list); so it is when it announces a block with a full stop ("Add the following lines to
-~/.bashrc.", "以下の行を…追加し…"), one sentence ending with a colon allowed between them.
+command, a code sample) is, for a list item as for a sentence (a list item is not followed by its own list);
+so it is when it announces a block with a full stop ("Add the following lines to ~/.bashrc.",
+"以下の行を…追加し…"), one sentence ending with a colon allowed between them.
 Otherwise, up to the response length (concise 1, moderate 3, verbose 5 sentences, with a character cap),
 the best other sentences whose relevance clears a floor
 relative to the best one's (``min_ratio_same`` in the best sentence's snippet from the sentence right
