@@ -1210,7 +1210,7 @@ def names_duration(text: str) -> bool:
 _VERSION_ASKED = re.compile(r"\b(?:versions?|releases?)\b|バージョン|リリース", re.IGNORECASE)
 _EVENT_ADDED = (
     r"\b(?:add(?:s|ed|ing)?|introduc\w*|includ\w*|first|new(?:ly)?|support(?:s|ed)?|appear\w*|available|since|ajout\w*|"
-    r"apparu\w*|depuis|nouve\w*|disponible)\b|導入|追加|以降|新た|新しく"
+    r"introdui\w*|inclus\w*|apparu\w*|depuis|nouve\w*|disponible)\b|導入|追加|以降|新た|新しく"
 )
 _EVENT_REMOVED = (
     r"\b(?:remov\w*|drop(?:s|ped|ping)?|deprecat\w*|delet\w*|discontinu\w*|obsolete\w*|no longer|supprim\w*|"

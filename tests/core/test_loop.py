@@ -780,6 +780,10 @@ def test_a_version_asked_by_what_happened_in_it_is_answered_by_a_sentence_that_s
     assert isinstance(_asked(included, "Debian 3.0 was released in 2002."), IDontKnow)
     assert isinstance(_asked(included, "apt-file is included since Debian 3.1."), Answer)
     assert isinstance(_asked("Which version of SQLite do I need?", "Use version 3.37.0."), Answer)  # no event asked
+    # French writes the event with its own verbs: "introduite", "incluse"
+    multiarch = "Dans quelle version de Debian la multiarchitecture a-t-elle été introduite ?"
+    assert isinstance(_asked(multiarch, "La multiarchitecture, introduite dans Debian 7, intègre dpkg."), Answer)
+    assert isinstance(_asked(multiarch, "Debian 7 intègre dpkg et apt."), IDontKnow)
     made = "Which SQLite version made WITHOUT ROWID tables the default?"
     assert isinstance(_asked(made, "SQLite 3.8.2 or later is needed to use a WITHOUT ROWID table."), IDontKnow)
     assert isinstance(_asked(made, "Since 4.0 such tables are the default."), Answer)
