@@ -366,9 +366,13 @@ class MilvusBackend:
         return None
 
     def _reload(self) -> None:
+        """Load the collection again, within a request: at most ``backend.timeout``. Without a timeout pymilvus
+        retries an unavailable server some 75 times, minutes during which the request hangs (a side process
+        restarting under load); a load that takes longer goes on in Milvus, and a later read finds it loaded or
+        reloads it again."""
         try:
             if self._client is not None:
-                self._client.load_collection(self.collection)
+                self._client.load_collection(self.collection, timeout=self._timeout)
         except Exception:  # best effort; the caller already reports the original failure
             self._client = None
 

@@ -112,5 +112,13 @@ def test_a_search_of_a_released_collection_loads_it_and_is_answered(tmp_path: Pa
         ):
             backend._connect().release_collection("chunks")
             assert read()
+        # the reload runs inside a request: it waits at most backend.timeout, never pymilvus's minutes of retries
+        client = backend._connect()
+        seen: list[object] = []
+        load = client.load_collection
+        client.load_collection = lambda name, **kw: seen.append(kw.get("timeout")) or load(name, **kw)
+        client.release_collection("chunks")
+        assert backend.search(SearchQuery(text="number 1", scope=scope, mode="lexical", limit=3))
+        assert seen == [backend._timeout]
     finally:
         backend.close()
