@@ -727,6 +727,8 @@ _SAYS_WHAT_IT_DOES = re.compile(  # any other verb: a lower-case word that is no
     rf"{_GLOSS}\s+(?!(?:was|were|had|and|or|of|in|on|at|to|for|with|from|by|et|ou|de|du|des|dans|avec|pour)\b)"
     # nor what it needs or works with: "HTTPX requires Python 3.9+", "orjson supports…" are details, not what it does
     r"(?!(?:requires?|needs?|supports?|depends|works|runs|ships|has|have|nécessite|requiert|prend en charge)\b)"
+    # nor what it does not do: "PRAGMA integrity_check does not find FOREIGN KEY errors" is a limit
+    r"(?!(?:does|do|can|will)\s+not\b|(?:doesn|don|can|won)['’]t\b|cannot\b|ne\b|n['’])"
     r"[a-zà-öø-ÿ]"
 )
 DefinitionKind = Literal["name", "what", "does"]
@@ -777,6 +779,46 @@ def passage_defines(subject: str, passage: str, *, kinds: Sequence[DefinitionKin
     """Whether one of ``passage``'s sentences says what ``subject`` is, in one of the :func:`definition_kind`
     ``kinds`` (any by default; ``("what", "does")`` for prose rather than a NAME line)."""
     return any(definition_kind(subject, sentence) in kinds for sentence in split_sentences(passage))
+
+
+# a sentence that gives a name to what it describes: 'These are known as "Release Goals"', "… what is called a
+# conffile", "ce qu'on appelle un paquet virtuel"
+_GIVES_NAME = re.compile(
+    r"\b(?:known as|called|named|(?:on )?appel(?:le|ée?s?))\s+(?:an?\s+|une?\s+)?[\"“«'‘]?", re.IGNORECASE
+)
+_TABLE_CELL = " | "  # a table row as the HTML renderer writes it: its cells joined by " | "
+_CODE_LINE_CHARS = 80  # a syntax line: "PRAGMA schema.integrity_check(N)", not a paragraph that mentions the name
+
+
+def documents_name(subject: str, passage: str) -> bool:
+    """Whether ``passage`` documents ``subject`` as a reference does, though no sentence of it says what the subject
+    is (:func:`passage_defines`): a table row that opens with it ("apt autoremove | N/A | apt-get autoremove |
+    remove auto-installed packages which are no longer required"), a short line of syntax that writes its code
+    names and its other words, opening with its first ("PRAGMA schema.integrity_check;" for "PRAGMA integrity_check"),
+    or a sentence that
+    gives it as the name of what it describes ('These are known as "Release Goals"' for "Debian's release goals":
+    the owner before a possessive is where the name lives, not part of it)."""
+    wanted = match_form(subject)
+    if not wanted.strip():
+        return False
+    named = match_form(_POSSESSIVE.split(subject)[-1])  # "Debian's release goals": "release goals"
+    codes = code_names(subject)
+    words = wanted.split()
+    for line in passage.split("\n"):
+        head, cell, _ = line.partition(_TABLE_CELL)
+        if cell and match_form(head) == wanted:
+            return True
+        if codes and len(line.strip()) <= _CODE_LINE_CHARS and not line.rstrip().endswith("."):
+            form = match_form(line)
+            if (
+                form.startswith(f" {words[0]} ")
+                and all(c in line.casefold() for c in codes)
+                and all(f" {w} " in form for w in words)
+            ):
+                return True
+    return any(
+        match_form(passage[m.end() :][: len(named) + 8]).startswith(named) for m in _GIVES_NAME.finditer(passage)
+    )
 
 
 # "How many days…", "How much does it cost?", "On how many architectures…", "Combien de…", "いくら", "何人": a count

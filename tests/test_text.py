@@ -14,6 +14,7 @@ from assistant_bridge.text import (
     asks_quantity,
     definition_kind,
     document_name,
+    documents_name,
     entry_head,
     entry_term,
     named_documents,
@@ -191,12 +192,42 @@ def test_what_a_documents_title_names(title: str, subject: str) -> None:
         ("/opt", "/opt : Add-on application software packages", "name"),  # a standard's heading
         ("/opt", "Purpose\n/opt is reserved for the installation of add-on application software packages.", "what"),
         ("/opt", "See also\nthe /opt hierarchy", None),
+        ("PRAGMA integrity_check", "PRAGMA integrity_check does not find FOREIGN KEY errors.", None),  # a limit
+        ("gzip", "gzip ne compresse pas les liens symboliques.", None),
+        ("tar", "tar can't append to a compressed archive.", None),
     ],
 )
 def test_how_a_sentence_says_what_its_subject_is(subject: str, sentence: str, kind: str | None) -> None:
     assert definition_kind(subject, sentence) == kind
     assert passage_defines(subject, sentence) is (kind is not None)
     assert passage_defines(subject, sentence, kinds=("what", "does")) is (kind in ("what", "does"))
+
+
+@pytest.mark.parametrize(
+    ("subject", "passage", "documented"),
+    [
+        (
+            "apt autoremove",
+            "apt remove foo | aptitude remove foo\napt autoremove | N/A | remove auto-installed packages",
+            True,
+        ),
+        ("apt autoremove", "apt-get autoremove | remove auto-installed packages", False),  # another row's name
+        ("PRAGMA integrity_check", "Notes.\n\nPRAGMA schema.integrity_check;\nPRAGMA schema.integrity_check(N)", True),
+        ("PRAGMA integrity_check", "Run the quick_check pragma before PRAGMA integrity_check", False),  # prose
+        ("PRAGMA integrity_check", "PRAGMA schema.quick_check;", False),
+        (
+            "Debian's release goals",
+            'The project picks topics. These are known as "Release Goals" and are described.',
+            True,
+        ),
+        ("PostgreSQL", "SQLite follows interpretation (1), as does PostgreSQL.", False),
+        ("PostgreSQL", "Client/server engines such as MySQL or PostgreSQL | port 5432", False),
+    ],
+)
+def test_a_reference_documents_a_name_without_a_sentence_that_defines_it(
+    subject: str, passage: str, documented: bool
+) -> None:
+    assert documents_name(subject, passage) is documented
 
 
 def test_a_document_is_its_subjects_however_the_name_is_split() -> None:

@@ -54,6 +54,7 @@ from assistant_bridge.text import (
     asks_value,
     counted_thing,
     counts_unit,
+    documents_name,
     gives_value,
     holds_code_names,
     holds_count,
@@ -495,13 +496,17 @@ def _defining(asked: Overview | None, snippets: Sequence[Snippet]) -> list[int]:
 def _undefined(asked: Overview | None, snippets: Sequence[Snippet]) -> bool:
     """The message asks only what a named thing is (:attr:`~assistant_bridge.text.Overview.named`; "What is a Roth
     IRA?" and "What is the expense policy?" describe a thing, documents say what it is in many ways) and no
-    snippet is that thing's own document (its title names it) or says what it is in a sentence: "What is
-    PostgreSQL?" over SQLite's documentation, whose pages compare SQLite with it but never say what it is."""
+    snippet is that thing's own document (its title names it), says what it is in a sentence or documents it as a
+    reference does (a table row or a syntax line of its own, a sentence that gives it its name:
+    :func:`~assistant_bridge.text.documents_name`): "What is PostgreSQL?" over SQLite's documentation, whose pages
+    compare SQLite with it but never say what it is."""
     if asked is None or not asked.named:
         return False
     subject = asked.subject
     return not any(
-        titles_subject(s.title, subject, s.filename) or passage_defines(subject, s.text, kinds=("what", "name"))
+        titles_subject(s.title, subject, s.filename)
+        or passage_defines(subject, s.text, kinds=("what", "name"))
+        or documents_name(subject, s.text)
         for s in snippets
     )
 

@@ -39,6 +39,7 @@ from assistant_bridge.text import (
     asks_default,
     asks_quantity,
     definition_kind,
+    documents_name,
     entry_term,
     holds_number,
     listing_lines,
@@ -914,6 +915,8 @@ def defines(query: str, cands: Sequence[Candidate], titles: Sequence[str], filen
             continue
         titled = c.snippet in own and _tagline(titles[c.snippet], cands, i, False)
         kind = definition_kind(subject, c.text) or ("what" if titled or _tagline(subject, cands, i) else None)
+        if kind is None and _after_syntax(subject, cands, i):
+            kind = "does"
         if titled:  # the document's own opening line: its later passages tell details
             told |= {k for k, title in enumerate(titles) if title == titles[c.snippet]}
         if kind == "name":
@@ -925,6 +928,18 @@ def defines(query: str, cands: Sequence[Candidate], titles: Sequence[str], filen
 
 
 NAME_LINE = 0.5  # what :func:`defines` gives a manual page's NAME line; a sentence that says what it is gets more
+# what a reference writes under a syntax line to say what it does: "This pragma does…", "Cette commande…"
+_THIS_THING = re.compile(r"^(?:This|Cette|Ce|Cet)\s+[^\W\d_]+\s", re.IGNORECASE)
+
+
+def _after_syntax(subject: str, cands: Sequence[Candidate], i: int) -> bool:
+    """``cands[i]`` opens with "This <thing>" right after a line of syntax of ``subject`` in its snippet
+    (:func:`~assistant_bridge.text.documents_name`): "PRAGMA schema.integrity_check(TABLENAME)", then "This pragma
+    does a low-level formatting and consistency check of the database." says what "PRAGMA integrity_check" does."""
+    if i == 0 or cands[i - 1].snippet != cands[i].snippet or not _THIS_THING.match(cands[i].text):
+        return False
+    before = cands[i - 1].text
+    return "\n" not in before.strip() and documents_name(subject, before)
 
 
 _TAGLINE = re.compile(r"^(?:an?|the|une?)\s", re.IGNORECASE)  # "A fast, async-friendly rate limiter for Python"

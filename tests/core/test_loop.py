@@ -616,6 +616,12 @@ def test_a_question_about_what_a_thing_is_needs_its_document_or_a_definition() -
     assert isinstance(run(results=[readme], message="What is fsspec?"), IDontKnow)
     named = replace(readme, result_metadata={"filename": "fsspec-README.md"})
     assert isinstance(run(results=[named], message="What is fsspec?"), Answer)
+    # a reference documents a name by a table row or a syntax line of its own, with no sentence that defines it
+    row = SearchResult("Package management", "apt autoremove | N/A | remove auto-installed packages no longer required")
+    assert isinstance(run(results=[*compare, row], message="What does apt autoremove do?"), Answer)
+    syntax = SearchResult("Pragmas", "PRAGMA schema.integrity_check;\n\nThis pragma does a consistency check.")
+    assert isinstance(run(results=[*compare, syntax], message="What does PRAGMA integrity_check do?"), Answer)
+    assert isinstance(run(results=[*compare, syntax], message="What does PRAGMA quick_check do?"), IDontKnow)
 
 
 @pytest.mark.parametrize(

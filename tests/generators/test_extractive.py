@@ -613,6 +613,26 @@ def test_a_question_about_what_a_thing_is_answers_with_the_sentence_that_says_it
     assert out.text.startswith("Wget - The non-interactive network downloader.")
 
 
+def test_what_a_name_does_is_said_under_its_syntax_line_not_by_what_it_does_not_do() -> None:
+    """A reference writes a pragma's syntax lines, then "This pragma does…": that says what "PRAGMA
+    integrity_check" does; "PRAGMA integrity_check does not find FOREIGN KEY errors" opens with the name but
+    states a limit."""
+    limit = Snippet(
+        "PRAGMA integrity_check does not find FOREIGN KEY errors. Use PRAGMA foreign_key_check instead.",
+        "Pragma statements supported by SQLite",
+        0,
+    )
+    syntax = Snippet(
+        "The columns are listed in order.\n\nPRAGMA schema.integrity_check;\nPRAGMA schema.integrity_check(N)\n\n"
+        "This pragma does a low-level formatting and consistency check of the database. The integrity_check "
+        "pragma looks for entries that are out of sequence.",
+        "Pragma statements supported by SQLite",
+        1,
+    )
+    out = ExtractiveGenerator().generate("What does PRAGMA integrity_check do in SQLite?", [limit, syntax])
+    assert out.text.startswith("This pragma does a low-level formatting and consistency check")
+
+
 def test_a_section_of_another_document_says_what_a_thing_is_for_when_no_document_is_its_own() -> None:
     """No snippet's title names /opt: the standard's sentence that opens with the name and says what it is for
     answers, not a sentence about its subdirectories that matches more of the question's words. A sentence that
