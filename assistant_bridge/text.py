@@ -27,6 +27,10 @@ JAPANESE_CHARS = HIRAGANA + KATAKANA + HAN + HALFWIDTH_KATAKANA
 CJK_CHARS = JAPANESE_CHARS + HANGUL  # written without spaces between words: one token a character
 HIRAGANA_ONLY = re.compile(rf"^[{HIRAGANA}]+$")
 KANJI_DIGITS = "〇一二三四五六七八九十百千"  # a number written in kanji: "三十日", "二十五日"
+# the glyphs that mark the items of a list in any format (rendered HTML, a PDF's text layer, groff's output), and
+# the dashes that open one in French typography and PDF manuals ("— les paquets Debian ne devraient…")
+BULLETS = "•◦‣∙·●○■□◆◇▪▫▶►"
+ITEM_DASHES = "–—"
 
 
 # --- sentences -----------------------------------------------------------------------------------------------

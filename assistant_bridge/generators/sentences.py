@@ -29,8 +29,10 @@ from assistant_bridge.text import (
     ASKS_COMMAND,
     ASKS_NAME,
     ASKS_OPTION,
+    BULLETS,
     CJK_CHARS,
     HIRAGANA_ONLY,
+    ITEM_DASHES,
     KANJI_DIGITS,
     KIND_PREFIX,
     OPTION_WORD,
@@ -130,7 +132,7 @@ def terms(text: str) -> list[str]:
 
 
 # list bullets, Markdown heading marks, "3." / "3)" numbering, Japanese heading marks
-_MARKER = re.compile(r"(?:[-–—*+•‣◦・■□●○◆◇▪▫▶►※#]+|\d{1,2}[.)])(?=\s|[^\x00-\x7f])\s*")
+_MARKER = re.compile(rf"(?:[-{ITEM_DASHES}*+{BULLETS}・※#]+|\d{{1,2}}[.)])(?=\s|[^\x00-\x7f])\s*")
 _WORDS = re.compile(r"[^\W_]+")
 # Question words are rare in documents, so their idf is high, yet a sentence that contains "how" or "when" is
 # no better an answer for it; they are left out of the query's terms (stems as :func:`terms` cuts them).

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from assistant_bridge.text import CJK_CHARS, NAME_LINE_PARTS
+from assistant_bridge.text import BULLETS, CJK_CHARS, NAME_LINE_PARTS
 
 _HEADER_START = re.compile(r"\s*([A-Za-z0-9_.:+@-]+)\(([0-9][A-Za-z0-9]*)\)\s{2,}\S")
 _HEADER_MAX = 300  # characters: a header line is as wide as the terminal it was rendered for
@@ -41,9 +41,9 @@ _SUBHEADING_INDENT_MAX = 5  # man(7) renders a .SS heading at 3 columns, the par
 _TAG_MAX = 60  # characters: a keyword or a command with its arguments, not a line of prose
 _TAG_WORD_MAX = 24  # characters of a one-word tag with its description on the same line ("port   You can …")
 # a list bullet as groff renders it, then its item: "○   -k, --keep: keep source file(s)…" (zstd(1), jq(1))
-_BULLET = re.compile(r"^[•◦○●▪‣·]\s+(?=\S)")
+_BULLET = re.compile(rf"^[{BULLETS}]\s+(?=\S)")
 # a list's bullet (groff's ASCII rendering of a bullet is "o") or number, where a tag would stand
-_LIST_MARK = re.compile(r"[•◦○●▪‣·o*+-]|\d{1,2}[.)]|[a-z][.)]")
+_LIST_MARK = re.compile(rf"[{BULLETS}o*+-]|\d{{1,2}}[.)]|[a-z][.)]")
 
 
 def _header(line: str) -> str | None:

@@ -30,6 +30,7 @@ from assistant_bridge.core.document import Segment
 from assistant_bridge.domain import BBox
 from assistant_bridge.errors import DocumentParseError, NoContent
 from assistant_bridge.ingest.text import ascii_typesetting
+from assistant_bridge.text import BULLETS, ITEM_DASHES
 
 _ASCENT = 0.8
 _DESCENT = 0.2
@@ -195,7 +196,7 @@ def _unwrapped_paths(lines: list[_Line]) -> list[_Line]:
 
 
 # a line that starts an item of a list: a bullet, "1.", "2.3 ", "a)"
-_ITEM_START = re.compile(r"[•◦▪‣∙·●○■□–—-]\s|\(?\d+(?:\.\d+)*[.)]?\s|\(?[a-z][.)]\s")
+_ITEM_START = re.compile(rf"[{BULLETS}{ITEM_DASHES}-]\s|\(?\d+(?:\.\d+)*[.)]?\s|\(?[a-z][.)]\s")
 
 
 def _line_ends(lines: list[_Line]) -> list[str]:
