@@ -482,14 +482,17 @@ def _defining(asked: Overview | None, snippets: Sequence[Snippet]) -> list[int]:
     sentence that defines
     it (:func:`~assistant_bridge.text.passage_defines`). Such a question is answerable by what the document
     says first, whatever the pre-filter makes of a question with no words but the name (a French question about
-    an English page scores low)."""
+    an English page scores low). A thing asked about within another ("What is trange in tqdm?",
+    :attr:`~assistant_bridge.text.Overview.within`) is defined in that other's document too ("trange(N) can be
+    also used as a convenient shortcut for tqdm(range(N))" in tqdm's README)."""
     if asked is None:
         return []
     subject = asked.subject
+    owners = [subject] if asked.within is None else [subject, asked.within]
     return [
         i
         for i, s in enumerate(snippets)
-        if titles_subject(s.title, subject, s.filename) and passage_defines(subject, s.text)
+        if any(titles_subject(s.title, owner, s.filename) for owner in owners) and passage_defines(subject, s.text)
     ]
 
 

@@ -577,6 +577,26 @@ def test_a_question_about_what_a_named_thing_is_answers_from_its_own_definition(
     assert out.confidence_scores.pre_gen == 0.5 and out.search_results == tuple(DEFINED)
 
 
+def test_a_thing_asked_about_within_another_is_defined_in_that_others_document() -> None:
+    """ "What is trange in tqdm?": tqdm's README says what trange is; another project's page that defines a
+    trange does not answer it."""
+    readme = [
+        SearchResult("tqdm-README", "tqdm means progress. Install it with pip."),
+        SearchResult("tqdm-README", "trange(i) is a special optimised instance of tqdm(range(i))."),
+    ]
+    other = [SearchResult("numpy-README", "trange is a helper that numpy never had.")]
+
+    def ask(results: list[SearchResult]) -> object:
+        return run_conversational_search(
+            "What is trange in tqdm?", results, prefilter=LookingPre(0.1, []), postfilter=Post(0.9),
+            generator=FakeGenerator(), thresholds=T(0.5, 0.5), clock=Clock(),
+        )  # fmt: skip
+
+    out = ask(readme)
+    assert isinstance(out, Answer) and out.scores["defined"] == 1.0
+    assert isinstance(ask(other), IDontKnow)
+
+
 def test_a_definition_does_not_answer_another_question_or_override_a_name() -> None:
     for message in ("What is the default port of rsync?", "What does cp do with links?"):
         out = run_conversational_search(
