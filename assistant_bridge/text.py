@@ -388,15 +388,20 @@ def without_accents(text: str) -> str:
 _POSSESSIVE = re.compile(r"\s*['’]\s*s\b")
 _NOT_WORD = re.compile(r"[\W_]+")
 _DOTTED = re.compile(r"\b(?:[^\W\d_]\.){2,}")
+# where Latin letters or digits meet characters written without spaces: Japanese glues a name to the word after it
+# ("debianディレクトリー", "Debianパッケージ"), which is still a word of its own
+_SCRIPT_BOUNDARY = re.compile(rf"(?<=[a-z0-9])(?=[{CJK_CHARS}])|(?<=[{CJK_CHARS}])(?=[a-z0-9])")
 
 
 def match_form(text: str) -> str:
     """``text`` for a phrase match that spelling and tokenisation do not defeat: NFKC, lower case, possessive
     ``'s`` dropped (``Huntington's`` and ``Huntington 's`` both read ``huntington``), dotted initials
-    joined (``U.S.`` reads ``us``), every run of punctuation and space one space, padded with spaces so that
+    joined (``U.S.`` reads ``us``), a Latin word glued to Japanese text apart from it (``debianディレクトリー``
+    reads ``debian ディレクトリー``), every run of punctuation and space one space, padded with spaces so that
     a phrase matches whole words only."""
     text = _POSSESSIVE.sub("", unicodedata.normalize("NFKC", text).lower())
     text = _DOTTED.sub(lambda m: m.group().replace(".", ""), text)  # U.S. → us, e.g. → eg
+    text = _SCRIPT_BOUNDARY.sub(" ", text)
     return f" {_NOT_WORD.sub(' ', text).strip()} "
 
 

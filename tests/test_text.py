@@ -17,6 +17,7 @@ from assistant_bridge.text import (
     documents_name,
     entry_head,
     entry_term,
+    match_form,
     named_documents,
     named_manual_pages,
     option_entries,
@@ -228,6 +229,12 @@ def test_a_reference_documents_a_name_without_a_sentence_that_defines_it(
     subject: str, passage: str, documented: bool
 ) -> None:
     assert documents_name(subject, passage) is documented
+
+
+def test_a_latin_word_glued_to_japanese_text_is_a_word_of_its_own() -> None:
+    assert match_form("第5章 debianディレクトリー") == " 第 5 章 debian ディレクトリー "
+    assert match_form("Debianパッケージ") == " debian パッケージ "
+    assert match_form("U.S. policy") == " us policy "
 
 
 def test_a_document_is_its_subjects_however_the_name_is_split() -> None:

@@ -322,6 +322,18 @@ def test_an_answer_from_passages_that_never_name_what_was_asked_is_idk() -> None
     assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
 
 
+def test_a_name_glued_to_japanese_text_is_named() -> None:
+    """Japanese writes a Latin name against the word after it: the title "第5章 debianディレクトリーにあるその他の
+    ファイル" names Debian."""
+    chapter = SearchResult(
+        "第5章 debianディレクトリーにあるその他のファイル", "マニュアルページは /usr/share/man/man1 へ"
+    )
+    assert isinstance(run(results=[chapter], generator=FirstSnippetOnly(), must_mention=["Debian"]), Answer)
+    other = SearchResult("第5章 その他のファイル", "マニュアルページは /usr/share/man/man1 へ")
+    out = run(results=[other], generator=FirstSnippetOnly(), must_mention=["Debian"])
+    assert isinstance(out, IDontKnow)
+
+
 def test_the_page_of_a_cited_passage_names_its_subject_for_it() -> None:
     """ "Which SQLite syntax changes the name of a column?" answered from a passage of the ALTER TABLE page that
     does not say "SQLite", while another passage of that page among the results does."""
