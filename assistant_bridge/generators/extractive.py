@@ -134,7 +134,7 @@ ENTRY_PEER_RATIO = 0.9
 RUNNER_UP_RATIO = 0.9
 MAX_LIST_ITEMS = 12
 INHERITED_WEIGHT = 0.5  # of a query term a sentence opening with "This" says through the one before it
-DEFAULT_AHEAD = 3  # how far after the best sentence, in its paragraph, the sentence that states a default may be
+DEFAULT_AHEAD = 6  # how far after the best sentence, in its section, the sentence that states a default may be
 _NO_SPACE_AFTER = re.compile(r"[。！？」』]$")  # a CJK sentence ends: the next one follows without a space
 
 
@@ -529,7 +529,7 @@ class ExtractiveGenerator:
                 if used + sum(len(c.text) + 1 for c in between) + len(block[0].text) <= policy.max_chars:
                     return _as_far_as_fits(chosen, between + block, policy.max_chars)
         qualifier = _qualifier(cands, top, scored.asks_how, scored.asks_option)
-        stated = _default_stated(cands, top, snippets[best.snippet].text) if scored.asks_default else None
+        stated = _default_stated(cands, top) if scored.asks_default else None
         for joined in (qualifier, stated):
             if joined is None or cands[joined] in chosen or len(chosen) >= policy.sentences:
                 continue
@@ -829,17 +829,19 @@ def _qualifier(cands: Sequence[Candidate], top: int, asks_how: bool = False, ask
     return None if nxt.label or nxt.item or not opens else top + 1
 
 
-def _default_stated(cands: Sequence[Candidate], top: int, text: str) -> int | None:
+def _default_stated(cands: Sequence[Candidate], top: int) -> int | None:
     """For a query that asks what something is or does by default, when the best sentence does not say it: the
-    first of the :data:`DEFAULT_AHEAD` sentences after it in its paragraph that says what the default is ("read
-    only: This parameter determines whether clients will be able to upload files or not. … The default is for
-    all modules to be read only."; "-F, --separator separateur: … Par défaut ‘:’."); else ``None``."""
+    first of the :data:`DEFAULT_AHEAD` sentences after it in its snippet that says what the default is, before
+    the next heading, list item or entry ("read only: This parameter determines whether clients will be able to
+    upload files or not. … The default is for all modules to be read only."; "-F, --separator separateur: … Par
+    défaut ‘:’."; "Maximum Depth Of An Expression Tree: SQLite parses expressions into a tree…", then in the
+    paragraph after it "The current implementation has a default value of 1000."); else ``None``."""
     if states_default(cands[top].text):
         return None
     for i in range(top + 1, min(len(cands), top + 1 + DEFAULT_AHEAD)):
         c = cands[i]
-        if c.snippet != cands[top].snippet or c.label or "\n\n" in text[cands[i - 1].end : c.start]:
-            return None
+        if c.snippet != cands[top].snippet or c.label or c.item or c.entry:
+            return None  # another item, entry or section: another thing's default
         if states_default(c.text):
             return i
     return None

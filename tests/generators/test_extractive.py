@@ -842,6 +842,20 @@ def test_the_sentence_that_states_the_default_comes_with_the_best_one_for_a_defa
     assert "upload files or not" in answer.text and "Its default is yes." in answer.text
     other = ExtractiveGenerator().generate("Can clients upload files to a module?", [page], "moderate")
     assert "default" not in other.text
+    # an item's default may be stated in the paragraph after its first one, not under the next item
+    limits = Snippet(
+        "- Maximum Depth Of An Expression Tree: SQLite parses expressions into a tree for processing. During code "
+        "generation, SQLite walks this tree recursively.\n\nThe SQLITE_MAX_EXPR_DEPTH parameter determines the "
+        "maximum expression tree depth. If the value is 0, then no limit is enforced. The current implementation "
+        "has a default value of 1000.\n\nThe maximum depth of an expression tree can be lowered at run-time using "
+        "the sqlite3_limit() interface. In other words, the maximum expression depth can be lowered at run-time "
+        "if there is already a compile-time limit on the expression depth.\n\n- Maximum Number Of Arguments On A "
+        "Function: The default value of this limit is 100.",
+        "Implementation Limits For SQLite",
+        0,
+    )
+    question = "What is the default maximum depth of an expression tree in SQLite?"
+    assert "default value of 1000" in ExtractiveGenerator().generate(question, [limits], "moderate").text
 
 
 def test_a_sentence_opening_with_this_speaks_of_its_antecedents_subject() -> None:
