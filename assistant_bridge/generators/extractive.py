@@ -856,11 +856,15 @@ def _overview(scored: _Scored, snippets: Sequence[Snippet], top: int) -> tuple[i
     trace system calls and signals" before "strace is a useful diagnostic, instructional, and debugging tool.",
     but not "rsync - a fast, versatile, local/remote file-copying tool" before "Rsync is a fast and
     extraordinarily versatile file copying tool." (more than half of its words other than stop words).
+    Without a NAME line, the best sentence that says what the thing is (a README's line under its name) answers.
     ``(None, top)`` for any other question or document."""
     defined, scores, cands = scored.defined, scored.scores, scored.cands
     names = np.flatnonzero(defined == NAME_LINE)
     if names.size == 0:
-        return None, top
+        # no manual page: the best sentence that says what the thing is, when one does ("A specification for
+        # pythonic filesystems." under fsspec's README heading, not "would install the base fsspec.")
+        whats = np.flatnonzero(defined >= 1.0)
+        return None, (int(max(whats, key=lambda i: scores[i])) if whats.size else top)
     name = int(max(names, key=lambda i: scores[i]))
     title = snippets[cands[name].snippet].title
     says = [int(i) for i in np.flatnonzero(defined > NAME_LINE)]

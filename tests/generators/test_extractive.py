@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from assistant_bridge.core.citations import extractiveness
@@ -611,6 +612,34 @@ def test_a_question_about_what_a_thing_is_answers_with_the_sentence_that_says_it
     other = Snippet("With wget you can download files over HTTP. Wget retries.", "wget(1)", 1)
     out = ExtractiveGenerator().generate("What does the wget command do?", [other, name_only])
     assert out.text.startswith("Wget - The non-interactive network downloader.")
+
+
+def test_what_a_readme_says_its_project_is_answers_what_it_is() -> None:
+    """No manual page: "What is fsspec?" is answered by the line under the README's name, not by a sentence under
+    the command line of its install section that names fsspec and matches that line."""
+    readme = Snippet(
+        "filesystem_spec\n\nA specification for pythonic filesystems.\n\nInstall\n\npip install fsspec\n\nwould "
+        "install the base fsspec. Use pip install fsspec[full] for all known extra dependencies.",
+        "filesystem_spec",
+        0,
+        filename="fsspec-README.md",
+    )
+
+    class Install:
+        """Finds the install sentence closest to the question, as the sentence encoder did."""
+
+        name = "install"
+
+        def warm_up(self) -> None: ...
+
+        def embed_queries(self, texts: list[str]) -> np.ndarray:
+            return np.array([[1.0, 0.0] for _ in texts])
+
+        def embed_passages(self, texts: list[str]) -> np.ndarray:
+            return np.array([[1.0, 0.0] if "install" in t else [0.0, 1.0] for t in texts])
+
+    out = ExtractiveGenerator(Install(), w_embed=1.0).generate("What is fsspec?", [readme], "moderate")  # type: ignore[arg-type]
+    assert out.text.startswith("A specification for pythonic filesystems.")
 
 
 def test_what_a_name_does_is_said_under_its_syntax_line_not_by_what_it_does_not_do() -> None:
