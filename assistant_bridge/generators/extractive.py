@@ -108,6 +108,7 @@ from assistant_bridge.generators.sentences import (
     names_subject,
     page_terms,
     query_terms,
+    same_option,
     section_match,
     terms,
     text_width,
@@ -469,7 +470,10 @@ class ExtractiveGenerator:
             # entry's own further sentences ("… The default value is 3.")
             own = np.zeros(len(cands), dtype=bool)
             own[entry_sentences(cands, top)] = True
-            keep &= ((entries >= entries[top]) & (relevance >= ENTRY_PEER_RATIO * relevance[lead])) | own
+            # the same option's entry in another passage (a help listing's "--rsyncable   make rsync-friendly
+            # archive" beside the manual's) tells again what the entry's own sentences tell better
+            again = np.array([c.snippet != best.snippet and same_option(c.entry, best.entry) for c in cands])
+            keep &= ((entries >= entries[top]) & (relevance >= ENTRY_PEER_RATIO * relevance[lead]) & ~again) | own
         chosen: list[Candidate] = [best]
         if lead != top:  # the entry's term, and its sentence that says what was asked
             chosen.append(cands[lead])

@@ -405,6 +405,12 @@ def _option_names(term: str) -> set[str]:
     return set(OPTION_WORD.findall(term))
 
 
+def same_option(a: str, b: str) -> bool:
+    """Two entry terms name an option in common ("--rsyncable" and "--rsyncable"; "-x, --one-file-system" and
+    "--one-file-system")."""
+    return bool(_option_names(a) & _option_names(b))
+
+
 def answer_type_terms(query: str) -> set[str]:
     """The :func:`terms` of the words by which the query asks for a kind of entry ("option", "flag",
     "variable"…) and of the verb that frames such a question ("lets", "allows", "permet de"): a sentence that

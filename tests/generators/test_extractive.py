@@ -442,6 +442,21 @@ def test_the_entry_a_question_names_answers_with_its_own_further_sentences() -> 
     assert "ServerAliveInterval" not in out.text and "SetEnv" not in out.text
 
 
+def test_the_same_options_entry_in_another_passage_does_not_displace_the_entrys_own_sentences() -> None:
+    """gzip's manual describes --rsyncable over three sentences, its help listing in one line: the listing says
+    again what the first sentence says, the third says what "How much larger…?" asks."""
+    manual = Snippet(
+        "--rsyncable: Cater better to the rsync program by periodically resetting the internal structure of the "
+        "compressed data stream. This lets the rsync program take advantage of similarities in the input. The "
+        "cost: the compressed output is usually about one percent larger.",
+        "Gzip",
+        0,
+    )
+    listing = Snippet("-r, --recursive   operate recursively\n--rsyncable   make rsync-friendly archive", "Gzip", 1)
+    out = ExtractiveGenerator().generate("How much larger is gzip output made with --rsyncable?", [manual, listing])
+    assert "about one percent larger" in out.text and "rsync-friendly" not in out.text
+
+
 def test_an_entry_runs_on_over_its_paragraphs_up_to_the_next_entry() -> None:
     """A rendered man page loses the indentation that tells an entry's further paragraphs from the page's own:
     they belong to the entry up to the next entry or heading."""
