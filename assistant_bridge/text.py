@@ -802,11 +802,10 @@ _CODE_LINE_CHARS = 80  # a syntax line: "PRAGMA schema.integrity_check(N)", not 
 def documents_name(subject: str, passage: str) -> bool:
     """Whether ``passage`` documents ``subject`` as a reference does, though no sentence of it says what the subject
     is (:func:`passage_defines`): a table row that opens with it ("apt autoremove | N/A | apt-get autoremove |
-    remove auto-installed packages which are no longer required"), a short line of syntax that writes its code
-    names and its other words, opening with its first ("PRAGMA schema.integrity_check;" for "PRAGMA integrity_check"),
-    or a sentence that
-    gives it as the name of what it describes ('These are known as "Release Goals"' for "Debian's release goals":
-    the owner before a possessive is where the name lives, not part of it)."""
+    remove auto-installed packages which are no longer required"), a short line of syntax that opens with its first
+    word and writes its code names and its other words ("PRAGMA schema.integrity_check;" for "PRAGMA
+    integrity_check"), or a sentence that gives it as the name of what it describes ('These are known as "Release
+    Goals"' for "Debian's release goals": the owner before a possessive is where the name lives, not part of it)."""
     wanted = match_form(subject)
     if not wanted.strip():
         return False
