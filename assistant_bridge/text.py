@@ -27,6 +27,7 @@ JAPANESE_CHARS = HIRAGANA + KATAKANA + HAN + HALFWIDTH_KATAKANA
 CJK_CHARS = JAPANESE_CHARS + HANGUL  # written without spaces between words: one token a character
 HIRAGANA_ONLY = re.compile(rf"^[{HIRAGANA}]+$")
 KANJI_DIGITS = "〇一二三四五六七八九十百千"  # a number written in kanji: "三十日", "二十五日"
+TABLE_CELL = " | "  # what ingestion writes between the cells of a table row (HTML, Word, Markdown tables)
 # the glyphs that mark the items of a list in any format (rendered HTML, a PDF's text layer, groff's output), and
 # the dashes that open one in French typography and PDF manuals ("— les paquets Debian ne devraient…")
 BULLETS = "•◦‣∙·●○■□◆◇▪▫▶►"
@@ -795,7 +796,6 @@ def passage_defines(subject: str, passage: str, *, kinds: Sequence[DefinitionKin
 _GIVES_NAME = re.compile(
     r"\b(?:known as|called|named|(?:on )?appel(?:le|ée?s?))\s+(?:an?\s+|une?\s+)?[\"“«'‘]?", re.IGNORECASE
 )
-_TABLE_CELL = " | "  # a table row as the HTML renderer writes it: its cells joined by " | "
 _CODE_LINE_CHARS = 80  # a syntax line: "PRAGMA schema.integrity_check(N)", not a paragraph that mentions the name
 
 
@@ -813,7 +813,7 @@ def documents_name(subject: str, passage: str) -> bool:
     codes = code_names(subject)
     words = wanted.split()
     for line in passage.split("\n"):
-        head, cell, _ = line.partition(_TABLE_CELL)
+        head, cell, _ = line.partition(TABLE_CELL)
         if cell and match_form(head) == wanted:
             return True
         if codes and len(line.strip()) <= _CODE_LINE_CHARS and not line.rstrip().endswith("."):

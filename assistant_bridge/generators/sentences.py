@@ -36,6 +36,7 @@ from assistant_bridge.text import (
     KANJI_DIGITS,
     KIND_PREFIX,
     OPTION_WORD,
+    TABLE_CELL,
     asked_kind,
     asked_unit,
     asks_default,
@@ -181,7 +182,7 @@ def introduces(text: str) -> bool:
 # a table row as ingestion writes it: cells joined by " | " ("exFAT | cross platform sharing…"); not the
 # operator of "The || operator is "concatenate"…" nor a pipe written without spaces ("a|b")
 _ROW_CELL_WORDS = 5
-_TABLE_CELLS = re.compile(r" \| |^\| | \|$")
+_TABLE_CELLS = re.compile(rf"{re.escape(TABLE_CELL)}|^\| | \|$")
 
 
 def is_label(text: str, title: str) -> bool:

@@ -14,6 +14,7 @@ from typing import Any
 
 from assistant_bridge.ingest.boilerplate import main_content
 from assistant_bridge.ingest.text import clean_text, collapse_inline_space
+from assistant_bridge.text import TABLE_CELL
 
 _SKIP = frozenset({"script", "style", "noscript", "template", "svg", "math", "iframe", "object", "nav", "head"})
 _PARAGRAPH = frozenset(
@@ -141,7 +142,7 @@ class _Extractor(HTMLParser):
         elif tag in _CELL:
             separator = None
             if self.cells_in_row:
-                self.parts.append(" | ")
+                self.parts.append(TABLE_CELL)
                 separator = len(self.parts) - 1
             self.cells_in_row += 1
             if self.tables and self.tables[-1]:

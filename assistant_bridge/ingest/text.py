@@ -11,7 +11,7 @@ import re
 import unicodedata
 
 from assistant_bridge.errors import DocumentParseError
-from assistant_bridge.text import CJK_CHARS, KANA
+from assistant_bridge.text import CJK_CHARS, KANA, TABLE_CELL
 
 # Legacy encodings tried after UTF-8 and any declared charset. Each one that decodes the bytes is scored by
 # how plausible its non-ASCII characters are (Japanese script for the Japanese encodings, accented letters
@@ -174,7 +174,7 @@ def _inline(line: str) -> str:
 
 def _table_row(line: str) -> str:
     cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-    return " | ".join(cell for cell in cells if cell)
+    return TABLE_CELL.join(cell for cell in cells if cell)
 
 
 _HTML_H1 = re.compile(r"^\s*<h1\b[^>]*>(.*?)</h1>\s*$", re.IGNORECASE)

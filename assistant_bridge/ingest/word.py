@@ -18,6 +18,7 @@ import zipfile
 from typing import Any
 
 from assistant_bridge.errors import DocumentParseError
+from assistant_bridge.text import TABLE_CELL
 
 MAX_UNPACKED_BYTES = 256 * 1024 * 1024
 _HEADING_STYLES = ("Title", "Heading", "Subtitle")
@@ -88,5 +89,5 @@ def _rows(table: Any) -> list[str]:
             seen.add(id(cell._tc))  # noqa: SLF001
             cells.append(" ".join(cell.text.split()))
         if any(cells):
-            rows.append(" | ".join(cells))
+            rows.append(TABLE_CELL.join(cells))
     return rows
