@@ -45,7 +45,8 @@ the best other sentences whose relevance clears a floor
 relative to the best one's (``min_ratio_same`` in the best sentence's snippet from the sentence right
 before it on, the stricter ``min_ratio`` earlier in that snippet and in the other snippets, and
 ``min_query_relevance`` in absolute terms), a sentence of a snippet already used
-getting ``same_snippet_bonus`` so that one passage stays together; near-duplicates skipped. The answer
+getting ``same_snippet_bonus`` so that one passage stays together; near-duplicates skipped; a joining sentence
+that ends with a colon brings the first line of what it introduces, or stays out when that does not fit. The answer
 prints the best sentence's snippet first, then the others in result order, each in reading order; line
 breaks inside a sentence become spaces, and a part that ends no sentence (a table row, a manual page's NAME
 line, a command, a line ending with a colon) is followed by a line break. A question that asks only what a
@@ -581,6 +582,7 @@ class ExtractiveGenerator:
             # syntax is used to remove an existing column…", then "The DROP TABLE statement removes a table…" for
             # "What does DROP TABLE remove?"), one more than the length's count of sentences
             chosen.append(cands[runner_up])
+        chosen = _introduced(chosen, cands, best, policy.max_chars)
         rank = {best.snippet: -1}
         chosen.sort(key=lambda c: (rank.get(c.snippet, c.snippet), c.position))
         return chosen
@@ -805,6 +807,34 @@ def _entry_of(cands: Sequence[Candidate], top: int, entries: np.ndarray) -> int:
         if c.entry:
             return i if entries[i] > 0 else top
     return top
+
+
+def _introduced(
+    chosen: list[Candidate], cands: Sequence[Candidate], best: Candidate, max_chars: int
+) -> list[Candidate]:
+    """A sentence that joins the best one and introduces what follows it ("Currently there are three versions of
+    Debian GNU/Linux:") brings the first line of that, or leaves the answer when that does not fit: an answer
+    does not end on a colon with nothing after it. (The best sentence's own list or block is its own step.)"""
+    used = sum(len(c.text) + 1 for c in chosen)
+    out: list[Candidate] = []
+    for cand in chosen:
+        i = cands.index(cand)
+        if (
+            cand is best
+            or cand.entry
+            or not introduces(cand.text)
+            or not _continues(cands, i)
+            or cands[i + 1] in chosen
+        ):
+            out.append(cand)
+            continue
+        nxt = cands[i + 1]
+        if (nxt.label and not nxt.item) or used + len(nxt.text) + 1 > max_chars:  # a heading is no continuation
+            used -= len(cand.text) + 1
+            continue
+        out += [cand, nxt]
+        used += len(nxt.text) + 1
+    return out
 
 
 def _continues(cands: Sequence[Candidate], i: int) -> bool:

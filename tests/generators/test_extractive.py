@@ -1340,6 +1340,35 @@ def test_another_passage_that_answers_about_as_well_follows_the_best_one() -> No
     assert "maintonly" not in generator.generate(question, [best, other], "concise").text
 
 
+@pytest.mark.parametrize("size", ["moderate", "verbose"])
+def test_a_joining_sentence_that_introduces_brings_what_it_introduces(size: str) -> None:
+    """A sentence of another passage that joins the answer and ends with a colon ("Currently there are three
+    versions of Debian GNU/Linux:") brings the first line of what it introduces, whether it joins as the runner-up
+    (moderate) or as one of the best sentences (verbose): the answer does not end on a colon. When that line does
+    not fit the length, the introducing sentence stays out."""
+    generator = ExtractiveGenerator(same_snippet_bonus=2.0)
+    best = Snippet(
+        "Bug reports on many packages go to the debian-devel list. Such bug reports on packages go out by hand. "
+        "Such bug reports on packages go out by mail.",
+        "Reporting bugs",
+        0,
+    )
+    other = Snippet(
+        "Bug reports on many packages go to two addresses:\n\n"
+        "    maintonly@bugs.debian.org  reaches the maintainer only\n"
+        "    submit@bugs.debian.org  opens a new bug\n\nSee the list of addresses.",
+        "Bug tracking",
+        1,
+    )
+    question = "Where do bug reports on many packages go?"
+    answer = generator.generate(question, [best, other], size)
+    assert answer.text.endswith("go to two addresses:\nmaintonly@bugs.debian.org reaches the maintainer only")
+    assert answer.citations[-1].text == "maintonly@bugs.debian.org reaches the maintainer only"
+    long_line = "maintonly@bugs.debian.org  reaches " + "the maintainer and " * 80 + "nobody else"
+    crowded = Snippet(other.text.replace("maintonly@bugs.debian.org  reaches the maintainer only", long_line), "B", 1)
+    assert generator.generate(question, [best, crowded], size).text.endswith("go out by mail.")
+
+
 def test_a_command_question_is_answered_with_the_command_s_synopsis_entry() -> None:
     """tmux(1) defines its commands by their synopses; "Which tmux command renames a window?" answers with
     rename-window's, not with prose that says "window", "named" and "command"."""
