@@ -1253,6 +1253,40 @@ def names_duration(text: str) -> bool:
     return _DURATION.search(unicodedata.normalize("NFKC", text)) is not None
 
 
+# "Is sed faster than awk?", "Do small rowid values take less disk space than large ones?", "Which is better, less
+# or most?", "Est-ce plus rapide que…": a question whether one thing is more so than another. An answer compares:
+# it writes "than" ("que" in French) or the question's own comparative ("WAL uses many fewer fsync() operations"),
+# not a list of related commands
+_COMPARATIVE = r"(?:(?!(?:oth|rath|eith|neith|ov|und|aft|nev|us|serv|numb)er\b)\w{2,}er|more|less|fewer|better|worse)"
+_ASKS_COMPARISON = re.compile(
+    rf"^\W*(?:(?:is|are|was|were|do|does|did|can|could|will|would)\b(?P<whether>[^?]*\b{_COMPARATIVE}\s+(?:\S+\s+){{0,3}})than\b|"
+    rf"which\s+(?:one\s+)?is\s+(?P<which>{_COMPARATIVE})\b[^?]*\bor\b|"
+    r"est-ce\b[^?]*\b(?P<plus>(?:plus|moins)\s+\w+)\s+que\b)",
+    re.IGNORECASE,
+)
+# "rather than", "other than" compare nothing ("consider files as separate rather than as a single … stream")
+_STATES_COMPARISON = re.compile(r"(?<!rather )(?<!other )\bthan\b|\bque\b|\bas\s+\w+\s+as\b", re.IGNORECASE)
+
+
+def asks_comparison(message: str) -> tuple[str, ...]:
+    """The comparatives of a question whether one thing is more so than another ("faster" for "Is sed faster than
+    awk?", "more", "fewer" for "Does WAL mode need more or fewer fsync() calls than…?", "better" for "Which is
+    better, less or most?"); ``()`` for any other question. "Only those bigger than 100 MB?" asks for files, not
+    whether; "Is there a kernel other than Linux?" compares nothing."""
+    match = _ASKS_COMPARISON.search(unicodedata.normalize("NFKC", message))
+    if match is None:
+        return ()
+    span = match.group("whether") or match.group("which") or match.group("plus") or ""
+    return tuple(w.lower() for w in re.findall(rf"\b{_COMPARATIVE}\b|\bplus\s+\w+|\bmoins\s+\w+", span, re.IGNORECASE))
+
+
+def compares(text: str, comparatives: Sequence[str]) -> bool:
+    """``text`` states a comparison: "than", "que", "as fast as", or one of the question's ``comparatives``."""
+    normal = unicodedata.normalize("NFKC", text)
+    words = {w.lower() for w in re.findall(r"\w+", normal)}
+    return _STATES_COMPARISON.search(normal) is not None or any(c in words for c in comparatives)
+
+
 # "Which SQLite version introduced STRICT tables?", "Which markdown-it-py version dropped support for Python 3.7?":
 # a version or a release asked for by what happened in it. An answer states that kind of event, in the question's
 # words or others ("added" is "introduced", "supported since", "new in"; "removed" is "dropped", "deprecated", "no

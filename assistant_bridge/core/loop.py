@@ -16,7 +16,8 @@ Steps, each timed:
    that writes no number to a question that asks for one (:func:`~assistant_bridge.text.asks_value`) or no
    length of time to one that asks how long something takes (:func:`~assistant_bridge.text.asks_duration`), an
    answer that states no such event to a question for the version something was added or removed in
-   (:func:`~assistant_bridge.text.asked_event`), or a
+   (:func:`~assistant_bridge.text.asked_event`), an answer that compares nothing to a question whether one thing
+   is more so than another (:func:`~assistant_bridge.text.asks_comparison`), or a
    post-generation filter ("response confidence") below ``thresholds.post_gen`` →
    ``reason="response_confidence"``;
 7. otherwise :class:`Answer` with **all** the search results, not only the ones that were cited.
@@ -48,10 +49,12 @@ from assistant_bridge.core.snippets import Snippet, build_snippets
 from assistant_bridge.text import (
     Overview,
     asked_event,
+    asks_comparison,
     asks_count,
     asks_default,
     asks_duration,
     asks_value,
+    compares,
     counted_thing,
     counts_unit,
     documents_name,
@@ -644,7 +647,8 @@ def finish_generation(
     # seconds does tomli wait…" with sentences that count no seconds, "What is the maximum length of a file name
     # under /usr?" with sentences that write no number, "How long does lintian-brush take…" with sentences that
     # name no length of time, "Which SQLite version removed STRICT tables?" with one that says which introduced
-    # them: they answer another question
+    # them: they answer another question; so "Is sed faster than awk?" answered with sed(1)'s list of related
+    # commands, which compares nothing
     counted = counted_thing(prepared.query)
     # "From how many possible completions does readline ask…, by default?": "The default limit is '100'." counts them
     default_given = asks_default(prepared.message) and states_default_number(generation.text)
@@ -655,6 +659,7 @@ def finish_generation(
         or (asks_duration(prepared.message) and not names_duration(generation.text))
         or ((event := asked_event(prepared.message)) is not None and not states_event(event, generation.text))
         or (counted and not any(counts_unit(generation.text, unit) for unit in counted) and not default_given)
+        or ((compared := asks_comparison(prepared.message)) and not compares(generation.text, compared))
     ):
         timings["total"] = (clock() - prepared.started) * 1000.0
         return IDontKnow(

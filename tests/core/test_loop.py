@@ -832,6 +832,25 @@ def test_a_version_asked_by_what_happened_in_it_is_answered_by_a_sentence_that_s
     assert isinstance(_asked(removed, "ANALYZE was DROPPED, that is removed, in 9.9.9."), Answer)
 
 
+def test_a_question_whether_one_thing_is_more_so_than_another_is_answered_by_a_comparison() -> None:
+    """ "Is sed faster than awk?" is not answered by sed(1)'s list of related commands nor by "rather than": the
+    answer compares ("than", "as fast as", or the question's own comparative: "WAL uses many fewer fsync()
+    operations"). Questions that compare nothing are left alone ("Only those bigger than 100 MB?", "a kernel
+    other than Linux")."""
+    faster = "Is sed faster than awk?"
+    out = _asked(faster, "awk(1), ed(1), grep(1), tr(1).")
+    assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
+    assert isinstance(_asked(faster, "Consider files as separate rather than as one stream."), IDontKnow)
+    assert isinstance(_asked(faster, "sed is faster than awk for simple substitutions."), Answer)
+    assert isinstance(_asked(faster, "sed is about as fast as awk."), Answer)
+    fewer = "Does WAL mode need more or fewer fsync() calls than the rollback journal?"
+    assert isinstance(_asked(fewer, "WAL uses many fewer fsync() operations."), Answer)
+    assert isinstance(_asked("Which is better, less or most?", "less is a pager."), IDontKnow)
+    assert isinstance(_asked("Est-ce que gzip est plus rapide que xz ?", "gzip compresse des fichiers."), IDontKnow)
+    for other in ("Only those bigger than 100 MB?", "Is there a kernel other than Linux?"):
+        assert isinstance(_asked(other, "It is given by the -m flag."), Answer)
+
+
 def test_a_count_is_a_number_written_before_its_unit() -> None:
     """The unit named and a number written elsewhere count nothing ("…version 3.8.2 … to use a WITHOUT ROWID
     table"); "a single RESERVED lock" counts locks."""
