@@ -26,7 +26,13 @@ from typing import Any, Protocol
 import httpx
 
 from assistant_bridge.conversation.memory import MemoryTurn
-from assistant_bridge.conversation.rewrite_embedded import MAX_QUERY_CHARS, EmbeddedRewriter, content_words
+from assistant_bridge.conversation.rewrite_embedded import (
+    MAX_QUERY_CHARS,
+    EmbeddedRewriter,
+    carries_named_command,
+    content_words,
+    language,
+)
 from assistant_bridge.errors import ConfigurationError, DependencyError, GeneratorError
 from assistant_bridge.text import option_words
 
@@ -58,8 +64,9 @@ class Rewrite:
         failed; not part of :meth:`to_json`.
     :param as_asked_weight: how much the message as asked weighs in a dense search of a rewritten query
         (:attr:`blend`): the configured weight, scaled down for a message with fewer than
-        :data:`AS_ASKED_FULL_WORDS` content words and no command-line option (:func:`as_asked_share`); 0
-        searches the rewrite alone.
+        :data:`AS_ASKED_FULL_WORDS` content words and no command-line option (:func:`as_asked_share`), and 0 for a
+        follow-up that carries a command the user named and its manual page answered
+        (:func:`~.rewrite_embedded.carries_named_command`); 0 searches the rewrite alone.
     """
 
     query: str
@@ -165,6 +172,9 @@ class Rewriter:
             )
             query, decision, terms = self.fallback.analyse(question, history)  # the embedded rewrite, no model
             follow_up, carried = decision.follow_up, tuple(terms)
+        # a follow-up that carries a command the user named, and whose manual page answered, searches its rewrite
+        # alone: the message as asked ("Can I limit the bandwidth it uses?") would only draw other pages
+        settled = bool(follow_up) and carries_named_command(carried, history, language(question))
         return Rewrite(
             query=query[:MAX_QUERY_CHARS],
             method=self.primary.name if reason is None else "fallback",
@@ -173,7 +183,7 @@ class Rewriter:
             fallback_reason=reason,
             ms=(self._clock() - started) * 1000,
             error_code=code,
-            as_asked_weight=self.as_asked_weight * as_asked_share(question),
+            as_asked_weight=0.0 if settled else self.as_asked_weight * as_asked_share(question),
             **base,  # type: ignore[arg-type]
         )
 

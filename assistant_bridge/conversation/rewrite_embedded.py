@@ -849,6 +849,25 @@ def carried_terms(
     return out
 
 
+def carries_named_command(carried: Sequence[str], history: Sequence[MemoryTurn], lang: str) -> bool:
+    """One of the ``carried`` terms is a command the user named in their own words in a turn that its manual page
+    answered: "Can I limit the bandwidth it uses? — scp" after "How do I copy a directory to another machine with
+    scp?" answered from scp(1). Such a topic is the user's and the documents agree with it, so the rewrite need
+    not be hedged with the message as asked (:attr:`~.rewrite.Rewrite.blend`)."""
+    wanted = {t.lower() for t in carried}
+    for turn in history:
+        name = manual_page_name(turn.titles[0]) if turn.titles and turn.outcome not in _UNREAD else None
+        if name is None or name.lower() not in wanted:
+            continue
+        own = _WEAK_CARRY.sub("", turn.query or turn.question).partition(" — ")[0]
+        if lang == "ja":
+            if any(t.key == (name.lower(),) for t in terms_of(own, lang)):
+                return True
+        elif name.lower() in {tok.lower() for tok in _tokens(own)}:
+            return True
+    return False
+
+
 def _same_page(turn: MemoryTurn, before: MemoryTurn | None) -> bool:
     """Both answers cite the same page first: a self-contained question answered from the page the turn before
     it was answered from ("How can I leave out some files?" after a question on tar archives, both from tar(1))

@@ -18,6 +18,7 @@ from assistant_bridge.conversation.rewrite_embedded import (
     EmbeddedRewriter,
     asked_names,
     carried_terms,
+    carries_named_command,
     content_words,
     detect,
     language,
@@ -391,6 +392,25 @@ def test_a_rewrite_is_searched_blended_with_the_message_as_asked() -> None:
     off = make_rewriter("entire_conversation", {"as_asked_weight": 0}, {}).rewrite("Is it taxable?", NAV)
     assert off.rewritten and off.blend is None and off.to_json()["as_asked_weight"] == 0.0
     assert make_rewriter("single_turn", {}, {}).rewrite("Is it taxable?", NAV).blend is None
+
+
+def test_a_follow_up_on_a_command_the_user_named_and_its_page_answered_is_searched_as_rewritten() -> None:
+    """ "Can I limit the bandwidth it uses?" after "How do I copy a directory … with scp?" answered from scp(1)
+    carries scp, the user's own topic that the documents agreed with: the message as asked, which would only draw
+    other pages ("limit", "uses"), is not blended in. A command only a cited page named (the user never wrote it),
+    or a user's word another page answered, is still hedged."""
+    rewriter = make_rewriter("entire_conversation", {}, {})
+    scp = "scp(1): OpenSSH secure file copy"
+    asked = _turn("How do I copy a directory to another machine with scp?", "-r: Recursively copy…", titles=(scp,))
+    out = rewriter.rewrite("Can I limit the bandwidth it uses?", [asked])
+    assert out.follow_up and "scp" in out.carried and out.blend is None and out.to_json()["as_asked_weight"] == 0.0
+    unnamed = _turn("How do I copy a directory to another machine?", "-r: Recursively copy…", titles=(scp,))
+    assert rewriter.rewrite("Can I limit the bandwidth it uses?", [unnamed]).blend is not None
+    elsewhere = _turn(
+        asked.question, "rsync copies…", titles=("rsync(1): a fast, versatile, remote file-copying tool",)
+    )
+    assert rewriter.rewrite("Can I limit the bandwidth it uses?", [elsewhere]).blend is not None
+    assert carries_named_command(["scp"], [asked], "en") and not carries_named_command(["directory"], [asked], "en")
 
 
 @settings(max_examples=200, deadline=None)
