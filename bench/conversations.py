@@ -1,11 +1,11 @@
 """Conversation-aware search on several domains: retrieval with the last turn alone, with the product's rewrite
 and with a human rewrite, and answerability per turn, each domain reported apart.
 
-    python bench/conversations.py --data ../shared/data [--domains fiqa,wiki,gitdocs,tools,tools2,realdocs --docs DIR]
+    python bench/conversations.py --data ../shared/data [--domains fiqa,wiki,gitdocs,tools,tools2,tools3,realdocs --docs DIR]
                                   [--mode dense|lexical|hybrid]
                                   [--rewriter embedded|llm] [--no-answerability] [--work-dir DIR] [--json out.json]
 
-Domains (the conversations of the last five were written for this benchmark, with human-style rewrites):
+Domains (the conversations of the last six were written for this benchmark, with human-style rewrites):
 
 * ``fiqa``: MTRAG's FiQA domain (``mtrag_fiqa/``: 27 conversations, 180 retrieval tasks with qrels, a
   14,085-passage corpus, answerability labels per turn);
@@ -19,6 +19,8 @@ Domains (the conversations of the last five were written for this benchmark, wit
 * ``tools2``: ``bench/data/conversations_tools2.json``, 8 more conversations over the same pages on other tasks
   (sed, make, journalctl, scp, zip, ssh tunnels, xz, less), written later as a second held-out set, before the
   rewriter changes measured on it;
+* ``tools3``: ``bench/data/conversations_tools3.json``, 8 more on yet other tasks, written after the rewriter
+  changes made on ``tools2`` and before they were run on it: the held-out check of those changes;
 * ``realdocs``: ``bench/data/conversations_realdocs.json``, 10 conversations (English, French, Japanese) over
   the documents ``bench/real_docs.py`` prepares, given with ``--docs`` (not in the default ``--domains``),
   written as a held-out domain too.
@@ -76,8 +78,8 @@ from bench._common import (  # noqa: E402
 )
 
 DATA = Path(__file__).resolve().parent / "data"
-DOMAINS = ("fiqa", "wiki", "gitdocs", "tools", "tools2", "realdocs")
-DOCUMENT_DOMAINS = ("gitdocs", "tools", "tools2", "realdocs")  # ingested through the product's own chunking
+DOMAINS = ("fiqa", "wiki", "gitdocs", "tools", "tools2", "tools3", "realdocs")
+DOCUMENT_DOMAINS = ("gitdocs", "tools", "tools2", "tools3", "realdocs")  # ingested through the product's own chunking
 ANSWER_LABELS = ("ANSWERABLE", "PARTIAL")
 TIMING_REPEATS = 3  # searches of a blended turn's two forms timed, the fastest of each kept (see retrieval)
 Relevance = Callable[[list[Any]], float]
@@ -175,7 +177,7 @@ def _render(src: str, dest: Path) -> Path | None:
 
 def render_pages(name: str, out: Path) -> list[Path]:
     """The manual pages of a domain rendered to text: ``gitdocs`` is every page of the ``git-man`` package
-    (sections 1, 5 and 7), ``tools`` and ``tools2`` the pages of :data:`TOOL_PAGES`."""
+    (sections 1, 5 and 7), ``tools``, ``tools2`` and ``tools3`` the pages of :data:`TOOL_PAGES`."""
     out.mkdir(parents=True, exist_ok=True)
     if name == "gitdocs":
         sources = [str(p) for sec in ("1", "5", "7") for p in sorted(Path(f"/usr/share/man/man{sec}").glob("git*.gz"))]
@@ -219,7 +221,7 @@ def domain(name: str, data: Path, work: Path, docs: Path | None = None) -> dict[
     if name == "wiki":
         corpus = data / "clapnq" / "derived" / "clapnq_dev_minicorpus.jsonl"
         return _written("wiki", lambda c: c.title, lambda svc: _load_passages(svc, read_jsonl(corpus)))
-    if name in ("gitdocs", "tools", "tools2"):  # tools2: later conversations over the same pages
+    if name in ("gitdocs", "tools", "tools2", "tools3"):  # tools2, tools3: later conversations, same pages
         return _written(name, lambda c: Path(c.filename).stem, _load_pages(name, work))
     if name == "realdocs":
         if docs is None:
