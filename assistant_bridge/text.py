@@ -1259,7 +1259,7 @@ def names_duration(text: str) -> bool:
 # not a list of related commands
 _COMPARATIVE = r"(?:(?!(?:oth|rath|eith|neith|ov|und|aft|nev|us|serv|numb)er\b)\w{2,}er|more|less|fewer|better|worse)"
 _ASKS_COMPARISON = re.compile(
-    rf"^\W*(?:(?:is|are|was|were|do|does|did|can|could|will|would)\b(?P<whether>[^?]*\b{_COMPARATIVE}\s+(?:\S+\s+){{0,3}})than\b|"
+    rf"^\W*(?:(?:is|are|was|were|do|does|did|can|could|will|would)\b(?P<whether>[^?]*\b{_COMPARATIVE}\s+(?:\S+\s+){{0,3}})(?<!other )(?<!rather )than\b|"
     rf"which\s+(?:one\s+)?is\s+(?P<which>{_COMPARATIVE})\b[^?]*\bor\b|"
     r"est-ce\b[^?]*\b(?P<plus>(?:plus|moins)\s+\w+)\s+que\b)",
     re.IGNORECASE,

@@ -847,7 +847,11 @@ def test_a_question_whether_one_thing_is_more_so_than_another_is_answered_by_a_c
     assert isinstance(_asked(fewer, "WAL uses many fewer fsync() operations."), Answer)
     assert isinstance(_asked("Which is better, less or most?", "less is a pager."), IDontKnow)
     assert isinstance(_asked("Est-ce que gzip est plus rapide que xz ?", "gzip compresse des fichiers."), IDontKnow)
-    for other in ("Only those bigger than 100 MB?", "Is there a kernel other than Linux?"):
+    for other in (
+        "Only those bigger than 100 MB?",
+        "Is there a kernel other than Linux?",
+        "Is there a folder other than /tmp for temporary files?",  # "folder" is no comparative
+    ):
         assert isinstance(_asked(other, "It is given by the -m flag."), Answer)
 
 
