@@ -44,6 +44,11 @@ CONTEXTUAL_MODES = ("single_turn", "entire_conversation")
 # command-line option ("And what does --hard do?") weighs in full: the option says what it asks about on its own
 AS_ASKED_WEIGHT = 1.0
 AS_ASKED_FULL_WORDS = 2
+# a follow-up that carries a command the user named, and whose manual page answered, weighs the message as asked at
+# this share of the above: the topic is the user's and the documents agreed with it, so the message's own words
+# ("Can I limit the bandwidth it uses?") need less weight to keep other pages out; not none, since the rewrite may
+# also carry the previous question's details ("— line numbers / less")
+SETTLED_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -64,8 +69,8 @@ class Rewrite:
         failed; not part of :meth:`to_json`.
     :param as_asked_weight: how much the message as asked weighs in a dense search of a rewritten query
         (:attr:`blend`): the configured weight, scaled down for a message with fewer than
-        :data:`AS_ASKED_FULL_WORDS` content words and no command-line option (:func:`as_asked_share`), and 0 for a
-        follow-up that carries a command the user named and its manual page answered
+        :data:`AS_ASKED_FULL_WORDS` content words and no command-line option (:func:`as_asked_share`), and by
+        :data:`SETTLED_SHARE` for a follow-up that carries a command the user named and its manual page answered
         (:func:`~.rewrite_embedded.carries_named_command`); 0 searches the rewrite alone.
     """
 
@@ -172,8 +177,8 @@ class Rewriter:
             )
             query, decision, terms = self.fallback.analyse(question, history)  # the embedded rewrite, no model
             follow_up, carried = decision.follow_up, tuple(terms)
-        # a follow-up that carries a command the user named, and whose manual page answered, searches its rewrite
-        # alone: the message as asked ("Can I limit the bandwidth it uses?") would only draw other pages
+        # a follow-up that carries a command the user named, and whose manual page answered: the message as asked
+        # ("Can I limit the bandwidth it uses?") weighs half as much (SETTLED_SHARE)
         settled = bool(follow_up) and carries_named_command(carried, history, language(question))
         return Rewrite(
             query=query[:MAX_QUERY_CHARS],
@@ -183,7 +188,7 @@ class Rewriter:
             fallback_reason=reason,
             ms=(self._clock() - started) * 1000,
             error_code=code,
-            as_asked_weight=0.0 if settled else self.as_asked_weight * as_asked_share(question),
+            as_asked_weight=self.as_asked_weight * as_asked_share(question) * (SETTLED_SHARE if settled else 1.0),
             **base,  # type: ignore[arg-type]
         )
 

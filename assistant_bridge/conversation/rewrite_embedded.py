@@ -852,8 +852,8 @@ def carried_terms(
 def carries_named_command(carried: Sequence[str], history: Sequence[MemoryTurn], lang: str) -> bool:
     """One of the ``carried`` terms is a command the user named in their own words in a turn that its manual page
     answered: "Can I limit the bandwidth it uses? — scp" after "How do I copy a directory to another machine with
-    scp?" answered from scp(1). Such a topic is the user's and the documents agree with it, so the rewrite need
-    not be hedged with the message as asked (:attr:`~.rewrite.Rewrite.blend`)."""
+    scp?" answered from scp(1). Such a topic is the user's and the documents agree with it, so the rewrite is
+    hedged less with the message as asked (:attr:`~.rewrite.Rewrite.blend`, ``SETTLED_SHARE``)."""
     wanted = {t.lower() for t in carried}
     for turn in history:
         name = manual_page_name(turn.titles[0]) if turn.titles and turn.outcome not in _UNREAD else None

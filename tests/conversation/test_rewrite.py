@@ -394,22 +394,22 @@ def test_a_rewrite_is_searched_blended_with_the_message_as_asked() -> None:
     assert make_rewriter("single_turn", {}, {}).rewrite("Is it taxable?", NAV).blend is None
 
 
-def test_a_follow_up_on_a_command_the_user_named_and_its_page_answered_is_searched_as_rewritten() -> None:
+def test_a_follow_up_on_a_command_the_user_named_and_its_page_answered_is_hedged_less() -> None:
     """ "Can I limit the bandwidth it uses?" after "How do I copy a directory … with scp?" answered from scp(1)
-    carries scp, the user's own topic that the documents agreed with: the message as asked, which would only draw
-    other pages ("limit", "uses"), is not blended in. A command only a cited page named (the user never wrote it),
-    or a user's word another page answered, is still hedged."""
+    carries scp, the user's own topic that the documents agreed with: the message as asked, which draws other pages
+    ("limit", "uses"), weighs half as much. A command only a cited page named (the user never wrote it), or a
+    user's word another page answered, is hedged in full."""
     rewriter = make_rewriter("entire_conversation", {}, {})
     scp = "scp(1): OpenSSH secure file copy"
     asked = _turn("How do I copy a directory to another machine with scp?", "-r: Recursively copy…", titles=(scp,))
     out = rewriter.rewrite("Can I limit the bandwidth it uses?", [asked])
-    assert out.follow_up and "scp" in out.carried and out.blend is None and out.to_json()["as_asked_weight"] == 0.0
+    assert out.follow_up and "scp" in out.carried and out.blend == ("Can I limit the bandwidth it uses?", 0.5)
     unnamed = _turn("How do I copy a directory to another machine?", "-r: Recursively copy…", titles=(scp,))
-    assert rewriter.rewrite("Can I limit the bandwidth it uses?", [unnamed]).blend is not None
+    assert rewriter.rewrite("Can I limit the bandwidth it uses?", [unnamed]).blend == (out.original, 1.0)
     elsewhere = _turn(
         asked.question, "rsync copies…", titles=("rsync(1): a fast, versatile, remote file-copying tool",)
     )
-    assert rewriter.rewrite("Can I limit the bandwidth it uses?", [elsewhere]).blend is not None
+    assert rewriter.rewrite("Can I limit the bandwidth it uses?", [elsewhere]).blend == (out.original, 1.0)
     assert carries_named_command(["scp"], [asked], "en") and not carries_named_command(["directory"], [asked], "en")
 
 
