@@ -1264,6 +1264,10 @@ _ASKS_COMPARISON = re.compile(
     r"est-ce\b[^?]*\b(?P<plus>(?:plus|moins)\s+\w+)\s+que\b)",
     re.IGNORECASE,
 )
+# "Is there one that is more important than the others?": which one, not whether; its answer names it
+_ASKS_WHICH_ONE = re.compile(
+    r"^\W*(?:is|are)\s+there\b|\bthan\s+(?:(?:the|all)\s+)?(?:others?|rest|any\s+other|all)\b", re.IGNORECASE
+)
 # "rather than", "other than" compare nothing ("consider files as separate rather than as a single … stream")
 _STATES_COMPARISON = re.compile(r"(?<!rather )(?<!other )\bthan\b|\bque\b|\bas\s+\w+\s+as\b", re.IGNORECASE)
 
@@ -1272,9 +1276,11 @@ def asks_comparison(message: str) -> tuple[str, ...]:
     """The comparatives of a question whether one thing is more so than another ("faster" for "Is sed faster than
     awk?", "more", "fewer" for "Does WAL mode need more or fewer fsync() calls than…?", "better" for "Which is
     better, less or most?"); ``()`` for any other question. "Only those bigger than 100 MB?" asks for files, not
-    whether; "Is there a kernel other than Linux?" compares nothing."""
-    match = _ASKS_COMPARISON.search(unicodedata.normalize("NFKC", message))
-    if match is None:
+    whether; "Is there a kernel other than Linux?" compares nothing; "Is there one that is more important than the
+    others?" asks which one (:data:`_ASKS_WHICH_ONE`)."""
+    normal = unicodedata.normalize("NFKC", message)
+    match = _ASKS_COMPARISON.search(normal)
+    if match is None or _ASKS_WHICH_ONE.search(normal):
         return ()
     span = match.group("whether") or match.group("which") or match.group("plus") or ""
     return tuple(w.lower() for w in re.findall(rf"\b{_COMPARATIVE}\b|\bplus\s+\w+|\bmoins\s+\w+", span, re.IGNORECASE))

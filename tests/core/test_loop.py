@@ -851,6 +851,8 @@ def test_a_question_whether_one_thing_is_more_so_than_another_is_answered_by_a_c
         "Only those bigger than 100 MB?",
         "Is there a kernel other than Linux?",
         "Is there a folder other than /tmp for temporary files?",  # "folder" is no comparative
+        "Is there one that is more important than the others?",  # which one: its answer names it
+        "Is it safer than the rest?",
     ):
         assert isinstance(_asked(other, "It is given by the -m flag."), Answer)
 
