@@ -1258,8 +1258,11 @@ def names_duration(text: str) -> bool:
 # it writes "than" ("que" in French) or the question's own comparative ("WAL uses many fewer fsync() operations"),
 # not a list of related commands
 _COMPARATIVE = r"(?:(?!(?:oth|rath|eith|neith|ov|und|aft|nev|us|serv|numb)er\b)\w{2,}er|more|less|fewer|better|worse)"
+# "than" that compares: "rather than", "other than" compare nothing ("consider files as separate rather than as a
+# single … stream", "a kernel other than Linux")
+_THAN = r"(?<!other )(?<!rather )\bthan\b"
 _ASKS_COMPARISON = re.compile(
-    rf"^\W*(?:(?:is|are|was|were|do|does|did|can|could|will|would)\b(?P<whether>[^?]*\b{_COMPARATIVE}\s+(?:\S+\s+){{0,3}})(?<!other )(?<!rather )than\b|"
+    rf"^\W*(?:(?:is|are|was|were|do|does|did|can|could|will|would)\b(?P<whether>[^?]*\b{_COMPARATIVE}\s+(?:\S+\s+){{0,3}}){_THAN}|"
     rf"which\s+(?:one\s+)?is\s+(?P<which>{_COMPARATIVE})\b[^?]*\bor\b|"
     r"est-ce\b[^?]*\b(?P<plus>(?:plus|moins)\s+\w+)\s+que\b)",
     re.IGNORECASE,
@@ -1268,8 +1271,7 @@ _ASKS_COMPARISON = re.compile(
 _ASKS_WHICH_ONE = re.compile(
     r"^\W*(?:is|are)\s+there\b|\bthan\s+(?:(?:the|all)\s+)?(?:others?|rest|any\s+other|all)\b", re.IGNORECASE
 )
-# "rather than", "other than" compare nothing ("consider files as separate rather than as a single … stream")
-_STATES_COMPARISON = re.compile(r"(?<!rather )(?<!other )\bthan\b|\bque\b|\bas\s+\w+\s+as\b", re.IGNORECASE)
+_STATES_COMPARISON = re.compile(rf"{_THAN}|\bque\b|\bas\s+\w+\s+as\b", re.IGNORECASE)
 
 
 def asks_comparison(message: str) -> tuple[str, ...]:

@@ -796,7 +796,7 @@ def carried_terms(
         before = usable[-age - 2] if age + 1 < len(usable) else None
         if not detect(turn.question, lang).follow_up and not _same_page(turn, before):
             era *= topic_shift
-        own, _, carried = _WEAK_CARRY.sub("", query).partition(" — ")
+        own, carried = _own_and_carried(query)
         found = [(t, _kind(t, lang)) for t in terms_of(own, lang)]
         found += [(t, "topic") for t in (_topic_term(x, lang) for x in carried.split(" / ")) if t is not None]
         found += [(t, "title") for t in (title_term(x, lang) for x in turn.titles[:1]) if t is not None]
@@ -859,13 +859,19 @@ def carries_named_command(carried: Sequence[str], history: Sequence[MemoryTurn],
         name = manual_page_name(turn.titles[0]) if turn.titles and turn.outcome not in _UNREAD else None
         if name is None or name.lower() not in wanted:
             continue
-        own = _WEAK_CARRY.sub("", turn.query or turn.question).partition(" — ")[0]
-        if lang == "ja":
-            if any(t.key == (name.lower(),) for t in terms_of(own, lang)):
-                return True
-        elif name.lower() in {tok.lower() for tok in _tokens(own)}:
+        own = _own_and_carried(turn.query or turn.question)[0]
+        words = _words_of(own, lang) if lang == "ja" else {tok.lower() for tok in _tokens(own)}
+        if name.lower() in words:
             return True
     return False
+
+
+def _own_and_carried(query: str) -> tuple[str, str]:
+    """A remembered query's own words and the terms it carried (after its dash), without the topic a short question
+    was given in brackets: ``"Which key types can it make? — new SSH / ssh-keygen"`` → ``("Which key types can it
+    make?", "new SSH / ssh-keygen")``."""
+    own, _, carried = _WEAK_CARRY.sub("", query).partition(" — ")
+    return own, carried
 
 
 def _same_page(turn: MemoryTurn, before: MemoryTurn | None) -> bool:
