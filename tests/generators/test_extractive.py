@@ -1317,18 +1317,22 @@ def test_a_sentence_that_writes_a_command_line_answers_which_command() -> None:
     ]
 
 
+# the best passage of the runner-up tests: three sentences on where bug reports go, which fill a moderate answer
+BUG_REPORTS = Snippet(
+    "Bug reports on many packages go to the debian-devel list. Such bug reports on packages go out by hand. "
+    "Such bug reports on packages go out by mail.",
+    "Reporting bugs",
+    0,
+)
+
+
 def test_another_passage_that_answers_about_as_well_follows_the_best_one() -> None:
     """When the second best sentence comes from another passage and scores nearly as well as the best, it follows
     the best passage's sentences, one more than the length's count: the answer shows both candidates. A weaker one
     does not join, nor does any in a concise answer. (The passage bonus is raised so that the best passage fills
     the count by itself.)"""
     generator = ExtractiveGenerator(same_snippet_bonus=2.0)
-    best = Snippet(
-        "Bug reports on many packages go to the debian-devel list. Such bug reports on packages go out by hand. "
-        "Such bug reports on packages go out by mail.",
-        "Reporting bugs",
-        0,
-    )
+    best = BUG_REPORTS
     other = Snippet("Bug reports on many packages go to the maintonly address.", "Bug tracking", 1)
     weaker = Snippet("Bug reports go to the maintainer.", "Bug tracking", 1)
     question = "Where do bug reports on many packages go?"
@@ -1347,12 +1351,7 @@ def test_a_joining_sentence_that_introduces_brings_what_it_introduces(size: str)
     (moderate) or as one of the best sentences (verbose): the answer does not end on a colon. When that line does
     not fit the length, the introducing sentence stays out."""
     generator = ExtractiveGenerator(same_snippet_bonus=2.0)
-    best = Snippet(
-        "Bug reports on many packages go to the debian-devel list. Such bug reports on packages go out by hand. "
-        "Such bug reports on packages go out by mail.",
-        "Reporting bugs",
-        0,
-    )
+    best = BUG_REPORTS
     other = Snippet(
         "Bug reports on many packages go to two addresses:\n\n"
         "    maintonly@bugs.debian.org  reaches the maintainer only\n"
