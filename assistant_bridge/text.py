@@ -762,6 +762,8 @@ def definition_kind(subject: str, sentence: str) -> DefinitionKind | None:
     wanted = match_form(subject).replace(" ", "")  # "git-rebase" and "git rebase", "PyrateLimiter" and "Pyrate Limiter"
     if not wanted:
         return None
+    if says_quality(subject, sentence):
+        return "what"
     text = unicodedata.normalize("NFKC", sentence).lstrip("`*_\"' ")
     for start in (text, _SECTION_LABEL.sub("", text, count=1)):  # "説明: GNU tar は、アーカイブプログラムです。"
         naming = _NAMING.match(start)
@@ -780,6 +782,21 @@ def definition_kind(subject: str, sentence: str) -> DefinitionKind | None:
         if not article and _SAYS_WHAT_IT_DOES.match(rest):
             return "does"
     return None
+
+
+# "A rollback journal is said to be hot if…", "A journal is hot if…": a thing of a kind is given a quality under a
+# condition, which defines the quality and the kind together ("hot journal")
+_QUALITY = r"^(?:an?|the|some)\s+(?:[\w-]+\s+){{0,2}}{noun}s?\s+(?:is|are)\s+(?:said to be\s+|called\s+|considered\s+)?{quality}\s+(?:if|when|whenever|once)\s+\w"
+
+
+def says_quality(subject: str, sentence: str) -> bool:
+    """``sentence`` defines ``subject``, a quality and a kind of thing ("hot journal"), by saying when a thing of that
+    kind has that quality (:data:`_QUALITY`: "A rollback journal is said to be hot if it needs to be rolled back…")."""
+    words = match_form(subject).split()
+    if len(words) < 2 or len(words) > 3:
+        return False
+    quality, noun = r"\s+".join(map(re.escape, words[:-1])), re.escape(words[-1])
+    return re.match(_QUALITY.format(noun=noun, quality=quality), sentence.strip(), re.IGNORECASE) is not None
 
 
 _ANY_DEFINITION: tuple[DefinitionKind, ...] = ("name", "what", "does")

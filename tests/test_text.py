@@ -196,6 +196,14 @@ def test_what_a_documents_title_names(title: str, subject: str) -> None:
         ("PRAGMA integrity_check", "PRAGMA integrity_check does not find FOREIGN KEY errors.", None),  # a limit
         ("gzip", "gzip ne compresse pas les liens symboliques.", None),
         ("tar", "tar can't append to a compressed archive.", None),
+        # a thing of a kind given a quality under a condition defines the quality and the kind together
+        ("hot journal", "A rollback journal is said to be hot if it needs to be rolled back.", "what"),
+        ("hot journal", "A journal is hot if it exists and is not empty.", "what"),
+        ("broken distribution", "The distribution is said to be broken when a package cannot be installed.", "what"),
+        ("hot journal", "Before reading, SQLite checks whether the file has a hot journal.", None),
+        ("hot journal", "A rollback journal is said to be hot.", None),  # no condition: a statement, not a definition
+        ("journal hot", "A journal is hot if it exists.", None),
+        ("hot journal", "A journal is hot if...", None),  # the conditions follow in a list: it introduces them
     ],
 )
 def test_how_a_sentence_says_what_its_subject_is(subject: str, sentence: str, kind: str | None) -> None:

@@ -340,12 +340,18 @@ def _unnamed(names: Sequence[str], form: str) -> bool:
 _NAME_AS_ADJECTIVE = re.compile(r"-(?:style|like|compatible|based|specific|only|friendly|flavou?red)$", re.IGNORECASE)
 
 
+# where a name written in camel case splits into the words its package or prose may spell apart ("NetworkManager" and
+# "network-manager" or "Network Manager")
+_CAMEL_CASE = re.compile(r"(?<=[a-z])(?=[A-Z])")
+
+
 def _mentioned(form: str, name: str) -> bool:
     """The whole name, or for a name of several words its longest word when that has 5 letters or more
     ("Roosevelt" for "Franklin D. Roosevelt"; "VS Code" only as a whole); a name made an adjective
-    (:data:`_NAME_AS_ADJECTIVE`) as the name alone."""
+    (:data:`_NAME_AS_ADJECTIVE`) as the name alone; a name in camel case as its words apart ("network-manager" for
+    "NetworkManager")."""
     name = _NAME_AS_ADJECTIVE.sub("", name)
-    if mentions(form, name):
+    if mentions(form, name) or mentions(form, _CAMEL_CASE.sub(" ", name)):
         return True
     words = name.split()
     longest = max(words, key=len)

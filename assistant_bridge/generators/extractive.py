@@ -119,6 +119,7 @@ from assistant_bridge.generators.sentences import (
 from assistant_bridge.text import (
     NAME_LINE_PARTS,
     OPTION_WORD,
+    TABLE_CELL,
     asks_default,
     asks_for_option,
     asks_how_to,
@@ -337,6 +338,10 @@ class ExtractiveGenerator:
             else frozenset()
             for i in range(n)
         ]
+        # a table row says what its header row's columns name ("route(8) | ip route | routing table entry" under
+        # "obsolete net-tools | new iproute2 etc. | manipulation"): their terms count for it as a demonstrative's do
+        for i, h in _headers(cands).items():
+            inherited[i] = inherited[i] | (cands[h].terms - said[i])
         df = {t: sum(1 for ts in said if t in ts) for t in qterms}
         frame = self.tuning.frame_term_weight
         idf = {t: max(0.0, math.log((n + 1) / (df[t] + 0.5))) * (frame if t in FRAME_TERMS else 1.0) for t in qterms}
@@ -439,8 +444,12 @@ class ExtractiveGenerator:
 
     def _select(self, scored: _Scored, snippets: Sequence[Snippet], response_length: ResponseLength) -> list[Candidate]:
         """The best sentence, then the best others that clear the relevance floor, grouped by snippet (the best
-        sentence's snippet first) and in reading order within each."""
+        sentence's snippet first) and in reading order within each; a table's row under its header row."""
         policy = self.lengths[validate_response_length(response_length)]
+        return _under_headers(self._choose(scored, snippets, policy), scored.cands, policy.max_chars)
+
+    def _choose(self, scored: _Scored, snippets: Sequence[Snippet], policy: LengthPolicy) -> list[Candidate]:
+        """:meth:`_select`'s sentences, the best first."""
         cands, scores, relevance, entries = scored.cands, scored.scores, scored.relevance, scored.entries
         if not cands:
             return []
@@ -525,12 +534,7 @@ class ExtractiveGenerator:
             if (introduces(best.text) or announced or _shown_command(cands, top, asked) is not None) and rest:
                 # "Run the following to test Rich output on your terminal:" answers with what it introduces:
                 # the block that follows it (a command, a code sample), up to the next blank line
-                text = snippets[best.snippet].text
-                block = rest[:1]
-                for prev, nxt in zip(rest, rest[1:], strict=False):
-                    if "\n\n" in text[prev.end : nxt.start]:
-                        break
-                    block.append(nxt)
+                block = _block(rest, snippets[best.snippet].text)
                 if used + sum(len(c.text) + 1 for c in between) + len(block[0].text) <= policy.max_chars:
                     return _as_far_as_fits(chosen, between + block, policy.max_chars)
         qualifier = _qualifier(cands, top, scored.asks_how, scored.asks_option)
@@ -561,11 +565,14 @@ class ExtractiveGenerator:
             used += len(cand.text) + 1
             shown = _shown_command(cands, pick, asked)
             if shown is not None and cands[shown] not in chosen and used + len(cands[shown].text) <= policy.max_chars:
-                # "To learn the status of all the packages, execute the command" answers with the command
-                chosen.append(cands[shown])
-                used += len(cands[shown].text) + 1
-                if shown in pool:
-                    pool.remove(shown)
+                # "To learn the status of all the packages, execute the command" answers with the command, and the
+                # lines of its block after it ("$ sudo dpkg -r gentoo", "$ sudo dpkg -P gentoo", …)
+                block = [c for c in _block(cands[shown:], snippets[cand.snippet].text) if c not in chosen]
+                for brought in _as_far_as_fits([], block, policy.max_chars - used):
+                    chosen.append(brought)
+                    used += len(brought.text) + 1
+                    if (k := cands.index(brought)) in pool:
+                        pool.remove(k)
         if (
             runner_up is not None
             and policy.sentences > 1
@@ -582,7 +589,7 @@ class ExtractiveGenerator:
             # syntax is used to remove an existing column…", then "The DROP TABLE statement removes a table…" for
             # "What does DROP TABLE remove?"), one more than the length's count of sentences
             chosen.append(cands[runner_up])
-        chosen = _introduced(chosen, cands, best, policy.max_chars)
+        chosen = _introduced(chosen, cands, best, snippets, policy.max_chars)
         rank = {best.snippet: -1}
         chosen.sort(key=lambda c: (rank.get(c.snippet, c.snippet), c.position))
         return chosen
@@ -593,9 +600,16 @@ class ExtractiveGenerator:
         parts: list[str] = []
         citations: list[Citation] = []
         length = 0
-        for cand in chosen:
+        for k, cand in enumerate(chosen):
             if parts:
-                sep = "" if _NO_SPACE_AFTER.search(parts[-1]) else " " if ENDS_SENTENCE.search(parts[-1]) else "\n"
+                row = TABLE_CELL in cand.text or TABLE_CELL in chosen[k - 1].text  # a table's row keeps its own line
+                sep = (
+                    ""
+                    if _NO_SPACE_AFTER.search(parts[-1])
+                    else " "
+                    if ENDS_SENTENCE.search(parts[-1]) and not row
+                    else "\n"
+                )
                 parts.append(sep)
                 length += len(sep)
             flat = flatten(cand.text)
@@ -666,15 +680,15 @@ def _similarity_gap(cands: Sequence[Candidate], snippets: Sequence[Snippet], exe
     """Per candidate, how far its snippet's dense similarity falls below the best snippet's.
 
     Zeros unless every snippet has one (a lexical search, a backend's ``rrf`` fusion, a custom search server:
-    their scores have no common scale), and for the sentences of a snippet that holds definition entries: a
-    reference page's chunk lists many options, and its similarity to the question says little about the one
-    entry asked for (on the real-documents benchmark, weighing them lost ``find -mtime`` and ``nano
-    --backup``)."""
+    their scores have no common scale), and for the sentences of a snippet that holds definition entries or the
+    rows of a table: a reference page's chunk lists many options (or a table many rows), and its similarity to the
+    question says little about the one entry asked for (on the real-documents benchmark, weighing them lost
+    ``find -mtime`` and ``nano --backup``)."""
     sims = [s.similarity for s in snippets]
     if not sims or any(s is None for s in sims):
         return np.zeros(len(cands))
     top = max(s for s in sims if s is not None)
-    reference = {c.snippet for c in cands if c.entry} | {int(i) for i in np.flatnonzero(exempt)}
+    reference = {c.snippet for c in cands if c.entry or c.header >= 0} | {int(i) for i in np.flatnonzero(exempt)}
     return np.array([0.0 if c.snippet in reference else top - (sims[c.snippet] or 0.0) for c in cands])
 
 
@@ -810,11 +824,12 @@ def _entry_of(cands: Sequence[Candidate], top: int, entries: np.ndarray) -> int:
 
 
 def _introduced(
-    chosen: list[Candidate], cands: Sequence[Candidate], best: Candidate, max_chars: int
+    chosen: list[Candidate], cands: Sequence[Candidate], best: Candidate, snippets: Sequence[Snippet], max_chars: int
 ) -> list[Candidate]:
     """A sentence that joins the best one and introduces what follows it ("Currently there are three versions of
-    Debian GNU/Linux:") brings the first line of that, or leaves the answer when that does not fit: an answer
-    does not end on a colon with nothing after it. (The best sentence's own list or block is its own step.)"""
+    Debian GNU/Linux:", "Utilisez la commande dpkg comme ceci pour les essayer :") brings that, as the best
+    sentence's own step does (:func:`_block`: the lines up to the next blank line, as far as the length allows), or
+    leaves the answer when not even its first line fits: an answer does not end on a colon with nothing after it."""
     used = sum(len(c.text) + 1 for c in chosen)
     out: list[Candidate] = []
     for cand in chosen:
@@ -832,9 +847,47 @@ def _introduced(
         if (nxt.label and not nxt.item) or used + len(nxt.text) + 1 > max_chars:  # a heading is no continuation
             used -= len(cand.text) + 1
             continue
-        out += [cand, nxt]
-        used += len(nxt.text) + 1
+        block = [c for c in _block(cands[i + 1 :], snippets[cand.snippet].text) if c not in chosen]
+        brought = _as_far_as_fits([], block, max_chars - used)
+        out += [cand, *brought]
+        used += sum(len(c.text) + 1 for c in brought)
     return out
+
+
+def _headers(cands: Sequence[Candidate]) -> dict[int, int]:
+    """Each candidate that is a row of a table with a header row, with that header row's index (``Candidate.header``
+    is its position in the snippet)."""
+    index = {(c.snippet, c.position): i for i, c in enumerate(cands)}
+    rows = ((i, index.get((c.snippet, c.header))) for i, c in enumerate(cands) if c.header >= 0)
+    return {i: h for i, h in rows if h is not None}
+
+
+def _under_headers(chosen: list[Candidate], cands: Sequence[Candidate], max_chars: int) -> list[Candidate]:
+    """``chosen`` with the header row of each table row in it, where the length allows: a row's cells mean what its
+    header names ("Type | Description" over "boolean | Holds "true" or "false".")."""
+    heads = _headers(cands)
+    used = sum(len(c.text) + 1 for c in chosen)
+    out: list[Candidate] = []
+    for cand in chosen:
+        h = heads.get(cands.index(cand))
+        if h is not None and cands[h] not in out and cands[h] not in chosen and used + len(cands[h].text) <= max_chars:
+            out.append(cands[h])  # right before the first of its rows
+            used += len(cands[h].text) + 1
+        out.append(cand)
+    return out
+
+
+def _block(following: Sequence[Candidate], text: str) -> list[Candidate]:
+    """The first of ``following`` and those after it in the same passage up to the next blank line of ``text`` (the
+    passage) or the next sentence that introduces another: the block a sentence ending with a colon introduces (a
+    command, a code sample, a few lines, a list). A PDF's text has no blank lines: "Les séquences suivantes devraient
+    être essayées :" after three command lines opens another block."""
+    block = list(following[:1])
+    for prev, nxt in zip(following, following[1:], strict=False):
+        if nxt.snippet != prev.snippet or "\n\n" in text[prev.end : nxt.start] or introduces(nxt.text):
+            break
+        block.append(nxt)
+    return block
 
 
 def _continues(cands: Sequence[Candidate], i: int) -> bool:

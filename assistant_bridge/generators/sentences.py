@@ -51,6 +51,7 @@ from assistant_bridge.text import (
     named_manual_pages,
     names_unit,
     overview_subject,
+    says_quality,
     sentence_spans,
     states_default,
     states_default_number,
@@ -94,6 +95,7 @@ class Candidate:
     item: bool = False  # a list item (its bullet or number removed)
     pairs: frozenset[tuple[str, str]] = frozenset()  # its adjacent terms, in order (phrase matching)
     listed: bool = False  # a line of a help listing (:func:`~assistant_bridge.text.listing_lines`)
+    header: int = -1  # a row of a table with a header row: that row's position in the snippet (:func:`_table_headers`)
 
 
 # identifiers, kept whole as well: "ServerAliveCountMax" and "threadpool_limits" are not "server" and "limits",
@@ -317,6 +319,7 @@ def candidates(snippets: Sequence[Snippet]) -> list[Candidate]:
     for k, snippet in enumerate(snippets):
         spans, listed = _units(snippet.text)
         spans = _with_descriptions(snippet.text, spans)
+        headers = _table_headers([snippet.text[start:end] for start, end, _ in spans])
         for position, (start, end, item) in enumerate(spans):
             text = snippet.text[start:end]
             first_char = text[0]
@@ -327,10 +330,13 @@ def candidates(snippets: Sequence[Snippet]) -> list[Candidate]:
             # a list item that says something ("Follows the CommonMark spec for baseline parsing") is an
             # answer unit even without a full stop, and so is a line of a listing (".dump ?OBJECTS?   Render
             # database content as SQL"); a short item ("The Live demo") stays a label
+            # a row of a table with a header row says what the header's columns name ("Type | Description" over
+            # "boolean | Holds "true" or "false"."): it answers as a sentence does, however short its cells
             label = (
                 is_label(text, snippet.title)
                 and not (item and len(_fold(text).split()) >= _ITEM_WORDS)
                 and start not in listed
+                and position not in headers
             )
             if not label and introduces(text) and _prose_follows(snippet.text, end):
                 label = True  # "please follow these rules:" before sentences: the sentences answer, not it
@@ -349,8 +355,38 @@ def candidates(snippets: Sequence[Snippet]) -> list[Candidate]:
                     item,
                     frozenset(itertools.pairwise(toks)),
                     start in listed,
+                    headers.get(position, -1),
                 )
             )
+    return out
+
+
+_TABLE_ROWS_MIN = 2  # a table's rows under its header row: one row under a line is no table ("ls | grep foo")
+
+
+def _header_row(row: str) -> bool:
+    """Each cell of ``row`` is a few words: the names of a table's columns."""
+    return all(len(_fold(cell).split()) < _ROW_CELL_WORDS for cell in row.split(TABLE_CELL))
+
+
+def _table_headers(units: Sequence[str]) -> dict[int, int]:
+    """The rows of the tables ``units`` (a passage's units, in order) hold, each with its table's header row: a
+    table is a run of units with the same number of cells (ingestion writes :data:`~assistant_bridge.text.TABLE_CELL`
+    between a row's cells) that starts after a unit of the passage, so that its first row is the one the document
+    put first (a passage that opens with rows may have been cut from a table whose header is elsewhere); its header
+    is that first row when it reads as one, each cell a few words ("Type | Description", not
+    "'keyword' | A keyword in single quotes is a string literal."), and it needs at least :data:`_TABLE_ROWS_MIN`
+    rows under it. ``{row position: header position}``."""
+    out: dict[int, int] = {}
+    cells = [u.count(TABLE_CELL) + 1 if TABLE_CELL in u else 0 for u in units]
+    start = 1
+    while start < len(units):
+        end = start
+        while end < len(units) and cells[end] and cells[end] == cells[start]:
+            end += 1
+        if cells[start] and not cells[start - 1] and end - start > _TABLE_ROWS_MIN and _header_row(units[start]):
+            out.update((row, start) for row in range(start + 1, end))
+        start = max(end, start + 1)
     return out
 
 
@@ -605,11 +641,19 @@ def names_subject(query: str, cands: Sequence[Candidate]) -> np.ndarray:
     if not _ASKS_TOOL.search(unicodedata.normalize("NFKC", query)):
         return np.zeros(len(cands))
     asked = query.casefold()
+    words = {_bare(w) for w in _NAME_TOKEN.findall(asked)}
     out = np.zeros(len(cands))
     for i, c in enumerate(cands):
         match = _NAME_SUBJECT.match(c.text)
         name = match.group() if match else ""
         if name and name not in STOPWORDS and not c.fragment and not c.label and name.casefold() not in asked:
+            out[i] = 1.0
+        elif c.header >= 0 and any(
+            (m := _NAME_SUBJECT.match(cell + " ")) and m.group() not in STOPWORDS and m.group() not in words
+            for cell in c.text.split(TABLE_CELL)
+        ):
+            # a table row names a thing in any of its cells ("route(8) | ip route | routing table entry"), a name
+            # the query does not write as a word of its own ("ip", though "iproute2" holds it)
             out[i] = 1.0
         elif not c.label and any(m.group(1) not in STOPWORDS for m in _WRITES_COMMAND.finditer(c.text)):
             out[i] = 1.0
@@ -920,8 +964,10 @@ def defines(query: str, cands: Sequence[Candidate], titles: Sequence[str], filen
     own = {c.snippet for c in cands if titles_subject(titles[c.snippet], subject, filenames[c.snippet])}
     told: set[int] = set()
     for i, c in enumerate(cands):
-        if c.snippet in told or (c.snippet not in own and (own or _TAGLINE.match(c.text))):
-            continue
+        if c.snippet in told or (
+            c.snippet not in own and (own or _TAGLINE.match(c.text)) and not says_quality(subject, c.text)
+        ):
+            continue  # a sentence that says when a thing of a kind has a quality defines them anywhere
         titled = c.snippet in own and _tagline(titles[c.snippet], cands, i, False)
         kind = definition_kind(subject, c.text) or ("what" if titled or _tagline(subject, cands, i) else None)
         if kind is None and _after_syntax(subject, cands, i):

@@ -464,6 +464,15 @@ def test_a_name_made_an_adjective_is_mentioned_by_the_name() -> None:
     assert isinstance(out, IDontKnow) and out.reason == "retrieval_confidence"
 
 
+def test_a_name_in_camel_case_is_mentioned_by_its_words_apart() -> None:
+    """ "NetworkManager" is mentioned by a passage that writes its package "network-manager"."""
+    nm = SearchResult("Network setup", 'See "/usr/share/doc/network-manager/README.Debian". Add the user to "netdev".')
+    question = "Which group must a desktop user belong to to configure the network with NetworkManager?"
+    assert isinstance(run(results=[nm], must_mention=["NetworkManager"], message=question), Answer)
+    out = run(results=[nm], must_mention=["NetworkMonitor"], message=question.replace("Manager", "Monitor"))
+    assert isinstance(out, IDontKnow) and out.reason == "retrieval_confidence"
+
+
 def test_a_plural_acronym_names_a_kind_of_thing_not_one_that_must_be_mentioned() -> None:
     """A plural acronym ("process IDs"; the page writes PIDs) names a kind of thing, not a product the documents
     may not cover."""

@@ -1347,9 +1347,9 @@ def test_another_passage_that_answers_about_as_well_follows_the_best_one() -> No
 @pytest.mark.parametrize("size", ["moderate", "verbose"])
 def test_a_joining_sentence_that_introduces_brings_what_it_introduces(size: str) -> None:
     """A sentence of another passage that joins the answer and ends with a colon ("Currently there are three
-    versions of Debian GNU/Linux:") brings the first line of what it introduces, whether it joins as the runner-up
-    (moderate) or as one of the best sentences (verbose): the answer does not end on a colon. When that line does
-    not fit the length, the introducing sentence stays out."""
+    versions of Debian GNU/Linux:") brings what it introduces, the lines up to the next blank line, whether it joins
+    as the runner-up (moderate) or as one of the best sentences (verbose): the answer does not end on a colon. When
+    not even the first line fits the length, the introducing sentence stays out."""
     generator = ExtractiveGenerator(same_snippet_bonus=2.0)
     best = BUG_REPORTS
     other = Snippet(
@@ -1361,11 +1361,71 @@ def test_a_joining_sentence_that_introduces_brings_what_it_introduces(size: str)
     )
     question = "Where do bug reports on many packages go?"
     answer = generator.generate(question, [best, other], size)
-    assert answer.text.endswith("go to two addresses:\nmaintonly@bugs.debian.org reaches the maintainer only")
-    assert answer.citations[-1].text == "maintonly@bugs.debian.org reaches the maintainer only"
+    assert answer.text.endswith(
+        "go to two addresses:\nmaintonly@bugs.debian.org reaches the maintainer only\nsubmit@bugs.debian.org opens a new bug"
+    )
+    assert [c.text for c in answer.citations[-2:]] == [
+        "maintonly@bugs.debian.org reaches the maintainer only",
+        "submit@bugs.debian.org opens a new bug",
+    ]
     long_line = "maintonly@bugs.debian.org  reaches " + "the maintainer and " * 80 + "nobody else"
     crowded = Snippet(other.text.replace("maintonly@bugs.debian.org  reaches the maintainer only", long_line), "B", 1)
     assert generator.generate(question, [best, crowded], size).text.endswith("go out by mail.")
+
+
+def test_a_sentence_that_says_when_a_thing_has_a_quality_defines_the_two_together() -> None:
+    """ "What is a hot journal?" is answered by "A rollback journal is said to be hot if…", which defines it in a page
+    about something else (file locking), not by the sentences that only mention hot journals."""
+    page = Snippet(
+        "Before reading from a database file, SQLite always checks to see if that database file has a hot journal. "
+        "If the file does have a hot journal, then the journal is rolled back before the file is read.\n\n"
+        "Each rollback journal also contains the name of the super-journal. A rollback journal is said to be hot if "
+        "it needs to be rolled back in order to restore the integrity of its database.",
+        "File Locking And Concurrency In SQLite Version 3",
+        0,
+    )
+    answer = gen().generate("What is a hot journal in SQLite?", [page], "concise")
+    assert answer.text.startswith("A rollback journal is said to be hot if it needs to be rolled back")
+
+
+def test_a_table_row_answers_under_its_header_row() -> None:
+    """A row of a table answers a question its cells answer, under the table's header row (the row says what the
+    header's columns name), each row on its own line: "route(8) | ip route | routing table entry" names the command
+    that replaces route, though the sentence that introduces the table holds more of the question's words."""
+    page = Snippet(
+        "Iproute2 commands offer complete low-level network configuration capabilities. Here is a translation "
+        "table from obsolete net-tools commands to new iproute2 etc. commands.\n\n"
+        "obsolete net-tools | new iproute2 etc. | manipulation\n"
+        "ifconfig(8) | ip addr | protocol (IP or IPv6) address on a device\n"
+        "route(8) | ip route | routing table entry\n"
+        "arp(8) | ip neigh | ARP or NDISC cache entry\n\nSee ip(8).",
+        "Network setup",
+        0,
+    )
+    answer = gen().generate("Which iproute2 command replaces the obsolete route command?", [page], "moderate")
+    assert answer.text.endswith(
+        "obsolete net-tools | new iproute2 etc. | manipulation\nroute(8) | ip route | routing table entry"
+    )
+    assert "ifconfig" not in answer.text
+
+
+def test_a_command_a_sentence_introduces_comes_with_the_lines_of_its_block() -> None:
+    """A sentence that joins the answer and shows commands ("Utilisez la commande dpkg comme ceci pour les essayer :")
+    brings its block of command lines, not only the first; a PDF's text has no blank line, so the block ends at
+    the next sentence that introduces another."""
+    page = Snippet(
+        "Si le paquet utilise des scripts du responsable non triviaux, veuillez les essayer pour la suppression et "
+        "la purge. Utilisez la commande dpkg comme ceci pour les essayer\u00a0:\n\n$ sudo dpkg -r gentoo\n"
+        "$ sudo dpkg -P gentoo\n$ sudo dpkg -i gentoo_version-révision_i386.deb\n"
+        "Les séquences suivantes devraient être essayées\u00a0:\n— installation de la version précédente ;\n— purge ;",
+        "Chapitre 7",
+        0,
+    )
+    answer = gen().generate("Quelle commande dpkg purge un paquet pour essayer ses scripts ?", [page], "moderate")
+    assert (
+        "$ sudo dpkg -r gentoo\n$ sudo dpkg -P gentoo\n$ sudo dpkg -i gentoo_version-révision_i386.deb" in answer.text
+    )
+    assert "séquences" not in answer.text
 
 
 def test_a_command_question_is_answered_with_the_command_s_synopsis_entry() -> None:

@@ -105,6 +105,39 @@ def test_is_label(text: str, label: bool) -> None:
     assert is_label(text, "") is label
 
 
+DEBCONF_TYPES = (
+    "Templates hold a type.\n\nType | Description\nstring | Holds any arbitrary string of data.\n"
+    'boolean | Holds "true" or "false".\nselect | Holds one of a finite number of possible values.'
+)
+
+
+def test_a_row_of_a_table_with_a_header_row_answers_as_a_sentence_does() -> None:
+    """A table that starts inside the passage has its first row as its header: the rows under it say what its
+    columns name, so they answer however short their cells; the header itself stays a label."""
+    cands = candidates([Snippet(DEBCONF_TYPES, "debconf", 0)])
+    rows = {c.text: (c.label, c.header) for c in cands}
+    assert rows["Type | Description"] == (True, -1)
+    header = next(c.position for c in cands if c.text == "Type | Description")
+    assert rows['boolean | Holds "true" or "false".'] == (False, header)
+    assert rows["string | Holds any arbitrary string of data."] == (False, header)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the passage opens with rows: the table's header may be in the passage before, so none is guessed
+        'string | Holds any arbitrary string of data.\nboolean | Holds "true" or "false".\nselect | Holds one value.',
+        # a first row that says something is a row, not the names of the columns
+        "Keywords may be quoted:\n\n'keyword' | A keyword in single quotes is a string literal.\n"
+        '"keyword" | A keyword in double-quotes is an identifier.\n[keyword] | A keyword in brackets is an identifier.',
+        # one row under a line is no table
+        "Look it up:\n\nreadelf -d libfoo.so.1 | grep SONAME\nobjdump -p libfoo.so.1 | grep SONAME",
+    ],
+)
+def test_rows_without_a_known_header_row_have_none(text: str) -> None:
+    assert all(c.header == -1 for c in candidates([Snippet(text, "t", 0)]))
+
+
 def test_the_snippet_title_is_a_label_even_with_a_full_stop() -> None:
     assert is_label("Remote work policy.", "Remote Work Policy")
 
