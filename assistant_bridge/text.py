@@ -513,6 +513,9 @@ _PROGRAM_BEFORE_KIND = re.compile(
 _PROGRAM_AFTER_KIND = re.compile(
     r"\b(?:options?|commandes?|variables?|fonctions?)\s+d(?:e\s+|['’])([^\W\d_][\w.+-]*)", re.IGNORECASE
 )
+# a Japanese question opens with the program it asks an option, a command, a variable or a function of, before
+# で or の: "tar で gzip 圧縮するオプションは？" asks tar's, not gzip's
+_PROGRAM_JA = re.compile(r"^\s*([A-Za-z][\w.+-]*)\s*(?:で|の)(?=.*(?:オプション|コマンド|サブコマンド|変数|関数))")
 _NOT_PROGRAMS = frozenset(  # words before "option", "function"… that name no program ("a variable or function")
     """which what the a an this that these those any some each every other same one single or and nor of for to
     in on at by with from as into than per i you we it they how many much quelle quel quelles quels les des la le
@@ -533,11 +536,13 @@ def asks_for_kind(message: str) -> bool:
 
 def asked_programs(message: str) -> set[str]:
     """The names ``message`` writes as the program it asks an option, a command, a variable or a function of:
-    ``bzip2`` for "Which bzip2 option reduces memory usage?", ``gzip`` for "Quelle option de gzip…". Not a
+    ``bzip2`` for "Which bzip2 option reduces memory usage?", ``gzip`` for "Quelle option de gzip…", ``tar`` for
+    "tar で gzip 圧縮するオプションは？" (the program a Japanese question opens with, before で or の). Not a
     function word ("a variable or function"), a flag ("time's --output option"), a verb right after a kind word
     ("Which bash variable holds commands…") nor a single letter ("the sed D command")."""
     text = unicodedata.normalize("NFKC", message)
     found = [m.group(1) for m in _PROGRAM_AFTER_KIND.finditer(text)]
+    found += [m.group(1) for m in _PROGRAM_JA.finditer(text)]
     for m in _PROGRAM_BEFORE_KIND.finditer(text):
         before = text[: m.start()]
         if before.endswith("-") or _KIND_WORD.search(before.rstrip()):

@@ -494,6 +494,10 @@ def test_a_question_for_versions_asks_for_a_number() -> None:
         ("How many commands can ed's u command undo?", set()),
         ("How do I test the integrity of a compressed file with zstd?", set()),
         ("Quelle option de xargs lit les arguments depuis un fichier ?", {"xargs"}),
+        # a Japanese question opens with the program, before で or の; a program named later is what it does
+        ("tar で gzip 圧縮するオプションは？", {"tar"}),
+        ("bc の起動時の歓迎メッセージを表示しないオプションは？", {"bc"}),
+        ("lintian の出力で I: は何を意味しますか？", set()),  # asks no option, command or variable
     ],
 )
 def test_the_program_a_question_asks_an_entry_of(message: str, programs: set[str]) -> None:
