@@ -791,7 +791,11 @@ def definition_kind(subject: str, sentence: str) -> DefinitionKind | None:
 
 # "A rollback journal is said to be hot if…", "A journal is hot if…": a thing of a kind is given a quality under a
 # condition, which defines the quality and the kind together ("hot journal")
-_QUALITY = r"^(?:an?|the|some)\s+(?:[\w-]+\s+){{0,2}}{noun}s?\s+(?:is|are)\s+(?:said to be\s+|called\s+|considered\s+)?{quality}\s+(?:if|when|whenever|once)\s+\w"
+_QUALITY = (
+    r"^(?:an?|the|some)\s+(?:[\w-]+\s+){{0,2}}{noun}s?"  # "A rollback journal", "The distribution"
+    r"\s+(?:is|are)\s+(?:said to be\s+|called\s+|considered\s+)?{quality}"  # "is said to be hot"
+    r"\s+(?:if|when|whenever|once)\s+\w"  # "if it needs…": a condition, not "if..." before a list of them
+)
 
 
 def says_quality(subject: str, sentence: str) -> bool:

@@ -533,7 +533,7 @@ class ExtractiveGenerator:
             announced = announcing and bool(rest) and (rest[0].label or bool(_COMMAND_LINE.match(rest[0].text)))
             if (introduces(best.text) or announced or _shown_command(cands, top, asked) is not None) and rest:
                 # "Run the following to test Rich output on your terminal:" answers with what it introduces:
-                # the block that follows it (a command, a code sample), up to the next blank line
+                # the block that follows it (a command, a code sample), up to the next blank line (:func:`_block`)
                 block = _block(rest, snippets[best.snippet].text)
                 if used + sum(len(c.text) + 1 for c in between) + len(block[0].text) <= policy.max_chars:
                     return _as_far_as_fits(chosen, between + block, policy.max_chars)
