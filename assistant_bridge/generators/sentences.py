@@ -213,6 +213,14 @@ def is_label(text: str, title: str) -> bool:
     return len(folded.split()) <= _LABEL_WORDS
 
 
+# a line that ends inside its sentence, whatever the next line starts with: on a function word or inside an open
+# parenthesis ("…equivalent to the\noriginal (see the\nPragmatism\nsection for details).", Markdown wrapped before a
+# link), which no heading ends with
+_GOES_ON = re.compile(
+    r"\b(?:the|an?|of|to|and|or|in|on|for|with|by|from|see|le|la|les|de|des|du|et|ou|à)\s*$|\([^()]*$"
+)
+
+
 def _lines(text: str, start: int, end: int) -> list[tuple[int, int, bool]]:
     """Cut one sentence span at the line breaks that end a heading, a label or a list item; each piece says
     whether it was a list item."""
@@ -235,7 +243,12 @@ def _lines(text: str, start: int, end: int) -> list[tuple[int, int, bool]]:
             _MARKER.match(nxt) is not None
             or "|" in line
             or "|" in nxt
-            or (not nxt[0].islower() and not ENDS_SENTENCE.search(line) and is_label(line, ""))
+            or (
+                not nxt[0].islower()
+                and not ENDS_SENTENCE.search(line)
+                and is_label(line, "")
+                and not _GOES_ON.search(line)
+            )
         )
         if breaks:
             pieces.append((piece_start, e))

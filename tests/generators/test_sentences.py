@@ -138,6 +138,25 @@ def test_rows_without_a_known_header_row_have_none(text: str) -> None:
     assert all(c.header == -1 for c in candidates([Snippet(text, "t", 0)]))
 
 
+def test_a_line_that_ends_on_a_function_word_or_in_a_parenthesis_goes_on() -> None:
+    """Markdown wrapped before a link leaves short lines ("original (see the", then the link's text "Pragmatism"):
+    a line that ends on a function word or inside an open parenthesis is no heading, so the sentence stays whole and
+    the one after it ("If you're feeling confident, use --fast.") is a sentence of its own."""
+    text = (
+        "Black will check that the code is equivalent to the\noriginal (see the\nPragmatism\nsection for "
+        "details). If you're feeling confident, use --fast.\n\nUsage\n\nRun black on a file."
+    )
+    assert texts(Snippet(text, "Black", 0)) == [
+        (
+            "Black will check that the code is equivalent to the\noriginal (see the\nPragmatism\nsection for details).",
+            False,
+        ),
+        ("If you're feeling confident, use --fast.", False),
+        ("Usage", True),
+        ("Run black on a file.", False),
+    ]
+
+
 def test_the_snippet_title_is_a_label_even_with_a_full_stop() -> None:
     assert is_label("Remote work policy.", "Remote Work Policy")
 
