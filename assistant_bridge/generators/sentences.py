@@ -216,7 +216,7 @@ def is_label(text: str, title: str) -> bool:
 # a line that ends inside its sentence, whatever the next line starts with: on a function word or inside an open
 # parenthesis ("…equivalent to the\noriginal (see the\nPragmatism\nsection for details).", Markdown wrapped before a
 # link), which no heading ends with
-_GOES_ON = re.compile(
+_ENDS_MIDWAY = re.compile(
     r"\b(?:the|an?|of|to|and|or|in|on|for|with|by|from|see|le|la|les|de|des|du|et|ou|à)\s*$|\([^()]*$"
 )
 
@@ -247,7 +247,7 @@ def _lines(text: str, start: int, end: int) -> list[tuple[int, int, bool]]:
                 not nxt[0].islower()
                 and not ENDS_SENTENCE.search(line)
                 and is_label(line, "")
-                and not _GOES_ON.search(line)
+                and not _ENDS_MIDWAY.search(line)
             )
         )
         if breaks:
