@@ -567,8 +567,7 @@ class ExtractiveGenerator:
             if shown is not None and cands[shown] not in chosen and used + len(cands[shown].text) <= policy.max_chars:
                 # "To learn the status of all the packages, execute the command" answers with the command, and the
                 # lines of its block after it ("$ sudo dpkg -r gentoo", "$ sudo dpkg -P gentoo", …)
-                block = [c for c in _block(cands[shown:], snippets[cand.snippet].text) if c not in chosen]
-                for brought in _as_far_as_fits([], block, policy.max_chars - used):
+                for brought in _block_that_fits(cands, shown, snippets, chosen, policy.max_chars - used):
                     chosen.append(brought)
                     used += len(brought.text) + 1
                     if (k := cands.index(brought)) in pool:
@@ -847,8 +846,7 @@ def _introduced(
         if (nxt.label and not nxt.item) or used + len(nxt.text) + 1 > max_chars:  # a heading is no continuation
             used -= len(cand.text) + 1
             continue
-        block = [c for c in _block(cands[i + 1 :], snippets[cand.snippet].text) if c not in chosen]
-        brought = _as_far_as_fits([], block, max_chars - used)
+        brought = _block_that_fits(cands, i + 1, snippets, chosen, max_chars - used)
         out += [cand, *brought]
         used += sum(len(c.text) + 1 for c in brought)
     return out
@@ -888,6 +886,15 @@ def _block(following: Sequence[Candidate], text: str) -> list[Candidate]:
             break
         block.append(nxt)
     return block
+
+
+def _block_that_fits(
+    cands: Sequence[Candidate], first: int, snippets: Sequence[Snippet], chosen: Sequence[Candidate], room: int
+) -> list[Candidate]:
+    """The block that starts at ``cands[first]`` (:func:`_block`), without what is ``chosen`` already, as far as
+    ``room`` characters allow: what a sentence that joins the answer brings after it."""
+    block = [c for c in _block(cands[first:], snippets[cands[first].snippet].text) if c not in chosen]
+    return _as_far_as_fits([], block, room)
 
 
 def _continues(cands: Sequence[Candidate], i: int) -> bool:
