@@ -728,6 +728,8 @@ class _Scored:
 
 
 _UNREAD = ("hap", "social")  # outcomes of turns the rewriter does not read: a blocked turn, a "thanks"
+# "And just see what's inside?", "Et pour la supprimer ?": a question of its own beside the previous one
+_PARALLEL = re.compile(r"^\s*(?:and|et)\b", re.IGNORECASE)
 _WEAK_CARRY = re.compile(r" \([^()]*\)$")  # the topic a short self-contained question was given, in brackets
 _KIND_WEIGHT = {"title": 0.9, "topic": 1.3, "entity": 1.3, "phrase": 1.2, "word": 0.6}
 _KIND_RANK = {"word": 0, "phrase": 1, "entity": 2, "topic": 3, "title": 4}
@@ -752,6 +754,7 @@ def carried_terms(
     topic_shift: float = 0.1,
     plural: bool = False,
     subject: bool = False,
+    parallel: bool = False,
 ) -> list[tuple[str, float]]:
     """The terms of earlier turns that ``question`` lacks, best first, with their scores: the conversation's
     topic, not the details of the last question.
@@ -785,17 +788,25 @@ def carried_terms(
     With ``plural`` (the message refers back with "they", "them", "these" or "those"), a plural noun of the
     previous question is what the pronoun most likely means: it weighs as a phrase and is carried ("Where do I
     see its logs?", then "Can I follow them live?" carries *logs*).
+
+    With ``parallel`` (the message asks its own thing with "And …": "And just see what's inside without extracting
+    it?"), the phrases and lowercase words only the previous question said are its details, not the topic, when
+    that question continued the topic of the turns before it ("How can I leave out some files?" on tar(1), as the
+    question before it was): they are not carried. The topic stays (*tar*); "leave out" and "files" do not.
     """
     have = _words_of(question, lang)
     scored: dict[tuple[str, ...], _Scored] = {}
     usable = [t for t in history if t.outcome not in _UNREAD]
     era = 1.0  # turns before the question that opened the current topic count less
+    continued = False  # the previous question continued the topic of the turns before it
     for age, turn in enumerate(reversed(usable)):
         weight = era * recency**age
         query = turn.query or turn.question
         before = usable[-age - 2] if age + 1 < len(usable) else None
         if not detect(turn.question, lang).follow_up and not _same_page(turn, before):
             era *= topic_shift
+        elif age == 0 and before is not None:
+            continued = True
         own, carried = _own_and_carried(query)
         found = [(t, _kind(t, lang)) for t in terms_of(own, lang)]
         found += [(t, "topic") for t in (_topic_term(x, lang) for x in carried.split(" / ")) if t is not None]
@@ -825,6 +836,8 @@ def carried_terms(
             continue
         if replaced(s):
             continue
+        if parallel and continued and s.seen == {0} and s.kind in ("phrase", "word"):
+            continue  # a detail of the previous question, which the message puts its own in place of
         referent = plural and s.kind == "word" and s.noun and 0 in s.seen and _plural(t.text, shortest=4)
         if s.kind == "word" and not referent:
             if topic_only or len(t.text) < 4 or not (len(s.seen) >= 2 or s.noun or same_question):
@@ -992,6 +1005,7 @@ class EmbeddedRewriter:
             topic_only=decision.reason == "bare",
             plural=decision.plural,
             subject=decision.subject,
+            parallel=decision.substitute is None and _PARALLEL.match(question) is not None,
         )
         return compose(question, scored, decision, lang), decision, [t for t, _ in scored]
 

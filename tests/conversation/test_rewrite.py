@@ -199,6 +199,24 @@ def test_the_topic_is_carried_not_the_details() -> None:
     assert rewrite("Is there a cure?", sickle) == "Is there a cure? — sickle cell disease"
 
 
+def test_an_and_question_of_its_own_leaves_the_previous_questions_details_behind() -> None:
+    """A message opening with "and" ("And just see what's inside?") after "How can I leave out some files?" on the same page: the tar topic goes
+    on, "leave out" and "files" (that question's details) do not. Without a topic before the previous question,
+    its terms are the topic and stay."""
+    tar = ("tar(1): an archiving utility",)
+    history = [
+        _turn("How do I create a compressed tar archive of a folder?", "Use tar -czf.", titles=tar),
+        _turn("How can I leave out some files?", "Use --exclude.", "How can I leave out some files? (tar)", tar),
+    ]
+    inside = rewrite("And just see what's inside without extracting it?", history)
+    assert inside.startswith("And just see what's inside without extracting it? — ")
+    assert "tar" in inside and "leave out" not in inside and "files" not in inside
+    # the same message as a plain follow-up keeps them: it may ask about the files
+    assert "leave out" in rewrite("Can I see them before?", history)
+    alone = [_turn("How do I create a compressed tar archive of a folder?", "Use tar -czf.", titles=tar)]
+    assert "compressed tar archive" in rewrite("And extract it?", alone)
+
+
 def test_a_plural_pronoun_carries_the_plural_noun_it_refers_to() -> None:
     service = _turn("How can I check whether it is running?", "Use systemctl status.", "… — service / systemctl")
     logs = _turn("Where do I see its logs?", "Use journalctl -u.", "Where do I see its logs? — service / systemctl")
