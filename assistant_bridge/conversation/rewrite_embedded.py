@@ -755,6 +755,7 @@ def carried_terms(
     plural: bool = False,
     subject: bool = False,
     parallel: bool = False,
+    commands: frozenset[str] = frozenset(),
 ) -> list[tuple[str, float]]:
     """The terms of earlier turns that ``question`` lacks, best first, with their scores: the conversation's
     topic, not the details of the last question.
@@ -772,6 +773,12 @@ def carried_terms(
     thing): "How long do they live?" carries *guinea pigs*, not *long*. ``topic_only`` (a bare
     question) carries no single lowercase word. Terms under a third of the best score are dropped, and at
     most ``limit`` terms and ``max_words`` words are carried.
+
+    ``commands`` (:func:`named_commands`): the commands the user named in a turn their manual page answered.
+    When one of them is among the terms to carry, it is the topic, and the earlier questions' phrases and words
+    and the cited pages' titles were details of questions about it: only the command and the terms that name it
+    ("tmux session"), names and what a plural pronoun means are carried ("Can it keep reading a file as it grows?" after "How do I show line numbers in
+    less?" carries *less*, not *line numbers*).
 
     With ``substitute`` (the X of "what about X?"), X replaces the terms it is like: a name replaces names
     and titles, an acronym acronyms, a phrase the terms that share a word with it ("Huntington's disease"
@@ -842,14 +849,20 @@ def carried_terms(
         if s.kind == "word" and not referent:
             if topic_only or len(t.text) < 4 or not (len(s.seen) >= 2 or s.noun or same_question):
                 continue  # a lone lowercase word is a detail of one question ("how long"), not the topic
-        ranked.append((s.score * _KIND_WEIGHT["phrase" if referent else s.kind], t.text))
+        # what stays when the topic is a command the user named: the command and the terms that name it ("tmux
+        # session"), names, what a plural pronoun means (a plural noun of the previous question: "log files")
+        meant = plural and 0 in s.seen and s.kind in ("word", "phrase") and _plural(t.text.split()[-1], shortest=4)
+        stays = any(w.lower() in commands for w in t.text.split()) or s.kind == "entity" or meant
+        ranked.append((s.score * _KIND_WEIGHT["phrase" if referent else s.kind], t.text, stays))
     ranked.sort(key=lambda x: -x[0])
     if not ranked:
         return []
     best = ranked[0][0]
+    if any(text.lower() in commands for score, text, _ in ranked if score >= best / 3):
+        ranked = [r for r in ranked if r[2]]  # the other terms were details of the questions about the command
     out: list[tuple[str, float]] = []
     words = 0
-    for score, text in ranked:
+    for score, text, _ in ranked:
         if score < best / 3 or len(out) >= limit:
             break
         if any(text.lower() in o.lower() or o.lower() in text.lower() for o, _ in out):
@@ -862,21 +875,27 @@ def carried_terms(
     return out
 
 
-def carries_named_command(carried: Sequence[str], history: Sequence[MemoryTurn], lang: str) -> bool:
-    """One of the ``carried`` terms is a command the user named in their own words in a turn that its manual page
-    answered: "Can I limit the bandwidth it uses? — scp" after "How do I copy a directory to another machine with
-    scp?" answered from scp(1). Such a topic is the user's and the documents agree with it, so the rewrite is
-    hedged less with the message as asked (:attr:`~.rewrite.Rewrite.blend`, ``SETTLED_SHARE``)."""
-    wanted = {t.lower() for t in carried}
+def named_commands(history: Sequence[MemoryTurn], lang: str) -> frozenset[str]:
+    """The commands, in lower case, that the user named in their own words in a turn that the command's manual
+    page answered: *scp* after "How do I copy a directory to another machine with scp?" answered from scp(1)."""
+    out = set()
     for turn in history:
         name = manual_page_name(turn.titles[0]) if turn.titles and turn.outcome not in _UNREAD else None
-        if name is None or name.lower() not in wanted:
+        if name is None:
             continue
         own = _own_and_carried(turn.query or turn.question)[0]
         words = _words_of(own, lang) if lang == "ja" else {tok.lower() for tok in _tokens(own)}
         if name.lower() in words:
-            return True
-    return False
+            out.add(name.lower())
+    return frozenset(out)
+
+
+def carries_named_command(carried: Sequence[str], history: Sequence[MemoryTurn], lang: str) -> bool:
+    """One of the ``carried`` terms is a command the user named in a turn its manual page answered
+    (:func:`named_commands`): "Can I limit the bandwidth it uses? — scp". Such a topic is the user's and the
+    documents agree with it, so the rewrite is hedged less with the message as asked
+    (:attr:`~.rewrite.Rewrite.blend`, ``SETTLED_SHARE``)."""
+    return bool({t.lower() for t in carried} & named_commands(history, lang))
 
 
 def _own_and_carried(query: str) -> tuple[str, str]:
@@ -987,10 +1006,13 @@ class EmbeddedRewriter:
         decision = detect(question, lang)
         if not any(t.outcome not in _UNREAD for t in history):
             return question, decision, []
+        commands = named_commands(history, lang)
         if not decision.follow_up:
             if not self.weak or asked_names(question) or _DEFINITION.match(question) or len(_tokens(question)) > 12:
                 return question, decision, []  # it names its own topic
-            weak = carried_terms(question, history, lang, limit=1, recency=self.recency, topic_only=True)
+            weak = carried_terms(
+                question, history, lang, limit=1, recency=self.recency, topic_only=True, commands=commands
+            )
             if not weak or _holds_topic(question, weak[0][0], lang):
                 return question, decision, []
             return f"{question.strip()} ({weak[0][0]})"[:MAX_QUERY_CHARS], decision, [weak[0][0]]
@@ -1006,6 +1028,7 @@ class EmbeddedRewriter:
             plural=decision.plural,
             subject=decision.subject,
             parallel=decision.substitute is None and _PARALLEL.match(question) is not None,
+            commands=commands,
         )
         return compose(question, scored, decision, lang), decision, [t for t, _ in scored]
 

@@ -200,21 +200,35 @@ def test_the_topic_is_carried_not_the_details() -> None:
 
 
 def test_an_and_question_of_its_own_leaves_the_previous_questions_details_behind() -> None:
-    """A message opening with "and" ("And just see what's inside?") after "How can I leave out some files?" on the same page: the tar topic goes
-    on, "leave out" and "files" (that question's details) do not. Without a topic before the previous question,
-    its terms are the topic and stay."""
+    """A message opening with "and" ("And just see what's inside?") after "How can I leave out some files?" on
+    the same page: the topic goes on, "leave out" and "files" (that question's details) do not. Without a topic
+    before the previous question, its terms are the topic and stay."""
     tar = ("tar(1): an archiving utility",)
     history = [
-        _turn("How do I create a compressed tar archive of a folder?", "Use tar -czf.", titles=tar),
+        _turn("How do I create a compressed archive of a folder?", "Use tar -czf.", titles=tar),
         _turn("How can I leave out some files?", "Use --exclude.", "How can I leave out some files? (tar)", tar),
     ]
     inside = rewrite("And just see what's inside without extracting it?", history)
     assert inside.startswith("And just see what's inside without extracting it? — ")
-    assert "tar" in inside and "leave out" not in inside and "files" not in inside
+    assert "compressed archive" in inside and "leave out" not in inside and "files" not in inside
     # the same message as a plain follow-up keeps them: it may ask about the files
     assert "leave out" in rewrite("Can I see them before?", history)
-    alone = [_turn("How do I create a compressed tar archive of a folder?", "Use tar -czf.", titles=tar)]
-    assert "compressed tar archive" in rewrite("And extract it?", alone)
+    alone = [_turn("How do I create a compressed archive of a folder?", "Use tar -czf.", titles=tar)]
+    assert "compressed archive" in rewrite("And extract it?", alone)
+
+
+def test_a_command_the_user_named_is_the_topic_not_the_details_of_the_questions_about_it() -> None:
+    """The user named less and less(1) answered: "Can it keep reading a file as it grows?" asks about less, not
+    about line numbers. A term that names the command ("tmux session") and what a plural pronoun means stay."""
+    less = [_turn("How do I show line numbers in less?", "Use -N.", titles=("less(1): opposite of more",))]
+    assert rewrite("Can it keep reading a file as it grows?", less) == "Can it keep reading a file as it grows? — less"
+    tmux = [_turn("How do I give a tmux session a name?", "Use -s.", titles=("tmux(1): terminal multiplexer",))]
+    assert rewrite("And come back to it later?", tmux) == "And come back to it later? — tmux session"
+    find = [_turn("How do I list the log files with find?", "Use -name.", titles=("find(1): search for files",))]
+    assert "log files" in rewrite("How do I delete them?", find)
+    # a command the user did not name (the page answered a question in other words) is no such topic
+    other = [_turn("How do I show line numbers in the pager?", "Use -N.", titles=("less(1): opposite of more",))]
+    assert "line numbers" in rewrite("Can it keep reading a file as it grows?", other)
 
 
 def test_a_plural_pronoun_carries_the_plural_noun_it_refers_to() -> None:
