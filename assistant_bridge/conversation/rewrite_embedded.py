@@ -797,23 +797,26 @@ def carried_terms(
     see its logs?", then "Can I follow them live?" carries *logs*).
 
     With ``parallel`` (the message asks its own thing with "And …": "And just see what's inside without extracting
-    it?"), the phrases and lowercase words only the previous question said are its details, not the topic, when
-    that question continued the topic of the turns before it ("How can I leave out some files?" on tar(1), as the
-    question before it was): they are not carried. The topic stays (*tar*); "leave out" and "files" do not.
+    it?"), what only the questions after the one that opened the topic said (their words, the terms carried for
+    them, the pages that answered them) are their details, not the topic: they are not carried, names aside. A
+    question opens a topic when it stands alone and its answer cites another page first than the turn before it
+    ("How can I leave out some files?" on tar(1), after a question answered from tar(1), does not). The topic
+    stays (*tar*); "leave out" and "files" do not.
     """
     have = _words_of(question, lang)
     scored: dict[tuple[str, ...], _Scored] = {}
     usable = [t for t in history if t.outcome not in _UNREAD]
     era = 1.0  # turns before the question that opened the current topic count less
-    continued = False  # the previous question continued the topic of the turns before it
+    opener: int | None = None  # the age of the question that opened the current topic
     for age, turn in enumerate(reversed(usable)):
         weight = era * recency**age
         query = turn.query or turn.question
         before = usable[-age - 2] if age + 1 < len(usable) else None
-        if not detect(turn.question, lang).follow_up and not _same_page(turn, before):
+        opens = not detect(turn.question, lang).follow_up and not _same_page(turn, before)
+        if opens:
             era *= topic_shift
-        elif age == 0 and before is not None:
-            continued = True
+        if opener is None and (opens or before is None):
+            opener = age
         own, carried = _own_and_carried(query)
         found = [(t, _kind(t, lang)) for t in terms_of(own, lang)]
         found += [(t, "topic") for t in (_topic_term(x, lang) for x in carried.split(" / ")) if t is not None]
@@ -843,8 +846,8 @@ def carried_terms(
             continue
         if replaced(s):
             continue
-        if parallel and continued and s.seen == {0} and s.kind in ("phrase", "word"):
-            continue  # a detail of the previous question, which the message puts its own in place of
+        if parallel and opener and max(s.seen) < opener and s.kind != "entity":
+            continue  # a detail of a question asked after the one that opened the topic, or the page it cited
         referent = plural and s.kind == "word" and s.noun and 0 in s.seen and _plural(t.text, shortest=4)
         if s.kind == "word" and not referent:
             if topic_only or len(t.text) < 4 or not (len(s.seen) >= 2 or s.noun or same_question):
@@ -1027,13 +1030,22 @@ class EmbeddedRewriter:
             topic_only=decision.reason == "bare",
             plural=decision.plural,
             subject=decision.subject,
-            parallel=decision.substitute is None and _PARALLEL.match(question) is not None,
+            parallel=_parallel(question, decision),
             commands=commands,
         )
         return compose(question, scored, decision, lang), decision, [t for t, _ in scored]
 
     def rewrite(self, question: str, history: Sequence[MemoryTurn]) -> str:
         return self.analyse(question, history)[0]
+
+
+def _parallel(question: str, decision: FollowUp) -> bool:
+    """The message asks its own thing beside the previous question: it opens with "and" ("et"), and what follows is
+    no thing to ask the same about ("And for the pregnancy?") but a question of its own ("And just see what's
+    inside?", "And extract it somewhere else?", whose pronoun means the topic)."""
+    if _PARALLEL.match(question) is None:
+        return False
+    return decision.substitute is None or any(t.lower() in _OBJECTS for t in _tokens(decision.substitute))
 
 
 def compose(question: str, scored: Sequence[tuple[str, float]], decision: FollowUp, lang: str) -> str:

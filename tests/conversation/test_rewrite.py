@@ -217,6 +217,24 @@ def test_an_and_question_of_its_own_leaves_the_previous_questions_details_behind
     assert "compressed archive" in rewrite("And extract it?", alone)
 
 
+def test_details_of_every_question_after_the_one_that_opened_the_topic_are_left_behind() -> None:
+    """ "And extract it somewhere else?" (a question of its own: its pronoun means the topic) after two follow-ups
+    on a zipped folder: the password of one and the page that answered the other are not carried, the folder is.
+    "And for the pregnancy?" asks the same about another thing: the earlier details stay."""
+    history = [
+        _turn("How do I zip a folder with everything inside it?", "Use zip -r.", titles=("zip(1): package files",)),
+        _turn("Can I protect it with a password?", "Use -e.", "Can I protect it with a password? — folder", ("x",)),
+        _turn("How do I list what is in it?", "Use -l.", "How do I list what is in it? — folder / password", ("y",)),
+    ]
+    extract = rewrite("And extract it somewhere else?", history)
+    assert "folder" in extract and "password" not in extract
+    donors = [
+        _turn("What is egg donation?", "Egg donation is…"),
+        _turn("Who can be donors?", "Donors are…", "Who can be donors? — egg donation"),
+    ]
+    assert "donors" in rewrite("And for the pregnancy?", donors)
+
+
 def test_a_command_the_user_named_is_the_topic_not_the_details_of_the_questions_about_it() -> None:
     """The user named less and less(1) answered: "Can it keep reading a file as it grows?" asks about less, not
     about line numbers. A term that names the command ("tmux session") and what a plural pronoun means stay."""
