@@ -11,7 +11,9 @@ topic word ("What are the fees?"); a bare question ("Is there a cure?").
 
 Carried terms (:func:`carried_terms`): the topic, not the last question's details: names, phrases, terms
 carried before and the title of the page an answer cited, scored by recency; a lone lowercase word only
-when it reads as a noun or comes back. They are appended after a dash: ``"Which is more important? —
+when it reads as a noun or comes back; a command the user named, when its manual page answered, alone with
+its names; for "And …" asking a question of its own, nothing that only the questions after the one that opened
+the topic said. They are appended after a dash: ``"Which is more important? —
 Market Cap / NAV"``; a short self-contained question gets the topic in brackets (:class:`EmbeddedRewriter`).
 Also here: social messages (:func:`social`) and the names a question asks about (:func:`asked_names`). Pure
 Python, no I/O.
@@ -777,8 +779,8 @@ def carried_terms(
     ``commands`` (:func:`named_commands`): the commands the user named in a turn their manual page answered.
     When one of them is among the terms to carry, it is the topic, and the earlier questions' phrases and words
     and the cited pages' titles were details of questions about it: only the command and the terms that name it
-    ("tmux session"), names and what a plural pronoun means are carried ("Can it keep reading a file as it grows?" after "How do I show line numbers in
-    less?" carries *less*, not *line numbers*).
+    ("tmux session"), names and what a plural pronoun means are carried ("Can it keep reading a file as it
+    grows?" after "How do I show line numbers in less?" carries *less*, not *line numbers*).
 
     With ``substitute`` (the X of "what about X?"), X replaces the terms it is like: a name replaces names
     and titles, an acronym acronyms, a phrase the terms that share a word with it ("Huntington's disease"
@@ -848,14 +850,19 @@ def carried_terms(
             continue
         if parallel and opener and max(s.seen) < opener and s.kind != "entity":
             continue  # a detail of a question asked after the one that opened the topic, or the page it cited
-        referent = plural and s.kind == "word" and s.noun and 0 in s.seen and _plural(t.text, shortest=4)
+        # what a plural pronoun means: a plural noun of the previous question ("logs", "log files")
+        referent = (
+            plural
+            and 0 in s.seen
+            and (s.kind == "phrase" or (s.kind == "word" and s.noun))
+            and _plural(t.text.split()[-1], shortest=4)
+        )
         if s.kind == "word" and not referent:
             if topic_only or len(t.text) < 4 or not (len(s.seen) >= 2 or s.noun or same_question):
                 continue  # a lone lowercase word is a detail of one question ("how long"), not the topic
         # what stays when the topic is a command the user named: the command and the terms that name it ("tmux
-        # session"), names, what a plural pronoun means (a plural noun of the previous question: "log files")
-        meant = plural and 0 in s.seen and s.kind in ("word", "phrase") and _plural(t.text.split()[-1], shortest=4)
-        stays = any(w.lower() in commands for w in t.text.split()) or s.kind == "entity" or meant
+        # session"), names, what a plural pronoun means
+        stays = any(w.lower() in commands for w in t.text.split()) or s.kind == "entity" or referent
         ranked.append((s.score * _KIND_WEIGHT["phrase" if referent else s.kind], t.text, stays))
     ranked.sort(key=lambda x: -x[0])
     if not ranked:
