@@ -38,6 +38,7 @@ from assistant_bridge.text import (
     OPTION_WORD,
     TABLE_CELL,
     asked_kind,
+    asked_programs,
     asked_unit,
     asks_default,
     asks_quantity,
@@ -783,7 +784,7 @@ def entry_match(query: str, cands: Sequence[Candidate], titles: Sequence[str] = 
     asks_command = (kind := asked_kind(query)) is not None and ASKS_COMMAND.search(kind) is not None
     plain = " ".join(word for word in query.split() if not _NAME_WORD.search(word))
     words = {without_accents(t) for t in query_terms(plain) - answer_type_terms(query)}
-    named_pages = named_manual_pages(query, titles)
+    named_pages = named_manual_pages(query, titles) or _page_named_otherwise(query, cands, titles)
     spelled = [(page := manual_page_name(title)) is None or page in named_pages for title in titles]
     default = asks_default(query)
     out = np.zeros(len(cands))
@@ -813,6 +814,18 @@ def entry_match(query: str, cands: Sequence[Candidate], titles: Sequence[str] = 
         elif asks_name or (asks_command and synopsis_entry(c.text)):
             out[i] = 0.5  # "Which tmux command renames a window?": "rename-window [-t target-window] new-name: …"
     return out
+
+
+def _page_named_otherwise(query: str, cands: Sequence[Candidate], titles: Sequence[str]) -> set[str]:
+    """The manual page every passage comes from, when the query asks an option of a program by another name that
+    the passages write: "Which ripgrep option…" over rg(1), whose text says "ripgrep" (:func:`entry_match` then
+    reads the entries' long names as it does for a page the query names). Empty otherwise."""
+    pages = {manual_page_name(title) for title in titles}
+    programs = asked_programs(query)
+    if len(pages) != 1 or None in pages or not programs:
+        return set()
+    written = {w for c in cands for w in re.findall(r"[\w.+-]+", c.text.casefold())}
+    return {page for page in pages if page is not None} if {p.casefold() for p in programs} <= written else set()
 
 
 def entry_sentences(cands: Sequence[Candidate], i: int) -> list[int]:

@@ -407,6 +407,27 @@ def test_an_option_whose_long_name_the_question_spells_out_is_asked_for() -> Non
     assert match("How do I get indented output from orjson?", "orjson") == [0.0, 0.0, 0.0, 1.0]
 
 
+def test_a_page_the_question_names_by_another_name_that_its_passages_write_is_asked_about() -> None:
+    """ "Which ripgrep option…" over passages of rg(1) only, which write "ripgrep": the long names count as they do
+    when the question names rg. Not when a passage of another document is there, nor when the passages never
+    write the program's name (orjson over less(1))."""
+    rg = Snippet(
+        "-c, --count: This flag suppresses normal output and shows the number of lines that match.\n\n"
+        "-n, --line-number: Show line numbers (1-based). ripgrep turns this on for a terminal.",
+        "rg(1): recursively search the current directory for lines matching a pattern",
+        0,
+    )
+    cands = candidates([rg])
+    query = "Which ripgrep option shows the line number of each match?"
+    assert entry_match(query, cands, [rg.title]).tolist() == [0.5, 1.0]
+    assert entry_match(query, cands, ["ripgrep-README"]).tolist() == [0.5, 1.0]  # not a manual page: as before
+    readme = Snippet("ripgrep is fast.", "orjson-README", 1)
+    both = candidates([rg, readme])
+    assert entry_match(query, both, [rg.title, readme.title]).tolist()[:2] == [0.5, 0.5]
+    unwritten = Snippet(rg.text.replace(" ripgrep turns this on for a terminal.", ""), rg.title, 0)
+    assert entry_match(query, candidates([unwritten]), [rg.title]).tolist() == [0.5, 0.5]
+
+
 def test_a_long_option_spelled_with_one_dash_is_spelled_out_too() -> None:
     """sqlite3(1)'s ``-csv`` is a name as ``--csv`` would be: "…outputs query results as CSV?" asks for it, not
     for ``-html``, whose description holds more of the question's other words. ``-nc`` is letters."""
