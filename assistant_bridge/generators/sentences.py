@@ -776,7 +776,7 @@ def entry_match(query: str, cands: Sequence[Candidate], titles: Sequence[str] = 
     A long name is matched by the query's plain words only, not by the words of a name it holds
     ("charset-normalizer" does not ask for ``--normalize``), and only on a page the query names when the
     entry is on a manual page (``titles``, one per snippet: "indented output from orjson" does not ask for
-    jq(1)'s ``--indent``)."""
+    jq(1)'s ``--indent``), or names by another name that the passages write (:func:`_page_named_otherwise`)."""
     named = _option_names(query)
     asks_option = bool(ASKS_OPTION.search(query))
     asks_name = bool(ASKS_NAME.search(query))
@@ -821,11 +821,12 @@ def _page_named_otherwise(query: str, cands: Sequence[Candidate], titles: Sequen
     the passages write: "Which ripgrep option…" over rg(1), whose text says "ripgrep" (:func:`entry_match` then
     reads the entries' long names as it does for a page the query names). Empty otherwise."""
     pages = {manual_page_name(title) for title in titles}
-    programs = asked_programs(query)
-    if len(pages) != 1 or None in pages or not programs:
+    programs = {p.casefold() for p in asked_programs(query)}
+    page = pages.pop() if len(pages) == 1 else None
+    if page is None or not programs:
         return set()
     written = {w for c in cands for w in re.findall(r"[\w.+-]+", c.text.casefold())}
-    return {page for page in pages if page is not None} if {p.casefold() for p in programs} <= written else set()
+    return {page} if programs <= written else set()
 
 
 def entry_sentences(cands: Sequence[Candidate], i: int) -> list[int]:
