@@ -276,6 +276,7 @@ class _Scored:
     # the parts of the score, by name (:meth:`ExtractiveGenerator._prior`'s features, and ``coverage``, ``entry``,
     # ``cosine``, ``heading``, ``gap_exempt``, ``unusable``): what ``bench/sentence_weights.py`` fits the weights on
     features: dict[str, np.ndarray] = field(default_factory=dict)
+    headers: dict[int, int] = field(default_factory=dict)  # each table row with its header row (:func:`_headers`)
 
 
 class ExtractiveGenerator:
@@ -340,7 +341,8 @@ class ExtractiveGenerator:
         ]
         # a table row says what its header row's columns name ("route(8) | ip route | routing table entry" under
         # "obsolete net-tools | new iproute2 etc. | manipulation"): their terms count for it as a demonstrative's do
-        for i, h in _headers(cands).items():
+        headers = _headers(cands)
+        for i, h in headers.items():
             inherited[i] = inherited[i] | (cands[h].terms - said[i])
         df = {t: sum(1 for ts in said if t in ts) for t in qterms}
         frame = self.tuning.frame_term_weight
@@ -423,6 +425,7 @@ class ExtractiveGenerator:
                 "gap_exempt": kind_named,
                 "unusable": unusable.astype(np.float64),
             },
+            headers,
         )
 
     def _prior(self, f: dict[str, np.ndarray], kind_named: np.ndarray) -> np.ndarray:
@@ -446,7 +449,7 @@ class ExtractiveGenerator:
         """The best sentence, then the best others that clear the relevance floor, grouped by snippet (the best
         sentence's snippet first) and in reading order within each; a table's row under its header row."""
         policy = self.lengths[validate_response_length(response_length)]
-        return _under_headers(self._choose(scored, snippets, policy), scored.cands, policy.max_chars)
+        return _under_headers(self._choose(scored, snippets, policy), scored.cands, scored.headers, policy.max_chars)
 
     def _choose(self, scored: _Scored, snippets: Sequence[Snippet], policy: LengthPolicy) -> list[Candidate]:
         """:meth:`_select`'s sentences, the best first."""
@@ -860,10 +863,11 @@ def _headers(cands: Sequence[Candidate]) -> dict[int, int]:
     return {i: h for i, h in rows if h is not None}
 
 
-def _under_headers(chosen: list[Candidate], cands: Sequence[Candidate], max_chars: int) -> list[Candidate]:
-    """``chosen`` with the header row of each table row in it, where the length allows: a row's cells mean what its
-    header names ("Type | Description" over "boolean | Holds "true" or "false".")."""
-    heads = _headers(cands)
+def _under_headers(
+    chosen: list[Candidate], cands: Sequence[Candidate], heads: dict[int, int], max_chars: int
+) -> list[Candidate]:
+    """``chosen`` with the header row of each table row in it (``heads``, :func:`_headers`), where the length allows:
+    a row's cells mean what its header names ("Type | Description" over "boolean | Holds "true" or "false".")."""
     used = sum(len(c.text) + 1 for c in chosen)
     out: list[Candidate] = []
     for cand in chosen:
