@@ -32,6 +32,21 @@ TABLE_CELL = " | "  # what ingestion writes between the cells of a table row (HT
 # the dashes that open one in French typography and PDF manuals ("— les paquets Debian ne devraient…")
 BULLETS = "•◦‣∙·●○■□◆◇▪▫▶►"
 ITEM_DASHES = "–—"
+# Japanese and Chinese text, with its punctuation and full-width forms, puts no space between words: a line break
+# there joins without one (Korean puts spaces between words, so not Hangul)
+_UNSPACED = re.compile(rf"[{JAPANESE_CHARS}\u3000-\u303f\uff01-\uff60]")
+
+
+def join_wrapped(left: str, right: str) -> str:
+    """Two lines of one wrapped paragraph as one: a space between them, none where a Japanese or Chinese character
+    ends ``left`` and another opens ``right`` ("…必要になる" and "が、crontab…" of a page wrapped at the terminal
+    width are "…必要になるが、crontab…", not "…必要になる が、…", which splits the words the search and the
+    answers match on)."""
+    if not left or not right:
+        return left or right
+    if _UNSPACED.match(left[-1]) and _UNSPACED.match(right[0]):
+        return left + right
+    return f"{left} {right}"
 
 
 # --- sentences -----------------------------------------------------------------------------------------------

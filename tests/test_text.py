@@ -17,6 +17,7 @@ from assistant_bridge.text import (
     documents_name,
     entry_head,
     entry_term,
+    join_wrapped,
     match_form,
     named_documents,
     named_manual_pages,
@@ -33,6 +34,21 @@ from assistant_bridge.text import (
 )
 
 pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize(
+    ("left", "right", "joined"),
+    [
+        ("…必要になる", "が、crontab", "…必要になるが、crontab"),  # Japanese on both sides: no space
+        ("検出しない。", "それどころか", "検出しない。それどころか"),  # full stop and kana
+        ("cron では", "crontab の", "cron では crontab の"),  # Japanese then Latin: a space
+        ("the newline", "counts", "the newline counts"),
+        ("한국어는", "띄어 씁니다", "한국어는 띄어 씁니다"),  # Korean puts spaces between words
+        ("", "行", "行"),
+    ],
+)
+def test_wrapped_lines_join_with_a_space_except_inside_japanese(left: str, right: str, joined: str) -> None:
+    assert join_wrapped(left, right) == joined
 
 
 @given(st.text(max_size=300), st.integers(min_value=1, max_value=40))

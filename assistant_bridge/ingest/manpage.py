@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from assistant_bridge.text import BULLETS, CJK_CHARS, NAME_LINE_PARTS
+from assistant_bridge.text import BULLETS, CJK_CHARS, NAME_LINE_PARTS, join_wrapped
 
 _HEADER_START = re.compile(r"\s*([A-Za-z0-9_.:+@-]+)\(([0-9][A-Za-z0-9]*)\)\s{2,}\S")
 _HEADER_MAX = 300  # characters: a header line is as wide as the terminal it was rendered for
@@ -81,13 +81,14 @@ def is_man_page(text: str) -> bool:
 
 def join_lines(lines: list[str]) -> str:
     """The stripped lines of one paragraph as one line: words hyphenated at a line end (U+2010, as groff breaks
-    them) joined again, runs of spaces collapsed."""
+    them) joined again, Japanese text joined without a space (:func:`~assistant_bridge.text.join_wrapped`), runs
+    of spaces collapsed."""
     out = ""
     for line in lines:
         if out.endswith(_HYPHEN_BREAK) and line[:1].isalpha():
             out = out[:-1] + line
         else:
-            out = f"{out} {line}" if out else line
+            out = join_wrapped(out, line)
     return _SPACES.sub(" ", out)
 
 

@@ -14,9 +14,12 @@ text. A source without a ``.TH``/``.Dt`` header is not a manual page (:func:`is_
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Iterator
+
+from assistant_bridge.text import join_wrapped
 
 _INDENT = 7  # the body's column in a rendered page
 _STEP = 7  # a tagged paragraph's description, and each .RS, go this much further right
@@ -166,7 +169,8 @@ class _Page:
 
     def flush(self) -> None:
         if self.words:
-            self.lines.append(" " * self.indent + " ".join(" ".join(self.words).split()))
+            joined = functools.reduce(join_wrapped, (" ".join(w.split()) for w in self.words), "")
+            self.lines.append(" " * self.indent + joined)
         self.words = []
         self.glue = False
 

@@ -268,6 +268,17 @@ def test_a_translated_manual_page_gets_its_name_line_as_title_and_its_sections_a
 
 
 @pytest.mark.unit
+def test_japanese_lines_wrapped_at_the_terminal_width_join_without_a_space() -> None:
+    """A line break inside Japanese text is no space: "…運用に使われる" and "テーブルを…" are one word run, which
+    the search and the answers read as character pairs ("れるテ" holds "るテ")."""
+    text, _ = man_to_text(JA_MAN)
+    assert (
+        "crontab は、Vixie Cron パッケージの cron(8) デーモンの運用に使われるテーブルを表示するためのプログラムである。"
+        in text.split("\n\n")
+    )
+
+
+@pytest.mark.unit
 def test_a_manual_page_rendered_without_its_header_is_still_one() -> None:
     assert is_man_page(HEADLESS_MAN)
     text, title = man_to_text(HEADLESS_MAN)

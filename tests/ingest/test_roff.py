@@ -93,6 +93,17 @@ def test_a_man_page_source_reads_like_the_rendered_page() -> None:
     assert "\\f" not in text and "help2man" not in text and ".TP" not in text
 
 
+def test_japanese_source_lines_join_without_a_space() -> None:
+    """A translated page's source breaks its Japanese sentences anywhere; the rendered paragraph has no space
+    there (a space splits the words search and answers read as character pairs)."""
+    page = ".TH CRONTAB 1\n.SH 名前\ncrontab \\- crontab ファイルを管理する\n.SH バグ\n"
+    page += "cron では crontab の各エントリの末尾に改行文字があることが必要になる\nが、crontab コマンドは検出しない。\n"
+    text = parse_file("crontab.1", page.encode()).text
+    assert (
+        "cron では crontab の各エントリの末尾に改行文字があることが必要になるが、crontab コマンドは検出しない。" in text
+    )
+
+
 def test_literal_blocks_keep_their_lines() -> None:
     rendered = roff_to_rendered(MAN_PAGE)
     assert "  wc -l *.txt\n" in rendered and "  wc -c  file\n" in rendered
