@@ -38,6 +38,10 @@ class Snippet:
     :param result_index: 0-based index of that result in the full result list; citations point there.
     :param similarity: that result's :attr:`~assistant_bridge.core.results.SearchResult.similarity`.
     :param filename: the file name of the document it came from (that result's ``filename`` metadata), or "".
+    :param document_id: for a passage that is a whole chunk of this service's own index, its document (that
+        result's ``document_id`` metadata), and ``position``, the chunk's place in it (its ``position``): the
+        generator reads a passage that goes on in the next chunk of its document on into that chunk when it is
+        among the snippets. "" and ``None`` otherwise (a highlight is a piece of its chunk).
     """
 
     text: str
@@ -45,6 +49,8 @@ class Snippet:
     result_index: int
     similarity: float | None = None
     filename: str = ""
+    document_id: str = ""
+    position: int | None = None
 
 
 def build_snippets(results: Sequence[SearchResult], max_snippets: int = MAX_SNIPPETS) -> list[Snippet]:
@@ -61,6 +67,8 @@ def build_snippets(results: Sequence[SearchResult], max_snippets: int = MAX_SNIP
     seen: set[str] = set()
     for index, result in enumerate(results):
         texts = result.highlight_body if result.highlight_body else (result.body,)
+        meta = result.result_metadata
+        whole = not result.highlight_body and isinstance(meta.get("position"), int) and bool(meta.get("document_id"))
         for raw in texts:
             key = normalize_for_dedup(raw)
             if not key or key in seen:
@@ -72,7 +80,9 @@ def build_snippets(results: Sequence[SearchResult], max_snippets: int = MAX_SNIP
                     title=result.title,
                     result_index=index,
                     similarity=result.similarity,
-                    filename=str(result.result_metadata.get("filename") or ""),
+                    filename=str(meta.get("filename") or ""),
+                    document_id=str(meta["document_id"]) if whole else "",
+                    position=int(meta["position"]) if whole else None,
                 )
             )
             if len(snippets) == max_snippets:

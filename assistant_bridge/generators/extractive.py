@@ -69,7 +69,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -518,8 +518,10 @@ class ExtractiveGenerator:
             chosen.insert(0, cands[term])
             keep[term] = False
         used = sum(len(c.text) + 1 for c in chosen)
+        continuations = _continuations(cands, snippets)
         if not entries[top]:
-            after = [c for c in cands[top + 1 : top + 2 + MAX_LIST_ITEMS] if c.snippet == best.snippet]
+            # in its document: a passage that ends with the sentence goes on in the next chunk when that is a snippet
+            after = _read_on(cands, top, continuations, 1 + MAX_LIST_ITEMS)
             # a sentence that introduces a list ("The search follows this list:", "libffi is missing a few
             # features.") answers with the list: its items join it, in order, as far as the length allows
             # ("…features. We welcome patches to add support for these." — one sentence may come between);
@@ -537,12 +539,15 @@ class ExtractiveGenerator:
             if (introduces(best.text) or announced or _shown_command(cands, top, asked) is not None) and rest:
                 # "Run the following to test Rich output on your terminal:" answers with what it introduces:
                 # the block that follows it (a command, a code sample), up to the next blank line (:func:`_block`)
-                block = _block(rest, snippets[best.snippet].text)
+                block = _block(rest, snippets[rest[0].snippet].text)
                 if used + sum(len(c.text) + 1 for c in between) + len(block[0].text) <= policy.max_chars:
                     return _as_far_as_fits(chosen, between + block, policy.max_chars)
-        qualifier = _qualifier(cands, top, scored.asks_how, scored.asks_option)
-        stated = _default_stated(cands, top) if scored.asks_default else None
-        for joined in (qualifier, stated):
+        qualifier = _qualifier(cands, top, scored.asks_how, scored.asks_option, continuations)
+        # a qualifier qualified in its turn ("…neither crontab nor cron detects the mistake. Instead, crontab appears
+        # to load normally. However, the command will never run.") is read with it
+        further = _qualifier(cands, qualifier, continuations=continuations) if qualifier is not None else None
+        stated = _default_stated(cands, top, continuations) if scored.asks_default else None
+        for joined in (qualifier, further, stated):
             if joined is None or cands[joined] in chosen or len(chosen) >= policy.sentences:
                 continue
             if used + len(cands[joined].text) <= policy.max_chars:
@@ -722,7 +727,7 @@ _IMPERSONAL = re.compile(r"Il (?:n['’]|ne )?(?:y\s|faut|est|existe|suffit|vaut
 # so, one should change the value of the NULL_ALWAYS_DISTINCT #define…"
 _QUALIFIES = re.compile(
     r"(?:However|But|Unfortunately|Nevertheless|Nonetheless|Yet|Except|Cependant|Mais|Toutefois|Néanmoins|Pourtant"
-    r"|Malheureusement|Sauf)\b|ただし|しかし|ところが"
+    r"|Malheureusement|Sauf|Instead|Au contraire)\b|ただし|しかし|ところが|それどころか"
 )
 # a sentence whose subject is what the one before it spoke of ("Les Autotools sont les outils de construction
 # GNU. Ils comprennent Autoconf, Automake, Libtool et gettext."); plural only: "It …" goes on about other things
@@ -906,17 +911,60 @@ def _continues(cands: Sequence[Candidate], i: int) -> bool:
     return i + 1 < len(cands) and cands[i + 1].snippet == cands[i].snippet
 
 
-def _qualifier(cands: Sequence[Candidate], top: int, asks_how: bool = False, asks_option: bool = False) -> int | None:
-    """The sentence right after the best one in its snippet when it opens by qualifying it ("However, …",
+def _continuations(cands: Sequence[Candidate], snippets: Sequence[Snippet]) -> dict[int, int]:
+    """Where each snippet's document goes on among the candidates: for a snippet that is a chunk of the service's
+    own index (:attr:`~assistant_bridge.core.snippets.Snippet.position`) whose next chunk is a snippet too, the
+    first candidate of that chunk past the sentences the two share (consecutive chunks may overlap).
+    ``{snippet: candidate index}``."""
+    chunk = {(s.document_id, s.position): k for k, s in enumerate(snippets) if s.document_id and s.position is not None}
+    out: dict[int, int] = {}
+    for k, s in enumerate(snippets):
+        nxt = chunk.get((s.document_id, s.position + 1)) if s.document_id and s.position is not None else None
+        if nxt is None:
+            continue
+        shared = {c.text for c in cands if c.snippet == k}
+        first = next((i for i, c in enumerate(cands) if c.snippet == nxt and c.text not in shared), None)
+        if first is not None:
+            out[k] = first
+    return out
+
+
+def _following(cands: Sequence[Candidate], i: int, continuations: Mapping[int, int]) -> int | None:
+    """The candidate that comes right after ``cands[i]`` in its document: the next one of its snippet, or, after the
+    last one, where the next chunk goes on (:func:`_continuations`); else ``None``."""
+    if _continues(cands, i):
+        return i + 1
+    return continuations.get(cands[i].snippet)
+
+
+def _read_on(cands: Sequence[Candidate], i: int, continuations: Mapping[int, int], n: int) -> list[Candidate]:
+    """Up to ``n`` candidates after ``cands[i]`` in its document, in order (:func:`_following`)."""
+    out: list[Candidate] = []
+    at = _following(cands, i, continuations)
+    while at is not None and len(out) < n:
+        out.append(cands[at])
+        at = _following(cands, at, continuations)
+    return out
+
+
+def _qualifier(
+    cands: Sequence[Candidate],
+    top: int,
+    asks_how: bool = False,
+    asks_option: bool = False,
+    continuations: Mapping[int, int] | None = None,
+) -> int | None:
+    """The sentence right after the best one in its document (:func:`_following`) when it opens by qualifying it ("However, …",
     "Unfortunately, …", "ただし…": :data:`_QUALIFIES`) or by speaking of what it spoke of ("They …", "Ils
     comprennent …": :data:`_GOES_ON`), or, for a query that asks how, by saying how to do what the
     best one says can be done ("To do so, …", "Pour ce faire, …": :data:`_SAYS_HOW`), or, for a query that asks
     which option does something, by naming an option the best one does not name ("By default, dpkg-buildpackage
     will include the original source tar file if and only if… This behavior may be modified by using -sa to always
     include it"); else ``None``. What the best sentence says may hold only with it, or be done only by it."""
-    if not _continues(cands, top):
+    following = _following(cands, top, continuations or {})
+    if following is None:
         return None
-    nxt = cands[top + 1]
+    nxt = cands[following]
     names_option = asks_option and bool(OPTION_WORD.search(nxt.text)) and not OPTION_WORD.search(cands[top].text)
     opens = (
         _QUALIFIES.match(nxt.text)
@@ -924,24 +972,23 @@ def _qualifier(cands: Sequence[Candidate], top: int, asks_how: bool = False, ask
         or (asks_how and _SAYS_HOW.match(nxt.text))
         or names_option
     )
-    return None if nxt.label or nxt.item or not opens else top + 1
+    return None if nxt.label or nxt.item or not opens else following
 
 
-def _default_stated(cands: Sequence[Candidate], top: int) -> int | None:
+def _default_stated(cands: Sequence[Candidate], top: int, continuations: Mapping[int, int] | None = None) -> int | None:
     """For a query that asks what something is or does by default, when the best sentence does not say it: the
-    first of the :data:`DEFAULT_AHEAD` sentences after it in its snippet that says what the default is, before
+    first of the :data:`DEFAULT_AHEAD` sentences after it in its document (:func:`_read_on`) that says what the default is, before
     the next heading, list item or entry ("read only: This parameter determines whether clients will be able to
     upload files or not. … The default is for all modules to be read only."; "-F, --separator separateur: … Par
     défaut ‘:’."; "Maximum Depth Of An Expression Tree: SQLite parses expressions into a tree…", then in the
     paragraph after it "The current implementation has a default value of 1000."); else ``None``."""
     if states_default(cands[top].text):
         return None
-    for i in range(top + 1, min(len(cands), top + 1 + DEFAULT_AHEAD)):
-        c = cands[i]
-        if c.snippet != cands[top].snippet or c.label or c.item or c.entry:
+    for c in _read_on(cands, top, continuations or {}, DEFAULT_AHEAD):
+        if c.label or c.item or c.entry:
             return None  # another item, entry or section: another thing's default
         if states_default(c.text):
-            return i
+            return cands.index(c)
     return None
 
 

@@ -20,6 +20,16 @@ def test_body_is_the_snippet_without_highlight() -> None:
     assert build_snippets([r("T", "the body")]) == [Snippet("the body", "T", 0)]
 
 
+def test_a_whole_chunk_of_the_service_knows_its_document_and_place_and_a_highlight_does_not() -> None:
+    meta = {"document_id": "d1", "position": 3, "filename": "wc.1"}
+    whole = SearchResult(title="T", body="the chunk", result_metadata=meta)
+    assert build_snippets([whole]) == [Snippet("the chunk", "T", 0, None, "wc.1", "d1", 3)]
+    piece = SearchResult(title="T", body="the chunk", highlight_body=("a passage",), result_metadata=meta)
+    assert (build_snippets([piece])[0].document_id, build_snippets([piece])[0].position) == ("", None)
+    other = SearchResult(title="T", body="x", result_metadata={"document_id": "d1", "position": "3"})
+    assert build_snippets([other])[0].position is None  # a custom server's own keys are not read as places
+
+
 def test_each_highlight_element_is_a_snippet_and_body_is_ignored() -> None:
     out = build_snippets([r("T", "full document body", ["first passage", "second passage"])])
     assert [s.text for s in out] == ["first passage", "second passage"]

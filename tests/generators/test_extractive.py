@@ -803,6 +803,33 @@ def test_a_sentence_that_qualifies_the_best_one_comes_with_it() -> None:
     assert "Due to a bug" not in ExtractiveGenerator().generate("Does a PRIMARY KEY imply NOT NULL?", [alone]).text
 
 
+def test_what_qualifies_the_best_sentence_is_read_on_in_the_next_chunk_of_its_document() -> None:
+    """The best sentence ends its chunk and the next chunk of the same document, another snippet, goes on with
+    "Instead, …" and "However, …": both come with it, a qualifier qualified in its turn. Without the chunks'
+    places (a custom search server's passages) nothing tells that the second passage goes on from the first."""
+    bug = "cron requires that each entry in a crontab end in a newline character, but neither crontab nor cron "
+    bug += "will detect the mistake when an entry does not."
+    end = Snippet("crontab is the program used to install a table for cron. " + bug, "crontab(1)", 0, None, "", "d1", 4)
+    nxt = Snippet(
+        "Instead, crontab will appear to load normally. However, the command will never run. Put a blank line at "
+        "the end of the file to be safe.",
+        "crontab(1)",
+        1,
+        None,
+        "",
+        "d1",
+        5,
+    )
+    question = "What happens when a crontab entry does not end in a newline?"
+    out = ExtractiveGenerator().generate(question, [end, nxt])
+    assert out.text.index(bug) < out.text.index("Instead, crontab") < out.text.index("However, the command will never")
+    assert {c.search_result_index for c in out.citations} == {0, 1}
+    unplaced = [Snippet(end.text, "crontab(1)", 0), Snippet(nxt.text, "crontab(1)", 1)]
+    assert "never run" not in ExtractiveGenerator().generate(question, unplaced).text
+    elsewhere = [end, Snippet(nxt.text, "crontab(1)", 1, None, "", "d1", 9)]  # not the next chunk
+    assert "never run" not in ExtractiveGenerator().generate(question, elsewhere).text
+
+
 def test_a_sentence_that_says_how_to_do_what_the_best_one_says_comes_with_it() -> None:
     """ "It is possible to make SQLite treat NULLs as distinct…" restates the question; "To do so, …" that follows
     it answers it, though it shares few of the question's words."""
