@@ -333,12 +333,11 @@ class ExtractiveGenerator:
         # a sentence that opens with "This" or "These" speaks of what the one before it says (:func:`_antecedent`:
         # "The REINDEX command is used to delete and recreate indices. This is useful when…"): its terms count for
         # it at half their weight. Not "It" or "They", which name a thing more often than a statement
-        inherited = [
-            (cands[i - 1].terms - said[i])
-            if _DEMONSTRATIVE.match(cands[i].text) and _antecedent(cands, i) is not None
-            else frozenset()
-            for i in range(n)
+        continuations = _continuations(cands, snippets)
+        antecedents = [
+            _antecedent(cands, i, continuations) if _DEMONSTRATIVE.match(cands[i].text) else None for i in range(n)
         ]
+        inherited = [(cands[a].terms - said[i]) if a is not None else frozenset() for i, a in enumerate(antecedents)]
         # a table row says what its header row's columns name ("route(8) | ip route | routing table entry" under
         # "obsolete net-tools | new iproute2 etc. | manipulation"): their terms count for it as a demonstrative's do
         headers = _headers(cands)
@@ -499,7 +498,8 @@ class ExtractiveGenerator:
                 chosen.insert(0, cands[name])
             paragraph = itertools.takewhile(lambda c: c.snippet == best.snippet and not c.label, cands[top + 1 :])
             return _as_far_as_fits(chosen, list(paragraph)[: policy.sentences - len(chosen)], policy.max_chars)
-        antecedent = _antecedent(cands, top)
+        continuations = _continuations(cands, snippets)
+        antecedent = _antecedent(cands, top, continuations)
         asked = scored.asked
         if antecedent is None and top > 0 and asked[top]:
             # "pip install threadpoolctl" answers with the line that introduces it ("For users, install the last
@@ -518,7 +518,6 @@ class ExtractiveGenerator:
             chosen.insert(0, cands[term])
             keep[term] = False
         used = sum(len(c.text) + 1 for c in chosen)
-        continuations = _continuations(cands, snippets)
         if not entries[top]:
             # in its document: a passage that ends with the sentence goes on in the next chunk when that is a snippet
             after = _read_on(cands, top, continuations, 1 + MAX_LIST_ITEMS)
@@ -597,8 +596,14 @@ class ExtractiveGenerator:
             # "What does DROP TABLE remove?"), one more than the length's count of sentences
             chosen.append(cands[runner_up])
         chosen = _introduced(chosen, cands, best, snippets, policy.max_chars)
-        rank = {best.snippet: -1}
-        chosen.sort(key=lambda c: (rank.get(c.snippet, c.snippet), c.position))
+        # the best sentence's snippet first, with the chunks of its document right before and after it in place
+        rank = {best.snippet: 0.0}
+        for k, first in continuations.items():
+            if cands[first].snippet == best.snippet:
+                rank[k] = -0.5
+            elif k == best.snippet:
+                rank[cands[first].snippet] = 0.5
+        chosen.sort(key=lambda c: (rank.get(c.snippet, 1.0 + c.snippet), c.position))
         return chosen
 
     def _compose(self, chosen: Sequence[Candidate], snippets: Sequence[Snippet], max_chars: int) -> Generation:
@@ -766,22 +771,26 @@ def _shown_command(cands: Sequence[Candidate], i: int, asked: np.ndarray) -> int
     return i + 1 if _COMMAND_LINE.match(cands[i + 1].text) else None
 
 
-def _antecedent(cands: Sequence[Candidate], top: int) -> int | None:
+def _antecedent(cands: Sequence[Candidate], top: int, continuations: Mapping[int, int] | None = None) -> int | None:
     """The candidate a sentence opening with a pronoun or a demonstrative ("This causes…", "It has the same
     effect…", "Cette option…"), or wholly in parentheses ("(初心者向けメーリングリストです。)"), refers back to: the
-    one right before it in its snippet, when that is a sentence, or a line of code, a command or a credit line (a
-    label, but no heading: :data:`_CREDIT_LINE`), and for a remark in parentheses the list item it follows; else ``None``."""
+    one right before it in its document (:func:`_preceding`), when that is a sentence, or a line of code, a command
+    or a credit line (a label, but no heading: :data:`_CREDIT_LINE`), and for a remark in parentheses the list item
+    it follows; else ``None``."""
     best = cands[top]
     remark = _PARENTHETICAL.match(best.text) is not None
-    if top == 0 or best.position == 0 or not (_ANAPHOR.match(best.text) or remark) or _IMPERSONAL.match(best.text):
+    if not (_ANAPHOR.match(best.text) or remark) or _IMPERSONAL.match(best.text):
         return None
-    prev = cands[top - 1]
+    at = _preceding(cands, top, continuations or {})
+    if at is None:
+        return None
+    prev = cands[at]
     # a remark in parentheses may follow the list item it remarks on, in that item
-    if prev.snippet != best.snippet or best.item or (prev.item and not remark):
+    if best.item or (prev.item and not remark):
         return None
     if prev.label and not (_COMMAND_LINE.match(prev.text) or _CREDIT_LINE.match(prev.text)):
         return None
-    return top - 1
+    return at
 
 
 _TERM_WORDS = 5  # a definition list's term: a name or a few words ("rw-build-tree", "Depends", "Build-Depends-Indep")
@@ -935,6 +944,16 @@ def _following(cands: Sequence[Candidate], i: int, continuations: Mapping[int, i
     if _continues(cands, i):
         return i + 1
     return continuations.get(cands[i].snippet)
+
+
+def _preceding(cands: Sequence[Candidate], i: int, continuations: Mapping[int, int]) -> int | None:
+    """The candidate that comes right before ``cands[i]`` in its document: the one before it in its snippet, or, for
+    the first sentence a chunk adds to the one before it (:func:`_continuations`), that chunk's last; else
+    ``None``."""
+    if i > 0 and cands[i - 1].snippet == cands[i].snippet:
+        return i - 1
+    before = next((k for k, first in continuations.items() if first == i), None)
+    return max((j for j, c in enumerate(cands) if c.snippet == before), default=None)
 
 
 def _read_on(cands: Sequence[Candidate], i: int, continuations: Mapping[int, int], n: int) -> list[Candidate]:

@@ -830,6 +830,35 @@ def test_what_qualifies_the_best_sentence_is_read_on_in_the_next_chunk_of_its_do
     assert "never run" not in ExtractiveGenerator().generate(question, elsewhere).text
 
 
+def test_what_this_refers_to_is_read_in_the_chunk_before_when_that_is_a_snippet() -> None:
+    """The best sentence opens its chunk with "This…"; what "this" is, the last sentence of the chunk before it,
+    comes with it when that chunk is a snippet too, and not when the two passages have no places."""
+    before = Snippet(
+        "The client sends data to the server by default. The direction is reversed by specifying the -R flag on "
+        "the client.",
+        "iperf3(1)",
+        1,
+        None,
+        "",
+        "d2",
+        7,
+    )
+    this = Snippet(
+        "This causes data to be sent from the server to the client. The port is 5201 unless told otherwise.",
+        "iperf3(1)",
+        0,
+        None,
+        "",
+        "d2",
+        8,
+    )
+    question = "How do I make iperf3 send the data from the server to the client?"
+    out = ExtractiveGenerator().generate(question, [this, before])
+    assert out.text.index("specifying the -R flag on the client.") < out.text.index("This causes data to be sent")
+    unplaced = [Snippet(this.text, "iperf3(1)", 0), Snippet(before.text, "iperf3(1)", 1)]
+    assert ExtractiveGenerator().generate(question, unplaced).text.startswith("This causes data")
+
+
 def test_a_sentence_that_says_how_to_do_what_the_best_one_says_comes_with_it() -> None:
     """ "It is possible to make SQLite treat NULLs as distinct…" restates the question; "To do so, …" that follows
     it answers it, though it shares few of the question's words."""
