@@ -277,6 +277,8 @@ class _Scored:
     # ``cosine``, ``heading``, ``gap_exempt``, ``unusable``): what ``bench/sentence_weights.py`` fits the weights on
     features: dict[str, np.ndarray] = field(default_factory=dict)
     headers: dict[int, int] = field(default_factory=dict)  # each table row with its header row (:func:`_headers`)
+    # where each snippet's document goes on in the next chunk, when that is a snippet (:func:`_continuations`)
+    continuations: dict[int, int] = field(default_factory=dict)
 
 
 class ExtractiveGenerator:
@@ -425,6 +427,7 @@ class ExtractiveGenerator:
                 "unusable": unusable.astype(np.float64),
             },
             headers,
+            continuations,
         )
 
     def _prior(self, f: dict[str, np.ndarray], kind_named: np.ndarray) -> np.ndarray:
@@ -498,7 +501,7 @@ class ExtractiveGenerator:
                 chosen.insert(0, cands[name])
             paragraph = itertools.takewhile(lambda c: c.snippet == best.snippet and not c.label, cands[top + 1 :])
             return _as_far_as_fits(chosen, list(paragraph)[: policy.sentences - len(chosen)], policy.max_chars)
-        continuations = _continuations(cands, snippets)
+        continuations = scored.continuations
         antecedent = _antecedent(cands, top, continuations)
         asked = scored.asked
         if antecedent is None and top > 0 and asked[top]:
