@@ -523,7 +523,7 @@ class ExtractiveGenerator:
         used = sum(len(c.text) + 1 for c in chosen)
         if not entries[top]:
             # in its document: a passage that ends with the sentence goes on in the next chunk when that is a snippet
-            after = _read_on(cands, top, continuations, 1 + MAX_LIST_ITEMS)
+            after = [cands[i] for i in _read_on(cands, top, continuations, 1 + MAX_LIST_ITEMS)]
             # a sentence that introduces a list ("The search follows this list:", "libffi is missing a few
             # features.") answers with the list: its items join it, in order, as far as the length allows
             # ("…features. We welcome patches to add support for these." — one sentence may come between);
@@ -959,12 +959,12 @@ def _preceding(cands: Sequence[Candidate], i: int, continuations: Mapping[int, i
     return max((j for j, c in enumerate(cands) if c.snippet == before), default=None)
 
 
-def _read_on(cands: Sequence[Candidate], i: int, continuations: Mapping[int, int], n: int) -> list[Candidate]:
-    """Up to ``n`` candidates after ``cands[i]`` in its document, in order (:func:`_following`)."""
-    out: list[Candidate] = []
+def _read_on(cands: Sequence[Candidate], i: int, continuations: Mapping[int, int], n: int) -> list[int]:
+    """The indices of up to ``n`` candidates after ``cands[i]`` in its document, in order (:func:`_following`)."""
+    out: list[int] = []
     at = _following(cands, i, continuations)
     while at is not None and len(out) < n:
-        out.append(cands[at])
+        out.append(at)
         at = _following(cands, at, continuations)
     return out
 
@@ -1006,11 +1006,12 @@ def _default_stated(cands: Sequence[Candidate], top: int, continuations: Mapping
     paragraph after it "The current implementation has a default value of 1000."); else ``None``."""
     if states_default(cands[top].text):
         return None
-    for c in _read_on(cands, top, continuations or {}, DEFAULT_AHEAD):
+    for i in _read_on(cands, top, continuations or {}, DEFAULT_AHEAD):
+        c = cands[i]
         if c.label or c.item or c.entry:
             return None  # another item, entry or section: another thing's default
         if states_default(c.text):
-            return cands.index(c)
+            return i
     return None
 
 
