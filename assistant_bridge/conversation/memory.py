@@ -75,6 +75,8 @@ class MemoryTurn:
     :param outcome: the turn's outcome (``answer``, ``idk``, ``hap``, ``client_search``, ``social``...).
     :param titles: the titles of the results the answer cites (at most :data:`MAX_IDS`): the topic the
         embedded rewriter carries into a follow-up.
+    :param first_title: the title of the first search result, whatever the outcome: a turn that was not answered
+        ("I don't know") still searched the manual page of the command its question named.
     """
 
     question: str
@@ -85,6 +87,7 @@ class MemoryTurn:
     outcome: str = ""
     at: float = field(default=0.0, compare=False)
     titles: tuple[str, ...] = ()
+    first_title: str = ""
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -104,6 +107,7 @@ class MemoryTurn:
             outcome=str(data.get("outcome", "")),
             at=float(data.get("at") or 0.0),
             titles=tuple(str(t) for t in data.get("titles") or ()),
+            first_title=str(data.get("first_title") or ""),
         )
 
     def bounded(self) -> MemoryTurn:
@@ -118,6 +122,7 @@ class MemoryTurn:
             self.outcome,
             self.at,
             tuple(t[:200] for t in self.titles[:MAX_IDS]),
+            self.first_title[:200],
         )
 
     @property

@@ -822,7 +822,7 @@ def carried_terms(
         own, carried = _own_and_carried(query)
         found = [(t, _kind(t, lang)) for t in terms_of(own, lang)]
         found += [(t, "topic") for t in (_topic_term(x, lang) for x in carried.split(" / ")) if t is not None]
-        found += [(t, "title") for t in (title_term(x, lang) for x in turn.titles[:1]) if t is not None]
+        found += [(t, "title") for t in (title_term(x, lang) for x in _page_titles(turn, lang)) if t is not None]
         for t, kind in found:
             s = scored.setdefault(t.key, _Scored(t, kind))
             if _KIND_RANK[kind] > _KIND_RANK[s.kind]:
@@ -887,17 +887,36 @@ def carried_terms(
 
 def named_commands(history: Sequence[MemoryTurn], lang: str) -> frozenset[str]:
     """The commands, in lower case, that the user named in their own words in a turn that the command's manual
-    page answered: *scp* after "How do I copy a directory to another machine with scp?" answered from scp(1)."""
+    page answered: *scp* after "How do I copy a directory to another machine with scp?" answered from scp(1) or,
+    when that turn was not answered, searched with scp(1) first (:func:`_page_titles`)."""
     out = set()
     for turn in history:
-        name = manual_page_name(turn.titles[0]) if turn.titles and turn.outcome not in _UNREAD else None
-        if name is None:
-            continue
-        own = _own_and_carried(turn.query or turn.question)[0]
-        words = _words_of(own, lang) if lang == "ja" else {tok.lower() for tok in _tokens(own)}
-        if name.lower() in words:
-            out.add(name.lower())
+        for title in _page_titles(turn, lang):
+            name = manual_page_name(title)
+            if name is not None and _names_in_own_words(turn, name, lang):
+                out.add(name.lower())
     return frozenset(out)
+
+
+def _names_in_own_words(turn: MemoryTurn, name: str, lang: str) -> bool:
+    """The user wrote ``name`` in the turn's own words (not among the terms its query carried)."""
+    own = _own_and_carried(turn.query or turn.question)[0]
+    words = _words_of(own, lang) if lang == "ja" else {tok.lower() for tok in _tokens(own)}
+    return name.lower() in words
+
+
+def _page_titles(turn: MemoryTurn, lang: str) -> list[str]:
+    """The page a turn's topic is read from: the first page its answer cites; for a turn that was not answered,
+    the first result when it is the manual page of a command the question named ("How do I find files by name
+    ignoring case with find?" refused, find(1) first): the user named the command and the search agreed, so a
+    follow-up ("Without going into subdirectories?") is still about it. Nothing for a turn the rewriter does
+    not read."""
+    if turn.outcome in _UNREAD:
+        return []
+    if turn.titles:
+        return list(turn.titles[:1])
+    name = manual_page_name(turn.first_title) if turn.first_title else None
+    return [turn.first_title] if name is not None and _names_in_own_words(turn, name, lang) else []
 
 
 def carries_named_command(carried: Sequence[str], history: Sequence[MemoryTurn], lang: str) -> bool:

@@ -337,6 +337,7 @@ class Turn:
             tuple(dict.fromkeys(cited)),
             outcome,
             titles=tuple(t for t in dict.fromkeys(titles) if t),
+            first_title=(self._results[0].title or "") if self._results else "",
         )
 
     def _log_hap(self, stage: str, verdict: Any) -> None:

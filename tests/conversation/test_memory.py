@@ -153,4 +153,14 @@ def test_stored_rows_hold_json_with_every_field(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "m.sqlite3")
     ConversationMemory(store, Clock()).append("tool", "s", turn(1), ttl=60)
     data = json.loads(store.execute("SELECT data FROM conversation_memory").fetchone()[0])
-    assert set(data) == {"question", "query", "answer", "result_ids", "cited_ids", "outcome", "at", "titles"}
+    assert set(data) == {
+        "question",
+        "query",
+        "answer",
+        "result_ids",
+        "cited_ids",
+        "outcome",
+        "at",
+        "titles",
+        "first_title",
+    }

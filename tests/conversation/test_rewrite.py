@@ -3,6 +3,7 @@ the LLM rewriter (prompt, parsing, every failure falls back to the last message)
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from typing import Any
@@ -461,6 +462,26 @@ def test_a_follow_up_on_a_command_the_user_named_and_its_page_answered_is_hedged
     )
     assert rewriter.rewrite("Can I limit the bandwidth it uses?", [elsewhere]).blend == (out.original, 1.0)
     assert carries_named_command(["scp"], [asked], "en") and not carries_named_command(["directory"], [asked], "en")
+
+
+def test_a_command_named_in_a_turn_that_was_not_answered_is_still_the_topic() -> None:
+    """ "How do I find files by name ignoring case with find?" refused ("I don't know") with find(1) the first
+    result: the follow-up "Without going into subdirectories?" is still about find, not about the question's
+    words ("name ignoring"). A first result that is not the page of a command the user wrote lends nothing."""
+    rewriter = make_rewriter("entire_conversation", {}, {})
+    find = "find(1): search for files in a directory hierarchy"
+    refused = MemoryTurn(
+        "How do I find files by name ignoring case with find?",
+        "How do I find files by name ignoring case with find?",
+        outcome="idk",
+        first_title=find,
+    )
+    out = rewriter.rewrite("Without going into subdirectories?", [refused])
+    assert out.follow_up and out.carried and out.carried[0] == "find"
+    assert carries_named_command(["find"], [refused], "en")
+    other = dataclasses.replace(refused, first_title="zip(1): package and compress (archive) files")
+    assert "zip" not in rewriter.rewrite("Without going into subdirectories?", [other]).carried
+    assert not carries_named_command(["zip"], [other], "en")
 
 
 @settings(max_examples=200, deadline=None)
