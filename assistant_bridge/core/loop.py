@@ -162,7 +162,7 @@ class CoverageLike(Protocol):
     """A pre-filter that says how much of the question one sentence of the snippets holds
     (:class:`~assistant_bridge.generators.coverage.CoveringPreFilter`, which the service wraps its filter in)."""
 
-    def coverage(self, query: str, snippets: Sequence[str]) -> float: ...
+    def coverage(self, query: str, snippets: Sequence[str], titles: Sequence[str] = ()) -> float: ...
 
 
 class PostFilterLike(Protocol):
@@ -468,7 +468,7 @@ def _pre_gen_floor(
     low = getattr(thresholds, "pre_gen_low_coverage", None)
     if low is None or not isinstance(prefilter, CoverageLike):
         return float(thresholds.pre_gen)
-    covered = float(prefilter.coverage(query, [s.text for s in snippets]))
+    covered = float(prefilter.coverage(query, [s.text for s in snippets], [s.title for s in snippets]))
     scores["coverage"] = covered
     return max(float(thresholds.pre_gen), float(low)) if covered < LOW_COVERAGE else float(thresholds.pre_gen)
 

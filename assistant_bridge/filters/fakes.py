@@ -46,7 +46,7 @@ class FakePreFilter:
     def second_look(self, query: str, snippets: Sequence[str]) -> list[tuple[int, float]]:
         return [(i, p) for i, p in self.vouched if 0 <= i < len(snippets)]
 
-    def coverage(self, query: str, snippets: Sequence[str]) -> float:
+    def coverage(self, query: str, snippets: Sequence[str], titles: Sequence[str] = ()) -> float:
         return self.covered
 
 

@@ -29,9 +29,10 @@ class CoveringPreFilter:
     def warm_up(self) -> None:
         self._inner.warm_up()
 
-    def coverage(self, query: str, snippets: Sequence[str]) -> float:
-        """The largest share of the query's words one sentence of the snippets holds."""
-        return asked_coverage(query, snippets)
+    def coverage(self, query: str, snippets: Sequence[str], titles: Sequence[str] = ()) -> float:
+        """The largest share of the query's words one sentence of the snippets holds (``titles``, one per
+        snippet: a manual page the query names holds its name in every sentence)."""
+        return asked_coverage(query, snippets, titles)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)

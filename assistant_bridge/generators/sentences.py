@@ -526,14 +526,19 @@ FRAME_TERMS = frozenset(
 )
 
 
-def asked_coverage(query: str, texts: Sequence[str]) -> float:
+def asked_coverage(query: str, texts: Sequence[str], titles: Sequence[str] = ()) -> float:
     """The largest share of the query's terms (stop words and the words by which it asks for a kind of thing
     aside) that one sentence of ``texts`` holds: 1.0 when a sentence says every word the question says, low when
     the passages are about its subject but no sentence speaks of what it asks ("What is the population of
-    Ghana's capital?" over a paragraph on Ghana's history). 1.0 for a query without such terms."""
+    Ghana's capital?" over a paragraph on Ghana's history). 1.0 for a query without such terms.
+
+    ``titles`` (one per text, optional): a sentence of a manual page the query names holds that page's name
+    without writing it (:func:`page_terms`, as the generator reads it): "-r  Recursively copy entire
+    directories." in scp(1) holds "scp" of "How do I copy a directory to another machine with scp?"."""
     asked = query_terms(query) - _STOP_TERMS - answer_type_terms(query)
     if not asked:
         return 1.0
+    implied = page_terms(query, titles) if len(titles) == len(texts) else [frozenset()] * len(texts)
     cands = candidates([Snippet(text, "", i) for i, text in enumerate(texts)])
     # a Japanese question's words are its kanji and katakana words and the names it writes in Latin letters; a
     # sentence without Chinese or Japanese characters holds at most the names, each of its other words counts as
@@ -542,7 +547,12 @@ def asked_coverage(query: str, texts: Sequence[str]) -> float:
     latin = {t for t in asked if not _CJK_RUN.match(t)}
     words = max(1, len(latin) + len(_content_runs(query))) if latin != asked else len(asked)
     return max(
-        (len(asked & c.terms) / len(asked) if writes_cjk(c.text) else len(latin & c.terms) / words for c in cands),
+        (
+            len(asked & (c.terms | implied[c.snippet])) / len(asked)
+            if writes_cjk(c.text)
+            else len(latin & (c.terms | implied[c.snippet])) / words
+            for c in cands
+        ),
         default=0.0,
     )
 

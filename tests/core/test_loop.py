@@ -490,7 +490,8 @@ class CoveringPre(Pre):
         super().__init__(value)
         self.covered = covered
 
-    def coverage(self, query: str, snippets: Sequence[str]) -> float:
+    def coverage(self, query: str, snippets: Sequence[str], titles: Sequence[str] = ()) -> float:
+        self.titles = tuple(titles)
         return self.covered
 
 
@@ -502,7 +503,9 @@ def test_snippets_that_hold_little_of_the_question_need_a_higher_pre_generation_
     assert isinstance(out, IDontKnow) and out.reason == "retrieval_confidence"
     assert out.scores == {"pre_gen": 0.6, "coverage": LOW_COVERAGE - 0.01}
     assert isinstance(run(pre=CoveringPre(0.7, LOW_COVERAGE - 0.01), thresholds=rule), Answer)
-    assert isinstance(run(pre=CoveringPre(0.6, LOW_COVERAGE), thresholds=rule), Answer)
+    covering = CoveringPre(0.6, LOW_COVERAGE)
+    assert isinstance(run(pre=covering, thresholds=rule), Answer)
+    assert covering.titles and all(covering.titles)  # the snippets' titles: a page the question names counts
     assert isinstance(run(pre=CoveringPre(0.6, 0.0)), Answer)  # thresholds without the rule
     assert isinstance(run(pre=0.6, thresholds=rule), Answer)  # a pre-filter that cannot tell
     # a conversation turn's rewrite carries terms of earlier turns that its passages need not hold

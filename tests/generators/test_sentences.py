@@ -656,6 +656,17 @@ def test_coverage_is_the_share_of_the_question_one_sentence_holds() -> None:
     assert asked_coverage("What is it?", texts) == 1.0  # nothing asked of the passages
 
 
+def test_a_sentence_of_the_manual_page_the_question_names_holds_the_page_name() -> None:
+    """scp(1)'s "-r" entry says nothing of scp by name, yet answers "How do I copy a directory to another machine
+    with scp?" as the generator reads it (:func:`page_terms`); a page the question does not name lends nothing."""
+    question = "How do I copy a directory to another machine with scp?"
+    texts = ["-r      Recursively copy entire directories.  Note that scp follows symbolic links."]
+    assert asked_coverage(question, texts) < 0.5
+    assert asked_coverage(question, texts, ["scp(1): OpenSSH secure file copy"]) >= 0.5
+    assert asked_coverage(question, texts, ["cp(1): copy files and directories"]) < 0.5
+    assert asked_coverage(question, texts, ["Copying files"]) < 0.5  # not a manual page
+
+
 def test_an_english_sentence_holds_only_the_names_a_japanese_question_writes_in_latin_letters() -> None:
     """The question "iperf3 で UDP を使うオプションは？" asks with two names, both in iperf3(1)'s English entry; "Debian の次のリリースの
     予定日は？" asks with two kanji and katakana words no English sentence can hold, besides "Debian"."""
