@@ -26,6 +26,7 @@ import numpy as np
 from assistant_bridge.embedders.base import normalize_rows
 from assistant_bridge.embedders.e5_build import MODEL_FILE, NORMALISER_FILE, TOKENIZER_FILE, BuiltModel
 from assistant_bridge.errors import EmbedderError, ModelLoadError
+from assistant_bridge.onnx_options import session_options
 
 _SPACES = re.compile(" {2,}")
 QUERY_PREFIX, PASSAGE_PREFIX = "query: ", "passage: "
@@ -101,9 +102,7 @@ class E5OnnxEmbedder:
     def _load(self, directory: Path, manifest: dict[str, Any]) -> None:
         import onnxruntime as ort
 
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = self._threads
-        opts.inter_op_num_threads = 1
+        opts = session_options(self._threads)
         opts.log_severity_level = 3
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:

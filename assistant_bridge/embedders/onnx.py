@@ -13,6 +13,7 @@ import numpy as np
 
 from assistant_bridge.embedders.base import normalize_rows
 from assistant_bridge.errors import EmbedderError, ModelLoadError
+from assistant_bridge.onnx_options import session_options
 
 
 class OnnxEmbedder:
@@ -54,8 +55,7 @@ class OnnxEmbedder:
             self._tokenizer = Tokenizer.from_file(str(tok_path))
             self._tokenizer.enable_truncation(self.max_length)
             self._tokenizer.enable_padding()
-            opts = ort.SessionOptions()
-            opts.intra_op_num_threads = 1
+            opts = session_options(1)
             self._session = ort.InferenceSession(str(models[0]), opts, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own untyped errors on corrupt files
             raise ModelLoadError(f"could not load ONNX embedder from {self.model_dir}: {exc}") from exc

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant_bridge.errors import ModelLoadError
+from assistant_bridge.onnx_options import session_options
 
 
 class ForkSafeSession:
@@ -37,9 +38,7 @@ class ForkSafeSession:
             if self._session is None or self._pid != os.getpid():
                 import onnxruntime as ort
 
-                opts = ort.SessionOptions()
-                opts.intra_op_num_threads = self._threads
-                opts.inter_op_num_threads = 1
+                opts = session_options(self._threads)
                 try:
                     self._session = ort.InferenceSession(
                         self._bytes, sess_options=opts, providers=["CPUExecutionProvider"]
