@@ -216,7 +216,10 @@ _FINITE_VERB = r"(?:can|cannot|may|might|must|will|would|should|is|are|was|were|
 # --ignore-case: …", "-T#, --threads=#: …", where "#" stands for a number), or an identifier defined after a
 # colon or a dash ("CARGO_TARGET_DIR — Location of …", "opt-level: the optimization level"). It answers a
 # question about its term although it is short and has no full stop, as a reference page writes it.
-_OPTION_ARG = r"(?:\[?=[^\s,:]*\]?|\[[^\]\s]*\]|\s[A-Z][A-Z_]*)?"  # "=FILE", "[=SUFFIX]", "[SUFFIX]", " NUM"
+# an option's argument: "=FILE", "[=SUFFIX]", "[SUFFIX]", " NUM"; and, before another name of the option, " [jobs]"
+# or " script-file" ("-j [jobs], --jobs[=jobs]", "-f script-file, --file=script-file": make(1), sed(1)), whose long
+# name a question spells out in its words ("several jobs at once")
+_OPTION_ARG = r"(?:\[?=[^\s,:]*\]?|\[[^\]\s]*\]|\s[A-Z][A-Z_]*|\s\[[^\]\s]*\](?=,\s*-)|\s[a-z][\w-]*(?=,\s*-))?"
 _OPTION_TERM = re.compile(
     rf"^(-{{1,2}}[A-Za-z0-9?#][\w?#-]*{_OPTION_ARG}(?:(?:,\s*|\s+or\s+|\s+)-{{1,2}}[A-Za-z0-9?#][\w?#-]*{_OPTION_ARG})*)(?::\s+|\s+(?=\S)(?!{_FINITE_VERB}))"
     rf"(?=\S+\s+\S|[{CJK_CHARS}])"  # a description of words, or of CJK text (no spaces)

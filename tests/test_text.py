@@ -343,6 +343,10 @@ def test_a_page_of_options_keeps_the_commands_its_list_of_commands_defines() -> 
     assert all(synopsis_entry(c) for c in commands) and synopsis_entry("unset: unset [-fnv] [name]")
     assert not synopsis_entry("status [off | on | 2]: Show or hide the status line.")
     assert entry_term("status [off | on | 2]: Show or hide the status line.") == ""
+    # an option's long name after the short form's argument: "[jobs]", a lower-case placeholder
+    assert entry_term("-j [jobs], --jobs[=jobs]: Specifies the number of jobs.") == "-j [jobs], --jobs[=jobs]"
+    assert entry_term("-C dir, --directory=dir: Change to directory dir.") == "-C dir, --directory=dir"
+    assert entry_term("-c cipher: Selects the cipher to use.") == "-c"
     fewer = "\n\n".join(["-C: Start in control mode.", *commands[:2]])
     assert [entry_term(fewer[s:e]) for s, e in option_entries(fewer)] == ["-C"]
 

@@ -783,6 +783,9 @@ def entry_match(query: str, cands: Sequence[Candidate], titles: Sequence[str] = 
     command; 0 otherwise. A manual page's NAME line
     names the page, and is no entry of it ("Which rsyncd.conf parameter sets…" names rsyncd.conf(5)).
 
+    A plain word that entries of several descriptions define is their argument's placeholder ("text: Append
+    text…", "text: Insert text…" in sed(1)), which a query's words do not name.
+
     A long name is matched by the query's plain words only, not by the words of a name it holds
     ("charset-normalizer" does not ask for ``--normalize``), and only on a page the query names when the
     entry is on a manual page (``titles``, one per snippet: "indented output from orjson" does not ask for
@@ -797,10 +800,16 @@ def entry_match(query: str, cands: Sequence[Candidate], titles: Sequence[str] = 
     named_pages = named_manual_pages(query, titles) or _page_named_otherwise(query, cands, titles)
     spelled = [(page := manual_page_name(title)) is None or page in named_pages for title in titles]
     default = asks_default(query)
+    # a plain word that several entries define, each otherwise, is the placeholder of their argument (sed(1)'s "a
+    # text", "i text", "c text": "text: Append text…", "text: Insert text…"), not a command or statement of its own
+    defined: dict[str, set[str]] = {}
+    for c in cands:
+        if not c.entry and (word := word_term(c.text)):
+            defined.setdefault(word, set()).add(c.text)
     out = np.zeros(len(cands))
     for i, c in enumerate(cands):
         if not c.entry:
-            if (word := word_term(c.text)) and _names(query, word):
+            if (word := word_term(c.text)) and len(defined[word]) == 1 and _names(query, word):
                 out[i] = 1.0  # "Does bc's quit statement…": "quit: When the 'quit' statement is read…"
             elif c.listed and asks_command and not c.text.startswith("-"):
                 out[i] = 0.5  # a command of a help listing (".archive ...   Manage SQL archives")

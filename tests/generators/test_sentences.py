@@ -710,6 +710,37 @@ def test_a_plain_word_a_manual_defines_is_an_entry_of_a_question_that_names_it()
     assert entry_match("What does a note say?", cands, [snip.title]).tolist() == [0.0] * 4
 
 
+def test_a_word_several_entries_define_is_their_arguments_placeholder() -> None:
+    """sed(1) writes its a, i and c commands' argument as "text: Append text…", "text: Insert text…", "text:
+    Replace the selected lines with text…": "replace text in a file in place" names the word, not an entry, and the
+    option whose long name it spells out answers."""
+    snip = Snippet(
+        "-i[SUFFIX], --in-place[=SUFFIX]: edit files in place (makes backup if SUFFIX supplied)\n\n"
+        "text: Append text, which has each embedded newline preceded by a backslash.\n\n"
+        "text: Insert text, which has each embedded newline preceded by a backslash.\n\n"
+        "text: Replace the selected lines with text, which has each embedded newline preceded by a backslash.",
+        "sed(1): stream editor for filtering and transforming text",
+        0,
+    )
+    cands = candidates([snip])
+    got = entry_match("How do I replace text in a file in place with sed?", cands, [snip.title]).tolist()
+    assert got == [1.0, 0.0, 0.0, 0.0]
+
+
+def test_an_options_long_name_after_its_short_forms_argument_is_read() -> None:
+    """make(1) writes "-j [jobs], --jobs[=jobs]" and "-C dir, --directory=dir": the long names after the short
+    option's argument are the entry's too, and "several jobs at once" spells out --jobs."""
+    snip = Snippet(
+        "-j [jobs], --jobs[=jobs]: Specifies the number of jobs (commands) to run simultaneously.\n\n"
+        "-n, --just-print, --dry-run, --recon: Print the commands that would be executed, but do not execute them.",
+        "make(1): GNU make utility to maintain groups of programs",
+        0,
+    )
+    cands = candidates([snip])
+    assert [c.entry for c in cands] == ["-j [jobs], --jobs[=jobs]", "-n, --just-print, --dry-run, --recon"]
+    assert entry_match("How do I run make with several jobs at once?", cands, [snip.title]).tolist() == [1.0, 0.75]
+
+
 def test_a_japanese_question_is_measured_by_the_pairs_inside_its_words() -> None:
     """ "gzip で伸長するオプションは何ですか？" asks with one word, 伸長: the pairs that straddle a particle ("で伸",
     "るオ") are no words of it, and the entry that holds 伸長 holds every word it asks with."""
