@@ -66,6 +66,10 @@ BLENDED_BM25_QUERY_WEIGHT = 0.5
 # first MAX_SNIPPETS results (the passages an answer is drawn from) comes from a page it names, that page's own
 # best NAMED_PAGE_PASSAGES for the same search come first (:meth:`Services.with_named_pages`).
 NAMED_PAGE_PASSAGES = 4
+# a conversation's topic page lends this many of its passages to the head of a follow-up's results
+# (:meth:`Services.with_topic_page`): the rest stay the search's, so an answer may still come from another page
+# ("And extract it somewhere else?" after questions about zip: unzip(1))
+TOPIC_PAGE_PASSAGES = 2
 ENTRY_DOCUMENTS = 64  # documents whose option entries are kept (:meth:`Services.with_option_entry`)
 # An option entry is chosen by its dense similarity with the message plus this much of the share of the message's
 # words it holds (:func:`~assistant_bridge.generators.sentences.entry_word_share`): a page's entries are close
@@ -337,6 +341,42 @@ class Services:
             return hits
         log.debug("search.named_pages", extra={"language": language, "pages": sorted(named), "first": len(first)})
         return _put_first(first, hits, max(len(hits), len(first)))
+
+    def with_topic_page(
+        self,
+        topic: str | None,
+        message: str,
+        hits: list[SearchHit],
+        text: str,
+        scope: Scope,
+        *,
+        mode: str | None = None,
+        filter: Any = None,
+        blend: tuple[str, float] | None = None,
+    ) -> list[SearchHit]:
+        """``hits`` (the results of :meth:`search` for ``text``, a conversation turn's rewrite) with the best
+        :data:`TOPIC_PAGE_PASSAGES` passages of the manual page of ``topic`` first, when the first hit comes from
+        another page. ``topic`` is the command a follow-up is about (:attr:`~assistant_bridge.conversation.rewrite.
+        Rewrite.topic`: the user named it and its page answered): "How do I only see what it would run without
+        running it? — make" is a question about make(1), whose ``-n`` entry a search of every page ranks below
+        less(1)'s passages on what "running" shows. Unchanged when ``message`` (the turn as asked) names a manual
+        page itself ("When I unzip it, can it overwrite without asking?" after questions about zip), when no page
+        of ``topic`` is one ``scope`` may read, or when the search within it finds nothing that passes ``filter``.
+        The passages come from the same search within that page; as many hits as before."""
+        if topic is None or not hits or (manual_page_name(hits[0].chunk.title or "") or "").lower() == topic:
+            return hits
+        words = [w.rstrip(".-") for w in _COMMAND_WORD.findall(unicodedata.normalize("NFKC", message).lower())]
+        if self.store.manual_pages(dict.fromkeys(w for w in words[:_COMMAND_WORDS] if w != topic), scope):
+            return hits  # the message names a page of its own: its subject, not the topic's
+        pages = [d for d, _, _ in self.store.manual_pages([topic], scope)]
+        if not pages:
+            return hits
+        within = replace(scope, document_ids=tuple(pages))  # narrower: what scope may read
+        first = self.search(text, within, mode=mode, limit=TOPIC_PAGE_PASSAGES, filter=filter, blend=blend)
+        if not first:
+            return hits
+        log.debug("search.topic_page", extra={"topic": topic, "first": len(first)})
+        return _put_first(first, hits, len(hits))
 
     @staticmethod
     def with_code_names(message: str, hits: list[SearchHit]) -> list[SearchHit]:

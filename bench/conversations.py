@@ -41,8 +41,10 @@ recall the rewrite loses on the turns it hurts, as a share of the last turn's to
 ``as_the_turn_reads``: the same recalls of the results a ``/message`` turn answers from (the built-in source's
 steps after the search: a page the message names, its opening, the option entry the rewrite asks about), each form
 of the question alike; the p50/p95 time the rewrite adds; and, per turn, answerability: the share of ANSWERABLE/PARTIAL turns answered (1 - false "I don't know"), of UNANSWERABLE
-turns declined, their mean (balanced accuracy), and the share of CONVERSATIONAL turns answered as social
-turns (not searched).
+turns declined, their mean (balanced accuracy), the share of CONVERSATIONAL turns answered as social
+turns (not searched), and, on the written domains, ``answered_from_gold``: of the answerable turns answered, the
+share whose cited sentences hold the answer its gold passage holds (the gold ``match``): answered from the right
+place, not only answered.
 """
 
 from __future__ import annotations
@@ -281,20 +283,33 @@ def drive(svc: Services, conversations: list[dict[str, Any]]) -> list[dict[str, 
             ms = (time.perf_counter() - t0) * 1000
             trace = result.trace
             rw = trace.rewrite if trace is not None else None
+            item = result.generic[0] if result.generic else {}
             rows.append(
                 {
                     **turn,
                     "conversation": conv["id"],
                     "ours": rw.query if rw is not None else turn["q"],
                     "blend": rw.blend if rw is not None else None,
+                    "topic": rw.topic if rw is not None else None,
                     "rewrite_ms": rw.ms if rw is not None else 0.0,
                     "outcome": result.outcome,
+                    "from_gold": _from_gold(turn.get("gold"), item) if result.outcome == "answer" else None,
+                    "answer": str(item.get("text", ""))[:300],
                     "turn_ms": ms,
                 }
             )
             if result.memory is not None:
                 memory.append(result.memory)
     return rows
+
+
+def _from_gold(gold: list[dict[str, str]] | None, item: dict[str, Any]) -> bool | None:
+    """An answer's cited sentences hold a gold passage's answer (its ``match``, on a written domain): the turn was
+    answered from the right place, not only answered. ``None`` without gold (FiQA's qrels name passages only)."""
+    if not gold:
+        return None
+    cited = " ".join(str(c.get("text", "")) for c in item.get("citations") or ()) or str(item.get("text", ""))
+    return any(re.search(g["match"], cited, re.IGNORECASE) for g in gold)
 
 
 def retrieval(svc: Services, mode: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -328,7 +343,8 @@ def retrieval(svc: Services, mode: str, rows: list[dict[str, Any]]) -> dict[str,
             r[f"ms_{cond}"] = min(times)
             r[f"r5_{cond}"] = r["relevant"](hits)
             per[cond].append(r[f"r5_{cond}"])
-            r[f"read5_{cond}"] = r["relevant"](source.hits(r[key], scope, r["blend"] if blend else None))
+            topic = r["topic"] if key == "ours" else None  # the rewrite's topic page, as the turn reads it
+            r[f"read5_{cond}"] = r["relevant"](source.hits(r[key], scope, r["blend"] if blend else None, topic))
             read[cond].append(r[f"read5_{cond}"])
     out.update(_recalls(per))
     blended = [r for r in scored if r["blend"] is not None]
@@ -367,6 +383,10 @@ def answerability(rows: list[dict[str, Any]]) -> dict[str, Any]:
         round(sum(r["outcome"] == "social" for r in social) / len(social), 4) if social else None
     )
     out["searched_social_turns"] = sum(r["outcome"] != "social" for r in social)
+    graded = [r["from_gold"] for r in answerable if r.get("from_gold") is not None]
+    # of the answerable turns answered, the share whose cited sentences hold the gold passage's answer
+    out["answered_from_gold"] = round(sum(graded) / len(graded), 4) if graded else None
+    out["answered_graded"] = len(graded)
     return out
 
 

@@ -238,6 +238,51 @@ def test_a_long_message_looks_up_a_bounded_number_of_names(tmp_path: Path, monke
     assert len(asked) == 1 and len(asked[0]) == 16
 
 
+TOPIC_PAGES = {
+    "make(1): GNU make utility": "-n, --just-print: Print the commands that would be executed, but do not execute them.",
+    "less(1): opposite of more": "You see what it would run without running it: the screen shows what less runs next.",
+    "zip(1): package files": "-sf: Show the files that would be operated on, then exit.",
+    "unzip(1): list and extract": "-d exdir: An optional directory to which to extract files.",
+}
+FOLLOW_UP = "How do I only see what it would run without running it? — make"
+
+
+def topic_pages(tmp_path: Path, **owners: str) -> Any:
+    svc = make_services(make_settings(tmp_path))
+    for title, text in TOPIC_PAGES.items():
+        owner = owners.get(title.split("(")[0], "")
+        svc.ingestor.ingest_text(text, title=title, ownership=Ownership(owner_user_id=owner))
+    return svc
+
+
+def test_a_follow_ups_topic_page_comes_first_when_another_page_leads(tmp_path: Path) -> None:
+    """ "How do I only see what it would run without running it?" after a question about make: less(1)'s words
+    lead a search of every page, and the turn's topic brings make(1)'s best passages to the head, with as many
+    results as before."""
+    svc = topic_pages(tmp_path)
+    message = FOLLOW_UP.split(" — ")[0]
+    hits = svc.search(message, SCOPE, mode="lexical", limit=3)  # the message as asked weighs in too
+    assert hits[0].chunk.title.startswith("less(1)")
+    moved = svc.with_topic_page("make", message, hits, FOLLOW_UP, SCOPE, mode="lexical")
+    assert moved[0].chunk.title.startswith("make(1)") and len(moved) == len(hits)
+    assert svc.with_topic_page(None, message, hits, FOLLOW_UP, SCOPE, mode="lexical") == hits
+    # the topic's page leads already; a message that names a page of its own is about it
+    assert svc.with_topic_page("less", message, hits, FOLLOW_UP, SCOPE, mode="lexical") == hits
+    unzip = "When I unzip it, can it show what it would run?"
+    found = svc.search(unzip, SCOPE, mode="lexical", limit=3)
+    assert not found[0].chunk.title.startswith("make(1)")
+    assert svc.with_topic_page("make", unzip, found, unzip, SCOPE, mode="lexical") == found
+
+
+def test_a_topic_page_comes_only_from_what_the_caller_may_read(tmp_path: Path) -> None:
+    svc = topic_pages(tmp_path, make="alice")
+    message = FOLLOW_UP.split(" — ")[0]
+    bob = Scope(principal=Principal("bob"))
+    hits = svc.search(FOLLOW_UP, bob, mode="lexical", limit=3)
+    assert svc.with_topic_page("make", message, hits, FOLLOW_UP, bob, mode="lexical") == hits
+    assert all(not h.chunk.title.startswith("make(1)") for h in hits)
+
+
 RSYNC_PAGE = "\n\n".join(
     [
         "Name\n\nrsync - a fast, versatile, local/remote file-copying tool\n\nSynopsis\n\nrsync [OPTION...] SRC DEST",

@@ -32,6 +32,7 @@ from assistant_bridge.conversation.rewrite_embedded import (
     carries_named_command,
     content_words,
     language,
+    topic_command,
 )
 from assistant_bridge.errors import ConfigurationError, DependencyError, GeneratorError
 from assistant_bridge.text import option_words
@@ -72,6 +73,8 @@ class Rewrite:
         :data:`AS_ASKED_FULL_WORDS` content words and no command-line option (:func:`as_asked_share`), and by
         :data:`SETTLED_SHARE` for a follow-up that carries a command the user named and its manual page answered
         (:func:`~.rewrite_embedded.carries_named_command`); 0 searches the rewrite alone.
+    :param topic: the command a follow-up is about (:func:`~.rewrite_embedded.topic_command`), whose manual page
+        the built-in search reads first when another page leads its results; ``None`` for any other message.
     """
 
     query: str
@@ -85,6 +88,7 @@ class Rewrite:
     ms: float = 0.0
     error_code: str | None = None
     as_asked_weight: float = 0.0
+    topic: str | None = None
 
     @property
     def rewritten(self) -> bool:
@@ -112,6 +116,7 @@ class Rewrite:
             "fallback": self.method == "fallback",
             "fallback_reason": self.fallback_reason,
             "as_asked_weight": self.as_asked_weight if self.blend is not None else 0.0,
+            "topic": self.topic,
             "history_turns": self.history_turns,
             "time_ms": round(self.ms, 3),
         }
@@ -179,7 +184,8 @@ class Rewriter:
             follow_up, carried = decision.follow_up, tuple(terms)
         # a follow-up that carries a command the user named, and whose manual page answered: the message as asked
         # ("Can I limit the bandwidth it uses?") weighs half as much (SETTLED_SHARE)
-        settled = bool(follow_up) and carries_named_command(carried, history, language(question))
+        lang = language(question)
+        settled = bool(follow_up) and carries_named_command(carried, history, lang)
         return Rewrite(
             query=query[:MAX_QUERY_CHARS],
             method=self.primary.name if reason is None else "fallback",
@@ -189,6 +195,7 @@ class Rewriter:
             ms=(self._clock() - started) * 1000,
             error_code=code,
             as_asked_weight=self.as_asked_weight * as_asked_share(question) * (SETTLED_SHARE if settled else 1.0),
+            topic=topic_command(carried, history, lang) if follow_up else None,
             **base,  # type: ignore[arg-type]
         )
 

@@ -927,6 +927,20 @@ def carries_named_command(carried: Sequence[str], history: Sequence[MemoryTurn],
     return bool({t.lower() for t in carried} & named_commands(history, lang))
 
 
+def topic_command(carried: Sequence[str], history: Sequence[MemoryTurn], lang: str) -> str | None:
+    """The command a follow-up is about: the first of the ``carried`` terms that is, or holds as a word, a command
+    the user named in a turn its manual page answered (:func:`named_commands`): *make* for "How do I only see what
+    it would run without running it? — make", *tar* for "Can it show each file as it goes? — tar archive". The
+    search reads that page first (:meth:`~assistant_bridge.services.Services.with_topic_page`); ``None`` when no
+    carried term names one."""
+    commands = named_commands(history, lang)
+    for term in carried:
+        for word in term.lower().split():
+            if word in commands:
+                return word
+    return None
+
+
 def _own_and_carried(query: str) -> tuple[str, str]:
     """A remembered query's own words and the terms it carried (after its dash), without the topic a short question
     was given in brackets: ``"Which key types can it make? — new SSH / ssh-keygen"`` → ``("Which key types can it

@@ -32,11 +32,15 @@ MAX_RESPONSE_BYTES = 100_000  # spec §A.1: "the entire response object must not
 class SearchSource(Protocol):
     """Runs one search for one caller. ``engine`` names it in debug output. ``blend`` is the message as asked
     and its weight when ``query`` is a rewrite of it (:attr:`~.rewrite.Rewrite.blend`): the built-in backend
-    adds it to a dense search; a remote server, which takes one query, is sent the rewrite alone."""
+    adds it to a dense search; a remote server, which takes one query, is sent the rewrite alone. ``topic`` is
+    the command a follow-up is about (:attr:`~.rewrite.Rewrite.topic`): the built-in backend reads its manual
+    page first when another page leads the results; a remote server's documents are its own and it is not told."""
 
     engine: str
 
-    def search(self, query: str, scope: Scope, blend: tuple[str, float] | None = None) -> list[SearchResult]: ...
+    def search(
+        self, query: str, scope: Scope, blend: tuple[str, float] | None = None, topic: str | None = None
+    ) -> list[SearchResult]: ...
 
     def option_words(self, message: str, results: Sequence[SearchResult]) -> OptionWords | None:
         """How ``message``, when it asks which option of a manual page it names does something, matches that
@@ -55,10 +59,14 @@ class FakeSource:
         self.error = error
         self.queries: list[str] = []
         self.blends: list[tuple[str, float] | None] = []
+        self.topics: list[str | None] = []
 
-    def search(self, query: str, scope: Scope, blend: tuple[str, float] | None = None) -> list[SearchResult]:
+    def search(
+        self, query: str, scope: Scope, blend: tuple[str, float] | None = None, topic: str | None = None
+    ) -> list[SearchResult]:
         self.queries.append(query)
         self.blends.append(blend)
+        self.topics.append(topic)
         if self.error is not None:
             raise self.error
         return list(self.results)
@@ -83,8 +91,10 @@ class BuiltinSource:
         self._passage = int(meta.get("passage_length") or services.settings.search.default_passage_chars)
         self.index = services.settings.backend.collection
 
-    def search(self, query: str, scope: Scope, blend: tuple[str, float] | None = None) -> list[SearchResult]:
-        return [result_of_hit(hit, query, self._passage) for hit in self.hits(query, scope, blend)]
+    def search(
+        self, query: str, scope: Scope, blend: tuple[str, float] | None = None, topic: str | None = None
+    ) -> list[SearchResult]:
+        return [result_of_hit(hit, query, self._passage) for hit in self.hits(query, scope, blend, topic)]
 
     def option_words(self, message: str, results: Sequence[SearchResult]) -> OptionWords | None:
         documents = [
@@ -93,17 +103,21 @@ class BuiltinSource:
         ]
         return self._services.option_words(message, [d for d in documents if d[0]])
 
-    def hits(self, query: str, scope: Scope, blend: tuple[str, float] | None = None) -> list[SearchHit]:
+    def hits(
+        self, query: str, scope: Scope, blend: tuple[str, float] | None = None, topic: str | None = None
+    ) -> list[SearchHit]:
         """The hits :meth:`search` returns as results: the backend's, then the passages the message (the turn's
-        words as asked, ``blend[0]``, else ``query``) asks for by name come first, and the option entry that
-        ``query`` asks about (a rewrite names the page a follow-up only implies: "Only those bigger than 100 MB?
-        — files / find")."""
+        words as asked, ``blend[0]``, else ``query``) asks for by name come first, then those of the page of the
+        conversation's ``topic`` when another page leads (:meth:`~assistant_bridge.services.Services.
+        with_topic_page`), and the option entry that ``query`` asks about (a rewrite names the page a follow-up
+        only implies: "Only those bigger than 100 MB? — files / find")."""
         s = self._services
         hits = s.search(query, scope, mode=self._mode, limit=self._limit, filter=self._filter, blend=blend)
         message = blend[0] if blend is not None else query
         hits = s.with_named_pages(message, hits, query, scope, mode=self._mode, filter=self._filter, blend=blend)
         hits = s.with_code_names(message, hits)
         hits = s.with_opening(message, hits, scope, filter=self._filter)
+        hits = s.with_topic_page(topic, message, hits, query, scope, mode=self._mode, filter=self._filter, blend=blend)
         return s.with_option_entry(query, hits, scope, filter=self._filter, asked=message)
 
 
@@ -151,7 +165,9 @@ class RemoteSource:
             headers["Authorization"] = f"Bearer {c.token.get()}"
         return headers
 
-    def search(self, query: str, scope: Scope, blend: tuple[str, float] | None = None) -> list[SearchResult]:
+    def search(
+        self, query: str, scope: Scope, blend: tuple[str, float] | None = None, topic: str | None = None
+    ) -> list[SearchResult]:
         try:
             results = self._client.search(query, self._filter, self._metadata)
         except CustomSearchFailure as exc:

@@ -213,7 +213,8 @@ class Turn:
             t0 = self.clock()
             try:
                 blend = self.rewrite.blend if self.rewrite is not None else None
-                results = source.search(self.query, self.scope, blend)
+                topic = self.rewrite.topic if self.rewrite is not None else None
+                results = source.search(self.query, self.scope, blend, topic)
             except DependencyError as exc:
                 self.trace.search_ms = (self.clock() - t0) * 1000
                 return self._failure(exc, list(exc.details.get("errors") or []), "search")

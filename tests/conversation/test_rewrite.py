@@ -26,6 +26,7 @@ from assistant_bridge.conversation.rewrite_embedded import (
     social,
     terms_of,
     title_term,
+    topic_command,
 )
 from assistant_bridge.conversation.rewrite_llm import (
     FakeLLMRewriter,
@@ -482,6 +483,27 @@ def test_a_command_named_in_a_turn_that_was_not_answered_is_still_the_topic() ->
     other = dataclasses.replace(refused, first_title="zip(1): package and compress (archive) files")
     assert "zip" not in rewriter.rewrite("Without going into subdirectories?", [other]).carried
     assert not carries_named_command(["zip"], [other], "en")
+
+
+def test_a_follow_up_on_a_command_the_user_named_has_it_as_its_topic() -> None:
+    """The topic is the command a carried term is or holds as a word ("tar archive" holds tar), when the user named
+    it and its page answered; a command only a cited page named is none, nor is a message that opens a new topic
+    or a rewrite by a model (no carried terms)."""
+    rewriter = make_rewriter("entire_conversation", {}, {})
+    make = "make(1): GNU make utility to maintain groups of programs"
+    asked = _turn(
+        "How do I run make with several jobs at once?", "-j [jobs]: Specifies the number of jobs…", titles=(make,)
+    )
+    out = rewriter.rewrite("How do I only see what it would run without running it?", [asked])
+    assert out.follow_up and out.topic == "make" and out.to_json()["topic"] == "make"
+    tar = "tar(1): an archiving utility"
+    added = _turn("How do I add a file to an existing tar archive?", "-r, --append: Append files…", titles=(tar,))
+    assert topic_command(["tar archive"], [added], "en") == "tar"
+    assert rewriter.rewrite("Can it show each file as it goes?", [added]).topic == "tar"
+    unnamed = _turn("How do I run several jobs at once?", "-j [jobs]: Specifies the number of jobs…", titles=(make,))
+    assert topic_command(["make"], [unnamed], "en") is None
+    assert rewriter.rewrite("How do I only see what it would run without running it?", [unnamed]).topic is None
+    assert rewriter.rewrite("What is a Roth IRA?", [asked]).topic is None  # a question of its own
 
 
 @settings(max_examples=200, deadline=None)

@@ -123,6 +123,24 @@ def test_a_rewritten_turn_sends_the_message_as_asked_to_the_search(tmp_path: Pat
     assert source.queries[1] != question and source.blends[1] == (question, 0.5)
 
 
+def test_a_follow_up_on_a_named_command_sends_its_topic_to_the_search(tmp_path: Path) -> None:
+    conversational = {"contextual_mode": "entire_conversation"}
+    assistants = {"default": {"environments": ["default"], "search": {"type": "builtin"}}}
+    assistants["default"]["conversational_search"] = conversational  # type: ignore[assignment]
+    _, _, runtime = build(tmp_path, assistants=assistants)
+    page = {"title": "scp(1): OpenSSH secure file copy", "body": "-r: Recursively copy entire directories with scp."}
+    source = FakeSource([page])
+    runtime._sources[("default", "default")] = source
+    assistant = runtime.assistants.get("default")
+    scope = Scope(Principal(user_id="u"))
+    first = Turn(runtime, assistant, TurnRequest(text="How do I copy a directory with scp?"), scope).run()
+    assert first.memory is not None and first.memory.titles == (page["title"],)
+    Turn(
+        runtime, assistant, TurnRequest(text="Can I limit the bandwidth it uses?", history=(first.memory,)), scope
+    ).run()
+    assert source.topics == [None, "scp"]
+
+
 @pytest.mark.parametrize("weight", [-1, 11, "high", True])
 def test_a_bad_as_asked_weight_is_refused(tmp_path: Path, weight: object) -> None:
     from assistant_bridge.errors import ConfigurationError
