@@ -823,13 +823,16 @@ def _defined_term(cands: Sequence[Candidate], top: int, text: str) -> int | None
 
 
 def _entry_of(cands: Sequence[Candidate], top: int, entries: np.ndarray) -> int:
-    """The definition entry whose description the best sentence ``top`` is part of, when the query asks for
-    such an entry (``entries``, :func:`~.sentences.entry_match`) and the sentence is not one: "Which mtr option
+    """The definition entry whose description the best sentence ``top`` is part of, when the sentence is not one
+    (nor an entry the query asks for, ``entries``, :func:`~.sentences.entry_match`): "Which mtr option
     runs a number of cycles and then prints statistics and exits?" is answered by "-r, --report: This option
     puts mtr into report mode.", whose next sentence says it ("When in this mode, mtr will run for the number
-    of cycles …"); that sentence alone names no option. The entry runs on over its paragraphs back to its term,
-    as far as no heading or other entry comes between (as :meth:`ExtractiveGenerator._select` reads an entry's
-    own sentences forwards). Else ``top``."""
+    of cycles …"); that sentence alone names no option. So for any question: "The certificate is self-signed, how
+    do I get past that? — curl" is answered by "This option makes curl skip the verification step and proceed
+    without checking.", which tells how only after "-k, --insecure: …"; "How can I check whether it is running? —
+    systemctl" by "Check whether any of the specified units are active", after "is-active PATTERN…:". The entry
+    runs on over its paragraphs back to its term, as far as no heading or other entry comes between
+    (as :meth:`ExtractiveGenerator._select` reads an entry's own sentences forwards). Else ``top``."""
     if entries[top] > 0 or cands[top].label:
         return top
     best = cands[top]
@@ -838,7 +841,7 @@ def _entry_of(cands: Sequence[Candidate], top: int, entries: np.ndarray) -> int:
         if c.snippet != best.snippet or c.label:
             return top
         if c.entry:
-            return i if entries[i] > 0 else top
+            return i
     return top
 
 

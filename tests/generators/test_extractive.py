@@ -1538,3 +1538,19 @@ def test_the_words_that_frame_a_question_weigh_half_their_idf() -> None:
     decoy, answer = opening(cands, "The ORDER BY"), opening(cands, "Without a WHERE")
     assert scores[answer] - scores[decoy] > flat[answer] - flat[decoy]
     assert {"which", "doe", "what", "happe", "many"} <= FRAME_TERMS
+
+
+def test_a_sentence_of_an_options_description_answers_after_its_option() -> None:
+    """ "With it, curl skips the verification step" tells how only with the option it describes: the answer opens
+    with "-k, --insecure: …", though the question asks for no option."""
+    page = Snippet(
+        "-j, --junk-session-cookies: (HTTP) When curl is told to read cookies from a given file, this option makes "
+        "it discard all session cookies.\n\n-k, --insecure: (TLS SFTP SCP) By default, every secure connection curl "
+        "makes is checked before the transfer takes place. The check reads the CA bundle of the system. With it, curl "
+        "skips the verification step and goes on without it.",
+        "curl(1): transfer a URL",
+        0,
+    )
+    out = ExtractiveGenerator().generate("How do I make curl skip the verification step?", [page])
+    assert out.text.startswith("-k, --insecure:")
+    assert "skips the verification step" in out.text
