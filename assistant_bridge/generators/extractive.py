@@ -139,6 +139,7 @@ MAX_LIST_ITEMS = 12
 INHERITED_WEIGHT = 0.5  # of a query term a sentence opening with "This" says through the one before it
 DEFAULT_AHEAD = 6  # how far after the best sentence, in its section, the sentence that states a default may be
 _NO_SPACE_AFTER = re.compile(r"[。！？」』]$")  # a CJK sentence ends: the next one follows without a space
+ENTRY_OF_ANY = 2  # how far up an entry's term line opens the answer to a question that asks for no entry (_entry_of)
 
 
 @dataclass(frozen=True)
@@ -827,12 +828,13 @@ def _entry_of(cands: Sequence[Candidate], top: int, entries: np.ndarray) -> int:
     (nor an entry the query asks for, ``entries``, :func:`~.sentences.entry_match`): "Which mtr option
     runs a number of cycles and then prints statistics and exits?" is answered by "-r, --report: This option
     puts mtr into report mode.", whose next sentence says it ("When in this mode, mtr will run for the number
-    of cycles …"); that sentence alone names no option. So for any question: "The certificate is self-signed, how
-    do I get past that? — curl" is answered by "This option makes curl skip the verification step and proceed
-    without checking.", which tells how only after "-k, --insecure: …"; "How can I check whether it is running? —
-    systemctl" by "Check whether any of the specified units are active", after "is-active PATTERN…:". The entry
-    runs on over its paragraphs back to its term, as far as no heading or other entry comes between
-    (as :meth:`ExtractiveGenerator._select` reads an entry's own sentences forwards). Else ``top``."""
+    of cycles …"); that sentence alone names no option. The entry runs on over its paragraphs back to its term,
+    as far as no heading or other entry comes between (as :meth:`ExtractiveGenerator._select` reads an entry's
+    own sentences forwards). For any other question, an entry at most :data:`ENTRY_OF_ANY` sentences up: "The
+    certificate is self-signed, how do I get past that? — curl" is answered by "This option makes curl skip the
+    verification step and proceed without checking.", which tells how only after "-k, --insecure: …" right above
+    it; further down, what a page writes after an entry may be another thing that no term line opens
+    (git-remote(1)'s commands "add", "remove, rm" after its ``-v, --verbose``). Else ``top``."""
     if entries[top] > 0 or cands[top].label:
         return top
     best = cands[top]
@@ -841,7 +843,7 @@ def _entry_of(cands: Sequence[Candidate], top: int, entries: np.ndarray) -> int:
         if c.snippet != best.snippet or c.label:
             return top
         if c.entry:
-            return i
+            return i if entries[i] > 0 or top - i <= ENTRY_OF_ANY else top
     return top
 
 
