@@ -318,7 +318,7 @@ class Services:
         its own is found instead ("Which ssh_config keyword sets the port to connect to on the remote host?"
         finds ssh(1)'s ``-p port: Port to connect to on the remote host``)."""
         language = detect_language(message)
-        words = [w.rstrip(".-") for w in _COMMAND_WORD.findall(unicodedata.normalize("NFKC", message).lower())]
+        words = _command_words(message)
         if language == "en":  # "find a sponsor", "less than", "which file": English names commands as words
             words = [w for w in words if _NOT_A_WORD.search(w)]
         pages = self.store.manual_pages(dict.fromkeys(words[:_COMMAND_WORDS]), scope)
@@ -365,7 +365,7 @@ class Services:
         The passages come from the same search within that page; as many hits as before."""
         if topic is None or not hits or (manual_page_name(hits[0].chunk.title or "") or "").lower() == topic:
             return hits
-        words = [w.rstrip(".-") for w in _COMMAND_WORD.findall(unicodedata.normalize("NFKC", message).lower())]
+        words = _command_words(message)
         if self.store.manual_pages(dict.fromkeys(w for w in words[:_COMMAND_WORDS] if w != topic), scope):
             return hits  # the message names a page of its own: its subject, not the topic's
         pages = [d for d, _, _ in self.store.manual_pages([topic], scope)]
@@ -724,6 +724,11 @@ class _LazyBackend:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._get(), name)
+
+
+def _command_words(message: str) -> list[str]:
+    """The words of ``message`` that may name a command (:data:`_COMMAND_WORD`), in lower case, in order."""
+    return [w.rstrip(".-") for w in _COMMAND_WORD.findall(unicodedata.normalize("NFKC", message).lower())]
 
 
 def _put_first(first: list[SearchHit], hits: list[SearchHit], limit: int) -> list[SearchHit]:
