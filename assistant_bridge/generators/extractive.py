@@ -470,11 +470,13 @@ class ExtractiveGenerator:
         unusable = scores < scores[top] - 5.0  # labels and short lines, unless nothing else exists
         # the best sentence's passage, from the sentence right before it (its lead-in) on, is read at the lenient
         # floor; what comes earlier in that passage, like the other passages, must be relevant on its own (a
-        # page's preamble is not the answer's lead-in)
+        # page's preamble is not the answer's lead-in, nor is the last line of the entry before an entry's term
+        # line: "--no-fq-socket-pacing: This option is deprecated…" above iperf3's "-t, --time n")
+        lead_in = 0 if best.entry else 1
         floor = np.array(
             [
                 self.tuning.min_ratio_same
-                if c.snippet == best.snippet and c.position >= best.position - 1
+                if c.snippet == best.snippet and c.position >= best.position - lead_in
                 else self.tuning.min_ratio
                 for c in cands
             ]
@@ -835,8 +837,8 @@ def _entry_of(cands: Sequence[Candidate], top: int, entries: np.ndarray) -> int:
     verification step and proceed without checking.", which tells how only after "-k, --insecure: …" right above
     it; further down, what a page writes after an entry may be another thing that no term line opens
     (git-remote(1)'s commands "add", "remove, rm" after its ``-v, --verbose``). Else ``top``."""
-    if entries[top] > 0 or cands[top].label:
-        return top
+    if entries[top] > 0 or cands[top].label or cands[top].entry:
+        return top  # an entry (or a heading) is its own term line
     best = cands[top]
     for i in range(top - 1, -1, -1):
         c = cands[i]

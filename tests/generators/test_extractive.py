@@ -1554,3 +1554,16 @@ def test_a_sentence_of_an_options_description_answers_after_its_option() -> None
     out = ExtractiveGenerator().generate("How do I make curl skip the verification step?", [page])
     assert out.text.startswith("-k, --insecure:")
     assert "skips the verification step" in out.text
+
+
+def test_the_entry_before_an_entrys_term_line_is_no_lead_in() -> None:
+    """iperf3's "-t, --time n" answers how long a test transmits; the line above it ends the entry of another
+    option, "--no-fq-socket-pacing: This option is deprecated…", which is no lead-in of it."""
+    page = Snippet(
+        "--no-fq-socket-pacing: This option is deprecated and will be removed. It is kept for compatibility.\n\n"
+        "-t, --time n: time in seconds to transmit for (default 10 secs). The test stops after that time.",
+        "iperf3(1): perform network throughput tests",
+        0,
+    )
+    out = ExtractiveGenerator().generate("How long does an iperf3 test transmit by default?", [page])
+    assert out.text.startswith("-t, --time n:") and "deprecated" not in out.text
