@@ -802,14 +802,15 @@ def entry_match(query: str, cands: Sequence[Candidate], titles: Sequence[str] = 
     default = asks_default(query)
     # a plain word that several entries define, each otherwise, is the placeholder of their argument (sed(1)'s "a
     # text", "i text", "c text": "text: Append text…", "text: Insert text…"), not a command or statement of its own
+    words_defined = ["" if c.entry else word_term(c.text) for c in cands]
     defined: dict[str, set[str]] = {}
-    for c in cands:
-        if not c.entry and (word := word_term(c.text)):
+    for c, word in zip(cands, words_defined, strict=True):
+        if word:
             defined.setdefault(word, set()).add(c.text)
     out = np.zeros(len(cands))
     for i, c in enumerate(cands):
         if not c.entry:
-            if (word := word_term(c.text)) and len(defined[word]) == 1 and _names(query, word):
+            if (word := words_defined[i]) and len(defined[word]) == 1 and _names(query, word):
                 out[i] = 1.0  # "Does bc's quit statement…": "quit: When the 'quit' statement is read…"
             elif c.listed and asks_command and not c.text.startswith("-"):
                 out[i] = 0.5  # a command of a help listing (".archive ...   Manage SQL archives")
