@@ -296,6 +296,32 @@ class Services:
             timings.backend_ms = (time.perf_counter() - t1) * 1000
         return hits
 
+    def answer_hits(
+        self,
+        query: str,
+        scope: Scope,
+        *,
+        mode: str | None = None,
+        limit: int | None = None,
+        filter: Any = None,
+        blend: tuple[str, float] | None = None,
+        topic: str | None = None,
+    ) -> list[SearchHit]:
+        """The hits a question is answered from, for the ``/message`` turn and the ``rag_search`` tool alike:
+        :meth:`search`'s for ``query``, then the passages the message (the turn's words as asked, ``blend[0]``,
+        else ``query``) asks for by name first (:meth:`with_named_pages`, :meth:`with_code_names`,
+        :meth:`with_opening`), then those of the page of the conversation's ``topic`` when another page leads
+        (:meth:`with_topic_page`), and the option entry that ``query`` asks about (:meth:`with_option_entry`; a
+        rewrite names the page a follow-up only implies: "Only those bigger than 100 MB? — files / find"). Every
+        step reads within ``scope`` and keeps to ``filter``."""
+        hits = self.search(query, scope, mode=mode, limit=limit, filter=filter, blend=blend)
+        message = blend[0] if blend is not None else query
+        hits = self.with_named_pages(message, hits, query, scope, mode=mode, filter=filter, blend=blend)
+        hits = self.with_code_names(message, hits)
+        hits = self.with_opening(message, hits, scope, filter=filter)
+        hits = self.with_topic_page(topic, message, hits, query, scope, mode=mode, filter=filter, blend=blend)
+        return self.with_option_entry(query, hits, scope, filter=filter, asked=message)
+
     def with_named_pages(
         self,
         message: str,

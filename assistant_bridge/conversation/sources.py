@@ -106,19 +106,10 @@ class BuiltinSource:
     def hits(
         self, query: str, scope: Scope, blend: tuple[str, float] | None = None, topic: str | None = None
     ) -> list[SearchHit]:
-        """The hits :meth:`search` returns as results: the backend's, then the passages the message (the turn's
-        words as asked, ``blend[0]``, else ``query``) asks for by name come first, then those of the page of the
-        conversation's ``topic`` when another page leads (:meth:`~assistant_bridge.services.Services.
-        with_topic_page`), and the option entry that ``query`` asks about (a rewrite names the page a follow-up
-        only implies: "Only those bigger than 100 MB? — files / find")."""
-        s = self._services
-        hits = s.search(query, scope, mode=self._mode, limit=self._limit, filter=self._filter, blend=blend)
-        message = blend[0] if blend is not None else query
-        hits = s.with_named_pages(message, hits, query, scope, mode=self._mode, filter=self._filter, blend=blend)
-        hits = s.with_code_names(message, hits)
-        hits = s.with_opening(message, hits, scope, filter=self._filter)
-        hits = s.with_topic_page(topic, message, hits, query, scope, mode=self._mode, filter=self._filter, blend=blend)
-        return s.with_option_entry(query, hits, scope, filter=self._filter, asked=message)
+        """The hits :meth:`search` returns as results (:meth:`~assistant_bridge.services.Services.answer_hits`)."""
+        return self._services.answer_hits(
+            query, scope, mode=self._mode, limit=self._limit, filter=self._filter, blend=blend, topic=topic
+        )
 
 
 class RemoteSource:

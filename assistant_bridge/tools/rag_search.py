@@ -6,7 +6,9 @@ an ``emit`` callback. The steps and the events they send:
 
 1. ``SEARCH_PREPARATION`` started.
 2. Search ``retrieve_limit`` chunks within the scope (``document_ids`` narrow it, never widen it: an id the
-   caller cannot see simply matches nothing) → ``RETRIEVAL`` completed ``{retrieved_count}``.
+   caller cannot see simply matches nothing), the hits a ``/message`` turn answers from (the pages the query
+   names and a follow-up's topic page first, :meth:`~assistant_bridge.services.Services.answer_hits`)
+   → ``RETRIEVAL`` completed ``{retrieved_count}``.
 3. The loop's snippet step (duplicates dropped, at most five), pre-generation filter and context-budget
    truncation → ``RERANKING`` completed ``{initial_count, reranked_count, kept_count}``. There is no
    separate reranking model: ``reranked_count`` is the number of candidates the step looked at, and
@@ -62,8 +64,9 @@ from assistant_bridge.safety.hap import HapCheck, HapVerdict
 from assistant_bridge.tools import events as ev
 from assistant_bridge.tools.config import RagSearchSettings
 
-# (query, scope, limit, filter, blend): blend is the query as asked and its weight when the query is a rewrite
-SearchFn = Callable[[str, Scope, int, Any, tuple[str, float] | None], Sequence[SearchHit]]
+# (query, scope, limit, filter, blend, topic): blend is the query as asked and its weight when the query is a
+# rewrite; topic the command a follow-up is about (Rewrite.topic), whose page is read first when another leads
+SearchFn = Callable[[str, Scope, int, Any, tuple[str, float] | None, str | None], Sequence[SearchHit]]
 Emit = Callable[[ev.ToolEvent], None]
 _TAG = re.compile(r'(<citation id="[^"<>]*">\[\d+\]</citation>)')
 _SPOOF = re.compile(r"<(/?citation\b|source_\d)", re.IGNORECASE)
@@ -264,7 +267,8 @@ def run_rag_search(
     scope = narrowed(scope, inputs.document_ids)
     step()
     started = clock()
-    found = search(query, scope, settings.retrieve_limit, inputs.filter, rewrite.blend if rewrite is not None else None)
+    blend, topic = (rewrite.blend, rewrite.topic) if rewrite is not None else (None, None)
+    found = search(query, scope, settings.retrieve_limit, inputs.filter, blend, topic)
     stages["search"] = (clock() - started) * 1000
     hits = [h for h in found if chunk_visible(h.chunk, scope)]
     emit(ev.phase(ev.RETRIEVAL, "completed", {"retrieved_count": len(hits)}))

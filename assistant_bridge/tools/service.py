@@ -168,6 +168,11 @@ class ToolsRuntime:
             result_ids=tuple(c["chunk_id"] for c in result["contexts"]),
             cited_ids=tuple(c["chunk_id"] for c in result["contexts"] if c["used_in_response"]),
             outcome=result["outcome"],
+            # what the rewriter reads a follow-up's topic from, as a /message turn's memory holds it
+            titles=tuple(
+                dict.fromkeys(str(c["title"]) for c in result["contexts"] if c["used_in_response"] and c["title"])
+            ),
+            first_title=str(result["contexts"][0]["title"] or "") if result["contexts"] else "",
         )
         self.memory.append(
             MEMORY_KIND, session_id, turn, self.settings.rag_search.memory_ttl_seconds, self.memory_limits()
@@ -191,9 +196,11 @@ class ToolsRuntime:
             raise ConfigurationError(f"tools.rag_search.assistant: unknown assistant {wanted!r}")
         return matches[0]
 
-    def _search(self, query: str, scope: Scope, limit: int, expr: Any, blend: tuple[str, float] | None) -> Any:
+    def _search(
+        self, query: str, scope: Scope, limit: int, expr: Any, blend: tuple[str, float] | None, topic: str | None
+    ) -> Any:
         mode = self.settings.rag_search.mode or None
-        return self.services.search(query, scope, mode=mode, limit=limit, filter=expr, blend=blend)
+        return self.services.answer_hits(query, scope, mode=mode, limit=limit, filter=expr, blend=blend, topic=topic)
 
     # -- running --------------------------------------------------------------------------------------
     def run(self, execution: Execution, job: Job, *, raise_errors: bool = False) -> dict[str, Any] | None:

@@ -52,10 +52,14 @@ class _Search:
         self.chunks = chunks
         self.calls: list[tuple[str, Scope, int, Any]] = []
         self.blends: list[tuple[str, float] | None] = []
+        self.topics: list[str | None] = []
 
-    def __call__(self, query: str, scope: Scope, limit: int, expr: Any, blend: Any = None) -> list[SearchHit]:
+    def __call__(
+        self, query: str, scope: Scope, limit: int, expr: Any, blend: Any = None, topic: str | None = None
+    ) -> list[SearchHit]:
         self.calls.append((query, scope, limit, expr))
         self.blends.append(blend)
+        self.topics.append(topic)
         return [SearchHit(c, 1.0 - i / 10) for i, c in enumerate(self.chunks)][:limit]
 
 
@@ -152,7 +156,7 @@ def test_retrieve_limit_and_filter_reach_the_search() -> None:
     )
     (_q, scope, limit, expr) = search.calls[0]
     assert (limit, expr, scope.document_ids) == (7, "EXPR", ("d1",))
-    assert search.blends == [None]  # no rewriter: nothing to blend
+    assert search.blends == [None] and search.topics == [None]  # no rewriter: nothing to blend, no topic
 
 
 def test_hits_outside_the_scope_are_dropped_even_if_a_backend_returned_them() -> None:

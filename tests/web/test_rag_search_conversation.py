@@ -113,3 +113,36 @@ def test_hap_on_the_query_when_enabled(tmp_path: Path) -> None:
     assert result["outcome"] == "hap" and result["contexts"] == [] and generator.calls == []
     assert result["response"].startswith("I can't respond to that message")
     assert run(client, "What is a Roth IRA?")["outcome"] == "answer"
+
+
+PAGES = [
+    ("make(1): GNU make utility", "-j jobs, --jobs=jobs: Run several jobs at once with make."),
+    (
+        "make(1): GNU make utility",
+        "-n, --just-print: Print the commands that would be executed, but do not execute them.",
+    ),
+    (
+        "less(1): opposite of more",
+        "You see what it would run without running it: the screen shows what less runs next.",
+    ),
+]
+
+
+def test_a_follow_up_reads_its_topics_page_first_as_a_message_turn_does(tmp_path: Path) -> None:
+    """The tool answers from the hits a ``/message`` turn answers from: after a question about make answered from
+    make(1), "How do I only see what it would run without running it?" finds less(1)'s words first in a search of
+    every page, and the conversation's topic brings make(1)'s passages to the head (the tool's memory keeps the
+    cited page's title, which the rewriter reads the topic from)."""
+    client, services = app_with(tmp_path)
+    ingest(client, PAGES)
+    first = run(client, "How do I run several jobs at once with make?")
+    assert first["contexts"][0]["title"].startswith("make(1)") and first["outcome"] == "answer"
+    turn = tools_for(services).memory.turns("tool", "chat-1")[0]
+    assert turn.titles[0] == turn.first_title == "make(1): GNU make utility"
+    follow_up = "How do I only see what it would run without running it?"
+    alone = run(client, follow_up, session_id=None)
+    assert alone["contexts"][0]["title"].startswith("less(1)")
+    second = run(client, follow_up)
+    assert second["query_rewrite"]["topic"] == "make"
+    assert second["contexts"][0]["title"].startswith("make(1)")
+    assert "--just-print" in second["response"]
