@@ -644,3 +644,14 @@ def test_a_command_question_is_asked_of_the_manual_that_lists_commands(tmp_path:
     assert missed and ".import" in svc.with_option_entry(message, missed, SCOPE)[0].chunk.text
     option = "Which sqlite3 option sets option 3?"
     assert ".import" not in svc.with_option_entry(option, missed, SCOPE)[0].chunk.text
+
+
+def test_a_japanese_paragraph_wrapped_over_lines_is_found_by_the_words_it_wraps(tmp_path: Path) -> None:
+    """A Japanese Markdown paragraph hard-wrapped at a fixed width ("…三十日以内に申" / "請してください"): a
+    lexical search for 申請 finds it, as it finds the same paragraph written on one line."""
+    svc = make_services(make_settings(tmp_path))
+    wrapped = "# 経費精算\n\n経費は、支出した日から三十日以内に申\n請してください。領収書を添付します。\n"
+    svc.ingestor.ingest_bytes("keihi.md", wrapped.encode(), Ownership())
+    svc.ingestor.ingest_text("休暇は上長に届け出てください。", title="休暇", ownership=Ownership())
+    hits = svc.search("申請の期限", SCOPE, mode="lexical", limit=2)
+    assert hits and hits[0].chunk.title.startswith("経費精算") and "申\n請" in hits[0].chunk.text

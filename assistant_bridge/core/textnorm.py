@@ -19,6 +19,9 @@ from assistant_bridge.text import HAN, ITERATION_MARKS, KANA
 # mark and phonetic extensions). Half-width Katakana needs no range: NFKC widens it first.
 _CJK_RUN = re.compile(rf"[{ITERATION_MARKS}{KANA}{HAN}]+")
 _SPACE = re.compile(r"\s+")
+# a line break inside a CJK run (a Japanese paragraph of a Markdown or text file wrapped at a fixed width: "経費
+# は、支出した日から三十日以内に申\n請してください") is no word break: the run goes on over it
+_CJK_WRAP = re.compile(rf"(?<=[{ITERATION_MARKS}{KANA}{HAN}])[ \t]*\r?\n[ \t]*(?=[{ITERATION_MARKS}{KANA}{HAN}])")
 
 
 def _bigrams(run: str) -> str:
@@ -31,15 +34,18 @@ def lexical_form(text: str) -> str:
     """Return the form of ``text`` to index and to query with BM25.
 
     NFKC, lower case, and each run of Han/Hiragana/Katakana rewritten as overlapping character bigrams
-    joined by spaces (a lone CJK character stays a unigram). Non-CJK text keeps its characters and
-    spacing; a space is inserted where a CJK run touches other text so that tokens do not merge.
+    joined by spaces (a lone CJK character stays a unigram); a run wrapped over a line break is one run.
+    Non-CJK text keeps its characters and spacing; a space is inserted where a CJK run touches other text
+    so that tokens do not merge.
 
     >>> lexical_form("経費精算")
+    '経費 費精 精算'
+    >>> lexical_form("経費精\\n算")
     '経費 費精 精算'
     >>> lexical_form("VPNの設定")
     'vpn の設 設定'
     """
-    normalized = unicodedata.normalize("NFKC", text).lower()
+    normalized = _CJK_WRAP.sub("", unicodedata.normalize("NFKC", text).lower())
     parts: list[str] = []
     last = 0
     for match in _CJK_RUN.finditer(normalized):

@@ -25,6 +25,10 @@ pytestmark = pytest.mark.unit
         ("Remote Work Policy", "remote work policy"),
         ("Congés PAYÉS, l'été", "congés payés, l'été"),
         ("a経b", "a 経 b"),
+        ("経費精\n算", "経費 費精 精算"),  # a paragraph wrapped at a fixed width: one run
+        ("経費精 \r\n  算", "経費 費精 精算"),
+        ("経費\n\n精算", "経費\n\n精算"),  # a blank line ends a paragraph
+        ("経費\nVPN", "経費\nvpn"),
         ("", ""),
     ],
 )
