@@ -34,7 +34,9 @@ BULLETS = "•◦‣∙·●○■□◆◇▪▫▶►"
 ITEM_DASHES = "–—"
 # Japanese and Chinese text, with its punctuation and full-width forms, puts no space between words: a line break
 # there joins without one (Korean puts spaces between words, so not Hangul)
-_UNSPACED = re.compile(rf"[{JAPANESE_CHARS}\u3000-\u303f\uff01-\uff60]")
+_UNSPACED_CHARS = rf"{JAPANESE_CHARS}{ITERATION_MARKS}\u3000-\u303f\uff01-\uff60"
+_UNSPACED = re.compile(rf"[{_UNSPACED_CHARS}]")
+_UNSPACED_BREAK = re.compile(rf"(?<=[{_UNSPACED_CHARS}])[ \t]*\r?\n[ \t]*(?=[{_UNSPACED_CHARS}])")
 
 
 def join_wrapped(left: str, right: str) -> str:
@@ -47,6 +49,13 @@ def join_wrapped(left: str, right: str) -> str:
     if _UNSPACED.match(left[-1]) and _UNSPACED.match(right[0]):
         return left + right
     return f"{left} {right}"
+
+
+def unwrap_unspaced(text: str) -> str:
+    """``text`` without the line breaks (and the spaces around them) that fall between two Japanese or Chinese
+    characters, as :func:`join_wrapped` joins two such lines: a paragraph wrapped at a fixed width ("…三十日以内に申"
+    and "請してください") is one run of characters again. A blank line between them stays."""
+    return _UNSPACED_BREAK.sub("", text)
 
 
 # --- sentences -----------------------------------------------------------------------------------------------

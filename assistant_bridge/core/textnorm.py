@@ -13,15 +13,12 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from assistant_bridge.text import HAN, ITERATION_MARKS, KANA
+from assistant_bridge.text import HAN, ITERATION_MARKS, KANA, unwrap_unspaced
 
 # Han (incl. extension A and compatibility ideographs), Hiragana, Katakana (incl. the prolonged sound
 # mark and phonetic extensions). Half-width Katakana needs no range: NFKC widens it first.
 _CJK_RUN = re.compile(rf"[{ITERATION_MARKS}{KANA}{HAN}]+")
 _SPACE = re.compile(r"\s+")
-# a line break inside a CJK run (a Japanese paragraph of a Markdown or text file wrapped at a fixed width: "経費
-# は、支出した日から三十日以内に申\n請してください") is no word break: the run goes on over it
-_CJK_WRAP = re.compile(rf"(?<=[{ITERATION_MARKS}{KANA}{HAN}])[ \t]*\r?\n[ \t]*(?=[{ITERATION_MARKS}{KANA}{HAN}])")
 
 
 def _bigrams(run: str) -> str:
@@ -45,7 +42,8 @@ def lexical_form(text: str) -> str:
     >>> lexical_form("VPNの設定")
     'vpn の設 設定'
     """
-    normalized = _CJK_WRAP.sub("", unicodedata.normalize("NFKC", text).lower())
+    # a Japanese paragraph of a Markdown or text file wrapped at a fixed width is one run of characters
+    normalized = unwrap_unspaced(unicodedata.normalize("NFKC", text).lower())
     parts: list[str] = []
     last = 0
     for match in _CJK_RUN.finditer(normalized):
