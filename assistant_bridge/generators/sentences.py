@@ -59,6 +59,7 @@ from assistant_bridge.text import (
     synopsis_entry,
     synopsis_line,
     titles_subject,
+    unwrap_unspaced,
     without_accents,
     word_term,
     writes_number,
@@ -427,13 +428,9 @@ def section_match(cands: Sequence[Candidate], relevance: np.ndarray, snippets: S
 
 
 def flatten(text: str) -> str:
-    """One line: line breaks and indentation become one space (none between two CJK characters)."""
-
-    def join(match: re.Match[str]) -> str:
-        before, after = match.string[match.start() - 1 : match.start()], match.string[match.end() : match.end() + 1]
-        return "" if _CJK_RUN.match(before) and _CJK_RUN.match(after) else " "
-
-    return _BREAK.sub(join, text)
+    """One line: line breaks and indentation become one space, a line break between two Japanese or Chinese
+    characters none (:func:`~assistant_bridge.text.unwrap_unspaced`)."""
+    return _BREAK.sub(" ", unwrap_unspaced(text))
 
 
 def query_terms(query: str) -> set[str]:

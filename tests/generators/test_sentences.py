@@ -164,6 +164,8 @@ def test_the_snippet_title_is_a_label_even_with_a_full_stop() -> None:
 def test_flatten_joins_lines_with_one_space_and_cjk_lines_with_none() -> None:
     assert flatten("Sign in with your\n   company account.") == "Sign in with your company account."
     assert flatten("文房具\n私的な飲食代") == "文房具私的な飲食代"
+    assert flatten("申請してください。\n領収書を添付します。") == "申請してください。領収書を添付します。"
+    assert flatten("안녕하세요\n여러분") == "안녕하세요 여러분"  # Korean puts spaces between words
 
 
 def test_query_terms_leave_out_question_words_and_japanese_particles() -> None:
