@@ -28,7 +28,7 @@ import numpy as np
 from assistant_bridge.backends import es_compat as ec
 from assistant_bridge.backends.base import chunk_from_record, chunk_record, mapped_errors, rrf_fuse
 from assistant_bridge.core.scope import chunk_visible, scope_clauses
-from assistant_bridge.core.textnorm import lexical_form
+from assistant_bridge.core.textnorm import indexed_text, lexical_form
 from assistant_bridge.domain import Chunk, Scope, SearchHit, SearchQuery
 from assistant_bridge.errors import BackendUnavailable, BridgeError, ConfigurationError
 
@@ -434,7 +434,7 @@ class ElasticsearchBackend:
 def _document(c: Chunk, vec: np.ndarray) -> dict[str, Any]:
     return {
         **chunk_record(c),
-        "lexical": lexical_form(f"{c.title}\n{c.text}"),
+        "lexical": lexical_form(indexed_text(c.title, c.text)),
         ec.VECTOR_FIELD: [float(x) for x in vec],
     }
 

@@ -50,7 +50,7 @@ from assistant_bridge.backends.base import SearchBackend
 from assistant_bridge.backends.milvus import MilvusBackend
 from assistant_bridge.core.filters import matches, stored_record
 from assistant_bridge.core.scope import chunk_visible, scope_clauses
-from assistant_bridge.core.textnorm import lexical_form
+from assistant_bridge.core.textnorm import indexed_text, lexical_form
 from assistant_bridge.domain import Chunk, Scope, SearchHit, SearchQuery
 from assistant_bridge.store import SQLiteStore
 from assistant_bridge.text import option_words
@@ -523,7 +523,7 @@ class ExactDenseBackend:
         version, rows, ids = index.live_rows()
         # the two fields BM25 reads, straight from SQLite: no Chunk is decoded for a rebuild
         stored = {
-            cid: f"{title}\n{text}"
+            cid: indexed_text(title, text)
             for cid, title, text in self._read(
                 "SELECT id, json_extract(payload, '$.title'), json_extract(payload, '$.text') FROM rows"
             )

@@ -16,7 +16,7 @@ import numpy as np
 from assistant_bridge.backends.base import rrf_fuse
 from assistant_bridge.core.filters import matches, stored_record
 from assistant_bridge.core.scope import chunk_visible
-from assistant_bridge.core.textnorm import lexical_form
+from assistant_bridge.core.textnorm import indexed_text, lexical_form
 from assistant_bridge.domain import Chunk, Scope, SearchHit, SearchQuery
 
 
@@ -50,7 +50,7 @@ class MemoryBackend:
             for c, v in zip(chunks, np.asarray(vectors, dtype=np.float32), strict=False):
                 self._chunks[c.id] = c
                 self._vectors[c.id] = v
-                self._terms[c.id] = Counter(lexical_form(f"{c.title}\n{c.text}").split())
+                self._terms[c.id] = Counter(lexical_form(indexed_text(c.title, c.text)).split())
 
     def delete_document(self, document_id: str) -> int:
         self._maybe_fail()

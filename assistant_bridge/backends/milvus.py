@@ -24,7 +24,7 @@ import numpy as np
 
 from assistant_bridge.backends.base import RRF_K, chunk_from_record, chunk_record, mapped_errors
 from assistant_bridge.core.scope import chunk_visible, scope_clauses
-from assistant_bridge.core.textnorm import lexical_form
+from assistant_bridge.core.textnorm import indexed_text, lexical_form
 from assistant_bridge.domain import Chunk, Scope, SearchHit, SearchQuery
 from assistant_bridge.errors import BackendUnavailable, BridgeError, ConfigurationError, InsufficientStorage
 
@@ -433,7 +433,7 @@ class MilvusBackend:
         record.update(
             title=c.title[:2000],
             text=c.text[: MAX_TEXT // 3],
-            lexical=lexical_form(f"{c.title}\n{c.text}")[: MAX_TEXT // 3],
+            lexical=lexical_form(indexed_text(c.title, c.text))[: MAX_TEXT // 3],
             vector=vec.tolist(),
             filename=c.filename[:1000],
             bboxes=json.dumps(record["bboxes"]),

@@ -27,6 +27,12 @@ def _bigrams(run: str) -> str:
     return " ".join(run[i : i + 2] for i in range(len(run) - 1))
 
 
+def indexed_text(title: str | None, text: str) -> str:
+    """What a lexical index reads of a chunk, before :func:`lexical_form`: its title, then its text, a blank line
+    between them (a title that ends in Japanese and a text that starts in it are two runs, not one)."""
+    return f"{title or ''}\n\n{text}"
+
+
 def lexical_form(text: str) -> str:
     """Return the form of ``text`` to index and to query with BM25.
 

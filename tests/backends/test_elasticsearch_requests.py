@@ -467,7 +467,7 @@ def test_upsert_bulk_waits_for_refresh_on_the_last_batch(
     assert [r["params"].get("refresh") for r in bulks] == ["false", "wait_for"]
     action, doc = bulks[0]["body"][:2]
     assert action == {"index": {"_index": INDEX, "_id": "c0"}}
-    assert doc["lexical"] == "t\ntext 0" and doc["vector"] == [1.0] * DIM and doc["owner"] == "u"
+    assert doc["lexical"] == "t\n\ntext 0" and doc["vector"] == [1.0] * DIM and doc["owner"] == "u"
 
 
 def test_rejected_chunks_raise(es9: tuple[FakeCluster, ElasticsearchBackend]) -> None:

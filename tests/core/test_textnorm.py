@@ -67,3 +67,13 @@ def test_normalize_for_dedup_keeps_inner_punctuation_and_distinct_texts_apart() 
     assert normalize_for_dedup("Straße") == normalize_for_dedup("STRASSE")
     assert normalize_for_dedup("reset password") != normalize_for_dedup("reset passwords")
     assert normalize_for_dedup(" ... ") == ""
+
+
+def test_a_chunks_title_and_text_are_two_runs_to_the_lexical_index() -> None:
+    """Every backend indexes ``indexed_text(title, text)``: a Japanese title and a text that starts in Japanese make
+    no bigram across them, as a wrapped line inside the text does."""
+    from assistant_bridge.core.textnorm import indexed_text
+
+    tokens = lexical_form(indexed_text("経費", "精算は\n月末まで")).split()
+    assert "費精" not in tokens and "は月" in tokens and tokens[:2] == ["経費", "精算"]
+    assert lexical_form(indexed_text(None, "VPN")).split() == ["vpn"]
