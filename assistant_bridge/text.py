@@ -34,7 +34,7 @@ BULLETS = "•◦‣∙·●○■□◆◇▪▫▶►"
 ITEM_DASHES = "–—"
 # Japanese and Chinese text, with its punctuation and full-width forms, puts no space between words: a line break
 # there joins without one (Korean puts spaces between words, so not Hangul)
-_UNSPACED_CHARS = rf"{JAPANESE_CHARS}{ITERATION_MARKS}\u3000-\u303f\uff01-\uff60"
+_UNSPACED_CHARS = rf"{JAPANESE_CHARS}\u3000-\u303f\uff01-\uff60"  # CJK punctuation (々 〆 too), full-width forms
 _UNSPACED = re.compile(rf"[{_UNSPACED_CHARS}]")
 _UNSPACED_BREAK = re.compile(rf"(?<=[{_UNSPACED_CHARS}])[ \t]*\r?\n[ \t]*(?=[{_UNSPACED_CHARS}])")
 

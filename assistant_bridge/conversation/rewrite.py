@@ -186,8 +186,9 @@ class Rewriter:
         # a follow-up that carries a command the user named, and whose manual page answered: the message as asked
         # ("Can I limit the bandwidth it uses?") weighs half as much (SETTLED_SHARE)
         lang = language(question)
-        commands = named_commands(history, lang) if follow_up else frozenset()  # once for both uses below
-        settled = bool(follow_up) and carries_named_command(carried, history, lang, commands)
+        # a turn that is no follow-up carries no command: neither settled nor about a topic
+        commands = named_commands(history, lang) if follow_up else frozenset()
+        settled = carries_named_command(carried, history, lang, commands)
         return Rewrite(
             query=query[:MAX_QUERY_CHARS],
             method=self.primary.name if reason is None else "fallback",
@@ -197,7 +198,7 @@ class Rewriter:
             ms=(self._clock() - started) * 1000,
             error_code=code,
             as_asked_weight=self.as_asked_weight * as_asked_share(question) * (SETTLED_SHARE if settled else 1.0),
-            topic=topic_command(carried, history, lang, commands) if follow_up else None,
+            topic=topic_command(carried, history, lang, commands),
             **base,  # type: ignore[arg-type]
         )
 
