@@ -21,6 +21,7 @@ raises :class:`~assistant_bridge.errors.ModelLoadError` in the constructor.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -44,6 +45,8 @@ MAX_WINDOWS = 1
 SECOND_LOOK_WINDOWS = 4
 SECOND_LOOK_MIN = 0.9
 SELECTIONS_KEPT = 16
+# Threads that score a call's windows side by side (:meth:`CrossEncoder._run`): two, or one on a one-core machine.
+LANES = max(1, min(2, os.cpu_count() or 1))
 
 
 class WordPiece:
@@ -164,20 +167,50 @@ class CrossEncoder:
     def warm_up(self) -> None:
         self.scores("warm up", ["A short passage to load the model."])
 
+    def _logit(self, pair: tuple[list[int], list[int]]) -> float:
+        feed = {k: v for k, v in batch_arrays([pair], self.tok.pad_id).items() if k in self._inputs}
+        return float(np.asarray(self._session.get().run(None, feed)[0], dtype=np.float64).reshape(-1)[-1])
+
     def _run(self, pairs: Sequence[tuple[list[int], list[int]]]) -> np.ndarray:
         """One onnxruntime call per pair. The int8 model quantizes its activations per call, so in a padded
         batch a window's score would depend on the windows batched with it; alone, it does not (and no time is
-        spent on padding)."""
-        session = self._session.get()
-        logits = np.zeros(len(pairs), dtype=np.float64)
-        for i, pair in enumerate(pairs):
-            key = (*pair[0], -1, *pair[1])
-            hit = self._cache.get(key)
-            if hit is None:
-                feed = {k: v for k, v in batch_arrays([pair], self.tok.pad_id).items() if k in self._inputs}
-                hit = float(np.asarray(session.run(None, feed)[0], dtype=np.float64).reshape(-1)[-1])
-                self._cache.put(key, hit)
-            logits[i] = hit
+        spent on padding). Pairs not yet scored run on up to :data:`LANES` threads side by side (onnxruntime
+        releases the GIL and a session may be run from several threads): the second look's four windows take
+        about the time of two."""
+        keys = [(*pair[0], -1, *pair[1]) for pair in pairs]
+        found = {key: self._cache.get(key) for key in keys}
+        todo = list({key: pair for key, pair in zip(keys, pairs, strict=True) if found[key] is None}.items())
+        lanes = min(LANES, len(todo))
+        if lanes > 1:
+            self._session.get()  # built once, before the threads share it
+            scored: list[float | BaseException] = [0.0] * len(todo)
+
+            def lane(first: int) -> None:
+                for j in range(first, len(todo), lanes):
+                    try:
+                        scored[j] = self._logit(todo[j][1])
+                    except BaseException as exc:  # noqa: BLE001 - re-raised in the calling thread
+                        scored[j] = exc
+
+            helpers = [
+                threading.Thread(target=lane, args=(n,), name="cross-lane", daemon=True) for n in range(1, lanes)
+            ]
+            for helper in helpers:
+                helper.start()
+            lane(0)
+            for helper in helpers:
+                helper.join()
+            for (key, _), value in zip(todo, scored, strict=True):
+                if isinstance(value, BaseException):
+                    raise value
+                found[key] = value
+                self._cache.put(key, value)
+        else:
+            for key, pair in todo:
+                logit = self._logit(pair)
+                found[key] = logit
+                self._cache.put(key, logit)
+        logits = np.asarray([found[key] for key in keys], dtype=np.float64)
         probs = 1.0 / (1.0 + np.exp(-np.clip(logits, -40, 40)))
         return np.where(np.isfinite(probs), probs, 0.0)
 

@@ -91,13 +91,32 @@ def is_cjk(ch: str) -> bool:
     return bool(_CJK_RUN.match(ch))
 
 
+class _Unprintable(dict[int, str]):
+    """``str.translate`` table that maps a character that is not printable (other than a line break or tab) to a
+    space and any other character to itself: the rule is decided once per character and kept, so a text is
+    translated at C speed (a generator over its characters cost a turn about 2 ms). At most
+    :data:`_UNPRINTABLE_KEPT` decisions are kept, so text of many distinct characters cannot grow it without
+    bound."""
+
+    def __missing__(self, code: int) -> str:
+        ch = chr(code)
+        out = ch if (ch.isprintable() or ch in "\n\t") else " "
+        if len(self) < _UNPRINTABLE_KEPT:
+            self[code] = out
+        return out
+
+
+_UNPRINTABLE_KEPT = 1 << 16
+_UNPRINTABLE = _Unprintable()
+_BLANKS = re.compile(r"[ \t\r\f\v]+")
+
+
 def normalise(text: str) -> str:
     """NFKC-fold, drop control characters, collapse whitespace."""
     if not text:
         return ""
-    text = unicodedata.normalize("NFKC", text)
-    text = "".join(ch if (ch.isprintable() or ch in "\n\t") else " " for ch in text)
-    return re.sub(r"[ \t\r\f\v]+", " ", text).strip()
+    text = unicodedata.normalize("NFKC", text).translate(_UNPRINTABLE)
+    return _BLANKS.sub(" ", text).strip()
 
 
 def clip(text: object, limit: int) -> str:

@@ -117,6 +117,33 @@ def test_a_window_scores_the_same_whatever_is_scored_with_it(cross: CrossEncoder
     assert alone == with_longer
 
 
+def test_windows_scored_side_by_side_score_as_one_at_a_time(
+    cross: CrossEncoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second look's windows run on two threads; each still has its own call, so its score is the one it
+    has alone, in the caller's order."""
+    import threading
+
+    from assistant_bridge.filters import cross as module
+
+    q = "How long is the password reset link valid?"
+    texts = [f"The password reset link is valid for {h} hours, then you ask for a new one." for h in (2, 24, 48, 72)]
+    threads: set[str] = set()
+    real = CrossEncoder._logit
+
+    def noting(self: CrossEncoder, pair: tuple[list[int], list[int]]) -> float:
+        threads.add(threading.current_thread().name)
+        return real(self, pair)
+
+    monkeypatch.setattr(module, "LANES", 2)
+    monkeypatch.setattr(CrossEncoder, "_logit", noting)
+    fresh = CrossEncoder(MODEL_DIR)
+    together = fresh.window_scores(q, texts)
+    assert len(threads) == 2
+    alone = [CrossEncoder(MODEL_DIR).window_scores(q, [t])[0] for t in texts]
+    assert together.tolist() == alone
+
+
 # the README's Japanese example: the page's introduction shares the most words with the question, the deadline
 # paragraph answers it ("締め切り" against "三十日以内に申請")
 JA_Q = "経費精算の締め切りはいつですか"

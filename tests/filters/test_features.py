@@ -95,18 +95,18 @@ def test_concurrent_pre_features_equal_the_sequential_ones() -> None:
     assert pre_features("q", [], HashingEncoder(), FixedCross(0.5), WordDense(), concurrent=True) is None
 
 
-class HandshakeCross(FixedCross):
-    """Reads its windows only once the encoder has started: completes only if both run at the same time."""
+class HandshakeDense(WordDense):
+    """Scores only once the encoder has started: completes only if both run at the same time."""
 
     def __init__(self, started: threading.Event) -> None:
-        super().__init__(0.8)
+        super().__init__()
         self.started = started
         self.thread = ""
 
-    def window_probs(self, query: str, snippets: Sequence[str]) -> list[tuple[int, float]]:
+    def similarity(self, query: str, passage: str) -> float:
         self.thread = threading.current_thread().name
-        assert self.started.wait(timeout=5), "the encoder never ran while the cross-encoder was reading"
-        return super().window_probs(query, snippets)
+        assert self.started.wait(timeout=5), "the encoder never ran while the dense similarity was computed"
+        return super().similarity(query, passage)
 
 
 class SignallingEncoder(HashingEncoder):
@@ -119,13 +119,24 @@ class SignallingEncoder(HashingEncoder):
         return super().encode(texts)
 
 
-def test_concurrent_pre_features_overlap_the_cross_encoder_and_the_encoder() -> None:
+def test_concurrent_pre_features_overlap_the_dense_similarity_and_the_encoder() -> None:
+    """The chain that takes longest (choose the window, embed it) runs on a thread of its own while this one
+    computes the sentence features and the cross-encoder's."""
     started = threading.Event()
-    cross = HandshakeCross(started)
+    dense = HandshakeDense(started)
     x = pre_features(
-        "When does the reset link expire?", [DOC], SignallingEncoder(started), cross, WordDense(), concurrent=True
+        "When does the reset link expire?", [DOC], SignallingEncoder(started), FixedCross(0.8), dense, concurrent=True
     )
-    assert x is not None and cross.thread != threading.current_thread().name
+    assert x is not None and dense.thread not in ("", threading.current_thread().name)
+
+
+def test_a_dense_model_error_reaches_the_caller() -> None:
+    class Broken(WordDense):
+        def similarity(self, query: str, passage: str) -> float:
+            raise RuntimeError("embedding failed")
+
+    with pytest.raises(RuntimeError, match="embedding failed"):
+        pre_features("When does the reset link expire?", [DOC], HashingEncoder(), FixedCross(0.5), Broken(), True)
 
 
 def test_a_cross_encoder_error_reaches_the_caller() -> None:
