@@ -21,7 +21,7 @@ raises :class:`~assistant_bridge.errors.ModelLoadError` in the constructor.
 
 from __future__ import annotations
 
-import os
+import functools
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,6 +32,7 @@ from assistant_bridge.errors import ModelLoadError
 from assistant_bridge.lru import Lru
 
 from .frozen_text import clip, content_tokens, overlap, split_sentences
+from .lanes import side_by_side
 from .onnx_session import ForkSafeSession
 
 CROSS_MODEL_FILE = "pre_cross.onnx"
@@ -45,8 +46,6 @@ MAX_WINDOWS = 1
 SECOND_LOOK_WINDOWS = 4
 SECOND_LOOK_MIN = 0.9
 SELECTIONS_KEPT = 16
-# Threads that score a call's windows side by side (:meth:`CrossEncoder._run`): two, or one on a one-core machine.
-LANES = max(1, min(2, os.cpu_count() or 1))
 
 
 class WordPiece:
@@ -174,42 +173,17 @@ class CrossEncoder:
     def _run(self, pairs: Sequence[tuple[list[int], list[int]]]) -> np.ndarray:
         """One onnxruntime call per pair. The int8 model quantizes its activations per call, so in a padded
         batch a window's score would depend on the windows batched with it; alone, it does not (and no time is
-        spent on padding). Pairs not yet scored run on up to :data:`LANES` threads side by side (onnxruntime
-        releases the GIL and a session may be run from several threads): the second look's four windows take
-        about the time of two."""
+        spent on padding). Pairs not yet scored run side by side (:func:`~.lanes.side_by_side`; a session may be
+        run from several threads): the second look's four windows take about the time of two."""
         keys = [(*pair[0], -1, *pair[1]) for pair in pairs]
         found = {key: self._cache.get(key) for key in keys}
-        todo = list({key: pair for key, pair in zip(keys, pairs, strict=True) if found[key] is None}.items())
-        lanes = min(LANES, len(todo))
-        if lanes > 1:
-            self._session.get()  # built once, before the threads share it
-            scored: list[float | BaseException] = [0.0] * len(todo)
-
-            def lane(first: int) -> None:
-                for j in range(first, len(todo), lanes):
-                    try:
-                        scored[j] = self._logit(todo[j][1])
-                    except BaseException as exc:  # noqa: BLE001 - re-raised in the calling thread
-                        scored[j] = exc
-
-            helpers = [
-                threading.Thread(target=lane, args=(n,), name="cross-lane", daemon=True) for n in range(1, lanes)
-            ]
-            for helper in helpers:
-                helper.start()
-            lane(0)
-            for helper in helpers:
-                helper.join()
-            for (key, _), value in zip(todo, scored, strict=True):
-                if isinstance(value, BaseException):
-                    raise value
-                found[key] = value
-                self._cache.put(key, value)
-        else:
-            for key, pair in todo:
-                logit = self._logit(pair)
-                found[key] = logit
-                self._cache.put(key, logit)
+        todo = {key: pair for key, pair in zip(keys, pairs, strict=True) if found[key] is None}
+        if len(todo) > 1:
+            self._session.get()  # built once, before the lanes share it
+        scored = side_by_side([functools.partial(self._logit, pair) for pair in todo.values()], "cross-lane")
+        for key, logit in zip(todo, scored, strict=True):
+            found[key] = logit
+            self._cache.put(key, logit)
         logits = np.asarray([found[key] for key in keys], dtype=np.float64)
         probs = 1.0 / (1.0 + np.exp(-np.clip(logits, -40, 40)))
         return np.where(np.isfinite(probs), probs, 0.0)

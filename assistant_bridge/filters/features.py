@@ -20,6 +20,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from . import frozen_text as tx
+from . import lanes
 from .encoder import SentenceEncoder
 
 BASE_PRE_VERSION = 3  # layout of :func:`base_pre_features` alone (the training scripts cache it by this)
@@ -232,8 +233,9 @@ def pre_features(
         worker = threading.Thread(target=run, name="prefilter-dense", daemon=True)
         worker.start()
         try:
-            base = _base_pre_features(q, snips, encoder)
-            ce = _cross_features(q, snips, cross)
+            with lanes.occupied():  # the dense chain has the other core
+                base = _base_pre_features(q, snips, encoder)
+                ce = _cross_features(q, snips, cross)
         finally:
             worker.join()
         if isinstance(box[0], BaseException):

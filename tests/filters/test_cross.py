@@ -124,7 +124,7 @@ def test_windows_scored_side_by_side_score_as_one_at_a_time(
     has alone, in the caller's order."""
     import threading
 
-    from assistant_bridge.filters import cross as module
+    from assistant_bridge.filters import lanes
 
     q = "How long is the password reset link valid?"
     texts = [f"The password reset link is valid for {h} hours, then you ask for a new one." for h in (2, 24, 48, 72)]
@@ -135,7 +135,7 @@ def test_windows_scored_side_by_side_score_as_one_at_a_time(
         threads.add(threading.current_thread().name)
         return real(self, pair)
 
-    monkeypatch.setattr(module, "LANES", 2)
+    monkeypatch.setattr(lanes, "LANES", 2)
     monkeypatch.setattr(CrossEncoder, "_logit", noting)
     fresh = CrossEncoder(MODEL_DIR)
     together = fresh.window_scores(q, texts)

@@ -85,3 +85,39 @@ def test_other_ids_keep_usem3s_tokenizer(monkeypatch: pytest.MonkeyPatch) -> Non
     enc = UseEncoder()
     enc.warm_up()
     assert not isinstance(enc._model._tokenizer, SentencePieces)  # noqa: SLF001
+
+
+def test_many_sentences_are_encoded_in_two_halves_side_by_side(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A turn's snippet sentences: two halves on two threads, each sentence's vector as in one call (to the
+    rounding of a product over fewer rows), in the caller's order."""
+    import threading
+
+    import numpy as np
+
+    from assistant_bridge.filters import lanes
+
+    monkeypatch.setattr(lanes, "LANES", 2)
+    sentences = [f"Sentence {i} says that the reset link of account {i} is valid for {i} hours." for i in range(60)]
+    enc = UseEncoder(cache_size=0)
+    enc.warm_up()
+    one_call = np.asarray(enc._model.encode(sentences), dtype=np.float32)  # noqa: SLF001
+    backend = enc._model._model  # noqa: SLF001
+    threads: set[str] = set()
+    real = backend._encode
+
+    def noting(texts: list[str]) -> object:
+        threads.add(threading.current_thread().name)
+        return real(texts)
+
+    monkeypatch.setattr(backend, "_encode", noting)
+    halves = enc.encode(sentences)
+    assert len(threads) == 2
+    assert np.allclose(halves, one_call, atol=1e-5)
+    assert [int(np.argmax(halves @ v)) for v in one_call] == list(range(60))  # each row is its own sentence's
+    threads.clear()
+    enc.encode(["A short question?"])  # too little to split
+    assert len(threads) == 1
+    threads.clear()
+    with lanes.occupied():  # the turn's other core is taken: one lane
+        enc.encode([s + " Again." for s in sentences])
+    assert len(threads) == 1
