@@ -12,7 +12,6 @@ Invariant: the number of characters sent to the sentence encoder per call is bou
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -213,7 +212,8 @@ def pre_features(
     score (empty query or snippets).
 
     :param concurrent: compute the dense similarity (the window choice, then the dense model's call on it) in
-        one more thread while this one computes the sentence features and then the cross-encoder's. onnxruntime
+        one more thread while this one computes the sentence features and then the cross-encoder's
+        (:func:`~.lanes.side_by_side`, so one after the other on a one-core machine). onnxruntime
         and numpy release the GIL, so on two cores the turn waits for about half the sum; with two threads for
         the three parts, the longest chain (choose the window, embed it) has a core to itself instead of a share
         of two among three. The vector is the same either way.
@@ -222,25 +222,15 @@ def pre_features(
     if not q or not snips:
         return None
     if concurrent:
-        box: list[np.ndarray | None | BaseException] = []
 
-        def run() -> None:
-            try:
-                box.append(_dense_features(q, snips, cross, dense))
-            except BaseException as exc:  # noqa: BLE001 - re-raised in the calling thread
-                box.append(exc)
-
-        worker = threading.Thread(target=run, name="prefilter-dense", daemon=True)
-        worker.start()
-        try:
+        def own() -> list[np.ndarray | None]:
             with lanes.occupied():  # the dense chain has the other core
-                base = _base_pre_features(q, snips, encoder)
-                ce = _cross_features(q, snips, cross)
-        finally:
-            worker.join()
-        if isinstance(box[0], BaseException):
-            raise box[0]
-        de = box[0]
+                return [_base_pre_features(q, snips, encoder), _cross_features(q, snips, cross)]
+
+        def dense_chain() -> list[np.ndarray | None]:
+            return [_dense_features(q, snips, cross, dense)]
+
+        (base, ce), (de,) = lanes.side_by_side([own, dense_chain], "prefilter")
     else:
         base = _base_pre_features(q, snips, encoder)
         ce = None if base is None else _cross_features(q, snips, cross)

@@ -119,9 +119,12 @@ class SignallingEncoder(HashingEncoder):
         return super().encode(texts)
 
 
-def test_concurrent_pre_features_overlap_the_dense_similarity_and_the_encoder() -> None:
+def test_concurrent_pre_features_overlap_the_dense_similarity_and_the_encoder(monkeypatch: pytest.MonkeyPatch) -> None:
     """The chain that takes longest (choose the window, embed it) runs on a thread of its own while this one
-    computes the sentence features and the cross-encoder's."""
+    computes the sentence features and the cross-encoder's (on a machine with two cores or more)."""
+    from assistant_bridge.filters import lanes
+
+    monkeypatch.setattr(lanes, "LANES", 2)
     started = threading.Event()
     dense = HandshakeDense(started)
     x = pre_features(
