@@ -188,7 +188,7 @@ class Rewriter:
         lang = language(question)
         # a turn that is no follow-up carries no command: neither settled nor about a topic
         commands = named_commands(history, lang) if follow_up else frozenset()
-        settled = carries_named_command(carried, history, lang, commands)
+        settled = carries_named_command(carried, commands)
         return Rewrite(
             query=query[:MAX_QUERY_CHARS],
             method=self.primary.name if reason is None else "fallback",
@@ -198,7 +198,7 @@ class Rewriter:
             ms=(self._clock() - started) * 1000,
             error_code=code,
             as_asked_weight=self.as_asked_weight * as_asked_share(question) * (SETTLED_SHARE if settled else 1.0),
-            topic=topic_command(carried, history, lang, commands),
+            topic=topic_command(carried, commands),
             **base,  # type: ignore[arg-type]
         )
 

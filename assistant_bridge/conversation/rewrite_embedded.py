@@ -919,28 +919,20 @@ def _page_titles(turn: MemoryTurn, lang: str) -> list[str]:
     return [turn.first_title] if name is not None and _names_in_own_words(turn, name, lang) else []
 
 
-def carries_named_command(
-    carried: Sequence[str], history: Sequence[MemoryTurn], lang: str, commands: frozenset[str] | None = None
-) -> bool:
-    """One of the ``carried`` terms is a command the user named in a turn its manual page answered
-    (:func:`named_commands`, or ``commands`` when the caller has them): "Can I limit the bandwidth it uses? — scp".
-    Such a topic is the user's and the documents agree with it, so the rewrite is hedged less with the message as
-    asked (:attr:`~.rewrite.Rewrite.blend`, ``SETTLED_SHARE``)."""
-    if commands is None:
-        commands = named_commands(history, lang)
+def carries_named_command(carried: Sequence[str], commands: frozenset[str]) -> bool:
+    """One of the ``carried`` terms is one of ``commands``, the commands the user named in a turn their manual page
+    answered (:func:`named_commands`): "Can I limit the bandwidth it uses? — scp". Such a topic is the user's and
+    the documents agree with it, so the rewrite is hedged less with the message as asked
+    (:attr:`~.rewrite.Rewrite.blend`, ``SETTLED_SHARE``)."""
     return bool({t.lower() for t in carried} & commands)
 
 
-def topic_command(
-    carried: Sequence[str], history: Sequence[MemoryTurn], lang: str, commands: frozenset[str] | None = None
-) -> str | None:
-    """The command a follow-up is about: the first of the ``carried`` terms that is, or holds as a word, a command
-    the user named in a turn its manual page answered (:func:`named_commands`, or ``commands`` when the caller has
-    them): *make* for "How do I only see what it would run without running it? — make", *tar* for "Can it show
-    each file as it goes? — tar archive". The search reads that page first
+def topic_command(carried: Sequence[str], commands: frozenset[str]) -> str | None:
+    """The command a follow-up is about: the first of the ``carried`` terms that is, or holds as a word, one of
+    ``commands``, the commands the user named in a turn their manual page answered (:func:`named_commands`):
+    *make* for "How do I only see what it would run without running it? — make", *tar* for "Can it show each
+    file as it goes? — tar archive". The search reads that page first
     (:meth:`~assistant_bridge.services.Services.with_topic_page`); ``None`` when no carried term names one."""
-    if commands is None:
-        commands = named_commands(history, lang)
     for term in carried:
         for word in term.lower().split():
             if word in commands:

@@ -23,6 +23,7 @@ from assistant_bridge.conversation.rewrite_embedded import (
     content_words,
     detect,
     language,
+    named_commands,
     social,
     terms_of,
     title_term,
@@ -462,7 +463,9 @@ def test_a_follow_up_on_a_command_the_user_named_and_its_page_answered_is_hedged
         asked.question, "rsync copies…", titles=("rsync(1): a fast, versatile, remote file-copying tool",)
     )
     assert rewriter.rewrite("Can I limit the bandwidth it uses?", [elsewhere]).blend == (out.original, 1.0)
-    assert carries_named_command(["scp"], [asked], "en") and not carries_named_command(["directory"], [asked], "en")
+    assert carries_named_command(["scp"], named_commands([asked], "en")) and not carries_named_command(
+        ["directory"], named_commands([asked], "en")
+    )
 
 
 def test_a_command_named_in_a_turn_that_was_not_answered_is_still_the_topic() -> None:
@@ -479,10 +482,10 @@ def test_a_command_named_in_a_turn_that_was_not_answered_is_still_the_topic() ->
     )
     out = rewriter.rewrite("Without going into subdirectories?", [refused])
     assert out.follow_up and out.carried and out.carried[0] == "find"
-    assert carries_named_command(["find"], [refused], "en")
+    assert carries_named_command(["find"], named_commands([refused], "en"))
     other = dataclasses.replace(refused, first_title="zip(1): package and compress (archive) files")
     assert "zip" not in rewriter.rewrite("Without going into subdirectories?", [other]).carried
-    assert not carries_named_command(["zip"], [other], "en")
+    assert not carries_named_command(["zip"], named_commands([other], "en"))
 
 
 def test_a_follow_up_on_a_command_the_user_named_has_it_as_its_topic() -> None:
@@ -498,10 +501,10 @@ def test_a_follow_up_on_a_command_the_user_named_has_it_as_its_topic() -> None:
     assert out.follow_up and out.topic == "make" and out.to_json()["topic"] == "make"
     tar = "tar(1): an archiving utility"
     added = _turn("How do I add a file to an existing tar archive?", "-r, --append: Append files…", titles=(tar,))
-    assert topic_command(["tar archive"], [added], "en") == "tar"
+    assert topic_command(["tar archive"], named_commands([added], "en")) == "tar"
     assert rewriter.rewrite("Can it show each file as it goes?", [added]).topic == "tar"
     unnamed = _turn("How do I run several jobs at once?", "-j [jobs]: Specifies the number of jobs…", titles=(make,))
-    assert topic_command(["make"], [unnamed], "en") is None
+    assert topic_command(["make"], named_commands([unnamed], "en")) is None
     assert rewriter.rewrite("How do I only see what it would run without running it?", [unnamed]).topic is None
     assert rewriter.rewrite("What is a Roth IRA?", [asked]).topic is None  # a question of its own
 
