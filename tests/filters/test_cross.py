@@ -117,6 +117,27 @@ def test_a_window_scores_the_same_whatever_is_scored_with_it(cross: CrossEncoder
     assert alone == with_longer
 
 
+def test_the_shipped_graph_holds_no_nan_guard_and_a_padded_batch_scores_as_its_rows_alone() -> None:
+    """``train_cross.py`` removes the ``Where(IsNaN(p), 0, p)`` its exporter puts after each attention softmax (a
+    quarter of a window's time, and dead: no row the service builds masks every key). Without the guard, a row
+    of a padded batch still gets the logit it has alone."""
+    import onnx
+    import onnxruntime as ort
+
+    from assistant_bridge.filters.cross import CROSS_MODEL_FILE, batch_arrays
+
+    graph = onnx.load(str(MODEL_DIR / CROSS_MODEL_FILE)).graph
+    assert "IsNaN" not in {node.op_type for node in graph.node}
+    session = ort.InferenceSession(str(MODEL_DIR / CROSS_MODEL_FILE), providers=["CPUExecutionProvider"])
+    tok = WordPiece(MODEL_DIR / CROSS_TOKENIZER_FILE)
+    q = tok.ids("How long is the password reset link valid?")
+    pairs = [pair_ids(q, tok.ids(t), tok) for t in ("Valid for 24 hours.", "The link expires after a day. " * 8)]
+    batch = session.run(None, batch_arrays(pairs, tok.pad_id))[0].reshape(-1)
+    alone = [float(session.run(None, batch_arrays([p], tok.pad_id))[0].reshape(-1)[0]) for p in pairs]
+    assert np.all(np.isfinite(batch))
+    assert batch.tolist() == pytest.approx(alone, abs=0.25)  # int8 activations are quantised per call (0.08 here)
+
+
 def test_windows_scored_side_by_side_score_as_one_at_a_time(
     cross: CrossEncoder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
