@@ -147,6 +147,14 @@ class DenseScorer(Protocol):
     def similarity(self, query: str, passage: str) -> float: ...
 
 
+@runtime_checkable
+class KeepsQueries(Protocol):
+    """A dense scorer that can compute a query's vector ahead of :meth:`DenseScorer.similarity` and keep it
+    (:meth:`~.onnx_filters.EmbedderSimilarity.keep_query`)."""
+
+    def keep_query(self, query: str) -> None: ...
+
+
 def _logit(p: float) -> float:
     """log(p / (1 - p)), bounded to [-8, 8] so one saturated window does not dominate a mean."""
     p = min(max(p, 3.4e-4), 1 - 3.4e-4)
@@ -216,7 +224,8 @@ def pre_features(
         (:func:`~.lanes.side_by_side`, so one after the other on a one-core machine). onnxruntime
         and numpy release the GIL, so on two cores the turn waits for about half the sum; with two threads for
         the three parts, the longest chain (choose the window, embed it) has a core to itself instead of a share
-        of two among three. The vector is the same either way.
+        of two among three. That chain is the longer one, so this thread then computes the query's dense vector
+        (:class:`KeepsQueries`), which the chain reads last. The vector is the same either way.
     """
     q, snips = _clean(query, snippets)  # once for every part
     if not q or not snips:
@@ -225,7 +234,10 @@ def pre_features(
 
         def own() -> list[np.ndarray | None]:
             with lanes.occupied():  # the dense chain has the other core
-                return [_base_pre_features(q, snips, encoder), _cross_features(q, snips, cross)]
+                found = [_base_pre_features(q, snips, encoder), _cross_features(q, snips, cross)]
+            if isinstance(dense, KeepsQueries) and found[0] is not None:
+                dense.keep_query(q)
+            return found
 
         def dense_chain() -> list[np.ndarray | None]:
             return [_dense_features(q, snips, cross, dense)]

@@ -114,6 +114,11 @@ class EmbedderSimilarity:
         self._cache.put(key, vec)
         return vec
 
+    def keep_query(self, query: str) -> None:
+        """Computes and keeps ``query``'s vector (a no-op when it is kept already): the pre-filter's other
+        thread does so while its dense chain embeds the passage window, which :meth:`similarity` reads first."""
+        self._vector("query", query)
+
     def similarity(self, query: str, passage: str) -> float:
         return float(np.clip(self._vector("passage", passage) @ self._vector("query", query), -1.0, 1.0))
 

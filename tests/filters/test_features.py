@@ -133,6 +133,25 @@ def test_concurrent_pre_features_overlap_the_dense_similarity_and_the_encoder(mo
     assert x is not None and dense.thread not in ("", threading.current_thread().name)
 
 
+def test_concurrent_pre_features_have_the_query_vector_kept_by_the_calling_thread() -> None:
+    """The dense chain is the longer one: the calling thread, once done with its own parts, computes the query's
+    dense vector that the chain reads last; the features are those of the sequential order."""
+
+    class Keeping(WordDense):
+        def __init__(self) -> None:
+            super().__init__()
+            self.kept: list[tuple[str, str]] = []
+
+        def keep_query(self, query: str) -> None:
+            self.kept.append((query, threading.current_thread().name))
+
+    dense = Keeping()
+    query = "When does the reset link expire?"
+    par = pre_features(query, [DOC], HashingEncoder(), FixedCross(0.8), dense, concurrent=True)
+    assert dense.kept == [(query, threading.current_thread().name)]
+    assert np.array_equal(par, pre_features(query, [DOC], HashingEncoder(), FixedCross(0.8), WordDense()))
+
+
 def test_a_dense_model_error_reaches_the_caller() -> None:
     class Broken(WordDense):
         def similarity(self, query: str, passage: str) -> float:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -140,3 +141,29 @@ def test_the_second_look_finds_the_paragraph_that_answers(filters: tuple[OnnxPre
     found = pre.second_look(JA_Q, [JA_INTRO, JA_DEADLINE])
     assert [i for i, _ in found] == [1] and found[0][1] >= 0.9
     assert pre.second_look(JA_Q, [JA_INTRO]) == []
+
+
+def test_a_kept_query_vector_is_the_one_the_similarity_reads() -> None:
+    from assistant_bridge.filters.onnx_filters import EmbedderSimilarity
+
+    class Counting:
+        def __init__(self) -> None:
+            self.calls: list[tuple[str, str]] = []
+
+        def _vec(self, role: str, texts: list[str]) -> np.ndarray:
+            self.calls.append((role, texts[0]))
+            v = np.array([[len(texts[0]) % 7 + 1.0, 1.0]], dtype=np.float32)
+            return v / np.linalg.norm(v)
+
+        def embed_queries(self, texts: list[str]) -> np.ndarray:
+            return self._vec("query", texts)
+
+        def embed_passages(self, texts: list[str]) -> np.ndarray:
+            return self._vec("passage", texts)
+
+    model = Counting()
+    dense = EmbedderSimilarity(model)
+    dense.keep_query("when does it expire?")
+    kept = dense.similarity("when does it expire?", "It expires after a day.")
+    assert model.calls == [("query", "when does it expire?"), ("passage", "It expires after a day.")]
+    assert kept == EmbedderSimilarity(Counting()).similarity("when does it expire?", "It expires after a day.")
