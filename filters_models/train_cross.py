@@ -206,7 +206,7 @@ def evaluate(model_dir: Path, pairs: list[cross_sets.Pair]) -> dict[str, object]
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, required=True, help="path to the shared data folder")
+    ap.add_argument("--data", type=Path, help="path to the shared data folder (not needed with --drop-nan-guards)")
     ap.add_argument("--out", type=Path, default=HERE, help="where to write the model files")
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--lr", type=float, default=6e-5)
@@ -221,6 +221,8 @@ def main() -> None:
     if args.drop_nan_guards:
         print(f"{drop_nan_guards(args.out / CROSS_MODEL_FILE)} guards removed", flush=True)
         return
+    if args.data is None:
+        ap.error("--data is required to train or export")
 
     tok_src = base_model_dir() / "tokenizer.json"
     shutil.copyfile(tok_src, args.out / CROSS_TOKENIZER_FILE)
