@@ -178,8 +178,6 @@ class CrossEncoder:
         keys = [(*pair[0], -1, *pair[1]) for pair in pairs]
         found = {key: self._cache.get(key) for key in keys}
         todo = {key: pair for key, pair in zip(keys, pairs, strict=True) if found[key] is None}
-        if len(todo) > 1:
-            self._session.get()  # built once, before the lanes share it
         scored = side_by_side([functools.partial(self._logit, pair) for pair in todo.values()], "cross-lane")
         for key, logit in zip(todo, scored, strict=True):
             found[key] = logit

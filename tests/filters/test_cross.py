@@ -117,19 +117,19 @@ def test_a_window_scores_the_same_whatever_is_scored_with_it(cross: CrossEncoder
     assert alone == with_longer
 
 
-def test_the_shipped_graph_holds_no_nan_guard_and_a_padded_batch_scores_as_its_rows_alone() -> None:
+def test_the_shipped_graph_holds_no_nan_guard_and_a_padded_batch_scores_as_its_rows_alone(
+    cross: CrossEncoder, tok: WordPiece
+) -> None:
     """``train_cross.py`` removes the ``Where(IsNaN(p), 0, p)`` its exporter puts after each attention softmax (a
     quarter of a window's time, and dead: no row the service builds masks every key). Without the guard, a row
     of a padded batch still gets the logit it has alone."""
     import onnx
-    import onnxruntime as ort
 
     from assistant_bridge.filters.cross import CROSS_MODEL_FILE, batch_arrays
 
     graph = onnx.load(str(MODEL_DIR / CROSS_MODEL_FILE)).graph
     assert "IsNaN" not in {node.op_type for node in graph.node}
-    session = ort.InferenceSession(str(MODEL_DIR / CROSS_MODEL_FILE), providers=["CPUExecutionProvider"])
-    tok = WordPiece(MODEL_DIR / CROSS_TOKENIZER_FILE)
+    session = cross._session.get()  # noqa: SLF001 - the raw logits of a padded batch
     q = tok.ids("How long is the password reset link valid?")
     pairs = [pair_ids(q, tok.ids(t), tok) for t in ("Valid for 24 hours.", "The link expires after a day. " * 8)]
     batch = session.run(None, batch_arrays(pairs, tok.pad_id))[0].reshape(-1)
