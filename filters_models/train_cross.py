@@ -28,6 +28,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 import cross_sets  # noqa: E402
+import doc_sets  # noqa: E402
 from common import CACHE_DIR, SEED, roc_auc  # noqa: E402
 
 from assistant_bridge.filters.cross import (  # noqa: E402
@@ -211,6 +212,12 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--lr", type=float, default=6e-5)
     ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument(
+        "--man-pages",
+        type=Path,
+        help="also train on doc_sets' pairs from the manual pages of doc_sets.PACKAGES, rendered in this folder "
+        "(fetched with apt-get download when absent); measured and not shipped (MODEL_CARD_pre.md)",
+    )
     ap.add_argument("--skip-train", action="store_true", help="export and evaluate the last checkpoint")
     ap.add_argument(
         "--drop-nan-guards",
@@ -228,6 +235,8 @@ def main() -> None:
     shutil.copyfile(tok_src, args.out / CROSS_TOKENIZER_FILE)
     tok = WordPiece(args.out / CROSS_TOKENIZER_FILE)
     pairs = cross_sets.build(args.data, tok)
+    if args.man_pages is not None:
+        pairs += doc_sets.pairs(doc_sets.collect(args.man_pages, CACHE_DIR / "manpages-cache"), tok)
     train_pairs = [p for p in pairs if p.split == "train"]
     print(f"{len(train_pairs)} training pairs, {len(pairs) - len(train_pairs)} held out", flush=True)
     ckpt = CACHE_DIR / "cross_ckpt"
