@@ -30,6 +30,7 @@ learned the templates' wording, and the real follow-ups it was meant for scored 
 
 from __future__ import annotations
 
+import random
 import re
 import subprocess
 import sys
@@ -159,38 +160,38 @@ def _described(entry: str) -> tuple[str, str, list[str]] | None:
     return term, verb, [w.strip(",") for w in words[1:]]
 
 
-def _short(words: list[str], r: object) -> list[str]:
+def _short(words: list[str], r: random.Random) -> list[str]:
     """The description's first two to five words, ending on one that carries meaning, as a user's short question
     keeps them ("specify the number of blocks" of "specify the number of blocks per group")."""
-    kept = words[: r.randint(2, 5)]  # type: ignore[attr-defined]
+    kept = words[: r.randint(2, 5)]
     while len(kept) > 1 and kept[-1].lower() in _STOP:
         kept.pop()
     return kept
 
 
-def question(command: str, term: str, verb: str, words: list[str], r: object) -> str:
-    """A question the entry answers, by one of seven templates, sometimes after a value the user has in mind."""
-    rest = " ".join(words)
+# the questions an entry answers: how to do what it does, which option does it, a short follow-up as the embedded
+# rewriter writes one ("{Verb} {short}? — {command}")
+_TEMPLATES = (
+    "How do I {verb} {rest} with {command}?",
+    "Which {command} option {third} {rest}?",
+    "How can I make {command} {verb} {short}?",
+    "Can {command} {verb} {rest}?",
+    "{Verb} {short}? — {command}",
+    "And {verb} {short}? — {command}",
+    "How do I {verb} {short}?",
+)
+
+
+def question(command: str, term: str, verb: str, words: list[str], r: random.Random) -> str:
+    """A question the entry answers, by one of :data:`_TEMPLATES`, sometimes after a value the user has in mind."""
     short = " ".join(_short(words, r))
-    kind = r.randrange(7)  # type: ignore[attr-defined]
-    if kind == 0:
-        q = f"How do I {verb} {rest} with {command}?"
-    elif kind == 1:
-        q = f"Which {command} option {_third(verb)} {rest}?"
-    elif kind == 2:
-        q = f"How can I make {command} {verb} {short}?"
-    elif kind == 3:
-        q = f"Can {command} {verb} {rest}?"
-    elif kind == 4:
-        q = f"{verb.capitalize()} {short}? — {command}"
-    elif kind == 5:
-        q = f"And {verb} {short}? — {command}"
-    else:
-        q = f"How do I {verb} {short}?"
+    q = r.choice(_TEMPLATES).format(
+        verb=verb, Verb=verb.capitalize(), third=_third(verb), rest=" ".join(words), short=short, command=command
+    )
     argument = term.split()[-1].strip("<>[]=").lower() if " " in term or "=" in term else ""
     for key, (context, values) in _PLACEHOLDER_VALUES.items():
-        if key in argument and r.random() < VALUE_SHARE:  # type: ignore[attr-defined]
-            q = context.format(v=r.choice(values)) + " " + q  # type: ignore[attr-defined]
+        if key in argument and r.random() < VALUE_SHARE:
+            q = context.format(v=r.choice(values)) + " " + q
             break
     return q
 
