@@ -41,6 +41,7 @@ from datasets import rng_for, split_of
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from assistant_bridge.core.chunking import chunk_document  # noqa: E402
+from assistant_bridge.errors import BridgeError  # noqa: E402
 from assistant_bridge.filters.cross import WordPiece, windows  # noqa: E402
 from assistant_bridge.ingest.parsers import parse_file  # noqa: E402
 from assistant_bridge.settings import IngestSettings  # noqa: E402
@@ -208,7 +209,7 @@ def pairs(pages: list[Path], tok: WordPiece) -> list[Pair]:
     for page in pages:
         try:
             parsed = parse_file(page.name, page.read_bytes())
-        except Exception:  # a page with no text: nothing to learn from
+        except BridgeError:  # a page with no text (NoContent), or one that does not parse: nothing to learn from
             continue
         chunks = chunk_document(parsed, max_tokens=ingest.chunk_tokens, overlap_tokens=ingest.overlap_tokens)
         spans = [(c.start_char, c.end_char, [w for w, _ in windows(c.text, tok)]) for c in chunks]
@@ -227,13 +228,13 @@ def pairs(pages: list[Path], tok: WordPiece) -> list[Pair]:
             term, verb, words = described
             er = rng_for("docs", name, str(start))
             q = question(name, term, verb, words, er)
-            head = text[start : start + min(end - start, 120)]
+            head = text[start : min(end, start + 60)]  # the entry's opening, as a window writes it
             holding = [c for c in chunks if c[0] <= start < c[1]]
-            pos = next((w for c in holding for w in c[2] if head[:60] in w), None)
+            pos = next((w for c in holding for w in c[2] if head in w), None)
             if pos is None:
                 continue
             out.append(Pair(q, pos, 1, "manpages", "en", "entry", split))
-            others = [w for c in chunks if not c[0] <= start < c[1] for w in c[2] if head[:60] not in w]
+            others = [w for c in chunks if not c[0] <= start < c[1] for w in c[2] if head not in w]
             if others and er.random() < SAME_PAGE_SHARE:
                 out.append(Pair(q, _best(q, others) or others[0], 0, "manpages", "en", "same_page", split))
             option = term.split(",")[0].split()[0]
