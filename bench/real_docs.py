@@ -54,11 +54,13 @@ import shutil
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from assistant_bridge.core.snippets import MAX_SNIPPETS  # noqa: E402
 from assistant_bridge.domain import Ownership, Scope  # noqa: E402
 from assistant_bridge.errors import BridgeError, NoContent  # noqa: E402
 from assistant_bridge.services import Services  # noqa: E402
@@ -328,9 +330,11 @@ def main() -> int:
     for item in spec["unanswerable"]:
         rows.append({**ask(svc, item["q"]), "expected": None, **_about(item)})
     for r in rows:
+        passages = r.pop("passages")
         if r["expected"] is None:
             r["verdict"] = "declined" if r["declined"] else "answered"
         else:
+            r["answer_rank"] = answer_rank(passages, r["expected"])
             hit = any(holds(r["answer"], a) for a in r["expected"])
             r["verdict"] = "refused" if r["declined"] else ("correct" if hit else "wrong")
             r["first_correct"] = not r["declined"] and any(holds(r["first"], a) for a in r["expected"])
@@ -358,10 +362,26 @@ def main() -> int:
                 f"\n    top: {r['top_titles'][:3]}",
                 file=sys.stderr,
             )
-    report["rows"] = [{k: r[k] for k in ("q", "split", "verdict", "answer", "top_titles", "chrome")} for r in rows]
+    report["rows"] = [
+        {k: r.get(k) for k in ("q", "split", "verdict", "answer", "top_titles", "chrome", "answer_rank")} for r in rows
+    ]
     svc.backend.close()
     emit(report, args.json)
     return 0
+
+
+def answer_rank(passages: list[str], expected: list[str]) -> int | None:
+    """The rank (0 = first) of the first of the turn's search results that holds one of the answer strings; ``None``
+    when none does."""
+    return next((i for i, p in enumerate(passages) if any(holds(p, a) for a in expected)), None)
+
+
+def _where(rank: int | None) -> str:
+    """Where a missed answer was among the turn's results: the first, one the answer could use (the generator reads
+    :data:`~assistant_bridge.core.snippets.MAX_SNIPPETS`), one further down, or none."""
+    if rank is None:
+        return "not_in_results"
+    return "first" if rank == 0 else ("second_to_fifth" if rank < MAX_SNIPPETS else "further_down")
 
 
 def holds(answer: str, expected: str) -> bool:
@@ -391,7 +411,8 @@ def _about(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Correct / refused / wrong of the answerable questions, declined of the others, per language too."""
+    """Correct / refused / wrong of the answerable questions, declined of the others, per language too, and where
+    the wrong and refused answers' strings were among their turns' search results (:func:`answer_rank`)."""
     answerable = [r for r in rows if r["expected"] is not None]
     unans = [r for r in rows if r["expected"] is None]
 
@@ -411,6 +432,12 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "refused_share": round(count(answerable, "refused") / max(1, n), 3),
         "declined_share": round(count(unans, "declined") / max(1, len(unans)), 3),
         "answers_with_chrome": sum(r["chrome"] for r in rows),
+        # where the answer string was among the turn's search results for the wrong and refused answers: "first"
+        # and "second_to_fifth" are misses of the choice of sentence (or of the filter, refused), the others of search
+        "misses_by_answer_rank": {
+            verdict: dict(Counter(_where(r["answer_rank"]) for r in answerable if r["verdict"] == verdict))
+            for verdict in ("wrong", "refused")
+        },
         "by_language": {
             lang: {
                 "correct": f"{count([r for r in answerable if r['lang'] == lang], 'correct')}"
@@ -458,12 +485,16 @@ def ask(svc: Services, question: str) -> dict[str, Any]:
     titles = [str(r.get("title", "")) for r in item.get("search_results", [])]
     first = str((item.get("citations") or [{}])[0].get("text", ""))
     declined = result.outcome != "answer"
+    # the turn's search results, answered or declined (an "I don't know" keeps them too), for answer_rank
+    found = getattr(result.trace.outcome_obj if result.trace is not None else None, "search_results", None) or ()
+    passages = [" ".join([r.body, *(r.highlight_body or ())]) for r in found]
     return {
         "q": question,
         "answer": answer,
         "first": first,
         "declined": declined,
         "top_titles": titles,
+        "passages": passages,
         "ms": round(ms, 1),
     }
 
