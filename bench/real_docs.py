@@ -39,8 +39,10 @@ Scored: an answerable question is *correct* when the answer holds one of its ans
 ``-n`` as a whole option, with its case: not in ``-N`` or ``--name``), *refused* when
 the turn declined, else *wrong* (and, stricter, *first sentence correct* when the answer's first cited
 sentence holds it); an unanswerable one is *declined* or *answered* (invented). Also counted: answers that
-carry page chrome (navigation, contents-page dot leaders, manual-page headers). Reported per split and per
-language.
+carry page chrome (navigation, contents-page dot leaders, manual-page headers), and, of the wrong and refused
+answers, where an answer string was among the turn's search results (``misses_by_answer_rank``: in the first, in
+the second to fifth, which the generator also reads, further down, or in none; ``answer_rank`` per row). Reported
+per split and per language.
 """
 
 from __future__ import annotations
