@@ -379,8 +379,9 @@ def answer_rank(passages: list[str], expected: list[str]) -> int | None:
 
 
 def _where(rank: int | None) -> str:
-    """Where a missed answer was among the turn's results: the first, one the answer could use (the generator reads
-    :data:`~assistant_bridge.core.snippets.MAX_SNIPPETS`), one further down, or none."""
+    """Where a missed answer was among the turn's results: the first, another of the first
+    :data:`~assistant_bridge.core.snippets.MAX_SNIPPETS` (the snippets the generator reads), one further down, or
+    none."""
     if rank is None:
         return "not_in_results"
     return "first" if rank == 0 else ("second_to_fifth" if rank < MAX_SNIPPETS else "further_down")
