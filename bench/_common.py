@@ -141,6 +141,18 @@ def render_man(page: str, utf8: bool = False) -> str:
     return proc.stdout if proc.returncode == 0 else ""
 
 
+def unpack_deb(package: str, debs: Path, root: Path) -> bool:
+    """The Debian ``package`` unpacked under ``root`` (``dpkg-deb -x``, nothing is installed), its ``.deb`` fetched
+    into ``debs`` with ``apt-get download`` the first time; ``False`` when it cannot be fetched (a fresh machine
+    needs ``apt-get update`` once, as root)."""
+    if not any(debs.glob(f"{package}_*.deb")):
+        subprocess.run(["apt-get", "download", package], cwd=debs, capture_output=True, check=False)
+    found = sorted(debs.glob(f"{package}_*.deb"))
+    if found:
+        subprocess.run(["dpkg-deb", "-x", str(found[-1]), str(root)], check=True)
+    return bool(found)
+
+
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
     with open(path, encoding="utf-8") as fh:
         for line in fh:

@@ -68,7 +68,7 @@ from assistant_bridge.errors import BridgeError, NoContent  # noqa: E402
 from assistant_bridge.services import Services  # noqa: E402
 from assistant_bridge.settings import load_settings  # noqa: E402
 from assistant_bridge.text import OPTION_WORD  # noqa: E402
-from bench._common import emit, generator_params, render_man, settle  # noqa: E402
+from bench._common import emit, generator_params, render_man, settle, unpack_deb  # noqa: E402
 
 QUESTIONS = Path(__file__).resolve().parent / "data" / "real_docs_questions.json"
 #: Debian packages (bookworm) and the files of each that go into the corpus (globs under the unpacked tree).
@@ -199,13 +199,9 @@ def collect(out: Path, cache: Path, man_source: bool = False) -> list[str]:
     missing: list[str] = []
     debs.mkdir(parents=True, exist_ok=True)
     for package, globs in DEBIAN.items():
-        if not any(debs.glob(f"{package}_*.deb")):
-            subprocess.run(["apt-get", "download", package], cwd=debs, capture_output=True, check=False)
-        found = sorted(debs.glob(f"{package}_*.deb"))
-        if not found:
+        if not unpack_deb(package, debs, root):
             missing.append(f"deb {package} (apt-get download failed: run 'apt-get update' once?)")
             continue
-        subprocess.run(["dpkg-deb", "-x", str(found[-1]), str(root)], check=True)
         for pattern in globs:
             matches = sorted(root.glob(pattern))
             if not matches:

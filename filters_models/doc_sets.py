@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import random
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -46,7 +45,7 @@ from assistant_bridge.filters.cross import WordPiece, windows  # noqa: E402
 from assistant_bridge.ingest.parsers import parse_file  # noqa: E402
 from assistant_bridge.settings import IngestSettings  # noqa: E402
 from assistant_bridge.text import option_entries, sentence_spans  # noqa: E402
-from bench._common import render_man  # noqa: E402
+from bench._common import render_man, unpack_deb  # noqa: E402
 
 PACKAGES = (
     "util-linux",
@@ -105,12 +104,8 @@ def collect(out: Path, cache: Path) -> list[Path]:
     debs, root = cache / "debs", cache / "root"
     debs.mkdir(parents=True, exist_ok=True)
     for package in PACKAGES:
-        if not any(debs.glob(f"{package}_*.deb")):
-            subprocess.run(["apt-get", "download", package], cwd=debs, capture_output=True, check=False)
-        found = sorted(debs.glob(f"{package}_*.deb"))
-        if not found:
+        if not unpack_deb(package, debs, root):
             raise SystemExit(f"apt-get download {package} failed (run 'apt-get update' once, as root)")
-        subprocess.run(["dpkg-deb", "-x", str(found[-1]), str(root)], check=True)
     pages = []
     for src in sorted(p for sec in ("man1", "man8") for p in (root / "usr/share/man" / sec).glob("*.gz")):
         dest = out / f"man-{src.name.removesuffix('.gz').rsplit('.', 1)[0]}.txt"
