@@ -210,10 +210,11 @@ def pairs(pages: list[Path], tok: WordPiece) -> list[Pair]:
         spans = [(c.start_char, c.end_char, [w for w, _ in windows(c.text, tok)]) for c in chunks]
         docs[_command(page)] = (parsed.text, spans)
     names = sorted(docs)
+    splits = {name: split_of(name) for name in names}
     out: list[Pair] = []
     for name in names:
         text, chunks = docs[name]
-        split = split_of(name)
+        split = splits[name]
         entries = option_entries(text)
         r = rng_for("docs", name)
         for start, end in sorted(r.sample(entries, min(ENTRIES_PER_PAGE, len(entries)))):
@@ -233,7 +234,7 @@ def pairs(pages: list[Path], tok: WordPiece) -> list[Pair]:
             if others and er.random() < SAME_PAGE_SHARE:
                 out.append(Pair(q, _best(q, others) or others[0], 0, "manpages", "en", "same_page", split))
             option = term.split(",")[0].split()[0]
-            foreign = [n for n in names if n != name and split_of(n) == split and option not in docs[n][0]]
+            foreign = [n for n in names if n != name and splits[n] == split and option not in docs[n][0]]
             if foreign and er.random() < OTHER_PAGE_SHARE:
                 other = er.choice(foreign)
                 asked = re.sub(rf"\b{re.escape(name)}\b", other, q)
