@@ -973,9 +973,13 @@ def counts_unit(text: str, unit: str) -> bool:
         return re.search(rf"[\d{KANJI_DIGITS}十百千万]\s*{re.escape(unit)}", normal) is not None
     word = rf"(?<![^\W\d_]){re.escape(unit)}"
     # or the unit first, the number after it: "The series was nominated for 62 Primetime Emmy Awards"
-    found = rf"{_COUNT}{_FEW_WORDS}{word}|{word}[\w'-]*{_FEW_WORDS}{_COUNT_AFTER}"
+    found = rf"{_COUNT}(?!{_RATE}){_FEW_WORDS}{word}|{word}[\w'-]*{_FEW_WORDS}{_COUNT_AFTER}"
     found += rf"|\b{_NO_BOUND}{_FEW_WORDS}{word}|{word}[\w'-]*{_FEW_WORDS}{_NO_BOUND}"
     return re.search(found, normal, re.IGNORECASE) is not None
+
+
+# a count of something else in each unit, a rate: "run twice each day" counts runs, not days
+_RATE = r"\s+(?:each|every|per|a|an|par|chaque)\s"
 
 
 # things counted that an answer may name otherwise: "how many people" ("a population of 8,000", "inhabitants"),
@@ -987,30 +991,48 @@ _NAMED_OTHERWISE = frozenset({"peopl", "perso", "回"})
 _NOT_COUNTED = frozenset("there for per in on of at to with from and or that which a an the".split())
 
 
+# "What is the maximum number of triggers…": a bound on a count, which the question asks for as "how many" does
+# (not "Which find option limits the maximum number of levels?", which asks for an option)
+_NUMBER_OF = re.compile(
+    r"^\W*what(?:'s|\s+is|\s+was)\s+the\s+(?:default\s+)?(?:maximum|minimum|max|largest|greatest|smallest|highest|"
+    r"lowest)\s+number\s+of\s+((?:[^\W\d_]{3,}\s*){1,3})",
+    re.IGNORECASE,
+)
+
+
+def _counted_run(words: str) -> tuple[str, ...]:
+    """What the words after "how many" count: those up to the verb, of which the last plural one when there is
+    one ("how many WITHOUT ROWID tables" counts tables), cut as :func:`asked_unit` cuts them."""
+    run = []
+    for word in words.casefold().split():
+        if word in _NOT_UNITS or word in _NOT_COUNTED:
+            break
+        run.append(word)
+    nouns = [w for w in run if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is"))]
+    counted = [_unit_form(nouns[-1])] if nouns and len(run) > 1 else [_unit_form(w) for w in run]
+    return tuple(w for w in counted if w not in _NAMED_OTHERWISE)
+
+
 def counted_thing(message: str) -> tuple[str, ...]:
     """What a count question counts, when an answer must name it: the words of "how many crewed landings" up to
     the verb, of which the plural one when there is one (``landi``: "six manned U.S. landings"; "how many WITHOUT
     ROWID tables" counts tables, which an answer that only says "WITHOUT ROWID" does not), cut as
     :func:`asked_unit` cuts them; the unit of "combien de jours" (plural) and of "何日". Not what "how much"
     measures ("how much money", "combien d'argent": "$1 million"), nor people or events ("how many times",
-    何回), which answers give in other words. Empty otherwise."""
+    何回), which answers give in other words; what "the maximum number of triggers" bounds (``trigg``), which an
+    answer giving the largest value of something else does not count. Empty otherwise."""
+    normal = unicodedata.normalize("NFKC", message)
     unit = asked_unit(message)
+    bound = _NUMBER_OF.search(normal) if unit is None else None
+    if bound is not None:  # "What is the maximum number of triggers one table can have?"
+        return _counted_run(bound.group(1))
     if unit is None or unit in _NAMED_OTHERWISE or not asks_count(message):
         return ()  # "Which find option limits how many levels…" asks for an option
-    normal = unicodedata.normalize("NFKC", message)
     if len(unit) == 1:
         return (unit,)
     words = re.search(r"\bhow many\s+((?:[^\W\d_]{3,}\s*){1,3})", normal, re.IGNORECASE)
     if words:
-        run = []
-        for word in words.group(1).casefold().split():
-            if word in _NOT_UNITS or word in _NOT_COUNTED:
-                break
-            run.append(word)
-        # "how many WITHOUT ROWID tables": a plural word closes the phrase and is what is counted
-        nouns = [w for w in run if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is"))]
-        counted = [_unit_form(nouns[-1])] if nouns and len(run) > 1 else [_unit_form(w) for w in run]
-        return tuple(w for w in counted if w not in _NAMED_OTHERWISE)
+        return _counted_run(words.group(1))
     plural = re.search(r"\bcombien\s+(?:de|d['’])\s*[^\W\d_]+[sx]\b", normal, re.IGNORECASE)
     return (unit,) if plural else ()
 

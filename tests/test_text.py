@@ -533,6 +533,21 @@ def test_an_info_definition_of_an_option_is_an_entry_of_that_option() -> None:
 
 
 @pytest.mark.parametrize(
+    ("message", "counted"),
+    [
+        ("What is the maximum number of triggers one SQLite table can have?", ("trigg",)),
+        ("What's the default maximum number of columns in a table?", ("colum",)),
+        ("Which find option limits the maximum number of levels?", ()),
+        ("What is the maximum length of a file name?", ()),
+    ],
+)
+def test_what_is_the_maximum_number_of_things_counts_those_things(message: str, counted: tuple[str, ...]) -> None:
+    from assistant_bridge.text import counted_thing
+
+    assert counted_thing(message) == counted
+
+
+@pytest.mark.parametrize(
     ("message", "count"),
     [
         ("How many architectures does Debian run on?", True),

@@ -731,6 +731,18 @@ def _asked(question: str, passage: str) -> object:
             "It delays t seconds (default fifteen), then repeats the listing.",
             "lsof 4.93 lists open files.",
         ),
+        # a bound on a count asks how many: the largest value of something else does not answer it
+        (
+            "What is the maximum number of triggers one table can have?",
+            "A table can have at most 64 triggers.",
+            "The maximum value of a host parameter number defaults to 999.",
+        ),
+        # a rate counts something else in each unit: "twice each day" counts runs, not days
+        (
+            "How many days does an upload wait before it migrates?",
+            "An upload waits 5 days before it migrates.",
+            "The migration scripts are run twice each day.",
+        ),
     ],
 )
 def test_a_count_of_a_unit_answered_without_that_unit_is_idk(question: str, counted: str, other: str) -> None:
