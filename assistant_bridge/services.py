@@ -562,16 +562,20 @@ class Services:
         if doc is None:
             return None
         entries = self._page_entries(doc)
-        if not entries.spans and (options or manual_page_name(doc.title) is None):
-            return None  # no entries to hold the option; a manual other than a page lists its commands as entries
+        if not entries.spans and manual_page_name(doc.title) is None:
+            return None  # a manual other than a page lists its options and commands as entries, or none are known
         if language == "ja":
             unknown, runs = unknown_runs(message, entries.normal(doc.text))
-            return OptionWords(0.0, unknown, entries=False, asked=runs)
+            return OptionWords(0.0, unknown, entries=False, asked=runs, prose=options and not entries.spans)
         name = document_name(doc.title) or ""
         held = entries.entry_terms(doc.text)
         share = float(entry_word_share(message, name, held).max()) if held else 0.0
         asked = asked_words(message, name)
         unknown = unknown_words(message, asked, entries.page_terms(doc.text), entries.page_bases(doc.text))
+        # a manual page that writes its options in prose ("L'option -l permet d'afficher la crontab…") has no
+        # entries to hold one: an option question is judged by the words the page never uses (OptionWords.prose)
+        if not entries.spans:
+            return OptionWords(share, unknown, entries=False, asked=len(asked), prose=options)
         return OptionWords(share, unknown, entries=options, asked=len(asked))
 
     @staticmethod

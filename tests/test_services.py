@@ -434,6 +434,27 @@ def test_the_manual_of_a_program_that_is_no_manual_page_is_named_by_its_program(
     assert read is not None and read.found
 
 
+def test_an_option_question_of_a_page_that_writes_its_options_in_prose_is_judged_by_its_unknown_words(
+    tmp_path: Path,
+) -> None:
+    """A manual page that names its options in sentences ("L'option -l permet d'afficher la crontab…") lists no
+    entries to hold one; an option question of it is declined when the page never uses more than half the words
+    that say what it asks for ("…exporte la crontab au format JSON ?"), and kept when a paraphrase misses fewer."""
+    svc = make_services(make_settings(tmp_path), dim=1024)
+    page = (
+        "CRONTAB(1)    Commandes    CRONTAB(1)\n\nNOM\n       crontab - Entretenir les fichiers crontab\n\n"
+        "DESCRIPTION\n       L'option -l permet d'afficher la crontab en cours sur la sortie standard. L'option "
+        "-r supprime la crontab en cours. Si l'option -n est fournie, crontab examine la syntaxe de votre crontab "
+        "et affiche un message de succès, mais rien n'est écrit dans aucune crontab.\n"
+    )
+    doc = svc.ingestor.ingest_text(page, title="crontab(1): Entretenir les fichiers crontab", ownership=Ownership())
+    found = [(doc.document.id, doc.document.title, "fr")]
+    json_ = svc.option_words("Quelle option de crontab exporte la crontab au format JSON ?", found)
+    assert json_ is not None and json_.prose and not json_.entries and json_.missing
+    syntax = svc.option_words("Quelle option de crontab vérifie la syntaxe sans rien écrire ?", found)
+    assert syntax is not None and syntax.prose and not syntax.missing
+
+
 DIFFUTILS = "\n\n".join(
     [
         "The diff, cmp, diff3 and sdiff programs compare files. The cmp command compares two files, and if they "

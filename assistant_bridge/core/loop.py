@@ -125,13 +125,18 @@ class OptionWords:
     entries: bool = True
     asked: int = 0  # how many words say what it asks for (0: not counted)
     unwritten: bool = False  # none of the results' documents writes the program it asks an option of
+    prose: bool = False  # the page writes its options in prose, not as entries: more than half the asked words
 
     @property
     def missing(self) -> bool:
         """The page has no such option: :data:`OPTION_UNKNOWN_WORDS` words the page never uses, or half the words
         that say what the question asks for ("Which parted command encrypts a partition?"; of a Japanese question,
         its kanji and katakana words: "diff でファイルを暗号化するオプションは？"), or an option question
-        whose words no entry holds enough of, more asked of it for each unknown word."""
+        whose words no entry holds enough of, more asked of it for each unknown word. Of a manual page that writes
+        its options in prose (``prose``: French crontab(1)'s "L'option -l permet d'afficher…"), more than half the
+        words that say what the question asks for ("Quelle option de crontab exporte la crontab au format JSON ?")."""
+        if self.prose:  # no entry to match, and a paraphrase misses a word or two of a page's prose
+            return 2 * self.unknown > self.asked
         if self.unwritten or self.unknown >= OPTION_UNKNOWN_WORDS or (self.asked and 2 * self.unknown >= self.asked):
             return True
         return self.entries and self.share < OPTION_WORDS_MIN + OPTION_UNKNOWN_STEP * self.unknown

@@ -263,6 +263,9 @@ def test_a_question_for_an_option_the_named_page_does_not_have_is_idk_whatever_t
     assert isinstance(run(option_words=OptionWords(0.0, OPTION_UNKNOWN_WORDS - 1, entries=False)), Answer)
     assert isinstance(run(option_words=OptionWords(0.9, OPTION_UNKNOWN_WORDS, entries=False)), IDontKnow)
     assert isinstance(run(pre=0.1, option_words=OptionWords(0.9, 0, entries=False)), IDontKnow)
+    # a page that writes its options in prose: more than half the words that say what is asked never used
+    assert isinstance(run(option_words=OptionWords(0.0, 2, entries=False, asked=4, prose=True)), Answer)
+    assert isinstance(run(option_words=OptionWords(0.0, 2, entries=False, asked=3, prose=True)), IDontKnow)
 
 
 def test_each_word_the_page_never_uses_asks_more_of_the_option_entry() -> None:
