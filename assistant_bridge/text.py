@@ -1120,7 +1120,7 @@ NOT_IN_NAME = r"(?<![A-Za-z\u00c0-\u024f_])"
 
 # "what is the default…", "by default", "par défaut", "デフォルト", "既定": the value asked for is the default one
 _ASKS_DEFAULT = re.compile(r"\bdefault\b|\bpar d[ée]faut\b|デフォルト|既定", re.IGNORECASE)
-_STATES_DEFAULT = re.compile(r"\bdefault|\bd[ée]faut|デフォルト|既定", re.IGNORECASE)
+_STATES_DEFAULT = re.compile(r"\bdefault|\bd[ée]faut|\bnormal(?:ly|ement)\b|デフォルト|既定|通常", re.IGNORECASE)
 
 
 def asks_default(query: str) -> bool:
@@ -1130,7 +1130,8 @@ def asks_default(query: str) -> bool:
 
 
 def states_default(text: str) -> bool:
-    """``text`` says what the default is ("The default is for all modules to be read only.", "Par défaut ‘:’.")."""
+    """``text`` says what the default is ("The default is for all modules to be read only.", "Par défaut ‘:’.",
+    "Normally, 'patch' renames an original input file into a backup file by appending … '.orig'")."""
     return _STATES_DEFAULT.search(text) is not None
 
 

@@ -67,6 +67,7 @@ from assistant_bridge.text import (
     names_duration,
     overview,
     passage_defines,
+    states_default,
     states_default_number,
     states_event,
     titles_subject,
@@ -659,7 +660,8 @@ def finish_generation(
     # under /usr?" with sentences that write no number, "How long does lintian-brush take…" with sentences that
     # name no length of time, "Which SQLite version removed STRICT tables?" with one that says which introduced
     # them: they answer another question; so "Is sed faster than awk?" answered with sed(1)'s list of related
-    # commands, which compares nothing
+    # commands, which compares nothing, and "What is Black's default line length?" with a changelog line that
+    # says no default
     counted = counted_thing(prepared.query)
     # "From how many possible completions does readline ask…, by default?": "The default limit is '100'." counts them
     default_given = asks_default(prepared.message) and states_default_number(generation.text)
@@ -667,6 +669,7 @@ def finish_generation(
         _off_subject(prepared.names, prepared.pages, generation, prepared.results, prepared.message)
         or (asks_count(prepared.query) and not holds_count(generation.text))
         or (asks_value(prepared.message) and not gives_value(generation.text))
+        or (asks_default(prepared.message) and not states_default(generation.text))
         or (asks_duration(prepared.message) and not names_duration(generation.text))
         or ((event := asked_event(prepared.message)) is not None and not states_event(event, generation.text))
         or (counted and not any(counts_unit(generation.text, unit) for unit in counted) and not default_given)

@@ -413,7 +413,9 @@ def test_a_passage_that_writes_the_function_asked_about_need_not_name_the_produc
 
 def test_an_answer_must_come_from_or_name_a_manual_page_the_question_names() -> None:
     wget = SearchResult("wget(1): The non-interactive network downloader", "The default port for FTPS is 990.")
-    htop = SearchResult("htop(1): interactive process viewer", "htop serves its web view on port 8080 with -w.")
+    htop = SearchResult(
+        "htop(1): interactive process viewer", "By default htop serves its web view on port 8080 with -w."
+    )
     question = "What is the default port of the htop web interface?"
     pre = PagesAloneFail(0.9)  # htop(1)'s snippet alone does not answer: all snippets go to the generator
     out = run(results=[wget, htop], pre=pre, generator=FirstSnippetOnly(), message=question)
@@ -903,9 +905,21 @@ def test_a_count_is_a_number_written_before_its_unit() -> None:
     assert isinstance(_asked(tools, "It depends on the development tools one needs."), IDontKnow)
 
 
+def test_a_default_asked_for_is_answered_by_what_says_a_default() -> None:
+    """ "What is Black's default line length?" answered with a changelog line about --line-length answers
+    another question; the sentence that says what the default is (or what is done "normally") answers it."""
+    question = "What is Black's default line length?"
+    out = _asked(question, "Fix crash in preview mode when using a short --line-length (#4086).")
+    assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
+    assert isinstance(_asked(question, "Black defaults to 88 characters per line."), Answer)
+    backup = "What extension does patch add to a backup file by default?"
+    assert isinstance(_asked(backup, "Normally, patch renames the original file by appending '.orig'."), Answer)
+    assert isinstance(_asked("Quel est le séparateur par défaut ?", "Par défaut ‘:’."), Answer)
+
+
 def test_the_number_of_a_note_or_an_item_is_no_value() -> None:
     """ "[84]" and "(3)" number a note or an item: an answer that writes no other number gives no value."""
-    question = "What is the default port of dput?"
+    question = "Which port does dput use?"
     out = _asked(question, "[84] dput is more popular than dupload. (3) It supports Ubuntu's services.")
     assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
     assert isinstance(_asked(question, "[84] dput uses port 21."), Answer)
