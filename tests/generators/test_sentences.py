@@ -658,6 +658,16 @@ def test_coverage_is_the_share_of_the_question_one_sentence_holds() -> None:
     assert asked_coverage("What is it?", texts) == 1.0  # nothing asked of the passages
 
 
+def test_a_folder_is_what_documentation_calls_a_directory() -> None:
+    """Users say "folder", documentation "directory" (zip(1): "To zip up an entire directory…"); French pages say
+    "répertoire", Japanese ones ディレクトリ: the words are one term."""
+    assert terms("Folders") == terms("directory") and terms("dossier") == terms("répertoires")
+    assert terms("フォルダー") == terms("ディレクトリ")
+    texts = ["To zip up an entire directory, the command zip -r foo foo creates the archive foo.zip."]
+    assert asked_coverage("How do I zip a folder?", texts) == 1.0
+    assert "folde" not in terms("a manila folder") and terms("unfolded")[0] == "unfol"  # whole words only
+
+
 def test_a_sentence_of_the_manual_page_the_question_names_holds_the_page_name() -> None:
     """scp(1)'s "-r" entry says nothing of scp by name, yet answers "How do I copy a directory to another machine
     with scp?" as the generator reads it (:func:`page_terms`); a page the question does not name lends nothing."""
