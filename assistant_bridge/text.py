@@ -962,12 +962,17 @@ _COUNT_AFTER = rf"(?:{_DIGIT_COUNT}|{_COUNT_WORDS})"
 _NO_BOUND = r"(?:unlimited|illimitée?s?|(?:is|are)\s+not\s+limited|no\s+limit)\b"
 
 
+# a count of something else in each unit, a rate: "run twice each day" counts runs, not days
+_RATE = r"\s+(?:each|every|per|a|an|par|chaque)\s"
+
+
 def counts_unit(text: str, unit: str) -> bool:
     """``text`` counts the unit :func:`asked_unit` found: a number written before a word starting with it, or
     after it, at most three words apart ("six manned landings", "39 episodes", "nominated for 62 Primetime Emmy
     Awards"; "一日": a counter kanji right after its number), or says it has no bound ("the number of history
     entries is not limited", "unlimited retries"). A text that names the unit and writes a number
-    elsewhere ("SQLite version 3.8.2 or later is needed to use a WITHOUT ROWID table") counts nothing."""
+    elsewhere ("SQLite version 3.8.2 or later is needed to use a WITHOUT ROWID table") counts nothing, nor does a
+    rate (:data:`_RATE`: "run twice each day" counts runs)."""
     normal = unicodedata.normalize("NFKC", text).casefold()
     if len(unit) == 1:
         return re.search(rf"[\d{KANJI_DIGITS}十百千万]\s*{re.escape(unit)}", normal) is not None
@@ -976,10 +981,6 @@ def counts_unit(text: str, unit: str) -> bool:
     found = rf"{_COUNT}(?!{_RATE}){_FEW_WORDS}{word}|{word}[\w'-]*{_FEW_WORDS}{_COUNT_AFTER}"
     found += rf"|\b{_NO_BOUND}{_FEW_WORDS}{word}|{word}[\w'-]*{_FEW_WORDS}{_NO_BOUND}"
     return re.search(found, normal, re.IGNORECASE) is not None
-
-
-# a count of something else in each unit, a rate: "run twice each day" counts runs, not days
-_RATE = r"\s+(?:each|every|per|a|an|par|chaque)\s"
 
 
 # things counted that an answer may name otherwise: "how many people" ("a population of 8,000", "inhabitants"),
