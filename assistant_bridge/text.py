@@ -1178,11 +1178,16 @@ def writes_number(text: str) -> bool:
     return holds_number(text) or _COUNT_WORD.search(text) is not None
 
 
+# the number of a line of a listing the text walks through: "La ligne 6 est la version de la Charte…", "line 12",
+# "12行目は手短な説明です"
+_LINE_NUMBER = re.compile(r"\b(?:lines?|lignes?)\s+\d+\b|\d+\s*行目", re.IGNORECASE)
+
+
 def gives_value(text: str) -> bool:
     """``text`` answers a question for a value: it writes a number, in digits (not a digit of a name: "iperf3"
-    holds none; nor the number of a note or an item, "[84]", "(3)") or in words ("fourteen", "quinze", "三十"), or
-    says there is no limit."""
-    normal = _MARKER_NUMBER.sub(" ", unicodedata.normalize("NFKC", text))
+    holds none; nor the number of a note or an item, "[84]", "(3)", nor of a line of a listing, "La ligne 6 est…")
+    or in words ("fourteen", "quinze", "三十"), or says there is no limit."""
+    normal = _LINE_NUMBER.sub(" ", _MARKER_NUMBER.sub(" ", unicodedata.normalize("NFKC", text)))
     return holds_number(normal) or _NUMERAL_WORD.search(normal) is not None or _NO_LIMIT.search(normal) is not None
 
 

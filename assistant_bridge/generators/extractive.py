@@ -727,9 +727,11 @@ def _in_script_of(query: str, cands: list[Candidate]) -> list[Candidate]:
 # parentheses remarks on the one before it ("debian-mentors@lists.debian.org メーリングリスト。(初心者向けメーリング
 # リストです。)")
 _DEMONSTRATIVES = r"This|These|Those|Such|Ceci|Cela|Cette|Ces"
-_ANAPHOR = re.compile(rf"(?:{_DEMONSTRATIVES}|It|They|Il|Elle|Ils|Elles)\b|これ|この|それ|その")
+# "In this case, the first expression is used as the OFFSET expression": the case the sentence before it states
+_IN_THIS_CASE = r"(?:In|Dans)\s+(?:this|that|such|either|ce|tel)\s+cas(?:es?)?\b"
+_ANAPHOR = re.compile(rf"(?:{_DEMONSTRATIVES}|It|They|Il|Elle|Ils|Elles)\b|{_IN_THIS_CASE}|これ|この|それ|その")
 _PARENTHETICAL = re.compile(r"[(（][^()（）]*[)）][.。]?$")
-_DEMONSTRATIVE = re.compile(rf"(?:{_DEMONSTRATIVES})\b|これ|この|それ|その")
+_DEMONSTRATIVE = re.compile(rf"(?:{_DEMONSTRATIVES})\b|{_IN_THIS_CASE}|これ|この|それ|その")
 # French impersonal "il", which refers to nothing: "Il n'y a pas de barre oblique…", "Il est préférable de…"
 _IMPERSONAL = re.compile(r"Il (?:n['’]|ne )?(?:y\s|faut|est|existe|suffit|vaut|semble|s['’]agit|convient|reste)")
 # a sentence that opens by qualifying the one before it: "According to the SQL standard, PRIMARY KEY should

@@ -925,6 +925,15 @@ def test_the_number_of_a_note_or_an_item_is_no_value() -> None:
     assert isinstance(_asked(question, "[84] dput uses port 21."), Answer)
 
 
+def test_the_number_of_a_line_of_a_listing_is_no_value() -> None:
+    """ "La ligne 6 est…" walks through a listing: its number is no size."""
+    question = "Quelle est la taille maximale d'un paquet ?"
+    out = _asked(question, "La ligne 6 est la version de la Charte. La ligne 9 est le nom du paquet binaire.")
+    assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
+    assert isinstance(_asked(question, "La taille maximale d'un paquet est de 2 Go."), Answer)
+    assert isinstance(_asked("What is the maximum line length?", "Lines are limited to 80 characters."), Answer)
+
+
 def test_a_version_asked_in_french_or_japanese_by_its_event() -> None:
     introduced = "Quelle version de SQLite a introduit la fonction pi() ?"
     assert isinstance(_asked(introduced, "SQLite utilise un typage dynamique depuis 2004, (3) …"), Answer)

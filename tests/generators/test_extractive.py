@@ -362,6 +362,18 @@ def test_a_sentence_opening_with_this_answers_with_what_it_refers_to() -> None:
         )
 
 
+def test_a_sentence_opening_with_in_this_case_answers_with_the_case() -> None:
+    """ "In this case, …" speaks of the case the sentence before it states: it answers with that sentence first."""
+    page = Snippet(
+        "The LIMIT clause may specify two expressions separated by a comma. In this case, the first expression is "
+        "the offset and the second the limit. Programmers should prefer the OFFSET keyword.",
+        "SELECT",
+        0,
+    )
+    out = gen().generate("Which expression is the offset when there are two?", [page], "concise")
+    assert out.text.startswith("The LIMIT clause may specify two expressions separated by a comma. In this case,")
+
+
 def test_a_description_in_a_definition_list_answers_with_its_term() -> None:
     """An HTML definition list reads as a short list item, then its description's paragraph: the description
     answers with the term it describes first. A short item of a list of short items is no term."""
