@@ -346,32 +346,36 @@ def test_the_option_whose_long_name_the_question_spells_out_answers() -> None:
 
 
 def test_a_sentence_opening_with_this_answers_with_what_it_refers_to() -> None:
-    readme = Snippet(
+    """ "This will install…" answers with the command before it; "In this case, …" with the case the sentence before
+    it states."""
+    readme = (
         "Install with pip:\n\n$ pip install uvicorn\n\nThis will install uvicorn with minimal dependencies.\n\n"
-        "$ pip install 'uvicorn[standard]'\n\nThis will install uvicorn with its optional extras.",
-        "uvicorn",
-        0,
+        "$ pip install 'uvicorn[standard]'\n\nThis will install uvicorn with its optional extras."
     )
-    out = gen().generate("How do I install uvicorn with its optional extras?", [readme], "concise")
-    assert out.text.startswith("$ pip install 'uvicorn[standard]'\nThis will install uvicorn with its optional extras.")
-    assert out.citations[0].text == "$ pip install 'uvicorn[standard]'"
+    limit = (
+        "The LIMIT clause may specify two expressions separated by a comma. In this case, the first expression is "
+        "the offset and the second the limit. Programmers should prefer the OFFSET keyword."
+    )
+    for text, question, start in (
+        (
+            readme,
+            "How do I install uvicorn with its optional extras?",
+            "$ pip install 'uvicorn[standard]'\nThis will install uvicorn with its optional extras.",
+        ),
+        (
+            limit,
+            "Which expression is the offset when there are two?",
+            "The LIMIT clause may specify two expressions separated by a comma. In this case,",
+        ),
+    ):
+        out = gen().generate(question, [Snippet(text, "doc", 0)], "concise")
+        assert out.text.startswith(start)
+        assert out.citations[0].text == start.partition("\n")[0].partition(" In this")[0]
     for line in ("Installation", "requirements of the package"):  # a heading, even in lower case
         heading = Snippet(f"{line}\n\nThis package needs Python 3.10 or later.", "pkg", 0)
         assert gen().generate("Which Python does the package need?", [heading], "concise").text == (
             "This package needs Python 3.10 or later."
         )
-
-
-def test_a_sentence_opening_with_in_this_case_answers_with_the_case() -> None:
-    """ "In this case, …" speaks of the case the sentence before it states: it answers with that sentence first."""
-    page = Snippet(
-        "The LIMIT clause may specify two expressions separated by a comma. In this case, the first expression is "
-        "the offset and the second the limit. Programmers should prefer the OFFSET keyword.",
-        "SELECT",
-        0,
-    )
-    out = gen().generate("Which expression is the offset when there are two?", [page], "concise")
-    assert out.text.startswith("The LIMIT clause may specify two expressions separated by a comma. In this case,")
 
 
 def test_a_description_in_a_definition_list_answers_with_its_term() -> None:
