@@ -743,9 +743,10 @@ _QUALIFIES = re.compile(
     r"|Malheureusement|Sauf|Instead|Au contraire)\b|ただし|しかし|ところが|それどころか"
 )
 # a sentence whose subject is what the one before it spoke of ("Les Autotools sont les outils de construction
-# GNU. Ils comprennent Autoconf, Automake, Libtool et gettext."); plural only: "It …" goes on about other things
-# as often (docs/conversational-search.md)
-_GOES_ON = re.compile(r"(?:They|These|Ils|Elles|Ceux-ci|Celles-ci)\s|これら[はの]")
+# GNU. Ils comprennent Autoconf, Automake, Libtool et gettext."), or the case it states ("…two scalar expressions
+# separated by a comma. In this case, the first expression is used as the OFFSET expression"); plural only: "It …"
+# goes on about other things as often (docs/conversational-search.md)
+_GOES_ON = re.compile(rf"(?:They|These|Ils|Elles|Ceux-ci|Celles-ci)\s|{_IN_THIS_CASE}|これら[はの]")
 _SAYS_HOW = re.compile(
     r"(?:To do (?:so|this|that)|In order to do (?:so|this|that)|To achieve this|Pour (?:ce faire|cela|y parvenir))\b|"
     r"そのためには|これを行うには"

@@ -917,6 +917,17 @@ def test_a_sentence_whose_subject_is_what_the_best_one_spoke_of_comes_with_it() 
     best = opening(cands, "Les Autotools")
     assert _qualifier(cands, best) == best + 1
     assert _qualifier(cands, best + 1) is None  # "La première étape…" speaks of something else
+    # "In this case, …" says what holds in the case the best one states
+    limit = Snippet(
+        "Instead of a separate OFFSET clause, the LIMIT clause may specify two scalar expressions separated by a "
+        "comma. In this case, the first expression is used as the OFFSET expression and the second as the LIMIT "
+        "expression. This reversal is intentional.",
+        "SELECT",
+        0,
+    )
+    cands = candidates([limit])
+    best = opening(cands, "Instead of")
+    assert _qualifier(cands, best) == best + 1
 
 
 def test_the_sentence_that_names_the_option_comes_with_the_one_that_matches_a_which_option_question() -> None:
