@@ -988,7 +988,7 @@ def _qualifier(
 ) -> int | None:
     """The sentence right after the best one in its document (:func:`_following`) when it opens by qualifying it ("However, …",
     "Unfortunately, …", "ただし…": :data:`_QUALIFIES`) or by speaking of what it spoke of ("They …", "Ils
-    comprennent …": :data:`_GOES_ON`), or, for a query that asks how, by saying how to do what the
+    comprennent …", "In this case, …": :data:`_GOES_ON`), or, for a query that asks how, by saying how to do what the
     best one says can be done ("To do so, …", "Pour ce faire, …": :data:`_SAYS_HOW`), or, for a query that asks
     which option does something, by naming an option the best one does not name ("By default, dpkg-buildpackage
     will include the original source tar file if and only if… This behavior may be modified by using -sa to always
