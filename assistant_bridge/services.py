@@ -564,19 +564,18 @@ class Services:
         entries = self._page_entries(doc)
         if not entries.spans and manual_page_name(doc.title) is None:
             return None  # a manual other than a page lists its options and commands as entries, or none are known
+        # a manual page that writes its options in prose ("L'option -l permet d'afficher la crontab…") has no
+        # entries to hold one: an option question is judged by the words the page never uses (OptionWords.prose)
+        prose = options and not entries.spans
         if language == "ja":
             unknown, runs = unknown_runs(message, entries.normal(doc.text))
-            return OptionWords(0.0, unknown, entries=False, asked=runs, prose=options and not entries.spans)
+            return OptionWords(0.0, unknown, entries=False, asked=runs, prose=prose)
         name = document_name(doc.title) or ""
         held = entries.entry_terms(doc.text)
         share = float(entry_word_share(message, name, held).max()) if held else 0.0
         asked = asked_words(message, name)
         unknown = unknown_words(message, asked, entries.page_terms(doc.text), entries.page_bases(doc.text))
-        # a manual page that writes its options in prose ("L'option -l permet d'afficher la crontab…") has no
-        # entries to hold one: an option question is judged by the words the page never uses (OptionWords.prose)
-        if not entries.spans:
-            return OptionWords(share, unknown, entries=False, asked=len(asked), prose=options)
-        return OptionWords(share, unknown, entries=options, asked=len(asked))
+        return OptionWords(share, unknown, entries=options and not prose, asked=len(asked), prose=prose)
 
     @staticmethod
     def _asked_manual(
