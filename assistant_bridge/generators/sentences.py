@@ -982,7 +982,11 @@ def asked_value_match(query: str, cands: Sequence[Candidate]) -> np.ndarray:
     number and the unit the query counts (:func:`asked_unit`: "how many days" and "X-day (X between 0 and 15)")
     gets 2.0, and so does one that writes the count in words with its unit
     (:func:`~assistant_bridge.text.writes_number`: "There are five conflict resolution algorithm choices"); a
-    number in words alone is too common ("A total of twelve men have landed…" for a count of landings)."""
+    number in words alone is too common ("A total of twelve men have landed…" for a count of landings). A query
+    that asks which option does something asks for no value, whatever it says ("Quelle option de grep affiche le
+    nombre de lignes correspondantes ?")."""
+    if (kind := asked_kind(query)) is not None and ASKS_OPTION.search(kind):
+        return np.zeros(len(cands))
     if asks_quantity(query):
         unit = asked_unit(query)
         default = asks_default(query)

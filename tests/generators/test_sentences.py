@@ -306,6 +306,22 @@ def test_a_question_that_asks_when_prefers_a_date_or_a_length_of_time(question: 
 @pytest.mark.parametrize(
     "question",
     [
+        "Quelle option de grep affiche seulement le nombre de lignes correspondantes ?",
+        "Which grep option prints the number of matching lines?",
+        "Which scp option sets the port of the remote host?",
+    ],
+)
+def test_a_question_that_asks_which_option_asks_for_no_number(question: str) -> None:
+    entry = "-c, --count: Print a count of matching lines for each input file."
+    numbered = "-b, --byte-offset: Print the 0-based byte offset of each output line."
+    cands = candidates([Snippet(f"{numbered}\n\n{entry}", "grep(1)", 0)])
+    assert not asked_value_match(question, cands).any()
+    assert asked_value_match("What is the default number of context lines?", cands).any()
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
         "Whom should I contact to offer a mirror of the archive?",
         "Where should I send bug reports when filing many bugs on the same subject?",
         "À qui faut-il écrire pour proposer un miroir ?",
