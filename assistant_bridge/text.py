@@ -1267,6 +1267,9 @@ _NAMED_KIND = re.compile(
 )
 
 
+_COMMAND_LINE = re.compile(r"command\s+line$", re.IGNORECASE)  # "Which command line option…" asks for an option
+
+
 def asked_kind(message: str) -> str | None:
     """The kind of thing a question asks the name of, as it writes it ("mailing list", "compile-time option",
     "commande"): a word of :data:`_NAMED_KIND` among those after its "which" / "what" / "quel" (at its start or
@@ -1274,7 +1277,7 @@ def asked_kind(message: str) -> str | None:
     writes them as one ("mailing list"); ``None`` for another question ("What is the maximum…")."""
     thing = _after_which(_SPACED_WORD.findall(unicodedata.normalize("NFKC", message)), within=3)
     for i, word in enumerate(thing):
-        if _NAMED_KIND.match(word):
+        if _NAMED_KIND.match(word) and not _COMMAND_LINE.match(" ".join(thing[i : i + 2])):
             return " ".join(thing[i - 1 : i + 1]) if i and thing[i - 1].casefold() == "mailing" else word
     return None
 

@@ -131,6 +131,8 @@ def test_where_the_subject_of_such_a_question_lives(message: str, within: str | 
         ("On which mailing list is a general resolution proposal discussed first?", "mailing list"),
         ("Which pragma lets SQLite reclaim free pages?", "pragma"),
         ("Quelle commande télécharge les sources amont ?", "commande"),
+        ("Which command line option of curl follows redirects?", "option"),  # "command line" says which options
+        ("Which command lists the packages that were installed manually?", "command"),
         ("Which internal table does SQLite use?", None),  # a table is no named kind
         ("What is the maximum length of a name?", None),
         ("How do I list the packages of a mailing list?", None),

@@ -477,7 +477,12 @@ def answer_type_terms(query: str) -> set[str]:
     """The :func:`terms` of the words by which the query asks for a kind of entry ("option", "flag",
     "variable"…) and of the verb that frames such a question ("lets", "allows", "permet de"): a sentence that
     only talks about options holds them, the entry that answers may not ("cette option permet à rsync…" is not
-    the answer to "Quelle option de gzip permet de décompresser ?")."""
+    the answer to "Quelle option de gzip permet de décompresser ?"). A query that asks for another kind of thing
+    asks with none of them: "Which bash builtin moves the positional parameters to the left?" asks for a builtin,
+    and the parameters are what it moves."""
+    kind = asked_kind(query)
+    if kind is not None and not (ASKS_OPTION.search(kind) or ASKS_NAME.search(kind)):
+        return set()
     found = ASKS_OPTION.findall(query) + ASKS_NAME.findall(query)
     return _terms_of(found + _FRAME_VERBS.findall(query)) | _WHICH if found else set()
 

@@ -631,6 +631,16 @@ def test_command_line_before_option_names_the_kind_of_thing_asked_for() -> None:
     assert not answer_type_terms("How do I change the kernel command line?")
 
 
+def test_a_question_for_another_kind_of_thing_asks_with_its_setting_words() -> None:
+    """ "Which bash builtin moves the positional parameters to the left?" asks for a builtin; "parameters" is what
+    it moves, a word the answering entry holds ("shift [n]: Shift the positional parameters to the left by n.")."""
+    question = "Which bash builtin moves the positional parameters to the left?"
+    assert not answer_type_terms(question)
+    shift = ["shift: shift [n] Shift the positional parameters to the left by n."]
+    assert asked_coverage(question, shift) == pytest.approx(3 / 6)  # posit, param, left of move, bash, builtin too
+    assert answer_type_terms("Which rsync parameter sets the port?") >= set(terms("parameter"))
+
+
 def test_the_verb_that_frames_an_option_question_is_not_asked_of_the_entry() -> None:
     """ "Quelle option de gzip permet de décompresser ?": "permet" frames the question; an entry that happens to
     say it ("cette option permet à rsync…") is not the answer, the one that says "décompresser" is."""
