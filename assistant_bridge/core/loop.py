@@ -355,13 +355,15 @@ def _mentioned(form: str, name: str) -> bool:
     """The whole name, or for a name of several words its longest word when that has 5 letters or more
     ("Roosevelt" for "Franklin D. Roosevelt"; "VS Code" only as a whole); a name made an adjective
     (:data:`_NAME_AS_ADJECTIVE`) as the name alone; a name in camel case as its words apart ("network-manager" for
-    "NetworkManager")."""
+    "NetworkManager"); that longest word in the plural too ("developers-reference" for "Debian Developer")."""
     name = _NAME_AS_ADJECTIVE.sub("", name)
     if mentions(form, name) or mentions(form, _CAMEL_CASE.sub(" ", name)):
         return True
     words = name.split()
     longest = max(words, key=len)
-    return len(words) > 1 and len(longest) >= 5 and mentions(form, longest)
+    # that word in the plural as well: "Debian Developer" of "the Debian Developer's Reference" is named by the
+    # page "developers-reference"
+    return len(words) > 1 and len(longest) >= 5 and (mentions(form, longest) or mentions(form, f"{longest}s"))
 
 
 # a document titled by a package's name as it is spelled lower case ("markdown-it-py", "python-dotenv", "orjson",

@@ -249,6 +249,9 @@ def test_a_name_the_results_do_not_mention_is_idk_whatever_the_score() -> None:
     assert isinstance(run(results=people, must_mention=["Franklin D. Roosevelt"]), Answer)  # its longest word
     assert isinstance(run(results=people, must_mention=["Roosevelt's"]), Answer)  # possessives either way
     assert isinstance(run(results=people, must_mention=["Deal Street"]), IDontKnow)
+    guide = [SearchResult("developers-reference", "It is not what is called a normative document.")]
+    assert isinstance(run(results=guide, must_mention=["Debian Developer"]), Answer)  # its longest word, plural
+    assert isinstance(run(results=guide, must_mention=["Debian Maintainer"]), IDontKnow)
 
 
 def test_a_question_for_an_option_the_named_page_does_not_have_is_idk_whatever_the_score() -> None:
