@@ -458,8 +458,9 @@ def query_terms(query: str) -> set[str]:
 
 
 _WHICH = frozenset({"which", "what", "quel", "quell", "quels"})  # "which option…": asks, does not describe
-# "Which option lets me…", "Quelle option permet de…": the verb that frames the question, not what the option does
-_FRAME_VERBS = re.compile(r"\b(?:lets?|allows?|permet(?:tent)?|permettre)\b", re.IGNORECASE)
+# "Which option lets me…", "Quelle option permet de…", "Which option makes the shell stop…": the verb that frames
+# the question, not what the option does
+_FRAME_VERBS = re.compile(r"\b(?:lets?|allows?|makes?|permet(?:tent)?|permettre)\b", re.IGNORECASE)
 
 
 def _option_names(term: str) -> set[str]:

@@ -661,6 +661,9 @@ def test_the_words_of_a_question_a_page_never_uses_are_counted() -> None:
     assert len(asked_words("Which zstd option keeps the files?", "zstd") - page) == 0  # "keeps" and "keep" are one
     assert len(asked_words("Which zstd option encrypts the compressed file with a password?", "zstd")) == 4
     assert len(asked_words("Which parted command encrypts a partition?", "parted")) == 2
+    # "makes … stop" frames the question as "lets … stop" does: sqlite3(1)'s "-bail: Stop after hitting an error."
+    stop = asked_words("Which sqlite3 command-line option makes the shell stop at the first error?", "sqlite3")
+    assert "stop" in stop and not set(terms("makes")) & stop
 
 
 def test_a_word_the_page_uses_in_another_inflection_is_known() -> None:
