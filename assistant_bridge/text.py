@@ -1274,7 +1274,8 @@ def asked_kind(message: str) -> str | None:
     """The kind of thing a question asks the name of, as it writes it ("mailing list", "compile-time option",
     "commande"): a word of :data:`_NAMED_KIND` among those after its "which" / "what" / "quel" (at its start or
     after a preposition: "On which mailing list…") up to its verb, with the word before it when the question
-    writes them as one ("mailing list"); ``None`` for another question ("What is the maximum…")."""
+    writes them as one ("mailing list"); ``None`` for another question ("What is the maximum…"). "Which command
+    line option…" asks for an option: "command line" says which options."""
     thing = _after_which(_SPACED_WORD.findall(unicodedata.normalize("NFKC", message)), within=3)
     for i, word in enumerate(thing):
         if _NAMED_KIND.match(word) and not _COMMAND_LINE.match(" ".join(thing[i : i + 2])):
