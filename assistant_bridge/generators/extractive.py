@@ -103,6 +103,7 @@ from assistant_bridge.generators.sentences import (
     entry_match,
     entry_sentences,
     flatten,
+    holds_asked_word,
     introduces,
     is_cjk_text,
     names_asked_kind,
@@ -651,6 +652,8 @@ class ExtractiveGenerator:
     ) -> Generation:
         scored = self._scored(query, snippets)
         chosen = self._select(scored, snippets, response_length)
+        if not holds_asked_word(query, " ".join(c.text for c in chosen)):
+            chosen = []  # "Which jq option reads YAML input?" is not answered by "--version: Output the jq version…"
         return self._compose(chosen, snippets, self.lengths[response_length].max_chars)
 
     def stream(

@@ -620,6 +620,19 @@ def unknown_words(query: str, asked: frozenset[str], page_terms: frozenset[str],
     return sum(1 for t in missing if not bases.get(t, set()) & page_bases)
 
 
+def holds_asked_word(query: str, text: str) -> bool:
+    """For a query that asks the name of a kind of thing (:func:`~assistant_bridge.text.asked_kind`: "Which jq
+    option reads YAML input?"), whether ``text`` holds one of the words it asks with (:func:`asked_words`, less
+    the programs it names), in any inflection: "--version: Output the jq version and exit with zero." holds none
+    of "reads", "YAML" and "input", and answers another question. True for any other query, and for one that asks
+    with no such word."""
+    if asked_kind(query) is None:
+        return True
+    named = {t for program in asked_programs(query) for t in terms(program)}
+    asked = frozenset(asked_words(query, "") - named)
+    return not asked or unknown_words(query, asked, frozenset(terms(text)), base_terms(text)) < len(asked)
+
+
 # a Japanese word that says something: a run of kanji ("暗号化", "整合性") or of katakana ("パスワード"); hiragana
 # writes the grammar between them
 _CONTENT_RUN = re.compile(r"[\u4e00-\u9fff々〆]{2,}|[\u30a1-\u30fa\u30fc]{2,}")

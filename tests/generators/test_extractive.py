@@ -116,6 +116,16 @@ def test_no_sentences_declines() -> None:
     assert gen().generate("anything", []).declined
 
 
+def test_an_entry_that_holds_none_of_the_asked_words_declines() -> None:
+    """ "Which jq option reads YAML input?" over jq(1)'s entries: the only entry left to choose answers another
+    question, so the generator declines; an entry that holds one of the words answers."""
+    version = Snippet("--version: Output the jq version and exit with zero.", "jq(1)", 0)
+    assert gen().generate("Which jq option reads YAML input?", [version]).declined
+    raw = Snippet("--raw-input, -R: Don't parse the input as JSON.", "jq(1)", 0)
+    assert not gen().generate("Which jq option reads raw input lines?", [raw]).declined
+    assert not gen().generate("What does jq do with YAML?", [version]).declined  # not a "which <kind>" question
+
+
 def test_min_relevance_declines_off_topic_snippets() -> None:
     g = ExtractiveGenerator(None, min_relevance=0.2)
     assert g.generate("quantum chromodynamics lattice", [LUNCH]).declined

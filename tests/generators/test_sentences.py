@@ -21,6 +21,7 @@ from assistant_bridge.generators.sentences import (
     entry_term,
     entry_word_share,
     flatten,
+    holds_asked_word,
     introduces,
     is_label,
     query_terms,
@@ -664,6 +665,20 @@ def test_the_words_of_a_question_a_page_never_uses_are_counted() -> None:
     # "makes … stop" frames the question as "lets … stop" does: sqlite3(1)'s "-bail: Stop after hitting an error."
     stop = asked_words("Which sqlite3 command-line option makes the shell stop at the first error?", "sqlite3")
     assert "stop" in stop and not set(terms("makes")) & stop
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "holds"),
+    [
+        ("Which jq option reads YAML input?", "--version: Output the jq version and exit with zero.", False),
+        ("Which xargs option sends the output by e-mail?", "--help: Print a summary of the options to 'xargs'.", False),
+        ("Which jq option reads YAML input?", "--raw-input, -R: Don't parse the input as JSON.", True),
+        ("Which less option keeps reading a file as it grows?", "+F: Read forward as the file is growing.", True),
+        ("How do I make jq read YAML?", "--version: Output the jq version.", True),  # asks no kind
+    ],
+)
+def test_an_answer_to_which_kind_holds_one_of_the_asked_words(question: str, text: str, holds: bool) -> None:
+    assert holds_asked_word(question, text) is holds
 
 
 def test_a_word_the_page_uses_in_another_inflection_is_known() -> None:
