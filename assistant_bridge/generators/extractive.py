@@ -51,7 +51,10 @@ prints the best sentence's snippet first, then the others in result order, each 
 breaks inside a sentence become spaces, and a part that ends no sentence (a table row, a manual page's NAME
 line, a command, a line ending with a colon) is followed by a line break. A question that asks only what a
 command is or does, answered from its manual page, is answered by the page's sentence that says it, after the
-NAME line when that sentence does not say what the NAME line says (:func:`_overview`). Each sentence is cited
+NAME line when that sentence does not say what the NAME line says (:func:`_overview`). A question that asks the
+name of a kind of thing is declined when the chosen sentences hold none of the words it asks with
+(:func:`~.sentences.holds_asked_word`: "Which jq option reads YAML input?" and "--version: Output the jq
+version…"). Each sentence is cited
 exactly: ``Citation.text`` is the source sentence (its line breaks flattened) and its range covers it in the
 answer.
 
