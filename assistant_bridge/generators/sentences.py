@@ -629,7 +629,7 @@ def holds_asked_word(query: str, text: str) -> bool:
     if asked_kind(query) is None:
         return True
     named = {t for program in asked_programs(query) for t in terms(program)}
-    asked = frozenset(asked_words(query, "") - named)
+    asked = asked_words(query, "") - named
     return not asked or unknown_words(query, asked, frozenset(terms(text)), base_terms(text)) < len(asked)
 
 
