@@ -545,7 +545,9 @@ class ExtractiveGenerator:
             between = after[:1] if len(after) > 1 and announcing and introduces(after[0].text) else []
             rest = after[len(between) :]
             announced = announcing and bool(rest) and (rest[0].label or bool(_COMMAND_LINE.match(rest[0].text)))
-            if (introduces(best.text) or announced or _shown_command(cands, top, asked) is not None) and rest:
+            if (
+                introduces(best.text) or announced or _shown_command(cands, top, asked, continuations) is not None
+            ) and rest:
                 # "Run the following to test Rich output on your terminal:" answers with what it introduces:
                 # the block that follows it (a command, a code sample), up to the next blank line (:func:`_block`)
                 block = _block(rest, snippets[rest[0].snippet].text)
@@ -580,7 +582,7 @@ class ExtractiveGenerator:
                 continue
             chosen.append(cand)
             used += len(cand.text) + 1
-            shown = _shown_command(cands, pick, asked)
+            shown = _shown_command(cands, pick, asked, continuations)
             if shown is not None and cands[shown] not in chosen and used + len(cands[shown].text) <= policy.max_chars:
                 # "To learn the status of all the packages, execute the command" answers with the command, and the
                 # lines of its block after it ("$ sudo dpkg -r gentoo", "$ sudo dpkg -P gentoo", …)
@@ -771,19 +773,24 @@ _CREDIT_LINE = re.compile(
 _ENDS_ON_COMMAND = re.compile(r"(?:\b(?:command|commande)|コマンド)\s*$", re.IGNORECASE)
 
 
-def _shown_command(cands: Sequence[Candidate], i: int, asked: np.ndarray) -> int | None:
+def _shown_command(
+    cands: Sequence[Candidate], i: int, asked: np.ndarray, continuations: Mapping[int, int] | None = None
+) -> int | None:
     """The command line the sentence ``cands[i]`` introduces ("To learn the status of all the packages, execute
-    the command" then ``dpkg --list``): the candidate right after it in its snippet, when that is a command
+    the command" then ``dpkg --list``, "The following is the safe way to clear the contents of the file." then
+    ``$ :>file_to_be_cleared``): the candidate right after it in its snippet, when that is a command
     line; also, after any sentence, a command line that holds every term of the question (``asked``,
     :func:`~.sentences.asked_commands`: "Install with pip or your favorite PyPI package manager." then
-    ``python -m pip install rich``); else ``None``."""
-    if i + 1 >= len(cands) or cands[i + 1].snippet != cands[i].snippet:
+    ``python -m pip install rich``); else ``None``. "Right after" is in its document (:func:`_following`): a
+    chunk that ends with the sentence goes on in the next one when that is a snippet too (``continuations``)."""
+    nxt = _following(cands, i, continuations or {})
+    if nxt is None:
         return None
-    if asked[i + 1]:
-        return i + 1
-    if not (introduces(cands[i].text) or _ENDS_ON_COMMAND.search(cands[i].text)):
+    if asked[nxt]:
+        return nxt
+    if not (introduces(cands[i].text) or announces(cands[i].text) or _ENDS_ON_COMMAND.search(cands[i].text)):
         return None
-    return i + 1 if _COMMAND_LINE.match(cands[i + 1].text) else None
+    return nxt if _COMMAND_LINE.match(cands[nxt].text) else None
 
 
 def _antecedent(cands: Sequence[Candidate], top: int, continuations: Mapping[int, int] | None = None) -> int | None:

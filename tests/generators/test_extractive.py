@@ -611,6 +611,31 @@ def test_a_sentence_that_introduces_a_command_answers_with_it() -> None:
     assert "execute the command\ndpkg --list" in out.text
 
 
+def test_a_sentence_that_announces_a_command_brings_it_from_the_next_chunk() -> None:
+    """The Debian Reference's "The following is the safe way to clear the contents of the file." ends its chunk and
+    announces the command with a full stop; the next chunk of the same document (another snippet, overlapping by
+    that sentence) goes on with "$ :>file_to_be_cleared". The sentence joins the best one and brings the command."""
+    why = "In order to clear the contents of a file such as a log file, do not use rm to delete the file and then "
+    why += "create a new empty file, because the file may still be accessed in the interval between commands."
+    following = "The following is the safe way to clear the contents of the file."
+    end = Snippet(f"Log files grow.\n\n{why} {following}", "Chapter 9. System tips", 0, None, "", "d9", 3)
+    nxt = Snippet(
+        f"{following}\n\n$ :>file_to_be_cleared\n\nDummy files\n\nThe following commands create dummy files.",
+        "Chapter 9. System tips",
+        1,
+        None,
+        "",
+        "d9",
+        4,
+    )
+    question = "What is the safe way to clear the contents of a log file that may still be in use?"
+    out = ExtractiveGenerator().generate(question, [end, nxt])
+    assert out.text.startswith("In order to clear")
+    assert out.text.endswith(f"{following} $ :>file_to_be_cleared")
+    unplaced = [Snippet(end.text, end.title, 0), Snippet(nxt.text, nxt.title, 1)]
+    assert ":>file_to_be_cleared" not in ExtractiveGenerator().generate(question, unplaced).text
+
+
 def test_a_list_item_that_ends_with_a_colon_answers_with_the_command_after_it() -> None:
     """The Japanese maintainers' guide's autobuilder list: its last item goes on with "and runs this command in the
     source directory:", and the command is a block of its own after the list. The item brings its block, as a
