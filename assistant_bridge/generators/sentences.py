@@ -424,16 +424,28 @@ def section_match(cands: Sequence[Candidate], relevance: np.ndarray, snippets: S
 
     A heading names what the sentences under it are about ("Resetting a forgotten password", "■ パスワードを
     忘れた場合"); the answer to a question that matches it is usually the first sentences below it. The
-    document's title is not a section heading (it is above everything)."""
+    document's title is not a section heading (it is above everything), nor is a line that a sentence ending with a
+    colon introduces ("For users, install the last published version from PyPI:" then ``pip install threadpoolctl``),
+    unless it introduces in its turn ("Voici ce que vous devez faire… :" then "pour un nouveau correctif :"), nor
+    a command at a shell prompt (``$ pip install 'uvicorn[standard]'``)."""
     out = np.zeros(len(cands))
     heading, distance = 0.0, 0
     for i, c in enumerate(cands):
-        if i == 0 or c.snippet != cands[i - 1].snippet:
+        first = i == 0 or c.snippet != cands[i - 1].snippet
+        if first:
             heading, distance = 0.0, 0
         if c.label:
             folded = _fold(c.text)
-            # list numbers ("1.") and table rows are not headings; the title is above everything
-            if any(ch.isalpha() for ch in folded) and "|" not in c.text and folded != _fold(snippets[c.snippet].title):
+            # list numbers ("1.") and table rows are not headings; the title is above everything; what a sentence
+            # introduces is what it says, not a heading
+            introduced = not first and introduces(cands[i - 1].text) and not introduces(c.text)
+            prompted = c.text.startswith("$ ")  # a command at a shell prompt: what the text says to type
+            if (
+                any(ch.isalpha() for ch in folded)
+                and "|" not in c.text
+                and folded != _fold(snippets[c.snippet].title)
+                and not (introduced or prompted)
+            ):
                 heading, distance = max(0.0, float(relevance[i])), 0
             continue
         distance += 1

@@ -215,6 +215,39 @@ def test_a_list_number_between_a_heading_and_its_first_step_does_not_hide_the_he
     assert lifted["Écrivez un courriel."] == 0.5
 
 
+def test_a_line_that_a_sentence_introduces_is_no_heading() -> None:
+    """threadpoolctl's README: "pip install threadpoolctl" is what "For users, install … from PyPI:" introduces,
+    not a heading over the contributors' line after it; the Installation heading stays theirs, as it does past a
+    command at a shell prompt. A line that introduces in its turn ("For a new patch:") is a heading of what follows
+    it."""
+    import numpy as np
+
+    from assistant_bridge.generators.sentences import section_match
+
+    snippet = Snippet(
+        "Installation\n\n- For users, install the last published version from PyPI:\n\n  pip install threadpoolctl\n\n"
+        "- For contributors, install from the source repository in developer mode:\n\n"
+        "Steps\n\nDo this to make a new release:\n\n- For a new patch:\n\n- name it with dquilt new.",
+        "threadpoolctl",
+        0,
+    )
+    cands = candidates([snippet])
+    relevance = np.array([{"Installation": 0.5, "pip install threadpoolctl": 2.0}.get(c.text, 0.0) for c in cands])
+    relevance[[k for k, c in enumerate(cands) if c.text == "For a new patch:"]] = 1.0
+    lifted = {c.text: float(v) for c, v in zip(cands, section_match(cands, relevance, [snippet]), strict=False)}
+    assert lifted["For users, install the last published version from PyPI:"] == 0.5
+    assert lifted["For contributors, install from the source repository in developer mode:"] == 0.25
+    assert lifted["name it with dquilt new."] == 1.0
+    # nor is a command at a shell prompt
+    extras = Snippet(
+        "Extras\n\nThis will install it.\n\n$ pip install 'threadpoolctl[all]'\n\nThis adds extras.", "T", 0
+    )
+    cands = candidates([extras])
+    relevance = np.array([{"Extras": 0.5, "$ pip install 'threadpoolctl[all]'": 2.0}.get(c.text, 0.0) for c in cands])
+    lifted = {c.text: float(v) for c, v in zip(cands, section_match(cands, relevance, [extras]), strict=False)}
+    assert lifted["This adds extras."] == 0.25
+
+
 @pytest.mark.parametrize(
     ("text", "term"),
     [
