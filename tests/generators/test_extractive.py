@@ -618,16 +618,10 @@ def test_a_sentence_that_announces_a_command_brings_it_from_the_next_chunk() -> 
     why = "In order to clear the contents of a file such as a log file, do not use rm to delete the file and then "
     why += "create a new empty file, because the file may still be accessed in the interval between commands."
     following = "The following is the safe way to clear the contents of the file."
-    end = Snippet(f"Log files grow.\n\n{why} {following}", "Chapter 9. System tips", 0, None, "", "d9", 3)
-    nxt = Snippet(
-        f"{following}\n\n$ :>file_to_be_cleared\n\nDummy files\n\nThe following commands create dummy files.",
-        "Chapter 9. System tips",
-        1,
-        None,
-        "",
-        "d9",
-        4,
-    )
+    title = "Chapter 9. System tips"
+    end = Snippet(f"Log files grow.\n\n{why} {following}", title, 0, document_id="d9", position=3)
+    after = "$ :>file_to_be_cleared\n\nDummy files\n\nThe following commands create dummy files."
+    nxt = Snippet(f"{following}\n\n{after}", title, 1, document_id="d9", position=4)
     question = "What is the safe way to clear the contents of a log file that may still be in use?"
     out = ExtractiveGenerator().generate(question, [end, nxt])
     assert out.text.startswith("In order to clear")
