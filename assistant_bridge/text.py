@@ -910,7 +910,12 @@ _COUNT_WORDS = rf"\b(?:{_NUMBER_WORDS})\b"
 _COUNT_WORD = re.compile(_COUNT_WORDS, re.IGNORECASE)
 # a note's or an item's number, a manual page's section: "[84] dput パッケージは…", "(3) SQLite lets me insert a
 # string…", "deb(5)"
-_MARKER_NUMBER = re.compile(r"\[\d{1,3}\]|(?:^|(?<=\s))\(\d{1,2}\)(?=\s)|(?<=[\w.-])\(\d[a-z]{0,3}\)")
+# the number of a note or an item ("[84]", "(3)", "dpkg-gensymbols(1)"), and of a section a text refers to ("Charte
+# Debian, 8.6.3 « Le système de symboles »", "Section 7.4, “Who is the maintainer?”"): no value
+_MARKER_NUMBER = re.compile(
+    r"\[\d{1,3}\]|(?:^|(?<=\s))\(\d{1,2}\)(?=\s)|(?<=[\w.-])\(\d[a-z]{0,3}\)|"
+    r"\b\d+(?:\.\d+)+,?\s*(?=[«“])|(?i:\b(?:section|chapter|chapitre|annexe|appendix)\s+\d+(?:\.\d+)+)"
+)
 _HOLDS_COUNT = re.compile(
     rf"\d|{_NUMERAL}|\b(?:free|nothing|gratuite?s?|aucune?|unlimited|illimitée?s?|infinite)\b|"
     r"\b(?:not|never|no)\s+(?:be\s+)?limit(?:ed)?\b|無料|無制限",
@@ -1077,7 +1082,7 @@ def asks_count(message: str) -> bool:
 def holds_count(text: str) -> bool:
     """``text`` gives a number in some form: digits, a number word ("twice", "three", "trois"), a kanji
     numeral, "free" for an amount, "unlimited" or "not limited" for a count without a bound; not the number of a
-    note or an item ("[84]", "(3)")."""
+    note, an item or a section it refers to ("[84]", "(3)", "Charte Debian, 8.6.3 « … »")."""
     return _HOLDS_COUNT.search(_MARKER_NUMBER.sub(" ", unicodedata.normalize("NFKC", text))) is not None
 
 
@@ -1185,7 +1190,8 @@ _LINE_NUMBER = re.compile(r"\b(?:lines?|lignes?)\s+\d+\b|\d+\s*行目", re.IGNOR
 
 def gives_value(text: str) -> bool:
     """``text`` answers a question for a value: it writes a number, in digits (not a digit of a name: "iperf3"
-    holds none; nor the number of a note or an item, "[84]", "(3)", nor of a line of a listing, "La ligne 6 est…")
+    holds none; nor the number of a note or an item, "[84]", "(3)", nor of a section it refers to, "Charte Debian,
+    4.4 « debian/changelog »", nor of a line of a listing, "La ligne 6 est…")
     or in words ("fourteen", "quinze", "三十"), or says there is no limit."""
     normal = _LINE_NUMBER.sub(" ", _MARKER_NUMBER.sub(" ", unicodedata.normalize("NFKC", text)))
     return holds_number(normal) or _NUMERAL_WORD.search(normal) is not None or _NO_LIMIT.search(normal) is not None

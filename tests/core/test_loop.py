@@ -928,6 +928,18 @@ def test_the_number_of_a_note_or_an_item_is_no_value() -> None:
     assert isinstance(_asked(question, "[84] dput uses port 21."), Answer)
 
 
+def test_the_number_of_a_section_referred_to_is_no_value() -> None:
+    """ "Charte Debian, 4.4 « debian/changelog »" and "Section 7.4, “…”" refer to a section: an answer that writes
+    no other number gives no value, and counts nothing."""
+    question = "Quelle est la taille maximale d'un fichier debian/changelog ?"
+    refers = "C'est un fichier obligatoire, avec un format spécifique décrit dans la Charte Debian, 4.4 « debian/changelog »."
+    out = _asked(question, refers)
+    assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
+    out = _asked("How many maintainers can a package have?", "See Section 7.4, “Who is the maintainer?”, for them.")
+    assert isinstance(out, IDontKnow) and out.reason == "response_confidence"
+    assert isinstance(_asked(question, "La Charte Debian, 4.4 « debian/changelog », le limite à 64 Kio."), Answer)
+
+
 def test_the_number_of_a_line_of_a_listing_is_no_value() -> None:
     """ "La ligne 6 est…" walks through a listing: its number is no size."""
     question = "Quelle est la taille maximale d'un paquet ?"
