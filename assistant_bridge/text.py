@@ -908,10 +908,9 @@ _NUMERAL = rf"\b(?:one|{_NUMBER_WORDS})\b|[{KANJI_DIGITS}万億]"
 _NUMERAL_WORD = re.compile(_NUMERAL, re.IGNORECASE)
 _COUNT_WORDS = rf"\b(?:{_NUMBER_WORDS})\b"
 _COUNT_WORD = re.compile(_COUNT_WORDS, re.IGNORECASE)
-# a note's or an item's number, a manual page's section: "[84] dput パッケージは…", "(3) SQLite lets me insert a
-# string…", "deb(5)"
-# the number of a note or an item ("[84]", "(3)", "dpkg-gensymbols(1)"), and of a section a text refers to ("Charte
-# Debian, 8.6.3 « Le système de symboles »", "Section 7.4, “Who is the maintainer?”"): no value
+# a note's or an item's number, a manual page's section, a section a text refers to: "[84] dput パッケージは…", "(3)
+# SQLite lets me insert a string…", "deb(5)", "Charte Debian, 8.6.3 « Le système de symboles »", "Section 7.4, “Who
+# is the maintainer?”"
 _MARKER_NUMBER = re.compile(
     r"\[\d{1,3}\]|(?:^|(?<=\s))\(\d{1,2}\)(?=\s)|(?<=[\w.-])\(\d[a-z]{0,3}\)|"
     r"\b\d+(?:\.\d+)+,?\s*(?=[«“])|(?i:\b(?:section|chapter|chapitre|annexe|appendix)\s+\d+(?:\.\d+)+)"
