@@ -413,3 +413,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader of the output went away ("assistant-bridge ask … | head -c 600"): no traceback; Python flushes
+        # standard output again at exit, so it is pointed at /dev/null first
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE  # as a shell reports a command the signal ended

@@ -63,6 +63,21 @@ def test_pages_without_text_are_reported_apart_and_reindex_keeps_ids(tmp_path: P
 
 
 @pytest.mark.integration
+def test_a_reader_that_goes_away_ends_the_command_without_a_traceback(tmp_path: Path, config: str) -> None:
+    """``assistant-bridge … | head -c 600``: the pipe closes before the command has written everything; it exits
+    141 (128 + SIGPIPE, as a shell reports it) with no traceback."""
+    (tmp_path / "a.txt").write_text("The office closes on 25 December.")
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first line
+    cmd = [sys.executable, "-m", "assistant_bridge", "ingest", str(tmp_path / "a.txt"), "--config", config]
+    cmd += ["--data-dir", str(tmp_path / "data")]
+    proc = subprocess.run(cmd, cwd=REPO, stdout=write, stderr=subprocess.PIPE, text=True, timeout=300)
+    os.close(write)
+    assert proc.returncode == 141, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.integration
 @pytest.mark.slow
 def test_an_interrupted_ingest_exits_130_with_a_summary(tmp_path: Path, config: str) -> None:
     docs = tmp_path / "docs"
