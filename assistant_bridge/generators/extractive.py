@@ -778,11 +778,11 @@ def _shown_command(
 ) -> int | None:
     """The command line the sentence ``cands[i]`` introduces ("To learn the status of all the packages, execute
     the command" then ``dpkg --list``, "The following is the safe way to clear the contents of the file." then
-    ``$ :>file_to_be_cleared``): the candidate right after it in its snippet, when that is a command
-    line; also, after any sentence, a command line that holds every term of the question (``asked``,
+    ``$ :>file_to_be_cleared``): the candidate right after it in its document (:func:`_following`: a chunk that
+    ends with the sentence goes on in the next one when that is a snippet too, ``continuations``), when that is a
+    command line; also, after any sentence, a command line that holds every term of the question (``asked``,
     :func:`~.sentences.asked_commands`: "Install with pip or your favorite PyPI package manager." then
-    ``python -m pip install rich``); else ``None``. "Right after" is in its document (:func:`_following`): a
-    chunk that ends with the sentence goes on in the next one when that is a snippet too (``continuations``)."""
+    ``python -m pip install rich``); else ``None``."""
     nxt = _following(cands, i, continuations or {})
     if nxt is None:
         return None
