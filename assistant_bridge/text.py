@@ -1209,6 +1209,13 @@ _ASKS_WHETHER = re.compile(
 )
 
 
+def asks_whether(message: str) -> bool:
+    """The message asks whether something holds ("Is the GLOB operator case sensitive in SQLite?", "Peut-on…"):
+    :data:`_ASKS_WHETHER`, not "Is there one that is more important than the others?", which asks which one."""
+    normal = unicodedata.normalize("NFKC", message)
+    return _ASKS_WHETHER.search(normal) is not None and _ASKS_WHICH_ONE.search(normal) is None
+
+
 def asks_how_to(message: str) -> bool:
     """The message asks how to do something (:data:`_ASKS_HOW_TO`), not what or how much."""
     return _ASKS_HOW_TO.search(unicodedata.normalize("NFKC", message)) is not None

@@ -127,6 +127,7 @@ from assistant_bridge.text import (
     asks_default,
     asks_for_option,
     asks_how_to,
+    asks_whether,
     code_names,
     holds_code_names,
     manual_page_name,
@@ -143,6 +144,8 @@ MAX_LIST_ITEMS = 12
 INHERITED_WEIGHT = 0.5  # of a query term a sentence opening with "This" says through the one before it
 DEFAULT_AHEAD = 6  # how far after the best sentence, in its section, the sentence that states a default may be
 _NO_SPACE_AFTER = re.compile(r"[。！？」』]$")  # a CJK sentence ends: the next one follows without a space
+# the share of the heading match (Tuning.w_heading) that counts for a question whether something holds
+WHETHER_HEADING_SHARE = 0.5
 ENTRY_OF_ANY = 2  # how far up an entry's term line opens the answer to a question that asks for no entry (_entry_of)
 
 
@@ -400,6 +403,10 @@ class ExtractiveGenerator:
             relevance = relevance + self.tuning.w_embed * cosine
             features["cosine"] = cosine
         heading = section_match(cands, relevance, snippets)
+        if asks_whether(query):
+            # "Is the GLOB operator case sensitive?": the heading names the subject ("The LIKE, GLOB, REGEXP…
+            # operators"), only a sentence says whether it holds ("Also, GLOB is case sensitive, unlike LIKE.")
+            heading = WHETHER_HEADING_SHARE * heading
         relevance = relevance + self.tuning.w_heading * heading
         scores = relevance + prior
         asked = asked_commands(query, cands)  # "pip install httpx": short, a label, and the answer

@@ -276,6 +276,22 @@ def test_a_heading_that_matches_the_query_lifts_the_sentences_below_it() -> None
     assert first.text == "Click the shield icon and enter the portal address vpn.example.com."
 
 
+def test_a_question_whether_something_holds_is_answered_by_a_sentence_not_lifted_by_its_heading() -> None:
+    """The heading names the subject; only a sentence says whether it holds. At the heading's full weight the
+    sentence right below it ("The LIKE operator ignores the case…") answers."""
+    text = (
+        "The LIKE and GLOB operators\n\nThe LIKE operator ignores the case of ASCII characters by default, and its "
+        "pattern may hold wildcards.\n\nBoth operators compare a string with a pattern of wildcards.\n\n"
+        "Also, GLOB is case sensitive, unlike LIKE."
+    )
+    snippets = [Snippet(text, "Core functions", 0)]
+    gen = ExtractiveGenerator(None)
+    assert gen.generate("Is the GLOB operator case sensitive?", snippets, "concise").text == (
+        "Also, GLOB is case sensitive, unlike LIKE."
+    )
+    assert gen.generate("Which operator ignores the case?", snippets, "concise").text.startswith("The LIKE operator")
+
+
 def test_the_best_snippet_comes_first_then_reading_order() -> None:
     other = Snippet("The reset page is also linked from the intranet home page.", "Intranet", 3)
     out = ExtractiveGenerator(None, min_ratio=0.0).generate(

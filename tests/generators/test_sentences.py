@@ -28,7 +28,14 @@ from assistant_bridge.generators.sentences import (
     terms,
     unknown_words,
 )
-from assistant_bridge.text import asks_default, asks_for_option, code_names, holds_code_names, states_default
+from assistant_bridge.text import (
+    asks_default,
+    asks_for_option,
+    asks_whether,
+    code_names,
+    holds_code_names,
+    states_default,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -428,6 +435,21 @@ def test_a_default_value_is_a_number_next_to_default_and_a_name_holds_no_number(
 )
 def test_a_question_for_a_default(question: str, asks: bool) -> None:
     assert asks_default(question) is asks
+
+
+@pytest.mark.parametrize(
+    ("question", "asks"),
+    [
+        ("Is the GLOB operator case sensitive in SQLite?", True),
+        ("Can BTS usertags contain underscores?", True),
+        ("Peut-on installer un paquet sans droits root ?", True),
+        ("Is there one that is more important than the others?", False),
+        ("Which operator is case sensitive?", False),
+        ("How do I make grep ignore case?", False),
+    ],
+)
+def test_a_question_whether_something_holds(question: str, asks: bool) -> None:
+    assert asks_whether(question) is asks
 
 
 def test_a_sentence_that_states_a_default() -> None:
