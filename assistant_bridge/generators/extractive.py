@@ -287,6 +287,9 @@ class _Scored:
     headers: dict[int, int] = field(default_factory=dict)  # each table row with its header row (:func:`_headers`)
     # where each snippet's document goes on in the next chunk, when that is a snippet (:func:`_continuations`)
     continuations: dict[int, int] = field(default_factory=dict)
+    # the entries whose first sentence another entry's is too: their next sentence says what they do
+    # (:func:`_undistinguished_entries`)
+    undistinguished: frozenset[int] = frozenset()
 
 
 class ExtractiveGenerator:
@@ -340,6 +343,11 @@ class ExtractiveGenerator:
             qterms -= answer_type_terms(query) | command_terms(query)
         implied = page_terms(query, titles)
         said = [c.terms | implied[c.snippet] for c in cands]
+        undistinguished = _undistinguished_entries(cands)
+        for i in undistinguished:
+            # "-c, --count: Ne pas afficher les résultats normaux." says what -l and -L say too: what sets it apart
+            # is its next sentence ("Afficher plutôt le nombre de lignes correspondantes…")
+            said[i] = said[i] | frozenset().union(*(cands[j].terms for j in entry_sentences(cands, i)[:1]))
         # a sentence that opens with "This" or "These" speaks of what the one before it says (:func:`_antecedent`:
         # "The REINDEX command is used to delete and recreate indices. This is useful when…"): its terms count for
         # it at half their weight. Not "It" or "They", which name a thing more often than a statement
@@ -440,6 +448,7 @@ class ExtractiveGenerator:
             },
             headers,
             continuations,
+            frozenset(undistinguished),
         )
 
     def _prior(self, f: dict[str, np.ndarray], kind_named: np.ndarray) -> np.ndarray:
@@ -477,6 +486,9 @@ class ExtractiveGenerator:
         lead = top  # the sentence that says it; the answer opens with the entry it belongs to, if any
         if not scored.defined[top]:
             top = _entry_of(cands, top, entries)
+        anchor = lead  # the sentence whose relevance the others are measured against
+        if lead == top and top in scored.undistinguished and (said := entry_sentences(cands, top)[:1]):
+            lead = said[0]  # "-c, --count: Ne pas afficher les résultats normaux." then what sets it apart
         best = cands[top]
         unusable = scores < scores[top] - 5.0  # labels and short lines, unless nothing else exists
         # the best sentence's passage, from the sentence right before it (its lead-in) on, is read at the lenient
@@ -492,7 +504,7 @@ class ExtractiveGenerator:
                 for c in cands
             ]
         )
-        keep = (relevance >= floor * relevance[lead]) & (relevance >= self.tuning.min_query_relevance) & ~unusable
+        keep = (relevance >= floor * relevance[anchor]) & (relevance >= self.tuning.min_query_relevance) & ~unusable
         if entries[top] > 0:
             # the entry of the option (or setting) asked about answers by itself: its neighbours on the
             # reference page are other options; only an entry that matches as well may join it, and the
@@ -502,7 +514,7 @@ class ExtractiveGenerator:
             # the same option's entry in another passage (a help listing's "--rsyncable   make rsync-friendly
             # archive" beside the manual's) tells again what the entry's own sentences tell better
             again = np.array([c.snippet != best.snippet and same_option(c.entry, best.entry) for c in cands])
-            keep &= ((entries >= entries[top]) & (relevance >= ENTRY_PEER_RATIO * relevance[lead]) & ~again) | own
+            keep &= ((entries >= entries[top]) & (relevance >= ENTRY_PEER_RATIO * relevance[anchor]) & ~again) | own
         chosen: list[Candidate] = [best]
         if lead != top:  # the entry's term, and its sentence that says what was asked
             chosen.append(cands[lead])
@@ -542,10 +554,10 @@ class ExtractiveGenerator:
             # features.") answers with the list: its items join it, in order, as far as the length allows
             # ("…features. We welcome patches to add support for these." — one sentence may come between);
             # a list item is followed by its peers, not its list
-            lead = 1 if len(after) > 1 and not after[0].item and after[1].item else 0
-            items = [] if best.item else list(itertools.takewhile(lambda c: c.item, after[lead:]))
+            opening = 1 if len(after) > 1 and not after[0].item and after[1].item else 0
+            items = [] if best.item else list(itertools.takewhile(lambda c: c.item, after[opening:]))
             if len(items) >= 2:
-                return _as_far_as_fits(chosen, after[:lead] + items, policy.max_chars)
+                return _as_far_as_fits(chosen, after[:opening] + items, policy.max_chars)
             # "Add the following lines to ~/.bashrc." announces a block that may come after one more sentence
             # ("The second line gives dquilt the same completion as quilt:")
             announcing = announces(best.text)
@@ -606,7 +618,6 @@ class ExtractiveGenerator:
             and cands[runner_up] not in chosen
             and scores[top] > 0
             and scores[runner_up] >= RUNNER_UP_RATIO * scores[top]
-            and relevance[runner_up] >= relevance[lead]
             and used + len(cands[runner_up].text) <= policy.max_chars
             and not _adds_nothing(cands[runner_up], chosen)
         ):
@@ -683,6 +694,23 @@ class ExtractiveGenerator:
                 yield generation.text[cursor:]
 
         return GenerationStream(deltas(), lambda _text: generation)
+
+
+def _undistinguished_entries(cands: Sequence[Candidate]) -> list[int]:
+    """The definition entries whose first sentence another entry's is too, word for word ("-c, --count: Ne pas
+    afficher les résultats normaux." and "-l, --files-with-matches: Ne pas afficher les résultats normaux." in
+    grep(1))."""
+    said: dict[str, set[str]] = {}
+    for c in cands:
+        if c.entry:
+            said.setdefault(_entry_description(c), set()).add(c.entry)
+    return [i for i, c in enumerate(cands) if c.entry and len(said[_entry_description(c)]) > 1]
+
+
+def _entry_description(cand: Candidate) -> str:
+    """What a definition entry's first sentence says of its term, folded."""
+    text = cand.text[len(cand.entry) :] if cand.text.startswith(cand.entry) else cand.text
+    return " ".join(text.lstrip(": ").casefold().split())
 
 
 def _phrase_match(sequence: Sequence[str], cands: Sequence[Candidate], idf: dict[str, float]) -> np.ndarray:

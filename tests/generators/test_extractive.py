@@ -320,6 +320,34 @@ WC = (
 )
 
 
+GREP_FR = (
+    "-c, --count: Ne pas afficher les résultats normaux. À la place, afficher un décompte des lignes correspondant "
+    "au motif pour chaque fichier.\n\n-l, --files-with-matches: Ne pas afficher les résultats normaux. À la place, "
+    "indiquer le nom des fichiers pour lesquels un résultat aurait été affiché.\n\n-o, --only-matching: N'afficher "
+    "que les parties correspondantes des lignes sélectionnées, chaque partie sur une ligne séparée."
+)
+
+
+@pytest.mark.parametrize("length", ["concise", "moderate"])
+def test_entries_that_open_alike_are_told_apart_by_their_next_sentence(length: str) -> None:
+    """grep(1)'s -c and -l both open with "Ne pas afficher les résultats normaux.": the term line of each counts
+    the words of its next sentence, and the answer brings that sentence, whatever its length, and no other entry."""
+    snippets = [Snippet(GREP_FR, "grep(1): Afficher les lignes correspondant à un motif", 0)]
+    gen = ExtractiveGenerator(None)
+    count = gen.generate(
+        "Quelle option de grep affiche seulement le décompte des lignes correspondantes ?", snippets, length
+    )
+    assert count.text == (
+        "-c, --count: Ne pas afficher les résultats normaux. À la place, afficher un décompte des lignes "
+        "correspondant au motif pour chaque fichier."
+    )
+    names = gen.generate("Quelle option de grep indique seulement le nom des fichiers ?", snippets, length)
+    assert names.text.startswith(
+        "-l, --files-with-matches: Ne pas afficher les résultats normaux. À la place, indiquer"
+    )
+    assert "--only-matching" not in names.text
+
+
 def test_the_option_asked_about_is_the_answer_by_itself() -> None:
     gen = ExtractiveGenerator()
     snippet = [Snippet(text=WC, title="wc(1): print newline, word, and byte counts for each file", result_index=0)]
