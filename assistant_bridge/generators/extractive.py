@@ -547,6 +547,7 @@ class ExtractiveGenerator:
             chosen.insert(0, cands[term])
             keep[term] = False
         used = sum(len(c.text) + 1 for c in chosen)
+        opening = 0
         if not entries[top]:
             # in its document: a passage that ends with the sentence goes on in the next chunk when that is a snippet
             after = [cands[i] for i in _read_on(cands, top, continuations, 1 + MAX_LIST_ITEMS)]
@@ -618,6 +619,11 @@ class ExtractiveGenerator:
             and cands[runner_up] not in chosen
             and scores[top] > 0
             and scores[runner_up] >= RUNNER_UP_RATIO * scores[top]
+            # as relevant as the first or the second sentence of the first passage (``opening``, the list's
+            # lead-in count above, read as a sentence's index): so measured; against the lead sentence itself the
+            # replay lost five answers, and with no such floor a sentence of a passage about another thing
+            # ("Address option ftruncate without value uses default 1") joined an answer
+            and relevance[runner_up] >= relevance[opening]
             and used + len(cands[runner_up].text) <= policy.max_chars
             and not _adds_nothing(cands[runner_up], chosen)
         ):
