@@ -345,8 +345,8 @@ class ExtractiveGenerator:
         said = [c.terms | implied[c.snippet] for c in cands]
         undistinguished = _undistinguished_entries(cands)
         for i in undistinguished:
-            # "-c, --count: Ne pas afficher les résultats normaux." says what -l and -L say too: what sets it apart
-            # is its next sentence ("Afficher plutôt le nombre de lignes correspondantes…")
+            # "-c, --count: Ne pas afficher les résultats normaux." says what -l says too: what sets it apart is its
+            # next sentence ("À la place, afficher un décompte des lignes correspondant au motif…")
             said[i] = said[i] | frozenset().union(*(cands[j].terms for j in entry_sentences(cands, i)[:1]))
         # a sentence that opens with "This" or "These" speaks of what the one before it says (:func:`_antecedent`:
         # "The REINDEX command is used to delete and recreate indices. This is useful when…"): its terms count for
