@@ -2,7 +2,7 @@
 
 Invariant: :func:`build_snippets` returns at most ``max_snippets`` (default five) snippets, in the order of
 the results (first to last) and, within a result, in the order of its ``highlight.body`` list; no two of them
-have the same dedup key, none is mostly a snippet before it, and none is blank.
+have the same dedup key, and none is blank.
 
 Choices the IBM documentation leaves open (protocols.md OQ-6, OQ-7), made here on purpose:
 
@@ -12,10 +12,6 @@ Choices the IBM documentation leaves open (protocols.md OQ-6, OQ-7), made here o
   case-folded, whitespace collapsed, punctuation stripped at both ends), not as exact strings. Overlapping
   chunks and highlighters often return the same passage with a different case, spacing or trailing ``…``;
   sending it twice wastes the model's context and a citation slot. The first occurrence is kept.
-* A **near-duplicate** is dropped too: a passage most of whose text (:data:`NEAR_DUPLICATE` of its
-  :func:`~assistant_bridge.core.textnorm.shingles`) one snippet kept before it already holds. A manual indexed
-  both as its HTML pages and as its PDF returns the same section twice with other chunk boundaries, typography
-  and line breaks; the slot goes to the next result, which may say what the two copies do not.
 * A snippet is **blank** when its dedup key is empty (only whitespace, punctuation or symbols); it is
   skipped and does not count towards the five.
 * Snippet text is stripped of surrounding whitespace and otherwise kept as sent; it is never truncated
@@ -28,11 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from assistant_bridge.core.results import SearchResult
-from assistant_bridge.core.textnorm import normalize_for_dedup, shingles
+from assistant_bridge.core.textnorm import normalize_for_dedup
 
 MAX_SNIPPETS = 5
-# the share of a passage's shingles that one earlier snippet holds when it is the same passage again
-NEAR_DUPLICATE = 0.6
 
 
 @dataclass(frozen=True)
@@ -71,7 +65,6 @@ def build_snippets(results: Sequence[SearchResult], max_snippets: int = MAX_SNIP
         raise ValueError("max_snippets must be at least 1")
     snippets: list[Snippet] = []
     seen: set[str] = set()
-    kept: list[frozenset[str]] = []  # each snippet's shingles
     for index, result in enumerate(results):
         texts = result.highlight_body if result.highlight_body else (result.body,)
         meta = result.result_metadata
@@ -81,10 +74,6 @@ def build_snippets(results: Sequence[SearchResult], max_snippets: int = MAX_SNIP
             if not key or key in seen:
                 continue
             seen.add(key)
-            own = shingles(raw)  # none for a passage of symbols ("😀"): no near-duplicate of anything
-            if own and any(len(own & earlier) >= NEAR_DUPLICATE * len(own) for earlier in kept):
-                continue
-            kept.append(own)
             snippets.append(
                 Snippet(
                     text=raw.strip(),

@@ -5,8 +5,7 @@ analyzer cannot split Japanese, so CJK runs are pre-split into overlapping chara
 ``CJKAnalyzer`` approach). The same function must be applied to documents *and* queries, or lexical
 search silently misses.
 
-:func:`normalize_for_dedup` is the key used to drop duplicate snippets, :func:`shingles` what a near-duplicate one
-shares with a snippet kept before it.
+:func:`normalize_for_dedup` is the key used to drop duplicate snippets.
 """
 
 from __future__ import annotations
@@ -85,17 +84,3 @@ def normalize_for_dedup(text: str) -> str:
     while end > start and _is_edge_junk(folded[end - 1]):
         end -= 1
     return folded[start:end]
-
-
-_NOT_WORD = re.compile(r"[\W_]+")
-SHINGLE_CHARS = 8  # long enough that two passages about different things share few of them
-
-
-def shingles(text: str) -> frozenset[str]:
-    """The runs of :data:`SHINGLE_CHARS` characters of ``text``'s letters and digits, folded and with everything
-    else dropped: the same passage in another rendering of its document (a manual's PDF and its HTML pages,
-    ``’`` for ``'``, other line breaks and list bullets) has the same ones, whatever its language."""
-    folded = _NOT_WORD.sub("", unicodedata.normalize("NFKC", text).casefold())
-    if len(folded) <= SHINGLE_CHARS:
-        return frozenset((folded,)) if folded else frozenset()
-    return frozenset(folded[i : i + SHINGLE_CHARS] for i in range(len(folded) - SHINGLE_CHARS + 1))

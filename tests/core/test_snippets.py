@@ -74,27 +74,6 @@ def test_duplicates_dropped_after_normalisation_first_kept() -> None:
     ]
 
 
-def test_the_same_passage_in_another_rendering_of_its_document_is_dropped() -> None:
-    """A manual indexed as HTML pages and as a PDF: the PDF's chunk of the same section starts elsewhere, has
-    typographic apostrophes, dashes for bullets and other line breaks. A passage that shares one sentence with a
-    snippet but says other things is kept."""
-    html = (
-        "- L'attention des autres bénévoles est une ressource très rare.\n\n- Debian s'améliore sans cesse.\n\n"
-        "- On s'attend à ce que vous fassiez des paquets de haute qualité.\n\n"
-        "Plusieurs sortes de personnes ont rapport à Debian avec différents rôles."
-    )
-    pdf = (
-        "— Debian s’améliore sans cesse.\n— On s’attend à ce que vous fassiez des paquets\nde haute qualité.\n"
-        "Plusieurs sortes de personnes ont rapport à Debian avec différents rôles :\n— parrain"
-    )
-    other = (
-        "Debian s'améliore sans cesse. Notez que vous ne devez pas envoyer les fichiers debian/* au responsable "
-        "amont ; envoyez-lui plutôt les correctifs qui ne sont pas propres à Debian, pour la prochaine version."
-    )
-    out = build_snippets([r("Chapitre 1", html), r("Guide (PDF)", pdf), r("Chapitre 3", other)])
-    assert [s.result_index for s in out] == [0, 2]
-
-
 def test_duplicates_do_not_count_towards_five() -> None:
     results = [r("A", "same")] * 6 + [r(f"B{i}", f"other {i}") for i in range(5)]
     out = build_snippets(results)

@@ -17,8 +17,8 @@ from assistant_bridge.client.sse import iter_json_events, parse_sse
 from assistant_bridge.core.custom_search import fit_within
 from assistant_bridge.core.filters import MAX_DEPTH, MAX_FILTER_CHARS, Comparison, StringMatch, parse_filter, to_milvus
 from assistant_bridge.core.results import SearchResult
-from assistant_bridge.core.snippets import NEAR_DUPLICATE, build_snippets
-from assistant_bridge.core.textnorm import normalize_for_dedup, shingles
+from assistant_bridge.core.snippets import build_snippets
+from assistant_bridge.core.textnorm import normalize_for_dedup
 from assistant_bridge.errors import FilterSyntaxError
 from assistant_bridge.streaming.delta import MIN_EVENT_BYTES
 from assistant_bridge.streaming.framing import encode_event, frame
@@ -81,21 +81,14 @@ def test_snippets_are_the_first_occurrences_in_source_order(results: list[Search
     assert positions == sorted(positions) and len(out) <= cap
     keys = [normalize_for_dedup(s.text) for s in out]
     assert all(keys) and len(set(keys)) == len(keys)
-    # the first passage carrying each key is the one kept unless most of its shingles are a kept one's, and
-    # nothing is missed below the cap
-    seen: set[str] = set()
-    kept: list[frozenset[str]] = []
-    expected = []
+    # the first passage carrying each key is the one kept, and nothing is missed below the cap
+    first: dict[str, tuple[int, int]] = {}
     for i, j, raw in walk:
         key = normalize_for_dedup(raw)
-        if not key or key in seen:
-            continue
-        seen.add(key)
-        own = shingles(raw)
-        if not (own and any(len(own & k) >= NEAR_DUPLICATE * len(own) for k in kept)):
-            kept.append(own)
-            expected.append((i, j))
-    assert expected[:cap] == positions
+        if key:
+            first.setdefault(key, (i, j))
+    expected = sorted(first.items(), key=lambda kv: kv[1])[:cap]
+    assert [pos for _, pos in expected] == positions
 
 
 # -- fit_within -------------------------------------------------------------------------------------------
