@@ -347,7 +347,8 @@ class ExtractiveGenerator:
         for i in undistinguished:
             # "-c, --count: Ne pas afficher les résultats normaux." says what -l says too: what sets it apart is its
             # next sentence ("À la place, afficher un décompte des lignes correspondant au motif…")
-            said[i] = said[i] | frozenset().union(*(cands[j].terms for j in entry_sentences(cands, i)[:1]))
+            for j in entry_sentences(cands, i)[:1]:
+                said[i] = said[i] | cands[j].terms
         # a sentence that opens with "This" or "These" speaks of what the one before it says (:func:`_antecedent`:
         # "The REINDEX command is used to delete and recreate indices. This is useful when…"): its terms count for
         # it at half their weight. Not "It" or "They", which name a thing more often than a statement
@@ -487,8 +488,8 @@ class ExtractiveGenerator:
         if not scored.defined[top]:
             top = _entry_of(cands, top, entries)
         anchor = lead  # the sentence whose relevance the others are measured against
-        if lead == top and top in scored.undistinguished and (said := entry_sentences(cands, top)[:1]):
-            lead = said[0]  # "-c, --count: Ne pas afficher les résultats normaux." then what sets it apart
+        if lead == top and top in scored.undistinguished and (own_next := entry_sentences(cands, top)[:1]):
+            lead = own_next[0]  # "-c, --count: Ne pas afficher les résultats normaux." then what sets it apart
         best = cands[top]
         unusable = scores < scores[top] - 5.0  # labels and short lines, unless nothing else exists
         # the best sentence's passage, from the sentence right before it (its lead-in) on, is read at the lenient
@@ -706,11 +707,11 @@ def _undistinguished_entries(cands: Sequence[Candidate]) -> list[int]:
     """The definition entries whose first sentence another entry's is too, word for word ("-c, --count: Ne pas
     afficher les résultats normaux." and "-l, --files-with-matches: Ne pas afficher les résultats normaux." in
     grep(1))."""
-    said: dict[str, set[str]] = {}
-    for c in cands:
-        if c.entry:
-            said.setdefault(_entry_description(c), set()).add(c.entry)
-    return [i for i, c in enumerate(cands) if c.entry and len(said[_entry_description(c)]) > 1]
+    described = {i: _entry_description(c) for i, c in enumerate(cands) if c.entry}
+    terms_of: dict[str, set[str]] = {}
+    for i, description in described.items():
+        terms_of.setdefault(description, set()).add(cands[i].entry)
+    return [i for i, description in described.items() if len(terms_of[description]) > 1]
 
 
 def _entry_description(cand: Candidate) -> str:
