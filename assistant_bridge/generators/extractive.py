@@ -1136,7 +1136,11 @@ def _as_far_as_fits(chosen: list[Candidate], following: Sequence[Candidate], max
 
 
 def _near_duplicate(a: Candidate, b: Candidate) -> bool:
-    """``a`` and ``b`` say the same: most of their terms are shared."""
+    """``a`` and ``b`` say the same: most of their terms are shared. Entries of two different terms never do, whatever
+    words they share: socat(1)'s "-r <file>: Dumps the raw (binary) data flowing from left to right address to the
+    given file." and "-R <file>: Dumps the raw (binary) data flowing from right to left address…" are two options."""
+    if a.entry and b.entry and a.entry != b.entry and not same_option(a.entry, b.entry):
+        return False
     if not a.terms or not b.terms:
         return a.text.strip().casefold() == b.text.strip().casefold()
     overlap = len(a.terms & b.terms) / len(a.terms | b.terms)

@@ -930,9 +930,17 @@ def _name_share(words: set[str], term: str) -> float:
         if not (name.startswith("--") or len(name) > _SHORT_OPTION_CHARS):
             continue
         parts = {t for t in terms(name.lstrip("-").replace("-", " ").casefold()) if not t.isdigit()}
+        held = parts & words
+        if held <= _GENERIC_NAME_TERMS:
+            continue  # "shows numeric IP addresses" does not name ``--show-ips`` by its "show" alone
         if parts:
-            best = max(best, len(parts & words) / len(parts))
+            best = max(best, len(held) / len(parts))
     return best
+
+
+# the verbs many long options open with (``--show-ips``, ``--print-directory``, ``--list-keys``): a query that
+# shares no other word of the name does not name it
+_GENERIC_NAME_TERMS = frozenset(terms("show print display list use"))
 
 
 def _names(query: str, term: str) -> bool:

@@ -103,6 +103,18 @@ def test_near_duplicate_sentences_from_overlapping_chunks_are_used_once() -> Non
     assert sum("within 30 days" in c.text for c in out.citations) == 1
 
 
+def test_two_options_whose_entries_share_every_word_are_not_duplicates() -> None:
+    """socat(1)'s ``-r`` and ``-R`` say the same words in another order: both answer, each about its direction."""
+    page = Snippet(
+        "-r <file>: Dumps the raw (binary) data flowing from left to right address to the given file.\n\n"
+        "-R <file>: Dumps the raw (binary) data flowing from right to left address to the given file.",
+        "socat(1): Multipurpose relay",
+        0,
+    )
+    out = gen().generate("Which socat option dumps the raw data flowing between the addresses?", [page], "moderate")
+    assert "-r <file>" in out.text and "-R <file>" in out.text
+
+
 def test_long_sentence_is_cut_at_a_word_boundary_and_still_cited() -> None:
     long = Snippet("Word " * 200 + "end.", "Long", 0)
     out = gen().generate("word", [long], "concise")

@@ -481,6 +481,24 @@ def test_an_option_whose_long_name_the_question_spells_out_is_asked_for() -> Non
     assert match("How do I get indented output from orjson?", "orjson") == [0.0, 0.0, 0.0, 1.0]
 
 
+def test_a_long_names_generic_verb_alone_does_not_spell_it_out() -> None:
+    """mtr(8)'s ``--show-ips`` shares only "show" with "Which mtr option shows numeric IP addresses…": that verb opens
+    many long names and names none of them; with another of the name's words it counts as before."""
+    page = Snippet(
+        "-b, --show-ips: Display both the host names and numeric IP numbers.\n\n"
+        "-n, --no-dns: Do not try to resolve host names.",
+        "mtr(8): a network diagnostic tool",
+        0,
+    )
+    cands = candidates([page])
+
+    def match(query: str) -> list[float]:
+        return entry_match(query, cands, [page.title]).tolist()
+
+    assert match("Which mtr option shows numeric IP addresses instead of resolving host names?") == [0.5, 0.5]
+    assert match("Which mtr option shows the ips?") == [1.0, 0.5]
+
+
 def test_a_page_the_question_names_by_another_name_that_its_passages_write_is_asked_about() -> None:
     """ "Which ripgrep option…" over passages of rg(1) only, which write "ripgrep": the long names count as they do
     when the question names rg. Not when a passage of another document is there, nor when the passages never
