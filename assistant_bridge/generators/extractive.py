@@ -81,6 +81,7 @@ import numpy as np
 from assistant_bridge.core.citations import Citation
 from assistant_bridge.core.language import STOPWORDS
 from assistant_bridge.core.snippets import Snippet
+from assistant_bridge.core.textnorm import normalize_for_dedup
 from assistant_bridge.embedders.base import Embedder
 from assistant_bridge.generators.base import (
     IDK_TEXT,
@@ -146,6 +147,7 @@ DEFAULT_AHEAD = 6  # how far after the best sentence, in its section, the senten
 _NO_SPACE_AFTER = re.compile(r"[。！？」』]$")  # a CJK sentence ends: the next one follows without a space
 # the share of the heading match (Tuning.w_heading) that counts for a question whether something holds
 WHETHER_HEADING_SHARE = 0.5
+CONTAINED_MIN_CHARS = 20  # a sentence another holds whole is said by it: not a word or two ("Yes.", "See below.")
 ENTRY_OF_ANY = 2  # how far up an entry's term line opens the answer to a question that asks for no entry (_entry_of)
 
 
@@ -627,6 +629,7 @@ class ExtractiveGenerator:
             and relevance[runner_up] >= relevance[opening]
             and used + len(cands[runner_up].text) <= policy.max_chars
             and not _adds_nothing(cands[runner_up], chosen)
+            and not any(_near_duplicate(cands[runner_up], c) for c in chosen)
         ):
             # another passage answers about as well: its sentence follows the best passage's ("The DROP COLUMN
             # syntax is used to remove an existing column…", then "The DROP TABLE statement removes a table…" for
@@ -1136,11 +1139,16 @@ def _as_far_as_fits(chosen: list[Candidate], following: Sequence[Candidate], max
 
 
 def _near_duplicate(a: Candidate, b: Candidate) -> bool:
-    """``a`` and ``b`` say the same: most of their terms are shared. Entries of two different terms never do, whatever
+    """``a`` and ``b`` say the same: one holds the other, or most of their terms are shared. Entries of two different terms never do, whatever
     words they share: socat(1)'s "-r <file>: Dumps the raw (binary) data flowing from left to right address to the
     given file." and "-R <file>: Dumps the raw (binary) data flowing from right to left address…" are two options."""
     if a.entry and b.entry and a.entry != b.entry and not same_option(a.entry, b.entry):
         return False
+    # one holds the other whole: a PDF's text joins a paragraph's last sentence to the next paragraph's first
+    # ("…${misc:Depends}, etc. dh_shlibdeps(1) calcule les dépendances…"), which the HTML form keeps apart
+    shorter, longer = sorted((normalize_for_dedup(a.text), normalize_for_dedup(b.text)), key=len)
+    if len(shorter) >= CONTAINED_MIN_CHARS and shorter in longer:
+        return True
     if not a.terms or not b.terms:
         return a.text.strip().casefold() == b.text.strip().casefold()
     overlap = len(a.terms & b.terms) / len(a.terms | b.terms)

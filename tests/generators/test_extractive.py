@@ -115,6 +115,27 @@ def test_two_options_whose_entries_share_every_word_are_not_duplicates() -> None
     assert "-r <file>" in out.text and "-R <file>" in out.text
 
 
+def test_a_sentence_another_holds_whole_is_not_said_again() -> None:
+    """A manual's PDF text joins a paragraph's last sentence to the next paragraph's first, which its HTML form
+    keeps apart: the joined sentence repeats the other one, and does not join the answer after it, not even as the
+    sentence of another passage that answers about as well."""
+    html = Snippet(
+        "dh_shlibdeps(1) calcule les dépendances à des bibliothèques partagées pour les paquets binaires.\n\n"
+        "dh_perl(1) calcule les dépendances de Perl.",
+        "Chapitre 4. Fichiers nécessaires dans le répertoire debian",
+        0,
+    )
+    pdf = Snippet(
+        "La dernière fonctionnalité à connaître est ${shlibs:Depends}, etc.\ndh_shlibdeps(1) calcule les "
+        "dépendances à des bibliothèques partagées pour les paquets binaires.",
+        "Guide du nouveau responsable Debian",
+        1,
+    )
+    query = "Quel outil calcule les dépendances aux bibliothèques partagées des paquets binaires ?"
+    out = gen().generate(query, [html, pdf], "moderate")
+    assert out.text.count("dh_shlibdeps(1) calcule") == 1
+
+
 def test_long_sentence_is_cut_at_a_word_boundary_and_still_cited() -> None:
     long = Snippet("Word " * 200 + "end.", "Long", 0)
     out = gen().generate("word", [long], "concise")
