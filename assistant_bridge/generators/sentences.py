@@ -132,6 +132,14 @@ def _documentation_word(m: re.Match[str]) -> str:
     return _DOCUMENTATION_WORDS[(m.group(1) or m.group(2)).casefold()]
 
 
+# "non-negative" is one word, not "negative": "If the LIMIT expression evaluates to non-negative value N…" does not
+# answer "What happens when the LIMIT expression evaluates to a negative value?"
+_NEGATED = re.compile(r"\bnon-(?=[^\W\d_])", re.IGNORECASE)
+# "the following" and "as follows" announce what comes next: not the verb "follow" ("Does httpcore follow redirects?"
+# is not answered by "The httpcore package has the following dependencies...")
+_ANNOUNCING = re.compile(r"\b(the|as) follow(?:ing|s)\b")
+
+
 def terms(text: str) -> list[str]:
     """Matching terms of ``text``, in order: stemmed words (3+ chars, cut to five characters), numbers, CJK
     bigrams, and whole identifiers (``ServerAliveCountMax``, ``threadpool_limits``, ``typer.run``, keywords of six
@@ -140,7 +148,7 @@ def terms(text: str) -> list[str]:
     (:data:`_USER_WORDS`: "folder" as "directory")."""
     normal = _USER_WORDS.sub(_documentation_word, unicodedata.normalize("NFKC", text))
     out: list[str] = []
-    for token in _TERM.findall(normal.casefold()):
+    for token in _TERM.findall(_NEGATED.sub("non", _ANNOUNCING.sub(r"\1", normal.casefold()))):
         if _CJK_RUN.match(token):
             out.extend(token[i : i + 2] for i in range(max(1, len(token) - 1)))
         elif token.isdigit() or len(token) > 2:

@@ -192,6 +192,15 @@ def test_identifiers_and_capitalised_keywords_are_terms_whole_as_well() -> None:
     assert "sqlite" not in query_terms("Is the Sqlite file fast?")  # a plain word: its stem only
 
 
+def test_a_negated_word_and_an_announcing_following_are_not_the_plain_words() -> None:
+    """ "non-negative" is no "negative" (one term of its own, the same in the query and the passage), and "the
+    following" or "as follows" announce what comes next: they are not the verb "follow"."""
+    assert "negat" not in terms("If the LIMIT expression evaluates to non-negative value N")
+    assert terms("a non-negative value") == terms("a Non-negative value") and "negat" in terms("a negative value")
+    assert "follo" not in terms("The httpcore package has the following dependencies, as follows:")
+    assert "follo" in terms("Does httpcore follow redirects?") and "follo" in terms("when following symlinks")
+
+
 def test_command_line_options_are_terms_as_written() -> None:
     assert {"-P", "rsync"} <= query_terms("What does the rsync option -P do?")
     assert "-p" not in query_terms("What does the rsync option -P do?")  # -p is another option
