@@ -132,8 +132,9 @@ def _documentation_word(m: re.Match[str]) -> str:
     return _DOCUMENTATION_WORDS[(m.group(1) or m.group(2)).casefold()]
 
 
-# "non-negative" is one word, not "negative": "If the LIMIT expression evaluates to non-negative value N…" does not
-# answer "What happens when the LIMIT expression evaluates to a negative value?"
+# "non-negative" is "non" and a word of its own, not "negative": "If the LIMIT expression evaluates to non-negative
+# value N…" does not answer "What happens when the LIMIT expression evaluates to a negative value?" ("non" stays a
+# term, as before, so that a question says as many words)
 _NEGATED = re.compile(r"\bnon-(?=[^\W\d_])", re.IGNORECASE)
 # "the following" and "as follows" announce what comes next: not the verb "follow" ("Does httpcore follow redirects?"
 # is not answered by "The httpcore package has the following dependencies...")
@@ -148,7 +149,7 @@ def terms(text: str) -> list[str]:
     (:data:`_USER_WORDS`: "folder" as "directory")."""
     normal = _USER_WORDS.sub(_documentation_word, unicodedata.normalize("NFKC", text))
     out: list[str] = []
-    for token in _TERM.findall(_NEGATED.sub("non", _ANNOUNCING.sub(r"\1", normal.casefold()))):
+    for token in _TERM.findall(_NEGATED.sub("non non", _ANNOUNCING.sub(r"\1", normal.casefold()))):
         if _CJK_RUN.match(token):
             out.extend(token[i : i + 2] for i in range(max(1, len(token) - 1)))
         elif token.isdigit() or len(token) > 2:
