@@ -81,7 +81,6 @@ import numpy as np
 from assistant_bridge.core.citations import Citation
 from assistant_bridge.core.language import STOPWORDS
 from assistant_bridge.core.snippets import Snippet
-from assistant_bridge.core.textnorm import normalize_for_dedup
 from assistant_bridge.embedders.base import Embedder
 from assistant_bridge.generators.base import (
     IDK_TEXT,
@@ -1146,13 +1145,19 @@ def _near_duplicate(a: Candidate, b: Candidate) -> bool:
         return False
     # one holds the other whole: a PDF's text joins a paragraph's last sentence to the next paragraph's first
     # ("…${misc:Depends}, etc. dh_shlibdeps(1) calcule les dépendances…"), which the HTML form keeps apart
-    shorter, longer = sorted((normalize_for_dedup(a.text), normalize_for_dedup(b.text)), key=len)
+    # (case kept: lsof(1)'s "…selected with the -z option." and "…with the -Z option." are two sentences)
+    shorter, longer = sorted((_as_said(a.text), _as_said(b.text)), key=len)
     if len(shorter) >= CONTAINED_MIN_CHARS and shorter in longer:
         return True
     if not a.terms or not b.terms:
         return a.text.strip().casefold() == b.text.strip().casefold()
     overlap = len(a.terms & b.terms) / len(a.terms | b.terms)
     return overlap >= 0.8
+
+
+def _as_said(text: str) -> str:
+    """``text`` on one line, its spaces collapsed, without the stop or the spaces at its ends."""
+    return " ".join(flatten(text).split()).strip(" .。")
 
 
 def _adds_nothing(cand: Candidate, chosen: Sequence[Candidate]) -> bool:

@@ -134,6 +134,11 @@ def test_a_sentence_another_holds_whole_is_not_said_again() -> None:
     query = "Quel outil calcule les dépendances aux bibliothèques partagées des paquets binaires ?"
     out = gen().generate(query, [html, pdf], "moderate")
     assert out.text.count("dh_shlibdeps(1) calcule") == 1
+    # case kept: two options that differ in case are two sentences
+    z, big_z = candidates(
+        [Snippet("It is selected with the -z option.\n\nIt is selected with the -Z option.", "lsof", 0)]
+    )
+    assert not extractive._near_duplicate(z, big_z)
 
 
 def test_long_sentence_is_cut_at_a_word_boundary_and_still_cited() -> None:
