@@ -136,6 +136,8 @@ def _documentation_word(m: re.Match[str]) -> str:
 # value N…" does not answer "What happens when the LIMIT expression evaluates to a negative value?" ("non" stays a
 # term, as before, so that a question says as many words)
 _NEGATED = re.compile(r"\bnon-(?=[^\W\d_])", re.IGNORECASE)
+# "not" as a word, not SQL's NOT ("NOT NULL", "IF NOT EXISTS")
+_NOT_WORD = re.compile(r"\bnot\s+([^\W\d_]{3,})")
 # "the following" and "as follows" announce what comes next: not the verb "follow" ("Does httpcore follow redirects?"
 # is not answered by "The httpcore package has the following dependencies...")
 _ANNOUNCING = re.compile(r"\b(the|as) follow(?:ing|s)\b")
@@ -471,11 +473,13 @@ def flatten(text: str) -> str:
 def query_terms(query: str) -> set[str]:
     """The query's :func:`terms` without question words, all-hiragana bigrams (Japanese particles and endings
     such as ですか) and bigrams holding a Japanese question word's kanji (何 "what", 誰 "who": "は何", "何で")."""
+    # "not portable" asks what "non-portable" says too (:data:`_NEGATED`)
+    negated = {_stem(f"non{word.casefold()}") for word in _NOT_WORD.findall(query)}
     return {
         t
         for t in terms(query)
         if t not in QUESTION_WORDS and not HIRAGANA_ONLY.match(t) and not any(c in _JA_QUESTION_KANJI for c in t)
-    }
+    } | negated
 
 
 _WHICH = frozenset({"which", "what", "quel", "quell", "quels"})  # "which option…": asks, does not describe

@@ -198,6 +198,9 @@ def test_a_negated_word_and_an_announcing_following_are_not_the_plain_words() ->
     assert "negat" not in terms("If the LIMIT expression evaluates to non-negative value N")
     assert terms("a non-negative value") == terms("a Non-negative value") and "negat" in terms("a negative value")
     assert "non" in terms("a non-profit organization")  # a question says as many words as before
+    # a question's "not portable" asks what "non-portable" says too; SQL's NOT is a keyword
+    assert "nonpo" in terms("non-portable") and "nonpo" in query_terms("Which option warns about what is not portable?")
+    assert not any(t.startswith("nonnu") for t in query_terms("Does a PRIMARY KEY imply NOT NULL?"))
     assert "follo" not in terms("The httpcore package has the following dependencies, as follows:")
     assert "follo" in terms("Does httpcore follow redirects?") and "follo" in terms("when following symlinks")
 
