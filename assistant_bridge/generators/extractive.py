@@ -1138,9 +1138,10 @@ def _as_far_as_fits(chosen: list[Candidate], following: Sequence[Candidate], max
 
 
 def _near_duplicate(a: Candidate, b: Candidate) -> bool:
-    """``a`` and ``b`` say the same: one holds the other, or most of their terms are shared. Entries of two different terms never do, whatever
-    words they share: socat(1)'s "-r <file>: Dumps the raw (binary) data flowing from left to right address to the
-    given file." and "-R <file>: Dumps the raw (binary) data flowing from right to left address…" are two options."""
+    """``a`` and ``b`` say the same: one holds the other, or most of their terms are shared. Entries of two
+    different terms never do, whatever words they share: socat(1)'s "-r <file>: Dumps the raw (binary) data flowing
+    from left to right address to the given file." and "-R <file>: Dumps the raw (binary) data flowing from right to
+    left address…" are two options."""
     if a.entry and b.entry and a.entry != b.entry and not same_option(a.entry, b.entry):
         return False
     # one holds the other whole: a PDF's text joins a paragraph's last sentence to the next paragraph's first

@@ -474,7 +474,7 @@ def query_terms(query: str) -> set[str]:
     """The query's :func:`terms` without question words, all-hiragana bigrams (Japanese particles and endings
     such as ですか) and bigrams holding a Japanese question word's kanji (何 "what", 誰 "who": "は何", "何で")."""
     # "not portable" asks what "non-portable" says too (:data:`_NEGATED`)
-    negated = {_stem(f"non{word.casefold()}") for word in _NOT_WORD.findall(query)}
+    negated = {_stem(f"non{w}") for word in _NOT_WORD.findall(query) if (w := word.casefold()) not in STOPWORDS}
     return {
         t
         for t in terms(query)

@@ -201,6 +201,7 @@ def test_a_negated_word_and_an_announcing_following_are_not_the_plain_words() ->
     # a question's "not portable" asks what "non-portable" says too; SQL's NOT is a keyword
     assert "nonpo" in terms("non-portable") and "nonpo" in query_terms("Which option warns about what is not portable?")
     assert not any(t.startswith("nonnu") for t in query_terms("Does a PRIMARY KEY imply NOT NULL?"))
+    assert "nonth" not in query_terms("What must /bin/sh be when it is not the POSIX shell?")  # no stop word
     assert "follo" not in terms("The httpcore package has the following dependencies, as follows:")
     assert "follo" in terms("Does httpcore follow redirects?") and "follo" in terms("when following symlinks")
 
