@@ -193,8 +193,9 @@ def test_identifiers_and_capitalised_keywords_are_terms_whole_as_well() -> None:
 
 
 def test_a_negated_word_and_an_announcing_following_are_not_the_plain_words() -> None:
-    """ "non-negative" is no "negative" (one term of its own, the same in the query and the passage), and "the
-    following" or "as follows" announce what comes next: they are not the verb "follow"."""
+    """ "non-negative" is no "negative" ("non" and a term of its own, the same in the query and the passage; a
+    question's "not portable" asks for "non-portable" too), and "the following" or "as follows" announce what comes
+    next: they are not the verb "follow"."""
     assert "negat" not in terms("If the LIMIT expression evaluates to non-negative value N")
     assert terms("a non-negative value") == terms("a Non-negative value") and "negat" in terms("a negative value")
     assert "non" in terms("a non-profit organization")  # a question says as many words as before
