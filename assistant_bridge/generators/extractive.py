@@ -236,6 +236,12 @@ class Tuning:
         one that scored about as high is not held back by its rank alone. Snippets holding definition entries are exempt
         (:func:`_similarity_gap`). Chosen on CLAPNQ train questions, reported on dev
         (``docs/conversational-search.md``).
+    :ivar whether_gap_share: the share of ``w_similarity_gap`` a question that asks whether something holds
+        (:func:`~assistant_bridge.text.asks_whether`) weighs: the search ranks passages by the question's topic,
+        and the one sentence that says yes or no ("Views are read-only in SQLite.", "The column may not have a
+        PRIMARY KEY or UNIQUE constraint.") often lies in a passage it ranked lower. Chosen on the
+        real-documents benchmark's older splits with ``bench/sentence_weights.py``
+        (``docs/benchmarks.md``).
     """
 
     w_embed: float = 0.5
@@ -254,6 +260,7 @@ class Tuning:
     w_number: float = 0.2
     w_phrase: float = 0.3
     w_similarity_gap: float = 20.0
+    whether_gap_share: float = 0.35
     w_define: float = 1.0
     w_code_name: float = 0.5
     w_option: float = 0.3
@@ -402,6 +409,12 @@ class ExtractiveGenerator:
             "off_page": -_off_page(query, snippets)[[c.snippet for c in cands]],
             "similarity_gap": -_similarity_gap(cands, snippets, exempt),
         }
+        if asks_whether(query):
+            # "Are transactions over several attached databases atomic when the journal mode is WAL?": the search
+            # ranks passages by the topic, while the sentence that says whether it holds ("If … the journal_mode
+            # is WAL, then transactions continue to be atomic within each individual database file") may sit in
+            # a passage it ranked lower
+            features["similarity_gap"] = self.tuning.whether_gap_share * features["similarity_gap"]
         prior = self._prior(features, kind_named)
         if self.embedder is not None and self.tuning.w_embed:
             lexical = relevance + self.tuning.w_heading * section_match(cands, relevance, snippets)

@@ -51,6 +51,7 @@ OPTION_TYPES: dict[str, dict[str, Any]] = {
         "w_number": float,
         "w_phrase": float,
         "w_similarity_gap": float,
+        "whether_gap_share": float,
         "w_define": float,
         "w_code_name": float,
         "w_option": float,

@@ -641,6 +641,33 @@ def test_a_passage_the_dense_search_found_far_less_similar_must_match_much_bette
     assert ExtractiveGenerator(None).generate(query, partial, "concise").citations[0].search_result_index == 1
 
 
+def test_a_whether_question_holds_a_less_similar_passage_back_less() -> None:
+    """The search ranks passages by the question's topic; the sentence that says whether it holds may lie in one
+    it found a little less similar. A question asking how, worded alike, keeps the whole similarity gap."""
+    topic = Snippet(
+        "Transactions that involve changes against multiple attached databases are atomic for each individual "
+        "database. A database can be attached more than once.",
+        "ATTACH DATABASE",
+        0,
+        0.86,
+    )
+    says = Snippet(
+        "WAL does not work over a network filesystem. If the journal mode is WAL, transactions continue to be "
+        "atomic within each individual database file, but not across them.",
+        "Write-Ahead Logging",
+        1,
+        0.84,
+    )
+    whether = "Are transactions over several attached databases atomic when the journal mode is WAL?"
+    out = ExtractiveGenerator(None).generate(whether, [topic, says], "concise")
+    assert out.citations[0].search_result_index == 1
+    assert "continue to be atomic" in out.text
+    whole = ExtractiveGenerator(None, whether_gap_share=1.0).generate(whether, [topic, says], "concise")
+    assert whole.citations[0].search_result_index == 0
+    how = "How atomic are transactions over several attached databases when the journal mode is WAL?"
+    assert ExtractiveGenerator(None).generate(how, [topic, says], "concise").citations[0].search_result_index == 0
+
+
 def test_a_reference_pages_entries_are_not_weighed_by_their_chunks_similarity() -> None:
     """A man page's chunk lists many options: its similarity to the question says nothing of the one asked."""
     query = "Which option of find selects files modified n days ago?"
