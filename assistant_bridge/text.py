@@ -36,6 +36,8 @@ ITEM_DASHES = "–—"
 # there joins without one (Korean puts spaces between words, so not Hangul)
 _UNSPACED_CHARS = rf"{JAPANESE_CHARS}\u3000-\u303f\uff01-\uff60"  # CJK punctuation (々 〆 too), full-width forms
 _UNSPACED = re.compile(rf"[{_UNSPACED_CHARS}]")
+# a character of a word written in spaces: a letter, a digit or "_", not one of a Japanese or Chinese run
+_LATIN_WORD_CHAR = rf"(?![{_UNSPACED_CHARS}])\w"
 _UNSPACED_BREAK = re.compile(rf"(?<=[{_UNSPACED_CHARS}])[ \t]*\r?\n[ \t]*(?=[{_UNSPACED_CHARS}])")
 
 
@@ -1067,8 +1069,12 @@ def holds_code_names(query: str, texts: Sequence[str]) -> list[bool]:
     names = code_names(query)
     if not names:
         return [False] * len(texts)
+    # Japanese writes a name against the word before or after it ("オリジナルのorig.tar.gz ソースファイル")
     pattern = re.compile(
-        "|".join(rf"(?<![\w.]){re.escape(n)}" + (r"(?![\w])" if n[-1].isalnum() else "") for n in names)
+        "|".join(
+            rf"(?<!{_LATIN_WORD_CHAR}|\.){re.escape(n)}" + (rf"(?!{_LATIN_WORD_CHAR})" if n[-1].isalnum() else "")
+            for n in names
+        )
     )
     return [bool(pattern.search(unicodedata.normalize("NFKC", t).casefold())) for t in texts]
 

@@ -644,6 +644,12 @@ def test_which_passages_write_a_name_the_question_writes_as_code() -> None:
     assert holds_code_names("What separator does it use?", texts) == [False, False, False]
 
 
+def test_japanese_writes_a_code_name_against_the_words_around_it() -> None:
+    query = "初めてアップロードするとき、orig.tar.gz を含めるために dpkg-buildpackage に付けるオプションは？"
+    texts = ["オリジナルのorig.tar.gzソースファイルを含めます。", "foo_1.0.orig.tar.gz", "xorig.tar.gz", "éorig.tar.gz"]
+    assert holds_code_names(query, texts) == [True, False, False, False]
+
+
 @pytest.mark.parametrize(
     ("sentence", "announced"),
     [
