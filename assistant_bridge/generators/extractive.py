@@ -581,7 +581,9 @@ class ExtractiveGenerator:
             rest = after[len(between) :]
             announced = announcing and bool(rest) and (rest[0].label or bool(_COMMAND_LINE.match(rest[0].text)))
             if (
-                introduces(best.text) or announced or _shown_command(cands, top, asked, continuations) is not None
+                introduces(best.text)
+                or announced
+                or _shown_command(cands, top, asked, continuations, how=scored.asks_how) is not None
             ) and rest:
                 # "Run the following to test Rich output on your terminal:" answers with what it introduces:
                 # the block that follows it (a command, a code sample), up to the next blank line (:func:`_block`)
@@ -816,6 +818,8 @@ _SAYS_HOW = re.compile(
     r"(?:To do (?:so|this|that)|In order to do (?:so|this|that)|To achieve this|Pour (?:ce faire|cela|y parvenir))\b|"
     r"そのためには|これを行うには"
 )
+# a line typed at a shell prompt: "$ split -b 2000m large_file"
+_PROMPT_LINE = re.compile(r"\$\s+\S")
 # "$ pip install …", "iperf3 -c host -R", "pip install 'uvicorn[standard]'": a command, not a heading
 _COMMAND_LINE = re.compile(r"\$\s|[a-z][\w.-]*\s.*(?:(?<![\w-])-{1,2}\w|[\[\]'\"=/<>|{}])")
 # a document's credit line ("Copyright © 1999, 2001 Raphaël Hertzog, Brendan O'Dea", "Written by …"): a label that
@@ -831,7 +835,11 @@ _ENDS_ON_COMMAND = re.compile(r"(?:\b(?:command|commande)|コマンド)\s*$", re
 
 
 def _shown_command(
-    cands: Sequence[Candidate], i: int, asked: np.ndarray, continuations: Mapping[int, int] | None = None
+    cands: Sequence[Candidate],
+    i: int,
+    asked: np.ndarray,
+    continuations: Mapping[int, int] | None = None,
+    how: bool = False,
 ) -> int | None:
     """The command line the sentence ``cands[i]`` introduces ("To learn the status of all the packages, execute
     the command" then ``dpkg --list``, "The following is the safe way to clear the contents of the file." then
@@ -839,11 +847,16 @@ def _shown_command(
     ends with the sentence goes on in the next one when that is a snippet too, ``continuations``), when that is a
     command line; also, after any sentence, a command line that holds every term of the question (``asked``,
     :func:`~.sentences.asked_commands`: "Install with pip or your favorite PyPI package manager." then
-    ``python -m pip install rich``); else ``None``."""
+    ``python -m pip install rich``); and for a question that asks how to do something (``how``), a shell prompt's
+    line right after the sentence, which shows how it is done ("…you can backup its content after splitting it
+    into, e.g. 2000MiB chunks and merge those chunks back into the original file." then ``$ split -b 2000m
+    large_file``); else ``None``."""
     nxt = _following(cands, i, continuations or {})
     if nxt is None:
         return None
     if asked[nxt]:
+        return nxt
+    if how and _PROMPT_LINE.match(cands[nxt].text):
         return nxt
     if not (introduces(cands[i].text) or announces(cands[i].text) or _ENDS_ON_COMMAND.search(cands[i].text)):
         return None

@@ -720,6 +720,25 @@ def test_a_sentence_that_introduces_a_command_answers_with_it() -> None:
     assert "execute the command\ndpkg --list" in out.text
 
 
+def test_a_how_to_question_is_answered_with_the_shell_line_after_the_sentence() -> None:
+    """The Debian Reference says how to split a file in a sentence that neither ends with a colon nor announces
+    anything, and shows it on the shell prompt's line after it: a question asking how gets the line too; one
+    asking why does not."""
+    text = (
+        "Backups of large files need care.\n\n"
+        "When a data is too big to backup as a single file, you can backup its content after splitting it into, "
+        "e.g. 2000MiB chunks and merge those chunks back into the original file.\n\n"
+        "$ split -b 2000m large_file\n$ cat x* >large_file\n\n"
+        "Caution: make sure you do not have any files starting with x."
+    )
+    passage = Snippet(text, "Chapter 10. Data management", 0)
+    how = ExtractiveGenerator().generate("How do I split a large file into 2000MiB chunks for backup?", [passage])
+    assert "$ split -b 2000m large_file" in how.text
+    why = ExtractiveGenerator().generate("Why would I split a large file into 2000MiB chunks for backup?", [passage])
+    assert "When a data is too big" in why.text
+    assert "$ split" not in why.text
+
+
 def test_a_sentence_that_announces_a_command_brings_it_from_the_next_chunk() -> None:
     """The Debian Reference's "The following is the safe way to clear the contents of the file." ends its chunk and
     announces the command with a full stop; the next chunk of the same document (another snippet, overlapping by
