@@ -650,6 +650,7 @@ class ExtractiveGenerator:
             # "What does DROP TABLE remove?"), one more than the length's count of sentences
             chosen.append(cands[runner_up])
         chosen = _introduced(chosen, cands, best, snippets, policy.max_chars)
+        chosen = _bridged(chosen, cands, scores, snippets, policy.max_chars)
         # the best sentence's snippet first, with the chunks of its document right before and after it in place
         rank = {best.snippet: 0.0}
         for k, first in continuations.items():
@@ -795,7 +796,7 @@ def _in_script_of(query: str, cands: list[Candidate]) -> list[Candidate]:
 # リストです。)")
 _DEMONSTRATIVES = r"This|These|Those|Such|Ceci|Cela|Cette|Ces"
 # "In this case, the first expression is used as the OFFSET expression": the case the sentence before it states
-_IN_THIS_CASE = r"(?:In|Dans)\s+(?:this|that|such|either|ce|tel)\s+cas(?:es?)?\b"
+_IN_THIS_CASE = r"(?:In|Dans)\s+(?:this|that|these|those|such|either|ce|ces|tel|tels)\s+cas(?:es?)?\b"
 _ANAPHOR = re.compile(rf"(?:{_DEMONSTRATIVES}|It|They|Il|Elle|Ils|Elles)\b|{_IN_THIS_CASE}|これ|この|それ|その")
 _PARENTHETICAL = re.compile(r"[(（][^()（）]*[)）][.。]?$")
 _DEMONSTRATIVE = re.compile(rf"(?:{_DEMONSTRATIVES})\b|{_IN_THIS_CASE}|これ|この|それ|その")
@@ -832,6 +833,43 @@ _CREDIT_LINE = re.compile(
 # a sentence that ends on the word for a command ("…, execute the command", "…la commande", "…コマンド"): it
 # introduces what follows, as one ending with a colon does (:func:`~.sentences.introduces`)
 _ENDS_ON_COMMAND = re.compile(r"(?:\b(?:command|commande)|コマンド)\s*$", re.IGNORECASE)
+
+
+def _bridged(
+    chosen: list[Candidate],
+    cands: Sequence[Candidate],
+    scores: np.ndarray,
+    snippets: Sequence[Snippet],
+    max_chars: int,
+) -> list[Candidate]:
+    """``chosen`` with the one sentence between two of its sentences of one paragraph, what links them, as far as
+    the length allows; of several such gaps, the best-scored sentence, and one at most (the length's count of
+    sentences and one more). patch's manual says "Sometimes the file names given in a patch contain leading
+    directories, but you keep your files in a directory different from the one given in the patch. In those cases,
+    you can use the '--strip=NUMBER' ('-pNUMBER') option to set the file name strip count to NUMBER. The strip
+    count tells 'patch' how many slashes…": an answer of the first and the third sentence left out the option that
+    answers "How do I tell patch to strip leading directories…?". Not a heading or another label, a definition
+    entry, a list item, nor a sentence cut by the chunk's edge."""
+    index = {(c.snippet, c.position): k for k, c in enumerate(cands)}
+    have = {(c.snippet, c.position) for c in chosen}
+    room = max_chars - sum(len(c.text) + 1 for c in chosen)
+    gaps = []
+    for c in chosen:
+        mid, after = index.get((c.snippet, c.position + 1)), index.get((c.snippet, c.position + 2))
+        if mid is None or after is None or (c.snippet, c.position + 2) not in have:
+            continue
+        m, a = cands[mid], cands[after]
+        if (
+            (m.snippet, m.position) not in have
+            and not any(x.label or x.entry or x.item for x in (c, m, a))
+            and not m.fragment
+            and "\n\n" not in snippets[c.snippet].text[c.start : a.start]
+            and len(m.text) + 1 <= room
+        ):
+            gaps.append(mid)
+    if not gaps:
+        return chosen
+    return [*chosen, cands[max(gaps, key=lambda k: scores[k])]]
 
 
 def _shown_command(
