@@ -409,7 +409,8 @@ class ExtractiveGenerator:
             "off_page": -_off_page(query, snippets)[[c.snippet for c in cands]],
             "similarity_gap": -_similarity_gap(cands, snippets, exempt),
         }
-        if asks_whether(query):
+        whether = asks_whether(query)
+        if whether:
             # "Are transactions over several attached databases atomic when the journal mode is WAL?": the search
             # ranks passages by the topic, while the sentence that says whether it holds ("If … the journal_mode
             # is WAL, then transactions continue to be atomic within each individual database file") may sit in
@@ -426,7 +427,7 @@ class ExtractiveGenerator:
             relevance = relevance + self.tuning.w_embed * cosine
             features["cosine"] = cosine
         heading = section_match(cands, relevance, snippets)
-        if asks_whether(query):
+        if whether:
             # "Is the GLOB operator case sensitive?": the heading names the subject ("The LIKE, GLOB, REGEXP…
             # operators"), only a sentence says whether it holds ("Also, GLOB is case sensitive, unlike LIKE.")
             heading = WHETHER_HEADING_SHARE * heading
