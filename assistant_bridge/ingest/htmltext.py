@@ -9,6 +9,7 @@ paragraph breaks so that the chunker never glues a heading to the next paragraph
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from html.parser import HTMLParser
 from typing import Any
 
@@ -54,6 +55,8 @@ _PARAGRAPH = frozenset(
 # turn into blank lines (which would split a list into paragraphs).
 _LINE = frozenset({"br", "li", "tr", "dt", "dd", "caption", "option"})
 _CELL = frozenset({"td", "th"})
+# a table with this many rows of two cells or more that hold text holds data, not a layout or a framed note
+_DATA_ROWS = 2
 # a list item's first paragraph that only names a term ("<li><p><code>Depends</code></p><p>the package will not
 # be installed unless…</p></li>", as DocBook and SQLite's pages write a list of terms): at most this many words,
 # with no end of sentence, heads the paragraph after it as a definition term heads its description
@@ -100,6 +103,11 @@ class _Extractor(HTMLParser):
         # per open table (innermost last), its rows: per cell, the index in ``parts`` of the " | " before it (None
         # for a row's first cell) and whether it holds text (:meth:`_close_table`)
         self.tables: list[list[list[list[Any]]]] = []
+        # per open table, whether a cell of it is open, and where in ``parts`` the breaks inside its cells are: a
+        # data table's cell that holds paragraphs ("<td><p>Weekday as locale's full name.</p></td>", as docutils
+        # and Sphinx write every cell) is one cell of its row (:meth:`_close_table`)
+        self.cell_open: list[bool] = []
+        self.cell_breaks: list[list[int]] = []
         self.after_dt = False  # a definition term just ended: its description joins it on one line
         self.joining_dd = False  # inside that description, before its first text: no break
         self.item_open = False  # a list item has begun and holds no text yet: its first paragraph joins "- "
@@ -135,11 +143,16 @@ class _Extractor(HTMLParser):
             self.item_start, self.item_paragraphs = len(self.parts), 0
         elif tag == "table":
             self.tables.append([])
+            self.cell_open.append(False)
+            self.cell_breaks.append([])
         elif tag == "tr":
             self.cells_in_row = 0
             if self.tables:
                 self.tables[-1].append([])
+                self.cell_open[-1] = False
         elif tag in _CELL:
+            if self.cell_open:
+                self.cell_open[-1] = True
             separator = None
             if self.cells_in_row:
                 self.parts.append(TABLE_CELL)
@@ -177,8 +190,11 @@ class _Extractor(HTMLParser):
             self.term_ended = self.item_paragraphs == 1 and _is_item_term("".join(self.parts[self.item_start :]))
         elif tag == "li":
             self.item_paragraphs = -1
+        if tag in _CELL and self.cell_open:
+            self.cell_open[-1] = False
         if tag == "table" and self.tables:
-            self._close_table(self.tables.pop())
+            self.cell_open.pop()
+            self._close_table(self.tables.pop(), self.cell_breaks.pop())
         if tag == "pre":
             self.pre_depth = max(0, self.pre_depth - 1)
         elif tag == "h1" and self.h1_depth:
@@ -207,11 +223,18 @@ class _Extractor(HTMLParser):
             return  # the spaces between "</dt>" and "<dd>"
         self.parts.append(data)
 
-    def _close_table(self, rows: list[list[list[Any]]]) -> None:
+    def _close_table(self, rows: list[list[list[Any]]], breaks: Sequence[int] = ()) -> None:
         """Drop the separators of a table's spacer columns, empty in every row (a layout table's
-        ``<td width="10"></td>``: "%d | | day of month" reads "%d | day of month"), and of its empty rows."""
+        ``<td width="10"></td>``: "%d | | day of month" reads "%d | day of month"), and of its empty rows. In a
+        data table (:data:`_DATA_ROWS` rows of two cells or more that hold text), the paragraph and line breaks
+        inside its cells (``breaks``) become spaces: a row is one line ("%A | Weekday as locale's full name. |
+        Sunday, Monday, …, Saturday (en_US)"), not a paragraph per cell. A table that frames a note (DocBook's
+        "Tip": an icon, a heading, then the note's paragraphs in one cell) keeps its paragraphs."""
         width = max((len(row) for row in rows), default=0)
         empty = {c for c in range(width) if not any(len(row) > c and row[c][1] for row in rows)}
+        if sum(1 for row in rows if sum(1 for _, text in row if text) >= 2) >= _DATA_ROWS:
+            for i in breaks:
+                self.parts[i] = " "
         for row in rows:
             kept = [c for c in range(len(row)) if c not in empty] if any(text for _, text in row) else []
             for c, (separator, _) in enumerate(row):
@@ -223,10 +246,10 @@ class _Extractor(HTMLParser):
             # "<li><p>text" (DocBook, Sphinx) is the item "- text", not a marker above a paragraph; so is
             # "<li><dl><dt>term" (a docutils list of parameters): "- term: description"
             return
-        if tag in _PARAGRAPH:
-            self.parts.append("\n\n")
-        elif tag in _LINE:
-            self.parts.append("\n")
+        if tag in _PARAGRAPH or tag in _LINE:
+            self.parts.append("\n\n" if tag in _PARAGRAPH else "\n")
+            if self.cell_open and self.cell_open[-1] and tag != "table":
+                self.cell_breaks[-1].append(len(self.parts) - 1)
 
 
 def html_to_text(source: str) -> tuple[str, str | None]:

@@ -158,6 +158,34 @@ def test_a_layout_tables_spacer_column_and_empty_rows_leave_no_empty_cells() -> 
 
 
 @pytest.mark.unit
+def test_a_data_tables_cells_of_paragraphs_make_one_line_a_row() -> None:
+    """docutils and Sphinx write every cell's text as a paragraph, and a cell may hold several lines: each row is
+    one line of cells all the same. A table that frames a note (DocBook's "Tip": an icon and a heading, then the
+    note's paragraphs in one cell) keeps the note's paragraphs."""
+    codes = (
+        "<table><thead><tr><th><p>Directive</p></th><th><p>Meaning</p></th><th><p>Example</p></th></tr></thead>"
+        "<tbody><tr><td><p><code>%a</code></p></td><td><p>Weekday as locale's\nabbreviated name.</p></td>"
+        "<td><div class='line-block'><div class='line'>Sun, Mon, …, Sat (en_US);</div>"
+        "<div class='line'>So, Mo, …, Sa (de_DE)</div></div></td></tr>"
+        "<tr><td><p><code>%A</code></p></td><td><p>Weekday as locale's full name.</p></td><td><p>Sunday</p></td></tr>"
+        "</tbody></table>"
+    )
+    text, _ = _text(f"<html><body><p>The format codes:</p>{codes}</body></html>")
+    assert text.split("\n")[-3:] == [
+        "Directive | Meaning | Example",
+        "%a | Weekday as locale's abbreviated name. | Sun, Mon, …, Sat (en_US); So, Mo, …, Sa (de_DE)",
+        "%A | Weekday as locale's full name. | Sunday",
+    ]
+    tip = (
+        "<table><tr><td rowspan='2'><img src='tip.png' alt='Tip'/></td><th>Tip</th></tr>"
+        "<tr><td><p>You can save connection fees with screen.</p><p>Detach it and attach it later.</p></td></tr>"
+        "</table>"
+    )
+    text, _ = _text(f"<html><body><p>Before the note.</p>{tip}</body></html>")
+    assert "You can save connection fees with screen.\n\nDetach it and attach it later." in text
+
+
+@pytest.mark.unit
 def test_wiki_article_without_infobox_navbox_references_or_edit_links() -> None:
     text, title = _text(WIKI)
     assert "Aden is a port city in Yemen, on the Gulf of Aden." in text
