@@ -39,11 +39,14 @@ from assistant_bridge.lru import Lru
 from assistant_bridge.settings import Settings
 from assistant_bridge.store import SQLiteStore
 from assistant_bridge.text import (
+    ENTRY_HEAD_CHARS,
+    api_signature,
     asked_programs,
     asks_for_command,
     asks_for_kind,
     asks_for_option,
     document_name,
+    entry_term,
     holds_code_names,
     manual_page_name,
     named_documents,
@@ -106,6 +109,15 @@ class _PageEntries:
     base_words: frozenset[str] | None = None  # the terms of its words without an inflection
     normal_text: str | None = None  # the whole document, NFKC
     hashes: tuple[str, tuple[list[str], list[str]]] | None = None  # the title they were made with, the entries' keys
+    signatures: bool | None = None  # most entries are an API reference's signatures (:meth:`api_reference`)
+
+    def api_reference(self, text: str) -> bool:
+        """Most of the document ``text``'s entries are an API reference's signatures
+        (:func:`~assistant_bridge.text.api_signature`), found once."""
+        if self.signatures is None:
+            heads = [entry_term(text[start : start + ENTRY_HEAD_CHARS]) for start, _ in self.spans]
+            self.signatures = 2 * sum(api_signature(h) for h in heads) > len(heads)
+        return self.signatures
 
     def entry_hashes(self, title: str, text: str) -> tuple[list[str], list[str]]:
         """The entries' cache keys (:func:`~assistant_bridge.ingest.service.entry_hashes`), found once per title."""
@@ -562,8 +574,11 @@ class Services:
         if doc is None:
             return None
         entries = self._page_entries(doc)
-        if not entries.spans and manual_page_name(doc.title) is None:
-            return None  # a manual other than a page lists its options and commands as entries, or none are known
+        if manual_page_name(doc.title) is None and (not entries.spans or entries.api_reference(doc.text)):
+            # a manual other than a page lists its options and commands as entries, or none are known; an API
+            # reference's entries describe a function in other words than a question asks with ("freezes some
+            # portion of a function's arguments" for "arguments already fixed"): its words judge nothing
+            return None
         # a manual page that writes its options in prose ("L'option -l permet d'afficher la crontab…") has no
         # entries to hold one: an option question is judged by the words the page never uses (OptionWords.prose)
         prose = options and not entries.spans

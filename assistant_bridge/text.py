@@ -235,8 +235,16 @@ _OPTION_TERM = re.compile(
     rf"^(-{{1,2}}[A-Za-z0-9?#][\w?#-]*{_OPTION_ARG}(?:(?:,\s*|\s+or\s+|\s+)-{{1,2}}[A-Za-z0-9?#][\w?#-]*{_OPTION_ARG})*)(?::\s+|\s+(?=\S)(?!{_FINITE_VERB}))"
     rf"(?=\S+\s+\S|[{CJK_CHARS}])"  # a description of words, or of CJK text (no spaces)
 )
+# an API reference's signature (Sphinx, JSDoc…) defines its name the same way: a dotted name and its parameters,
+# their defaults nested in parentheses one deep ("shutil.which(cmd, mode=os.F_OK | os.X_OK, path=None): Return
+# the path…", "fs.readFile(path[, options], callback): …")
+_SIGNATURE = r"\((?:[^()\n]|\([^()\n]*\)){1,300}\)"
 _NAMED_TERM = re.compile(
-    r"^(`?[A-Za-z_][\w.-]*(?:\([^()\s]{0,24}\))?`?(?:\s[A-Za-z_][\w.-]*)?)(?:\s*:\s+|\s+[—–]\s+|\s+-\s+)(?=\S+\s+\S)"
+    # after a decorator's "@" or a "class" or "exception", of a qualified name only: "@functools.cache(…)", "class
+    # subprocess.Popen(…)", not a line of source code ("class tqdm():")
+    r"^(?:(?:@|(?:class|exception|async|coroutine)\s+)(?=[A-Za-z_]\w*\.))?"
+    rf"(`?[A-Za-z_][\w.-]*(?:\([^()\s]{{0,24}}\)|{_SIGNATURE})?`?(?:\s[A-Za-z_][\w.-]*)?)"
+    r"(?:\s*:\s+|\s+[—–]\s+|\s+-\s+)(?=\S+\s+\S)"
 )
 # what makes a defined term a name rather than a word: "CARGO_TARGET_DIR", "os.path", "ServerAlive", "opt-level",
 # "VARCHAR", a call ("ifnull(X,Y)": a function's entry on a reference page)
@@ -257,6 +265,17 @@ _SYNOPSIS_TERM = re.compile(r"^([A-Za-z_][\w.-]*): \1(?=[ \t]*(?:\n|$)|[ \t][^\n
 # target-window] new-name: (alias: renamew) Rename the current window…", tmux(1)); the name is the term. Not a
 # setting and its values ("status [off | on | 2]: Show or hide the status line")
 _COMMAND_SYNOPSIS = re.compile(r"^([a-z][a-z0-9]*(?:-[a-z0-9]+)*)[ \t]+\[-[^\n:]*?(?::[ \t]+|[ \t]+(?=\(alias:))(?=\S)")
+
+
+# a term that is a qualified name, a member of a module or a class, called or not: an API reference's entry
+# ("functools.partial(func, /, *args, **keywords)", "PurePath.stem"), not a SQL function ("ifnull(X,Y)") nor a
+# setting ("HashKnownHosts")
+_QUALIFIED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(|$)")
+
+
+def api_signature(term: str) -> bool:
+    """The entry term (:func:`entry_term`) names a member of a module or a class: an API reference's entry."""
+    return _QUALIFIED_NAME.match(term) is not None
 
 
 def synopsis_entry(text: str) -> bool:
@@ -311,7 +330,7 @@ def entry_term(text: str) -> str:
 # would stand between an option and the rest of its description.
 _PARAGRAPH_START = re.compile(r"(?:\A|\n[ \t]*\n)\s*(?=\S)")
 _PARAGRAPH_END = re.compile(r"\n[ \t]*\n")
-_ENTRY_HEAD_CHARS = 300  # enough of a paragraph to read its term and the start of its description
+ENTRY_HEAD_CHARS = 300  # enough of a paragraph to read its term and the start of its description
 OPTION_ENTRY_MAX_CHARS = 1200  # an entry's text as it is embedded: its term, its description, an example
 # more paragraphs that start like an option than any manual page has (curl: 273) is not a list of options (a
 # generated file, a log): none are taken, so neither ingestion nor a search pays for thousands of them
@@ -358,7 +377,7 @@ def option_entries(text: str) -> list[tuple[int, int]]:
     synopses: list[int] = []
     for match in _PARAGRAPH_START.finditer(text):
         start = match.end()
-        head = text[start : start + _ENTRY_HEAD_CHARS]
+        head = text[start : start + ENTRY_HEAD_CHARS]
         end = _PARAGRAPH_END.search(head)
         paragraph = head[: end.start()] if end else head
         term = entry_term(paragraph)

@@ -434,6 +434,31 @@ def test_the_manual_of_a_program_that_is_no_manual_page_is_named_by_its_program(
     assert read is not None and read.found
 
 
+def test_an_api_references_functions_are_not_judged_by_the_words_its_page_never_uses(tmp_path: Path) -> None:
+    """A Python module's reference lists its functions by their signatures ("functools.partial(func, /, *args,
+    **keywords): Return a new partial object…"), and says what each does in other words than a question asks
+    with: "Which functools function returns a callable with some arguments already fixed?" is not declined for
+    "already" and "fixed", which the page never writes."""
+    svc = make_services(make_settings(tmp_path), dim=1024)
+    entries = [
+        "functools.partial(func, /, *args, **keywords): Return a new partial object which when called will behave "
+        "like func called with the positional arguments args and keyword arguments keywords.",
+        "functools.reduce(function, iterable[, initializer]): Apply function of two arguments cumulatively.",
+        "functools.cache(user_function): Simple lightweight unbounded function cache.",
+        "functools.wraps(wrapped, assigned=WRAPPER_ASSIGNMENTS): A convenience function for update_wrapper().",
+        "functools.cmp_to_key(func): Transform an old-style comparison function to a key function.",
+        "functools.total_ordering: Given a class defining one or more rich comparison ordering methods.",
+    ]
+    doc = svc.ingestor.ingest_text(
+        "\n\n".join(entries), title="functools — Higher-order functions", ownership=Ownership()
+    ).document
+    found = [(doc.id, doc.title, "en")]
+    assert (
+        svc.option_words("Which functools function returns a callable with some arguments already fixed?", found)
+        is None
+    )
+
+
 def test_an_option_question_of_a_page_that_writes_its_options_in_prose_is_judged_by_its_unknown_words(
     tmp_path: Path,
 ) -> None:

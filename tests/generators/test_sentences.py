@@ -285,6 +285,24 @@ def test_a_line_that_a_sentence_introduces_is_no_heading() -> None:
         ("ServerAliveCountMax: Sets the number of server alive messages.", "ServerAliveCountMax"),
         ("ifnull(X,Y): The ifnull() function returns a copy of its first non-NULL argument.", "ifnull(X,Y)"),
         ("pi(): Return an approximation for π.", "pi()"),
+        (  # an API reference's signature, its parameters with defaults (Sphinx)
+            "shutil.which(cmd, mode=os.F_OK | os.X_OK, path=None): Return the path to an executable.",
+            "shutil.which(cmd, mode=os.F_OK | os.X_OK, path=None)",
+        ),
+        (
+            "@functools.lru_cache(maxsize=128, typed=False): Decorator to wrap a function.",
+            "functools.lru_cache(maxsize=128, typed=False)",
+        ),
+        (
+            "exception json.JSONDecodeError(msg, doc, pos): Subclass of ValueError.",
+            "json.JSONDecodeError(msg, doc, pos)",
+        ),
+        ("class subprocess.CompletedProcess: The return value from run().", "subprocess.CompletedProcess"),
+        (
+            "fs.readFile(path[, options], callback): Asynchronously reads the entire contents.",
+            "fs.readFile(path[, options], callback)",
+        ),
+        ("Note (see the manual): this is prose with a colon.", ""),
         ("Note: this is a prose sentence with a colon.", ""),
         ("The options below may be used", ""),
         ("--resolve can be used several times in a command line", ""),  # the option is the sentence's subject
