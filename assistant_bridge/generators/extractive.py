@@ -442,6 +442,11 @@ class ExtractiveGenerator:
                 for i, c in enumerate(cands)
             ]
         )
+        if not asks_how_to(query):
+            # an interactive session's lines show how a call is made and what it printed: they answer a how-to
+            # question, not what something is or does ("What type does orjson.dumps return?" is not answered by
+            # ">>> orjson.dumps(decimal.Decimal(…))" and its error)
+            unusable = unusable | np.array([_in_session(snippets[c.snippet].text, c.start) for c in cands], dtype=bool)
         if not unusable.all():
             scores = np.where(unusable, scores - 10.0, scores)
         return _Scored(
@@ -761,6 +766,13 @@ def _off_page(query: str, snippets: Sequence[Snippet]) -> np.ndarray:
     forms = [match_form(f"{s.title} {s.text}") for s in snippets]
     said = np.array([any(mentions(form, page) for page in pages) for form in forms], dtype=bool)
     return (~said).astype(np.float64) if said.any() else np.zeros(len(snippets))
+
+
+def _in_session(text: str, start: int) -> bool:
+    """The sentence at ``start`` of ``text`` lies in a paragraph that opens with the prompt of Python's
+    interactive interpreter (``>>>``): a session, its calls and what they printed."""
+    para = text.rfind("\n\n", 0, start)
+    return text[0 if para < 0 else para + 2 :].lstrip().startswith(">>>")
 
 
 def _similarity_gap(cands: Sequence[Candidate], snippets: Sequence[Snippet], exempt: np.ndarray) -> np.ndarray:

@@ -232,6 +232,23 @@ def test_a_question_without_japanese_is_not_answered_in_japanese() -> None:
     assert "オプション" in asked.text
 
 
+def test_an_interactive_sessions_lines_answer_how_to_questions_only() -> None:
+    """orjson's README: the prose says what ``dumps`` returns; the session below it shows a call and its error."""
+    readme = Snippet(
+        "The largest difference is that orjson.dumps returns bytes and json.dumps returns a str.\n\n"
+        '>>> orjson.dumps(decimal.Decimal("0.08"))\nJSONEncodeError: Type is not JSON serializable: decimal.Decimal\n'
+        '>>> orjson.dumps(decimal.Decimal("0.08"), default=default)\nb\'"0.08"\'',
+        "orjson",
+        0,
+    )
+    what = ExtractiveGenerator(None).generate("What type does orjson.dumps return?", [readme], "concise")
+    assert what.text.startswith("The largest difference is that orjson.dumps returns bytes")
+    how = ExtractiveGenerator(None).generate(
+        "How do I serialize a decimal.Decimal with orjson.dumps?", [readme], "concise"
+    )
+    assert ">>> orjson.dumps" in how.text
+
+
 def test_terms_are_stemmed_and_cjk_bigrams() -> None:
     assert terms("Installing the installers") == ["insta", "the", "insta"]
     assert terms("経費精算") == ["経費", "費精", "精算"]
