@@ -875,7 +875,8 @@ _CODE_LINE_CHARS = 80  # a syntax line: "PRAGMA schema.integrity_check(N)", not 
 
 def documents_name(subject: str, passage: str) -> bool:
     """Whether ``passage`` documents ``subject`` as a reference does, though no sentence of it says what the subject
-    is (:func:`passage_defines`): a table row that opens with it ("apt autoremove | N/A | apt-get autoremove |
+    is (:func:`passage_defines`): its definition entry ("itertools.chain(*iterables): Make an iterator…", "ifnull(X,
+    Y): …"), a table row that opens with it ("apt autoremove | N/A | apt-get autoremove |
     remove auto-installed packages which are no longer required"), a short line of syntax that opens with its first
     word and writes its code names and its other words ("PRAGMA schema.integrity_check;" for "PRAGMA
     integrity_check"), or a sentence that gives it as the name of what it describes ('These are known as "Release
@@ -890,6 +891,8 @@ def documents_name(subject: str, passage: str) -> bool:
         head, cell, _ = line.partition(TABLE_CELL)
         if cell and match_form(head) == wanted:
             return True
+        if (term := entry_term(line)) and match_form(term.split("(", 1)[0]) == wanted:
+            return True  # its definition entry: "itertools.chain(*iterables): Make an iterator that…"
         if codes and len(line.strip()) <= _CODE_LINE_CHARS and not line.rstrip().endswith("."):
             form = match_form(line)
             if (
@@ -1159,10 +1162,19 @@ def asks_default(query: str) -> bool:
     return _ASKS_DEFAULT.search(query) is not None
 
 
+# an API reference's signature, as an entry's term, that gives a parameter its default: "textwrap.wrap(text,
+# width=70, *, …): Wraps the single paragraph…" (not a call in an example, which no description follows)
+_SIGNATURE_DEFAULT = re.compile(
+    rf"(?:^|\n|(?<=[.!?] ))(?:@|(?:class|exception)\s+)?[A-Za-z_][\w.]*(?={_SIGNATURE}:\s)\((?:[^()\n]|\([^()\n]*\))*?"
+    r"\b[A-Za-z_]\w*=[^\s,()]"
+)
+
+
 def states_default(text: str) -> bool:
     """``text`` says what the default is ("The default is for all modules to be read only.", "Par défaut ‘:’.",
-    "Normally, 'patch' renames an original input file into a backup file by appending … '.orig'")."""
-    return _STATES_DEFAULT.search(text) is not None
+    "Normally, 'patch' renames an original input file into a backup file by appending … '.orig'"), or gives it in
+    a signature (:data:`_SIGNATURE_DEFAULT`: "textwrap.wrap(text, width=70, …): …")."""
+    return _STATES_DEFAULT.search(text) is not None or _SIGNATURE_DEFAULT.search(text) is not None
 
 
 # a number a few words from "default": "(default 10 secs)", "defaults to 27", "The default is 80x24", "デフォルトは 500"

@@ -247,6 +247,12 @@ def test_how_a_sentence_says_what_its_subject_is(subject: str, sentence: str, ki
             'The project picks topics. These are known as "Release Goals" and are described.',
             True,
         ),
+        (  # its definition entry in an API reference
+            "itertools.chain",
+            "Roughly equivalent to:\n\nitertools.chain(*iterables): Make an iterator that returns elements.",
+            True,
+        ),
+        ("itertools.chain", "itertools.chain.from_iterable(iterable): Alternate constructor for chain().", False),
         ("PostgreSQL", "SQLite follows interpretation (1), as does PostgreSQL.", False),
         ("PostgreSQL", "Client/server engines such as MySQL or PostgreSQL | port 5432", False),
     ],
