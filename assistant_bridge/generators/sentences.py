@@ -956,18 +956,10 @@ def _name_share(words: set[str], term: str) -> float:
 _GENERIC_NAME_TERMS = frozenset(terms("show print display list use"))
 
 
-# a qualified name of an API reference's entry, and its last part when it is a word of five letters or more (not a
-# file name's extension: "pyproject.toml", "lessopen.sh")
-_MEMBER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\.([A-Za-z_]\w{4,})")
-
-
 def _names(query: str, term: str) -> bool:
     """The query names the entry's term (``ServerAliveCountMax``, ``max connections``) as a whole word; a
-    function's entry by the function's name ("ifnull()" or "ifnull" names ``ifnull(X,Y)``); a member of a module or
-    a class by its own name (:data:`_MEMBER`: "delimiter" names ``Dialect.delimiter``)."""
+    function's entry by the function's name ("ifnull()" or "ifnull" names ``ifnull(X,Y)``)."""
     name = term.split("(", 1)[0] if re.match(r"[A-Za-z_][\w.]*\(", term) else term
-    if (member := _MEMBER.fullmatch(name)) is not None and _names(query, member.group(1)):
-        return True  # a member of a module or a class by its own name: "the default delimiter" names Dialect.delimiter
     if name.isupper() and not query.isupper():
         # a name in capitals (an argument, "CLOSURE"; a keyword, "REPLACE") is named in capitals: "memory
         # allocated for a closure" uses the word, and the entry of ffi_prep_closure_loc's CLOSURE argument does

@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 
 from assistant_bridge.core.snippets import Snippet
 from assistant_bridge.generators.sentences import (
-    Candidate,
     announces,
     answer_type_terms,
     asked_coverage,
@@ -493,28 +492,6 @@ def test_a_sentence_that_states_a_default() -> None:
     # an API reference's signature gives its parameters' defaults; a call in an example does not
     assert states_default("textwrap.wrap(text, width=70, *, initial_indent=''): Wraps the single paragraph in text.")
     assert not states_default(">>> parser.add_argument('--foo', required=True)")
-
-
-def opening(cands: list[Candidate], prefix: str) -> int:
-    """The index of the first candidate whose text opens with ``prefix``."""
-    return next(i for i, c in enumerate(cands) if c.text.startswith(prefix))
-
-
-def test_a_member_of_a_module_or_a_class_is_named_by_its_own_name() -> None:
-    """An API reference's entry names a member by its qualified name ("Dialect.delimiter: A one-character string
-    used to separate fields."); a question names it by its own ("the default delimiter of the csv module"). A file
-    name's short extension is no member ("pyproject.toml: …" is not named by "toml")."""
-    page = Snippet(
-        "Dialect.delimiter: A one-character string used to separate fields. It defaults to ','.\n\n"
-        "Dialect.quotechar: A one-character string used to quote fields.\n\n"
-        "pyproject.toml: The configuration file of the project.",
-        "csv — CSV File Reading and Writing",
-        0,
-    )
-    cands = candidates([page])
-    match = entry_match("What is the default delimiter of the csv module?", cands, [page.title])
-    assert match[opening(cands, "Dialect.delimiter")] == 1.0 and match[opening(cands, "Dialect.quotechar")] == 0.0
-    assert entry_match("Which toml file configures it?", cands, [page.title])[opening(cands, "pyproject")] == 0.0
 
 
 def test_an_option_whose_long_name_the_question_spells_out_is_asked_for() -> None:
