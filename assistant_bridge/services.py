@@ -40,7 +40,6 @@ from assistant_bridge.settings import Settings
 from assistant_bridge.store import SQLiteStore
 from assistant_bridge.text import (
     ENTRY_HEAD_CHARS,
-    api_signature,
     asked_programs,
     asks_for_command,
     asks_for_kind,
@@ -51,6 +50,7 @@ from assistant_bridge.text import (
     manual_page_name,
     named_documents,
     named_manual_pages,
+    names_member,
     option_entries,
     overview_subject,
     passage_defines,
@@ -109,15 +109,16 @@ class _PageEntries:
     base_words: frozenset[str] | None = None  # the terms of its words without an inflection
     normal_text: str | None = None  # the whole document, NFKC
     hashes: tuple[str, tuple[list[str], list[str]]] | None = None  # the title they were made with, the entries' keys
-    signatures: bool | None = None  # most entries are an API reference's signatures (:meth:`api_reference`)
+    members: bool | None = None  # most entries name members of a module or a class (:meth:`api_reference`)
 
     def api_reference(self, text: str) -> bool:
-        """Most of the document ``text``'s entries are an API reference's signatures
-        (:func:`~assistant_bridge.text.api_signature`), found once."""
-        if self.signatures is None:
+        """Most of the document ``text``'s entries name members of a module or a class
+        (:func:`~assistant_bridge.text.names_member`: "functools.partial(func, /, *args, **keywords)"), as an API
+        reference's do; found once."""
+        if self.members is None:
             heads = [entry_term(text[start : start + ENTRY_HEAD_CHARS]) for start, _ in self.spans]
-            self.signatures = 2 * sum(api_signature(h) for h in heads) > len(heads)
-        return self.signatures
+            self.members = 2 * sum(names_member(h) for h in heads) > len(heads)
+        return self.members
 
     def entry_hashes(self, title: str, text: str) -> tuple[list[str], list[str]]:
         """The entries' cache keys (:func:`~assistant_bridge.ingest.service.entry_hashes`), found once per title."""

@@ -273,7 +273,7 @@ _COMMAND_SYNOPSIS = re.compile(r"^([a-z][a-z0-9]*(?:-[a-z0-9]+)*)[ \t]+\[-[^\n:]
 _QUALIFIED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(|$)")
 
 
-def api_signature(term: str) -> bool:
+def names_member(term: str) -> bool:
     """The entry term (:func:`entry_term`) names a member of a module or a class: an API reference's entry."""
     return _QUALIFIED_NAME.match(term) is not None
 
