@@ -233,18 +233,26 @@ def test_a_question_without_japanese_is_not_answered_in_japanese() -> None:
 
 
 def test_an_interactive_sessions_lines_answer_how_to_questions_only() -> None:
-    """orjson's README: the prose says what ``dumps`` returns; the session below it shows a call and its error."""
-    readme = Snippet(
-        "The largest difference is that orjson.dumps returns bytes and json.dumps returns a str.\n\n"
+    """orjson's README: a session shows a call and the error it printed ("Type is not JSON serializable"), and the
+    migration notes say what ``dumps`` returns; the session answers how to do something, not what it returns."""
+    session = Snippet(
+        "To serialize a subclass or arbitrary types, specify default as a callable that returns a supported type.\n\n"
         '>>> orjson.dumps(decimal.Decimal("0.08"))\nJSONEncodeError: Type is not JSON serializable: decimal.Decimal\n'
         '>>> orjson.dumps(decimal.Decimal("0.08"), default=default)\nb\'"0.08"\'',
         "orjson",
         0,
     )
-    what = ExtractiveGenerator(None).generate("What type does orjson.dumps return?", [readme], "concise")
-    assert what.text.startswith("The largest difference is that orjson.dumps returns bytes")
+    prose = Snippet(
+        "orjson is a fast JSON library for Python. It benchmarks as the fastest Python library for JSON. To migrate "
+        "from the standard library, the largest difference is that orjson.dumps returns bytes and json.dumps returns "
+        "a str.",
+        "orjson",
+        1,
+    )
+    what = ExtractiveGenerator(None).generate("What type does orjson.dumps return?", [session, prose], "concise")
+    assert what.text.startswith("To migrate from the standard library, the largest difference is that orjson.dumps")
     how = ExtractiveGenerator(None).generate(
-        "How do I serialize a decimal.Decimal with orjson.dumps?", [readme], "concise"
+        "How do I serialize a decimal.Decimal with orjson.dumps?", [session, prose], "concise"
     )
     assert ">>> orjson.dumps" in how.text
 
