@@ -1162,19 +1162,26 @@ def asks_default(query: str) -> bool:
     return _ASKS_DEFAULT.search(query) is not None
 
 
-# an API reference's signature, as an entry's term, that gives a parameter its default: "textwrap.wrap(text,
+# an API reference's signature, as an entry's term, and its parameters that have a default: "textwrap.wrap(text,
 # width=70, *, …): Wraps the single paragraph…" (not a call in an example, which no description follows)
-_SIGNATURE_DEFAULT = re.compile(
-    rf"(?:^|\n|(?<=[.!?] ))(?:@|(?:class|exception)\s+)?[A-Za-z_][\w.]*(?={_SIGNATURE}:\s)\((?:[^()\n]|\([^()\n]*\))*?"
-    r"\b[A-Za-z_]\w*=[^\s,()]"
-)
+_SIGNATURE_ENTRY = re.compile(rf"(?:^|\n|(?<=[.!?] ))(?:@|(?:class|exception)\s+)?[A-Za-z_][\w.]*({_SIGNATURE}):\s")
+_DEFAULTED_PARAMETER = re.compile(r"\b([A-Za-z_]\w*)=")
 
 
-def states_default(text: str) -> bool:
+def states_default(text: str, asked: str = "") -> bool:
     """``text`` says what the default is ("The default is for all modules to be read only.", "Par défaut ‘:’.",
-    "Normally, 'patch' renames an original input file into a backup file by appending … '.orig'"), or gives it in
-    a signature (:data:`_SIGNATURE_DEFAULT`: "textwrap.wrap(text, width=70, …): …")."""
-    return _STATES_DEFAULT.search(text) is not None or _SIGNATURE_DEFAULT.search(text) is not None
+    "Normally, 'patch' renames an original input file into a backup file by appending … '.orig'"), or, for the
+    question ``asked``, gives the default of a parameter it names in a signature (:data:`_SIGNATURE_ENTRY`: "What is
+    the default width of textwrap.wrap?" and "textwrap.wrap(text, width=70, …): …"; not "What is the default
+    delimiter of the csv module?" and "class csv.DictReader(f, fieldnames=None, …)", whose defaults are others')."""
+    if _STATES_DEFAULT.search(text) is not None:
+        return True
+    words = set(match_form(asked).split()) if asked else set()
+    return any(
+        name.casefold() in words
+        for entry in _SIGNATURE_ENTRY.finditer(text)
+        for name in _DEFAULTED_PARAMETER.findall(entry.group(1))
+    )
 
 
 # a number a few words from "default": "(default 10 secs)", "defaults to 27", "The default is 80x24", "デフォルトは 500"

@@ -671,7 +671,7 @@ def finish_generation(
         _off_subject(prepared.names, prepared.pages, generation, prepared.results, prepared.message)
         or (asks_count(prepared.query) and not holds_count(generation.text))
         or (asks_value(prepared.message) and not gives_value(generation.text))
-        or (asks_default(prepared.message) and not states_default(generation.text))
+        or (asks_default(prepared.message) and not states_default(generation.text, prepared.message))
         or (asks_duration(prepared.message) and not names_duration(generation.text))
         or ((event := asked_event(prepared.message)) is not None and not states_event(event, generation.text))
         or (counted and not any(counts_unit(generation.text, unit) for unit in counted) and not default_given)

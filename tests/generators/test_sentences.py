@@ -490,8 +490,11 @@ def test_a_sentence_that_states_a_default() -> None:
     assert states_default("Par défaut ‘:’.") and states_default("デフォルトは 500 です。")
     assert not states_default("If it is true then any attempted uploads will fail.")
     # an API reference's signature gives its parameters' defaults; a call in an example does not
-    assert states_default("textwrap.wrap(text, width=70, *, initial_indent=''): Wraps the single paragraph in text.")
-    assert not states_default(">>> parser.add_argument('--foo', required=True)")
+    wrap = "textwrap.wrap(text, width=70, *, initial_indent=''): Wraps the single paragraph in text."
+    assert states_default(wrap, "What is the default width of textwrap.wrap?")
+    assert not states_default(wrap, "What is the default delimiter of the csv module?")  # another parameter's
+    assert not states_default(wrap)  # no question: no parameter asked for
+    assert not states_default(">>> parser.add_argument('--foo', required=True)", "Is the foo option required?")
 
 
 def test_an_option_whose_long_name_the_question_spells_out_is_asked_for() -> None:
