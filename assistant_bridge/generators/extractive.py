@@ -442,11 +442,12 @@ class ExtractiveGenerator:
                 for i, c in enumerate(cands)
             ]
         )
-        if not asks_how_to(query):
+        how = asks_how_to(query)
+        if not how:
             # an interactive session's lines show how a call is made and what it printed: they answer a how-to
             # question, not what something is or does ("What type does orjson.dumps return?" is not answered by
             # ">>> orjson.dumps(decimal.Decimal(…))" and its error)
-            unusable = unusable | np.array([_in_session(snippets[c.snippet].text, c.start) for c in cands], dtype=bool)
+            unusable = unusable | _in_sessions(cands, snippets)
         if not unusable.all():
             scores = np.where(unusable, scores - 10.0, scores)
         return _Scored(
@@ -456,7 +457,7 @@ class ExtractiveGenerator:
             entries,
             defined,
             asked,
-            asks_how_to(query),
+            how,
             asks_for_option(query),
             asks_default(query),
             {
@@ -768,11 +769,22 @@ def _off_page(query: str, snippets: Sequence[Snippet]) -> np.ndarray:
     return (~said).astype(np.float64) if said.any() else np.zeros(len(snippets))
 
 
-def _in_session(text: str, start: int) -> bool:
-    """The sentence at ``start`` of ``text`` lies in a paragraph that opens with the prompt of Python's
-    interactive interpreter (``>>>``): a session, its calls and what they printed."""
-    para = text.rfind("\n\n", 0, start)
-    return text[0 if para < 0 else para + 2 :].lstrip().startswith(">>>")
+# a paragraph that opens with the prompt of Python's interactive interpreter: a session, its calls and what they
+# printed
+_SESSION = re.compile(r"\s*>>>")
+
+
+def _in_sessions(cands: Sequence[Candidate], snippets: Sequence[Snippet]) -> np.ndarray:
+    """Per candidate, whether it lies in a paragraph of its snippet that opens with ``>>>`` (:data:`_SESSION`);
+    only snippets that write the prompt are read."""
+    prompted = [">>>" in s.text for s in snippets]
+    out = np.zeros(len(cands), dtype=bool)
+    for i, c in enumerate(cands):
+        if prompted[c.snippet]:
+            text = snippets[c.snippet].text
+            para = text.rfind("\n\n", 0, c.start)
+            out[i] = _SESSION.match(text, 0 if para < 0 else para + 2) is not None
+    return out
 
 
 def _similarity_gap(cands: Sequence[Candidate], snippets: Sequence[Snippet], exempt: np.ndarray) -> np.ndarray:
