@@ -305,10 +305,19 @@ def synopsis_line(text: str) -> bool:
     return bool(_SYNOPSIS_TERM.match(first)) and all(line[:1] in (" ", "\t") for line in more)
 
 
+# the other forms of a function, a line each, above the one its description follows ("count(X)" above
+# "count(*): The count(X) function returns…", "substr(X,Y,Z)" above "substr(X,Y): …" on SQLite's function pages):
+# the entry is that of the last form, and starts with the first
+_FORM_LINES = re.compile(
+    r"^(?:[A-Za-z_][\w.]*\([^()\n]{0,40}\)[ \t]*\n){1,6}(?=[A-Za-z_][\w.]*\([^()\n]{0,40}\)[ \t]*:[ \t])"
+)
+
+
 def entry_term(text: str) -> str:
     """The term a definition entry defines, or "" when ``text`` is not one (see :data:`_OPTION_TERM`,
-    :data:`_NAMED_TERM`, :data:`_SYNOPSIS_TERM`, :data:`_COMMAND_SYNOPSIS`)."""
-    head = _DEFINED_KIND.sub("", text.lstrip(), count=1)
+    :data:`_NAMED_TERM`, :data:`_SYNOPSIS_TERM`, :data:`_COMMAND_SYNOPSIS`; a function's other forms above it,
+    :data:`_FORM_LINES`, are part of its entry)."""
+    head = _FORM_LINES.sub("", _DEFINED_KIND.sub("", text.lstrip(), count=1), count=1)
     match = _OPTION_TERM.match(head)
     if match:
         return match.group(1)

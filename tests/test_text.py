@@ -299,6 +299,36 @@ def test_option_entries_are_an_option_paragraph_and_the_paragraphs_after_it() ->
     assert option_entries(many) == [] and len(option_entries(many[: many.rindex("\n\n")])) == OPTION_ENTRIES_MAX
 
 
+def test_a_functions_other_forms_above_its_description_are_part_of_its_entry() -> None:
+    """SQLite's function pages write each form of a function on a line of its own, the description after the
+    last ("count(X)" above "count(*): The count(X) function returns…"): one entry from the first form on. A
+    page of aggregate functions lists more of them that way than one form each, so without them it listed too few
+    to be a page of entries."""
+    text = "\n\n".join(
+        [
+            "Built-in Aggregate Functions",
+            "avg(X): The avg() function returns the average value of all non-NULL X within a group.",
+            "count(X)\ncount(*): The count(X) function returns a count of the number of times that X is not NULL.",
+            "group_concat(X)\ngroup_concat(X,Y): The group_concat() function returns a string which is the "
+            "concatenation of all non-NULL values of X.",
+            "max(X): The max() aggregate function returns the maximum value of all values in the group.",
+            "min(X): The min() aggregate function returns the minimum non-NULL value of all values in the group.",
+            "sum(X)\ntotal(X): The sum() and total() aggregate functions return the sum of all non-NULL values.",
+        ]
+    )
+    entries = [text[s:e] for s, e in option_entries(text)]
+    assert [e.split("\n")[0] for e in entries] == [
+        "avg(X): The avg() function returns the average value of all non-NULL X within a group.",
+        "count(X)",
+        "group_concat(X)",
+        "max(X): The max() aggregate function returns the maximum value of all values in the group.",
+        "min(X): The min() aggregate function returns the minimum non-NULL value of all values in the group.",
+        "sum(X)",
+    ]
+    assert entry_term("count(X)\ncount(*): The count(X) function returns a count.") == "count(*)"
+    assert entry_term("count(X)\ncount(*)") == "" and entry_term("See lower(X)\nupper(X): converts.") == ""
+
+
 def test_a_page_of_options_keeps_the_commands_it_defines_with_their_synopses() -> None:
     """The Bash Reference Manual defines its builtins as a GNU manual in HTML does: the name, a synopsis line that
     repeats it, the description below; the builtins' own options are entries too. A sentence that opens with
