@@ -156,7 +156,7 @@ def _prepare_embedder(settings: Settings) -> None:
     log.info("embedder.ready", extra={"model": str(built.model_path), "precision": built.precision})
 
 
-def _bulk_writer(settings: Settings) -> None:
+def bulk_writer(settings: Settings) -> None:
     """Settings of a process that only ingests (``ingest``, ``ingest-worker``): the model may use every core
     (the service keeps one per call), the exact index's file is kept in step without an in-memory index, and
     Milvus is flushed at most every 2 s, when idle and at the end (backends/milvus.py)."""
@@ -201,7 +201,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     _use_running_lite(settings)
-    _bulk_writer(settings)
+    bulk_writer(settings)
     paths: list[Path] = []
     for raw in args.paths:
         p = Path(raw)
@@ -318,7 +318,7 @@ def cmd_ingest_worker(args: argparse.Namespace) -> int:
     from assistant_bridge.web.server import limit_blas_threads
 
     limit_blas_threads()
-    _bulk_writer(settings)  # niced above: the model takes the cores the searches leave idle
+    bulk_writer(settings)  # niced above: the model takes the cores the searches leave idle
     svc = Services.from_settings(settings)
     svc.warm_up()
     stop = threading.Event()
