@@ -301,9 +301,9 @@ def test_option_entries_are_an_option_paragraph_and_the_paragraphs_after_it() ->
 
 def test_a_functions_other_forms_above_its_description_are_part_of_its_entry() -> None:
     """SQLite's function pages write each form of a function on a line of its own, the description after the
-    last ("count(X)" above "count(*): The count(X) function returns…"): one entry from the first form on. A
-    page of aggregate functions lists more of them that way than one form each, so without them it listed too few
-    to be a page of entries."""
+    last ("count(X)" above "count(*): The count(X) function returns…"): one entry from the first form on. SQLite's
+    aggregate-function page writes half of its functions that way: without them it had three entries, fewer than
+    the five (NAMED_ENTRIES_MIN) a page of entries needs, and so none."""
     text = "\n\n".join(
         [
             "Built-in Aggregate Functions",
